@@ -1,0 +1,79 @@
+#include "jobgen/cli/app.hpp"
+
+#include <unistd.h>
+
+#include <iostream>
+
+#include "jobgen/cli/commands.hpp"
+
+namespace jobgen::cli {
+
+void report(Context& ctx, const Error& error) { ctx.err << format_error(error) << '\n'; }
+
+int run(const std::vector<std::string>& args, Context& ctx) {
+  CLI::App app{"jobgen: plan, render, submit and watch deep-learning training jobs on Slurm GPU "
+               "clusters",
+               "jobgen"};
+  app.require_subcommand(0, 1);
+  app.set_version_flag("--version", std::string("jobgen ") + JOBGEN_VERSION);
+  app.footer("Exit codes: 0 ok, 1 runtime failure, 2 invalid input, 3 not found, 4 jobs failed, "
+             "5 authentication. See README.md.");
+
+  Action action;
+  add_version_command(app, ctx, action);
+
+  // CLI11 parses a reversed argv-style vector.
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    ctx.out << app.help();
+    return 0;
+  } catch (const CLI::CallForAllHelp&) {
+    ctx.out << app.help("", CLI::AppFormatMode::All);
+    return 0;
+  } catch (const CLI::CallForVersion&) {
+    ctx.out << app.version() << '\n';
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    // Subcommand help (--help after a subcommand) arrives here too, with exit code 0.
+    if (e.get_exit_code() == 0) {
+      const CLI::App* shown = &app;
+      for (const CLI::App* sub = shown; sub != nullptr;) {
+        const auto chosen = sub->get_subcommands();
+        if (chosen.empty()) break;
+        sub = chosen.front();
+        shown = sub;
+      }
+      ctx.out << shown->help();
+      return 0;
+    }
+    report(ctx, Error{std::string(e.what()) + " (run 'jobgen --help' for usage)", {},
+                      Exit::invalid_input});
+    return static_cast<int>(Exit::invalid_input);
+  }
+  if (!action) {
+    ctx.out << app.help();
+    return 0;
+  }
+  const Expected<Exit> result = action();
+  if (!result) {
+    report(ctx, result.error());
+    return static_cast<int>(result.error().exit);
+  }
+  return static_cast<int>(*result);
+}
+
+int main(int argc, char** argv) {
+  std::ios::sync_with_stdio(false);
+  sys::RealEnvironment env;
+  sys::RealFileSystem fs;
+  sys::RealClock clock;
+  Context ctx{std::cout, std::cerr, env, fs, clock, ::isatty(STDOUT_FILENO) == 1};
+  std::vector<std::string> args(argv + 1, argv + argc);
+  const int code = run(args, ctx);
+  std::cout.flush();
+  return code;
+}
+
+}  // namespace jobgen::cli

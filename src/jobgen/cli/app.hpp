@@ -1,0 +1,39 @@
+// The CLI layer: parses arguments (CLI11), runs one subcommand, and is the one place that prints
+// an Error and maps it to an exit code. Subcommands live one per file (cli/cmd_*.cpp) and register
+// themselves in commands.hpp.
+#pragma once
+
+#include <functional>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "jobgen/sys/system.hpp"
+#include "jobgen/util/error.hpp"
+
+namespace jobgen::cli {
+
+// What a subcommand may touch. Tests build one with fakes and string streams.
+struct Context {
+  std::ostream& out;
+  std::ostream& err;
+  sys::Environment& env;
+  sys::FileSystem& fs;
+  sys::Clock& clock;
+  bool out_is_terminal = false;
+};
+
+// A parsed subcommand, ready to run. Returning an Error prints it (format_error) and exits with
+// its code; commands that report several problems print them with report() and return the code.
+using Action = std::function<Expected<Exit>()>;
+
+// Prints one error in the standard format on ctx.err.
+void report(Context& ctx, const Error& error);
+
+// Runs jobgen with `args` (without argv[0]); returns the process exit code.
+int run(const std::vector<std::string>& args, Context& ctx);
+
+// The process entry point used by src/main.cpp.
+int main(int argc, char** argv);
+
+}  // namespace jobgen::cli

@@ -1,0 +1,16 @@
+// `jobgen version`: the same as --version, for scripts that prefer a subcommand.
+#include "jobgen/cli/commands.hpp"
+
+namespace jobgen::cli {
+
+void add_version_command(CLI::App& app, Context& ctx, Action& action) {
+  CLI::App* sub = app.add_subcommand("version", "Print jobgen's version");
+  sub->callback([&ctx, &action] {
+    action = [&ctx]() -> Expected<Exit> {
+      ctx.out << "jobgen " << JOBGEN_VERSION << '\n';
+      return Exit::ok;
+    };
+  });
+}
+
+}  // namespace jobgen::cli

@@ -1,0 +1,114 @@
+// A cluster profile: what a site's admin writes in cluster-profiles/NAME.yaml to describe a
+// cluster (partitions, node groups, GPUs, Slurm gres names, MIG layouts, limits, prices, storage).
+// The schema is documented with an annotated example in cluster-profiles/README.md.
+//
+// Units: memory in MiB (as Slurm's RealMemory and --mem count them); storage quotas in bytes;
+// times in seconds (nullopt = UNLIMITED); interconnect bandwidth in GB/s (10^9 bytes/s) per GPU
+// (intra-node) or per node (inter-node); prices in the profile's currency per GPU-hour of a
+// whole GPU (a MIG slice costs price * compute_slices / 7).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "jobgen/util/error.hpp"
+
+namespace jobgen::profile {
+
+struct Partition {
+  std::string name;
+  std::optional<int64_t> max_time_s;  // nullopt = UNLIMITED / infinite
+  bool is_default = false;
+  bool debug = false;                 // short test runs go here (jobgen render --test)
+  std::vector<std::string> qos;       // allowed QoS; empty = not restricted by jobgen
+  std::vector<std::string> accounts;  // allowed accounts; empty = not restricted
+  std::optional<std::string> default_qos;
+  SourceLoc loc;
+};
+
+struct MigSlice {
+  std::string profile;    // NVIDIA MIG profile name, e.g. "1g.12gb" (must exist for the GPU)
+  int per_gpu = 0;        // instances of this profile on each GPU
+  std::string gres_type;  // the site's gres type for one slice, e.g. "h100nvl_1g.12gb"
+  SourceLoc loc;
+};
+
+struct MigLayout {
+  std::vector<MigSlice> slices;
+  int max_slices_per_job = 1;  // the site's rule; slices cannot do NCCL data parallel anyway
+  SourceLoc loc;
+};
+
+enum class IntraLink { pcie, nvlink };
+enum class InterLink { none, ethernet, infiniband };
+
+struct Interconnect {
+  IntraLink intra = IntraLink::pcie;
+  double intra_gbs = 0;  // GB/s per GPU; 0 = derive (PCIe gen default or the catalog's NVLink)
+  InterLink inter = InterLink::none;
+  double inter_gbs = 0;  // GB/s per node (a "200 Gb/s" HDR link is 25 GB/s)
+};
+
+struct NodeGroup {
+  std::string name;
+  std::string hostlist;             // as written, e.g. "classt[01-05,07-16]"
+  std::vector<std::string> nodes;   // expanded
+  std::vector<std::string> partitions;
+  int cpus = 0;                     // per node
+  int64_t memory_mib = 0;           // per node (Slurm RealMemory)
+  std::string gpu;                  // catalog id (resolved from what the admin wrote)
+  int gpus_per_node = 0;            // physical GPUs
+  std::optional<std::string> gres_type;  // nullopt = untyped gres ("--gres=gpu:N")
+  std::optional<MigLayout> mig;     // present when the GPUs run in MIG mode
+  Interconnect interconnect;
+  std::optional<double> price_per_gpu_hour;
+  std::string availability;         // the admin's note on contention, shown beside plans
+  std::optional<double> mfu;        // model FLOPs utilisation override for the estimator
+  int max_nodes_per_job = 1;        // how many nodes of this group one job may span
+  SourceLoc loc;
+};
+
+struct StorageArea {
+  std::string name;   // "home", "scratch", ...
+  std::string path;   // may contain $USER
+  std::optional<int64_t> quota_bytes;
+  std::string note;
+  SourceLoc loc;
+};
+
+struct Defaults {
+  std::optional<int> cpus_per_gpu;
+  std::optional<int64_t> mem_per_gpu_mib;
+};
+
+enum class Backend { cli, rest, local };
+
+struct RestSettings {
+  std::string url;               // e.g. "http://127.0.0.1:6820" or "unix:/run/slurmrestd.sock"
+  std::string api_version;       // empty = discover
+  std::string token_file;        // optional path to a file holding a JWT
+  bool allow_scontrol_token = false;
+  std::string ca_bundle;         // optional path
+};
+
+struct Profile {
+  std::string name;          // cluster name
+  std::string description;
+  std::string source;        // file it was loaded from
+  Backend backend = Backend::cli;
+  std::optional<RestSettings> rest;
+  std::string template_dir;  // optional site template directory overriding bundled templates
+  std::string currency = "USD";
+  std::vector<Partition> partitions;
+  std::vector<NodeGroup> node_groups;
+  std::vector<StorageArea> storage;
+  Defaults defaults;
+
+  const Partition* default_partition() const;
+  const Partition* find_partition(std::string_view name) const;
+  const NodeGroup* find_group(std::string_view name) const;
+};
+
+}  // namespace jobgen::profile
