@@ -1,0 +1,116 @@
+// The backend interface: how jobgen talks to a scheduler. Three implementations: the Slurm CLI
+// (sbatch/squeue/sinfo/scancel through a CommandRunner), slurmrestd (HTTP through an HttpClient)
+// and a local runner (background processes, no Slurm). States are normalised here so the CLI
+// commands never see a backend's own spelling.
+//
+// Contract: jobs() answers for many ids with ONE scheduler query (never one per job); an empty id
+// list means "the caller's jobs". Times are Unix seconds; durations are seconds.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "jobgen/render/sbatch_options.hpp"
+#include "jobgen/util/error.hpp"
+
+namespace jobgen::slurm {
+
+enum class JobState {
+  pending,
+  running,
+  completing,
+  completed,
+  failed,
+  timeout,
+  out_of_memory,
+  cancelled,
+  preempted,
+  node_fail,
+  boot_fail,
+  deadline,
+  suspended,
+  requeued,
+  unknown,
+};
+
+// "PENDING", "RUNNING", ... as Slurm spells them; parse is case-insensitive and also accepts
+// Slurm's short codes (PD, R, CG, CD, F, TO, OOM, CA, PR, NF, BF, DL, S, RQ).
+std::string to_string(JobState state);
+JobState parse_job_state(std::string_view text);
+bool is_finished(JobState state);
+
+struct JobInfo {
+  std::string id;             // "123", or "123_4" for an array task
+  std::string name;
+  std::string user;
+  JobState state = JobState::unknown;
+  std::string reason;         // Slurm's state reason as given ("Resources", "Priority", ...)
+  std::optional<int> exit_code;  // the process's exit status when it ended
+  std::optional<int> signal;     // the signal that ended it, if any
+  std::string partition;
+  std::string nodes;          // hostlist expression of the allocation
+  std::string gres;           // what it asked for, "gpu:gpul40s:6"
+  int num_nodes = 0;
+  std::optional<int64_t> submit_time;
+  std::optional<int64_t> start_time;
+  std::optional<int64_t> end_time;
+  std::optional<int64_t> time_limit_s;  // nullopt = UNLIMITED
+  std::string std_out;        // log paths with %x/%j resolved where the backend knows them
+  std::string std_err;
+  std::string dependency;
+  std::optional<int64_t> array_job_id;
+};
+
+struct GresCount {
+  std::string type;  // "gpul40s", or "" for untyped
+  int total = 0;
+  int used = 0;
+};
+
+struct NodeInfo {
+  std::string name;
+  std::vector<std::string> states;  // "IDLE", "MIXED", "ALLOCATED", "DRAIN", ...
+  std::vector<std::string> partitions;
+  int cpus = 0;
+  int alloc_cpus = 0;
+  int64_t memory_mib = 0;
+  std::vector<GresCount> gpus;
+};
+
+struct PartitionInfo {
+  std::string name;
+  std::optional<int64_t> max_time_s;  // nullopt = UNLIMITED
+  std::string nodes;                  // hostlist expression
+  bool is_default = false;
+};
+
+struct ClusterState {
+  std::vector<NodeInfo> nodes;
+  std::vector<PartitionInfo> partitions;
+};
+
+struct SubmitRequest {
+  std::string script;              // the rendered script, with its #SBATCH header
+  render::SbatchOptions options;   // the same request as data (REST sends these fields)
+  bool test_only = false;          // ask when it would start, submit nothing
+};
+
+struct SubmitResult {
+  std::string job_id;              // empty for test_only
+  std::optional<int64_t> estimated_start;  // from a test-only submission
+  std::string message;             // the scheduler's own words (warnings, test-only answer)
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;  // "cli", "rest", "local"
+  virtual Expected<SubmitResult> submit(const SubmitRequest& request) = 0;
+  virtual Expected<std::vector<JobInfo>> jobs(const std::vector<std::string>& ids) = 0;
+  virtual Expected<void> cancel(const std::vector<std::string>& ids) = 0;
+  virtual Expected<ClusterState> cluster() = 0;
+};
+
+}  // namespace jobgen::slurm
