@@ -21,6 +21,18 @@ int run(const std::vector<std::string>& args, Context& ctx) {
 
   Action action;
   add_version_command(app, ctx, action);
+  add_profile_command(app, ctx, action);
+  add_gpus_command(app, ctx, action);
+  add_estimate_command(app, ctx, action);
+  add_plan_command(app, ctx, action);
+  add_render_command(app, ctx, action);
+  add_hostlist_command(app, ctx, action);
+
+  add_submit_command(app, ctx, action);
+  add_status_command(app, ctx, action);
+  add_watch_command(app, ctx, action);
+  add_cancel_command(app, ctx, action);
+  add_logs_command(app, ctx, action);
 
   // CLI11 parses a reversed argv-style vector.
   std::vector<std::string> reversed(args.rbegin(), args.rend());

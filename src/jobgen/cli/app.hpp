@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "jobgen/sys/process.hpp"
 #include "jobgen/sys/system.hpp"
 #include "jobgen/util/error.hpp"
 
@@ -21,6 +22,7 @@ struct Context {
   sys::FileSystem& fs;
   sys::Clock& clock;
   bool out_is_terminal = false;
+  sys::CommandRunner* runner = nullptr;  // Slurm's commands; null = the real runner
 };
 
 // A parsed subcommand, ready to run. Returning an Error prints it (format_error) and exits with

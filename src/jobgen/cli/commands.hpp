@@ -9,5 +9,16 @@
 namespace jobgen::cli {
 
 void add_version_command(CLI::App& app, Context& ctx, Action& action);
+void add_profile_command(CLI::App& app, Context& ctx, Action& action);
+void add_gpus_command(CLI::App& app, Context& ctx, Action& action);
+void add_estimate_command(CLI::App& app, Context& ctx, Action& action);
+void add_plan_command(CLI::App& app, Context& ctx, Action& action);
+void add_render_command(CLI::App& app, Context& ctx, Action& action);
+void add_hostlist_command(CLI::App& app, Context& ctx, Action& action);
+void add_submit_command(CLI::App& app, Context& ctx, Action& action);
+void add_status_command(CLI::App& app, Context& ctx, Action& action);
+void add_watch_command(CLI::App& app, Context& ctx, Action& action);
+void add_cancel_command(CLI::App& app, Context& ctx, Action& action);
+void add_logs_command(CLI::App& app, Context& ctx, Action& action);
 
 }  // namespace jobgen::cli

@@ -61,6 +61,9 @@ struct JobInfo {
   std::string std_err;
   std::string dependency;
   std::optional<int64_t> array_job_id;
+  std::optional<int64_t> array_task_id;
+  std::string job_number;     // Slurm's own id of this record (an array task has its own), "%j"
+  std::string working_dir;    // relative log paths are relative to it
 };
 
 struct GresCount {

@@ -1,0 +1,79 @@
+# Thin wrapper around CMake/CTest. Quick start on a fresh Debian 12 machine (as root):
+#   make run     install missing packages, build, run the demo
+#   make test    install missing packages, build, run every test (unit + real-Slurm integration)
+# Other targets: build test-unit test-asan install format clean distclean deps.
+
+BUILD_DIR ?= build
+ASAN_DIR  ?= build-asan
+PREFIX    ?= /usr/local
+JOBS      ?= $(shell nproc)
+# What `make run` runs (one line to change when the planning demo lands).
+RUN_ARGS  ?= plan examples/jobgen.yaml --target l40s
+# Set to 1 to also run the integration suite under ASan.
+ASAN_INTEGRATION ?= 0
+
+DEB_PACKAGES := build-essential cmake ninja-build pkg-config libyaml-cpp-dev libcli11-dev \
+  libcurl4-openssl-dev doctest-dev nlohmann-json3-dev libkainjow-mustache-dev libfmt-dev \
+  libsqlite3-dev slurm-wlm slurmrestd munge shellcheck curl python3 jq clang-format \
+  iproute2 procps
+
+# Builds of the shared build/ serialise on one lock (see TEAM.md); harmless when alone. The ASan
+# build has its own directory and runs niced instead.
+LOCK := $(if $(shell command -v flock),flock $(CURDIR)/.build.lock,)
+ASAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+.PHONY: all build deps run test test-unit test-asan install format clean distclean
+
+all: build
+
+deps:
+	@missing=$$(for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+	  echo "make deps: installing" $$missing; \
+	  if [ "$$(id -u)" -ne 0 ]; then echo "make deps: run as root (or install them yourself)" >&2; exit 1; fi; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing </dev/null; \
+	fi
+
+# Configure only when there is no cache yet: an existing build dir keeps its own generator
+# and options (the team shares one Ninja build dir).
+$(BUILD_DIR)/CMakeCache.txt:
+	$(LOCK) cmake -S . -B $(BUILD_DIR) -G Ninja
+
+$(ASAN_DIR)/CMakeCache.txt:
+	cmake -S . -B $(ASAN_DIR) -G Ninja -DJOBGEN_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+
+build: $(BUILD_DIR)/CMakeCache.txt
+	$(LOCK) cmake --build $(BUILD_DIR) -j $(JOBS)
+
+run: deps build
+	$(BUILD_DIR)/jobgen $(RUN_ARGS)
+
+test: deps build
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+test-unit: build
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE integration
+
+test-asan: deps $(ASAN_DIR)/CMakeCache.txt
+	nice cmake --build $(ASAN_DIR) -j $(JOBS)
+	cd $(ASAN_DIR) && $(ASAN_ENV) ctest --output-on-failure -j $(JOBS) \
+	  $(if $(filter 1,$(ASAN_INTEGRATION)),,-LE integration)
+
+install: build
+	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+
+format:
+	find src tests bench \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' \) -print0 | xargs -0 -r clang-format -i
+
+# Removes build outputs but keeps the configuration (others may share build/).
+clean:
+	if [ -f $(BUILD_DIR)/CMakeCache.txt ]; then $(LOCK) cmake --build $(BUILD_DIR) --target clean; fi
+	if [ -f $(ASAN_DIR)/CMakeCache.txt ]; then cmake --build $(ASAN_DIR) --target clean; fi
+
+distclean:
+	rm -rf $(BUILD_DIR) $(ASAN_DIR)
+
+bench: build ; bench/plan_speed.sh $(BUILD_DIR)/jobgen

@@ -1,0 +1,53 @@
+# Shared by the bench/ scripts (sourced): finds or starts a local Slurm cluster and a jobgen
+# binary, and gives a private XDG_STATE_HOME. Reported numbers, not timed tests.
+#   JOBGEN             jobgen binary (default: build/jobgen next to this directory)
+#   JOBGEN_CLUSTER_DIR a running cluster (tests/integration/cluster.sh); when unset and no
+#                      SLURM_CONF works, one is started in a temporary directory and stopped after.
+# shellcheck shell=bash
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+JOBGEN=${JOBGEN:-$ROOT/build/jobgen}
+[[ -x $JOBGEN ]] || { echo "bench: build jobgen first (ninja -C build jobgen)" >&2; exit 1; }
+WORK=$(mktemp -d)
+export XDG_STATE_HOME=$WORK/state
+STARTED=""
+bench_cleanup() {
+  [[ -z ${BENCH_JOBS:-} ]] || scancel "$BENCH_JOBS" 2>/dev/null || true
+  [[ -z $STARTED ]] || bash "$ROOT/tests/integration/cluster.sh" stop "$STARTED" >/dev/null 2>&1 || true
+  rm -rf "$WORK"
+}
+trap bench_cleanup EXIT
+
+if [[ -n ${JOBGEN_CLUSTER_DIR:-} && -f $JOBGEN_CLUSTER_DIR/env.sh ]]; then
+  # shellcheck source=/dev/null
+  source "$JOBGEN_CLUSTER_DIR/env.sh"
+elif ! sinfo -h >/dev/null 2>&1; then
+  STARTED=$WORK/cluster
+  echo "bench: starting a local cluster in $STARTED" >&2
+  bash "$ROOT/tests/integration/cluster.sh" start "$STARTED" >&2
+  # shellcheck source=/dev/null
+  source "$STARTED/env.sh"
+fi
+cd "$WORK"
+
+# A job spec whose command sleeps about $1 seconds and uses {{i}} (so it can be swept):
+# sleep adds its arguments, "sleep 600 0.17".
+bench_spec() {
+  printf 'name: bench\nmodel: gpt2\nseq_len: 512\nsteps: 10\ncommand: sleep %s 0.{{i}}\n' "$1" >spec.yaml
+}
+
+rpc_count() { # NAME : count since the last sdiag --reset
+  sdiag | awk -v name="$1" '$1 == name { sub(/.*count:/, ""); print $1 + 0; found = 1 }
+                             END { if (!found) print 0 }'
+}
+
+# Every RPC slurmctld counted since the last sdiag --reset, except sdiag's own.
+total_rpcs() {
+  sdiag | sed -n '/by message type/,/by user/p' |
+    awk '/count:/ && $1 != "REQUEST_STATS_INFO" { sub(/.*count:/, ""); n += $1 } END { print n + 0 }'
+}
+
+now() { date +%s.%N; }
+elapsed() { python3 -c "print(f'{$2 - $1:.3f}')"; }
+ratio() { python3 -c "print(f'{$1 / max($2, 1e-9):.1f}')"; }

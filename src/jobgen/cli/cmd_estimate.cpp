@@ -1,0 +1,314 @@
+// `jobgen estimate`: the memory/batch/time estimator for one model on one GPU type, without a
+// job spec. Memory in GiB per GPU; throughput for all GPUs together.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "jobgen/cli/commands.hpp"
+#include "jobgen/cli/profile_lookup.hpp"
+#include "jobgen/estimate/estimate.hpp"
+
+namespace jobgen::cli {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+struct EstimateOptions {
+  std::string model;
+  std::string gpu;
+  int gpus = 1;
+  int nodes = 1;
+  std::string precision = "amp-bf16";
+  std::string optimizer = "adamw";
+  std::string strategy;  // default: single for 1 GPU, ddp otherwise
+  std::string offload = "none";
+  std::string finetune = "full";
+  int lora_rank = 16;
+  std::string lora_targets = "all-linear";
+  int seq_len = 0;
+  std::string micro_batch = "auto";
+  int accumulation = 1;
+  bool grad_checkpointing = false;
+  bool flash_attention = false;
+  bool chunked_loss = false;
+  bool optimizer_in_backward = false;
+  std::string link = "pcie";
+  double inter_gbs = 0;
+  double mfu = 0;
+  std::string empirical;
+  bool json = false;
+};
+
+Expected<model::Architecture> resolve_model(Context& ctx, const std::string& ref) {
+  auto preset = model::find_preset(ref);
+  if (preset) return preset;
+  if (!ctx.fs.is_file(ref)) return preset;  // not found, with "did you mean" and the list
+  auto text = ctx.fs.read_file(ref);
+  if (!text) return std::unexpected(text.error());
+  return model::parse_architecture(*text, ref);
+}
+
+// "5,1.2,2" -> base, per-sample, overhead GB.
+Expected<estimate::EmpiricalMemory> parse_empirical(const std::string& text) {
+  estimate::EmpiricalMemory e;
+  double* fields[] = {&e.base_gb, &e.per_sample_gb, &e.overhead_gb};
+  size_t start = 0;
+  for (int i = 0; i < 3; ++i) {
+    const size_t end = text.find(',', start);
+    if ((end == std::string::npos) != (i == 2))
+      return invalid("--empirical takes BASE_GB,PER_SAMPLE_GB,OVERHEAD_GB (e.g. 5,1.2,2), got '" +
+                     text + "'");
+    try {
+      size_t used = 0;
+      const std::string part = text.substr(start, end - start);
+      *fields[i] = std::stod(part, &used);
+      if (used != part.size()) throw std::invalid_argument(part);
+    } catch (const std::exception&) {
+      return invalid("--empirical: '" + text + "' is not three numbers BASE,PER_SAMPLE,OVERHEAD");
+    }
+    start = end + 1;
+  }
+  return e;
+}
+
+Expected<estimate::Hardware> resolve_hardware(Context& ctx, const EstimateOptions& o) {
+  auto catalog = load_catalog(ctx);
+  if (!catalog) return std::unexpected(catalog.error());
+  std::string id = o.gpu;
+  std::string mig_name;
+  if (const auto colon = id.find(':'); colon != std::string::npos) {
+    mig_name = id.substr(colon + 1);
+    id = id.substr(0, colon);
+  }
+  const profile::GpuSpec* gpu = catalog->find(id);
+  if (gpu == nullptr) {
+    std::string msg = "unknown GPU '" + id + "'";
+    const std::string near = closest_match(id, catalog->all_names());
+    if (!near.empty()) msg += "; did you mean '" + near + "'?";
+    return fail(msg + " (see `jobgen gpus`)", Exit::not_found);
+  }
+  const profile::MigProfileSpec* mig = nullptr;
+  if (!mig_name.empty()) {
+    mig = gpu->find_mig(mig_name);
+    if (mig == nullptr) {
+      std::vector<std::string> names;
+      for (const auto& m : gpu->mig_profiles) names.push_back(m.name);
+      std::string msg = gpu->id + " has no MIG profile '" + mig_name + "'";
+      const std::string near = closest_match(mig_name, names);
+      if (!near.empty()) msg += "; did you mean '" + near + "'?";
+      if (names.empty()) msg += " (it does not support MIG)";
+      return invalid(msg);
+    }
+  }
+  profile::Interconnect link;
+  if (o.link == "nvlink")
+    link.intra = profile::IntraLink::nvlink;
+  else if (o.link != "pcie")
+    return invalid("--link must be pcie or nvlink, got '" + o.link + "'");
+  if (o.nodes > 1) {
+    link.inter = profile::InterLink::ethernet;
+    link.inter_gbs = o.inter_gbs > 0 ? o.inter_gbs : 1.25;  // 10 Gb/s Ethernet
+  }
+  std::optional<double> mfu;
+  if (o.mfu > 0) mfu = o.mfu;
+  return estimate::make_hardware(*gpu, mig, link, mfu);
+}
+
+Expected<estimate::TrainingSetup> build_setup(Context& ctx, const EstimateOptions& o) {
+  estimate::TrainingSetup s;
+  auto arch = resolve_model(ctx, o.model);
+  if (!arch) return std::unexpected(arch.error());
+  s.model = *arch;
+  auto precision = estimate::parse_precision(o.precision);
+  if (!precision) return std::unexpected(precision.error());
+  auto optimizer = estimate::parse_optimizer(o.optimizer);
+  if (!optimizer) return std::unexpected(optimizer.error());
+  auto strategy = estimate::parse_strategy(
+      o.strategy.empty() ? (o.gpus * o.nodes > 1 ? "ddp" : "single") : o.strategy);
+  if (!strategy) return std::unexpected(strategy.error());
+  auto offload = estimate::parse_offload(o.offload);
+  if (!offload) return std::unexpected(offload.error());
+  auto finetune = estimate::parse_finetune(o.finetune);
+  if (!finetune) return std::unexpected(finetune.error());
+  auto targets = estimate::parse_lora_targets(o.lora_targets);
+  if (!targets) return std::unexpected(targets.error());
+  s.precision = *precision;
+  s.optimizer = *optimizer;
+  s.strategy = *strategy;
+  s.offload = *offload;
+  s.finetune = *finetune;
+  s.lora_rank = o.lora_rank;
+  s.lora_targets = *targets;
+  s.seq_len = o.seq_len;
+  s.grad_checkpointing = o.grad_checkpointing;
+  s.flash_attention = o.flash_attention;
+  s.chunked_loss = o.chunked_loss;
+  s.optimizer_in_backward = o.optimizer_in_backward;
+  s.gpus_per_node = o.gpus;
+  s.nodes = o.nodes;
+  if (!o.empirical.empty()) {
+    auto e = parse_empirical(o.empirical);
+    if (!e) return std::unexpected(e.error());
+    s.empirical = *e;
+  }
+  if (auto ok = estimate::validate(s); !ok) return std::unexpected(ok.error());
+  return s;
+}
+
+json to_json(const estimate::Estimate& e, const estimate::Hardware& hw) {
+  const auto& m = e.memory;
+  const auto& t = e.throughput;
+  return {{"model", e.setup.model.name},
+          {"params", derive_params(e.setup.model)},
+          {"gpu", hw.gpu_id},
+          {"mig_profile", hw.mig_profile.empty() ? json(nullptr) : json(hw.mig_profile)},
+          {"gpus_per_node", e.setup.gpus_per_node},
+          {"nodes", e.setup.nodes},
+          {"precision", estimate::to_string(e.setup.precision)},
+          {"optimizer", estimate::to_string(e.setup.optimizer)},
+          {"strategy", estimate::to_string(e.setup.strategy)},
+          {"finetune", estimate::to_string(e.setup.finetune)},
+          {"seq_len", e.setup.seq_len},
+          {"memory_gib",
+           {{"weights", m.weights},
+            {"gradients", m.gradients},
+            {"optimizer", m.optimizer},
+            {"activations", m.activations},
+            {"context", m.context},
+            {"slack", m.slack},
+            {"total", m.total}}},
+          {"capacity_gib", e.capacity_gib},
+          {"fits", e.fits},
+          {"micro_batch", e.micro_batch},
+          {"accumulation", e.accumulation},
+          {"max_micro_batch",
+           {{"conservative", e.max.conservative},
+            {"recommended", e.max.recommended},
+            {"aggressive", e.max.aggressive}}},
+          {"throughput",
+           {{"samples_per_s", t.samples_per_s},
+            {"tokens_per_s", t.tokens_per_s},
+            {"step_time_s", t.step_time_s},
+            {"compute_s", t.compute_s},
+            {"exposed_comm_s", t.exposed_comm_s},
+            {"optimizer_s", t.optimizer_s},
+            {"flops_per_sample", t.flops_per_sample},
+            {"peak_tflops", t.peak_tflops},
+            {"mfu", t.mfu},
+            {"scaling_efficiency", t.scaling_efficiency}}},
+          {"warnings", e.warnings}};
+}
+
+void print_human(std::ostream& out, const estimate::Estimate& e, const estimate::Hardware& hw) {
+  const auto& s = e.setup;
+  const auto& m = e.memory;
+  const auto& t = e.throughput;
+  out << fmt::format("{} ({:.2f}B params) on {} x {}{}{}\n", s.model.name,
+                     derive_params(s.model) / 1e9, s.world_size(), hw.gpu_name,
+                     hw.mig_profile.empty() ? "" : " MIG " + hw.mig_profile,
+                     s.nodes > 1 ? fmt::format(" ({} nodes)", s.nodes) : "");
+  out << fmt::format(
+      "{} | {} | {} | {}{} | seq {}{}{}\n", estimate::to_string(s.precision),
+      estimate::to_string(s.optimizer), estimate::to_string(s.strategy),
+      estimate::to_string(s.finetune),
+      s.finetune == estimate::Finetune::full ? "" : fmt::format(" r={}", s.lora_rank), s.seq_len,
+      s.grad_checkpointing ? " | checkpointing" : "",
+      s.flash_attention ? " | flash attention" : "");
+  out << fmt::format("\nMemory per GPU at micro-batch {}{}:\n", e.micro_batch,
+                     s.empirical ? " (empirical model)" : "");
+  auto row = [&](const char* name, double gib) {
+    out << fmt::format("  {:<12} {:>8.2f} GiB\n", name, gib);
+  };
+  row("weights", m.weights);
+  row("gradients", m.gradients);
+  row("optimizer", m.optimizer);
+  row("activations", m.activations);
+  row("context", m.context);
+  row("slack", m.slack);
+  out << "  ---------------------------\n";
+  row("total", m.total);
+  out << fmt::format("  {:<12} {:>8.2f} GiB  -> {}\n", "capacity", e.capacity_gib,
+                     e.fits ? "fits" : "DOES NOT FIT");
+  out << fmt::format("\nLargest micro-batch: conservative {}, recommended {}, aggressive {}\n",
+                     e.max.conservative, e.max.recommended, e.max.aggressive);
+  out << fmt::format(
+      "\nThroughput (all GPUs): {:.2f} samples/s, {:.0f} tokens/s; step {:.3f} s "
+      "(micro-batch {} x accumulation {} x {} GPUs)\n",
+      t.samples_per_s, t.tokens_per_s, t.step_time_s, e.micro_batch, e.accumulation,
+      s.world_size());
+  out << fmt::format(
+      "  {:.3g} TFLOP/sample at {:.1f} TFLOPS x MFU {:.2f}; exposed communication {:.3f} s, "
+      "optimizer {:.3f} s; scaling efficiency {:.0f}%\n",
+      t.flops_per_sample / 1e12, t.peak_tflops, t.mfu, t.exposed_comm_s, t.optimizer_s,
+      t.scaling_efficiency * 100);
+  for (const auto& w : e.warnings) out << "warning: " << w << '\n';
+}
+
+}  // namespace
+
+void add_estimate_command(CLI::App& app, Context& ctx, Action& action) {
+  auto opts = std::make_shared<EstimateOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "estimate", "Estimate memory per GPU, the largest micro-batch and throughput for a model");
+  sub->add_option("--model", opts->model, "Preset name (e.g. llama-3.1-8b) or a model file")
+      ->required();
+  sub->add_option("--gpu", opts->gpu, "GPU catalog id or alias, or GPU:MIG (h100-nvl:1g.12gb)")
+      ->required();
+  sub->add_option("--gpus", opts->gpus, "GPUs per node")->check(CLI::PositiveNumber);
+  sub->add_option("--nodes", opts->nodes, "Nodes")->check(CLI::PositiveNumber);
+  sub->add_option("--precision", opts->precision, "fp32|tf32|amp-fp16|amp-bf16|bf16");
+  sub->add_option("--optimizer", opts->optimizer, "adamw|adam8bit|adafactor|sgd|sgd-momentum|lamb");
+  sub->add_option("--strategy", opts->strategy,
+                  "single|dp|ddp|zero1|zero2|zero3|fsdp-shard-grad-op|fsdp-full-shard "
+                  "(default: single on 1 GPU, else ddp)");
+  sub->add_option("--offload", opts->offload, "none|optimizer|params");
+  sub->add_option("--finetune", opts->finetune, "full|lora|qlora");
+  sub->add_option("--lora-rank", opts->lora_rank, "LoRA rank");
+  sub->add_option("--lora-targets", opts->lora_targets, "attention|all-linear");
+  sub->add_option("--seq-len", opts->seq_len, "Tokens per sample")->required();
+  sub->add_option("--micro-batch", opts->micro_batch, "Per-GPU micro-batch, or auto");
+  sub->add_option("--accumulation", opts->accumulation, "Gradient accumulation steps")
+      ->check(CLI::PositiveNumber);
+  sub->add_flag("--grad-checkpointing", opts->grad_checkpointing, "Activation checkpointing");
+  sub->add_flag("--flash-attention", opts->flash_attention, "Fused/flash attention");
+  sub->add_flag("--chunked-loss", opts->chunked_loss, "Chunked/fused cross-entropy");
+  sub->add_flag("--optimizer-in-backward", opts->optimizer_in_backward,
+                "Optimizer step fused into backward (torchtune)");
+  sub->add_option("--link", opts->link, "Intra-node link: pcie|nvlink");
+  sub->add_option("--inter-gbs", opts->inter_gbs, "Inter-node GB/s per node (default 1.25)");
+  sub->add_option("--mfu", opts->mfu, "Model FLOPs utilisation override (0-1)")
+      ->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--empirical", opts->empirical,
+                  "Measured memory BASE,PER_SAMPLE,OVERHEAD in GB (e.g. 5,1.2,2)");
+  sub->add_flag("--json", opts->json, "JSON output");
+  sub->callback([&ctx, &action, opts] {
+    action = [&ctx, opts]() -> Expected<Exit> {
+      const EstimateOptions& o = *opts;
+      std::optional<int> micro;
+      if (o.micro_batch != "auto") {
+        try {
+          size_t used = 0;
+          const int b = std::stoi(o.micro_batch, &used);
+          if (used != o.micro_batch.size() || b < 1) throw std::invalid_argument(o.micro_batch);
+          micro = b;
+        } catch (const std::exception&) {
+          return invalid("--micro-batch must be a positive number or 'auto', got '" +
+                         o.micro_batch + "'");
+        }
+      }
+      auto setup = build_setup(ctx, o);
+      if (!setup) return std::unexpected(setup.error());
+      auto hw = resolve_hardware(ctx, o);
+      if (!hw) return std::unexpected(hw.error());
+      const estimate::Estimate e = estimate::estimate(*setup, *hw, micro, o.accumulation);
+      if (o.json)
+        ctx.out << to_json(e, *hw).dump(2) << '\n';
+      else
+        print_human(ctx.out, e, *hw);
+      return Exit::ok;
+    };
+  });
+}
+
+}  // namespace jobgen::cli

@@ -1,0 +1,127 @@
+// `jobgen watch [JOBID...]`: follows jobs until all are finished, one scheduler query per poll
+// (2 s, backing off to 60 s while nothing changes; see slurm/monitor.hpp). On a terminal a table
+// redrawn in place with progress bars and each job's last log line; otherwise appended lines.
+// Exit: 0 all COMPLETED, Exit::jobs_failed otherwise, 130 on Ctrl-C (the jobs keep running).
+#include <signal.h>
+
+#include <atomic>
+#include <fstream>
+
+#include "jobgen/cli/commands.hpp"
+#include "jobgen/cli/job_backend.hpp"
+#include "jobgen/slurm/job_files.hpp"
+
+namespace jobgen::cli {
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+extern "C" void on_interrupt(int) {
+  g_stop.store(true);
+}
+
+struct WatchOptions {
+  JobCommandOptions common;
+  std::vector<std::string> ids;
+  double interval_s = 2;
+  double max_interval_s = 60;
+};
+
+// The last line of a log without reading all of it.
+std::string tail_line(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return "";
+  const std::streamoff size = in.tellg();
+  const std::streamoff from = std::max<std::streamoff>(0, size - 4096);
+  in.seekg(from);
+  std::string text(static_cast<std::size_t>(size - from), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  return slurm::last_line(text);
+}
+
+// RAII: SIGINT sets g_stop while watching, so Ctrl-C ends the loop and never reaches the jobs
+// (they run elsewhere; jobgen signals nothing).
+struct InterruptGuard {
+  struct sigaction previous {};
+  InterruptGuard() {
+    g_stop.store(false);
+    struct sigaction action {};
+    action.sa_handler = on_interrupt;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGINT, &action, &previous);
+  }
+  ~InterruptGuard() { ::sigaction(SIGINT, &previous, nullptr); }
+};
+
+Expected<Exit> run_watch(Context& ctx, const WatchOptions& options) {
+  auto opened = open_job_session(ctx, options.common, false);
+  if (!opened) return std::unexpected(opened.error());
+  JobSession& session = **opened;
+  auto groups = tracked_jobs(session, options.ids);
+  if (!groups) return std::unexpected(groups.error());
+  if (groups->empty()) {
+    ctx.out << "No unfinished jobs in the ledger; nothing to watch.\n";
+    return Exit::ok;
+  }
+  std::map<std::string, slurm::Tracked> by_id;
+  for (const auto& [name, tracked] : *groups) {
+    for (const auto& t : tracked) by_id[t.id] = t;
+  }
+  slurm::WatchSettings settings;
+  settings.terminal = ctx.out_is_terminal;
+  settings.min_interval =
+      std::chrono::milliseconds(static_cast<int64_t>(options.interval_s * 1000));
+  settings.max_interval =
+      std::chrono::milliseconds(static_cast<int64_t>(options.max_interval_s * 1000));
+  if (const auto columns = ctx.env.get("COLUMNS")) {
+    try {
+      settings.width = std::max(40, std::stoi(*columns));
+    } catch (const std::exception&) {
+    }
+  }
+  const auto poll = [&]() { return query_tracked(session, *groups); };
+  const auto last = [&](const slurm::JobView& view) -> std::string {
+    if (view.info.state == slurm::JobState::pending) return "";
+    std::filesystem::path path;
+    if (!view.info.std_out.empty()) {
+      path = slurm::resolve_log_path(view.info.std_out, view.info);
+    } else if (const auto it = by_id.find(view.tracked_id); it != by_id.end()) {
+      slurm::JobInfo probe = view.info;
+      probe.working_dir = it->second.work_dir;
+      path = slurm::resolve_log_path(it->second.stdout_path, probe);
+    }
+    return path.empty() ? "" : tail_line(path);
+  };
+  InterruptGuard guard;
+  auto result = slurm::watch_jobs(poll, last, ctx.clock, ctx.out, settings, g_stop, session.names);
+  if (!result) return std::unexpected(result.error());
+  if (result->exit_code == slurm::kInterrupted) {
+    ctx.err << "jobgen: stopped watching; the jobs keep running ('jobgen status' shows them)\n";
+  } else {
+    ctx.err << "jobgen: all jobs finished (" << result->polls << " scheduler queries)\n";
+  }
+  return static_cast<Exit>(result->exit_code);
+}
+
+}  // namespace
+
+void add_watch_command(CLI::App& app, Context& ctx, Action& action) {
+  auto options = std::make_shared<WatchOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "watch",
+      "Follow jobs until they finish (one scheduler query per poll); Ctrl-C stops "
+      "watching, never the jobs");
+  sub->add_option("jobid", options->ids, "Job ids; none = your unfinished jobs from the ledger");
+  sub->add_option("--interval", options->interval_s, "First poll interval in seconds (default 2)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--max-interval", options->max_interval_s,
+                  "Longest poll interval while nothing changes, seconds (default 60)")
+      ->check(CLI::PositiveNumber);
+  add_job_command_options(sub, options->common);
+  sub->callback([&ctx, &action, options] {
+    action = [&ctx, options]() { return run_watch(ctx, *options); };
+  });
+}
+
+}  // namespace jobgen::cli

@@ -1,0 +1,106 @@
+#include "jobgen/cli/profile_lookup.hpp"
+
+#include <set>
+
+#include "jobgen/cli/resources.hpp"
+#include "jobgen/profile/profile_loader.hpp"
+
+namespace jobgen::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+bool is_yaml(const fs::path& path) {
+  const std::string ext = path.extension().string();
+  return ext == ".yaml" || ext == ".yml";
+}
+}  // namespace
+
+CLI::Option* add_profile_option(CLI::App* sub, std::string& value) {
+  return sub->add_option("--profile", value,
+                         "Cluster profile: a name (see 'jobgen profile list') or a YAML file; "
+                         "default $JOBGEN_PROFILE, else markov");
+}
+
+std::vector<fs::path> profile_search_dirs(const Context& ctx) {
+  std::vector<fs::path> dirs;
+  dirs.emplace_back("cluster-profiles");
+  if (auto xdg = ctx.env.get("XDG_CONFIG_HOME"); xdg && !xdg->empty()) {
+    dirs.push_back(fs::path(*xdg) / "jobgen" / "profiles");
+  } else if (auto home = ctx.env.get("HOME"); home && !home->empty()) {
+    dirs.push_back(fs::path(*home) / ".config" / "jobgen" / "profiles");
+  }
+  for (const auto& root : resource_roots(ctx)) dirs.push_back(root / "cluster-profiles");
+  return dirs;
+}
+
+std::vector<ProfileEntry> list_profiles(const Context& ctx) {
+  std::vector<ProfileEntry> entries;
+  std::set<std::string> seen;
+  for (const auto& dir : profile_search_dirs(ctx)) {
+    for (const auto& file : ctx.fs.list_files(dir)) {
+      if (!is_yaml(file)) continue;
+      if (seen.insert(file.stem().string()).second) entries.push_back({file.stem().string(), file});
+    }
+  }
+  return entries;
+}
+
+Expected<fs::path> find_profile_file(const Context& ctx, std::string_view requested) {
+  std::string wanted(requested);
+  if (wanted.empty()) wanted = ctx.env.get("JOBGEN_PROFILE").value_or("");
+  if (wanted.empty()) wanted = kDefaultProfile;
+  const fs::path as_path(wanted);
+  if (ctx.fs.is_file(as_path)) return as_path;
+  if (is_yaml(as_path) || wanted.find('/') != std::string::npos) {
+    return fail("profile file '" + wanted +
+                    "' does not exist (give a path to a YAML file, or a "
+                    "profile name from 'jobgen profile list')",
+                Exit::not_found);
+  }
+  std::string searched;
+  for (const auto& dir : profile_search_dirs(ctx)) {
+    for (const char* ext : {".yaml", ".yml"}) {
+      const fs::path candidate = dir / (wanted + ext);
+      if (ctx.fs.is_file(candidate)) return candidate;
+    }
+    searched += "\n  " + dir.string();
+  }
+  std::string names;
+  for (const auto& entry : list_profiles(ctx)) names += (names.empty() ? "" : ", ") + entry.name;
+  return fail("no profile named '" + wanted + "'; searched for " + wanted + ".yaml in:" + searched +
+                  "\navailable profiles: " + (names.empty() ? "(none)" : names) +
+                  "\n(use --profile NAME|FILE or set JOBGEN_PROFILE)",
+              Exit::not_found);
+}
+
+Expected<profile::Catalog> load_catalog(const Context& ctx) {
+  const auto path = find_resource(ctx, "data/gpus.yaml");
+  if (!path) {
+    std::string roots;
+    for (const auto& root : resource_roots(ctx)) roots += "\n  " + root.string();
+    return fail("cannot find the GPU catalog data/gpus.yaml under any of:" + roots +
+                    "\n(set JOBGEN_DATA_DIR to the directory holding data/gpus.yaml, or run "
+                    "'make install')",
+                Exit::not_found);
+  }
+  auto text = ctx.fs.read_file(*path);
+  if (!text) return std::unexpected(text.error());
+  return profile::parse_catalog(*text, path->string());
+}
+
+Expected<profile::Profile> load_profile(Context& ctx, std::string_view requested,
+                                        const profile::Catalog& catalog) {
+  auto path = find_profile_file(ctx, requested);
+  if (!path) return std::unexpected(path.error());
+  auto text = ctx.fs.read_file(*path);
+  if (!text) return std::unexpected(text.error());
+  profile::ProfileLoad load = profile::load_profile(*text, path->string(), catalog);
+  if (load.profile) return std::move(*load.profile);
+  for (const auto& problem : load.problems) report(ctx, problem);
+  return invalid("profile " + path->string() + " has " + std::to_string(load.problems.size()) +
+                 " problem(s), listed above; fix them (check with 'jobgen profile validate " +
+                 path->string() + "')");
+}
+
+}  // namespace jobgen::cli

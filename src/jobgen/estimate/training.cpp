@@ -1,0 +1,259 @@
+// Spellings of the training options, setup validation, and Hardware from the catalog/profile.
+#include "jobgen/estimate/training.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <utility>
+
+namespace jobgen::estimate {
+
+namespace {
+
+template <class E, size_t N>
+using Names = std::array<std::pair<E, std::string_view>, N>;
+
+constexpr Names<Precision, 5> kPrecision{{{Precision::fp32, "fp32"},
+                                          {Precision::tf32, "tf32"},
+                                          {Precision::amp_fp16, "amp-fp16"},
+                                          {Precision::amp_bf16, "amp-bf16"},
+                                          {Precision::bf16, "bf16"}}};
+constexpr Names<Optimizer, 6> kOptimizer{{{Optimizer::adamw, "adamw"},
+                                          {Optimizer::adam8bit, "adam8bit"},
+                                          {Optimizer::adafactor, "adafactor"},
+                                          {Optimizer::sgd, "sgd"},
+                                          {Optimizer::sgd_momentum, "sgd-momentum"},
+                                          {Optimizer::lamb, "lamb"}}};
+constexpr Names<Strategy, 8> kStrategy{{{Strategy::single, "single"},
+                                        {Strategy::dp, "dp"},
+                                        {Strategy::ddp, "ddp"},
+                                        {Strategy::zero1, "zero1"},
+                                        {Strategy::zero2, "zero2"},
+                                        {Strategy::zero3, "zero3"},
+                                        {Strategy::fsdp_shard_grad_op, "fsdp-shard-grad-op"},
+                                        {Strategy::fsdp_full_shard, "fsdp-full-shard"}}};
+constexpr Names<Offload, 3> kOffload{
+    {{Offload::none, "none"}, {Offload::optimizer, "optimizer"}, {Offload::params, "params"}}};
+constexpr Names<Finetune, 3> kFinetune{
+    {{Finetune::full, "full"}, {Finetune::lora, "lora"}, {Finetune::qlora, "qlora"}}};
+constexpr Names<LoraTargets, 2> kLoraTargets{
+    {{LoraTargets::attention, "attention"}, {LoraTargets::all_linear, "all-linear"}}};
+
+template <class E, size_t N>
+std::string_view name_of(const Names<E, N>& names, E value) {
+  for (const auto& [e, s] : names)
+    if (e == value) return s;
+  return "?";
+}
+
+template <class E, size_t N>
+Expected<E> parse_name(const Names<E, N>& names, std::string_view text, std::string_view what) {
+  std::string key;
+  for (const char c : text)
+    key += c == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::vector<std::string> all;
+  for (const auto& [e, s] : names) {
+    if (s == key) return e;
+    all.emplace_back(s);
+  }
+  std::string msg = "unknown " + std::string(what) + " '" + std::string(text) + "'";
+  const std::string near = closest_match(key, all);
+  if (!near.empty()) msg += "; did you mean '" + near + "'?";
+  msg += " Valid: ";
+  for (size_t i = 0; i < all.size(); ++i) msg += (i ? ", " : "") + all[i];
+  return invalid(msg);
+}
+
+}  // namespace
+
+std::string_view to_string(Precision v) {
+  return name_of(kPrecision, v);
+}
+std::string_view to_string(Optimizer v) {
+  return name_of(kOptimizer, v);
+}
+std::string_view to_string(Strategy v) {
+  return name_of(kStrategy, v);
+}
+std::string_view to_string(Offload v) {
+  return name_of(kOffload, v);
+}
+std::string_view to_string(Finetune v) {
+  return name_of(kFinetune, v);
+}
+std::string_view to_string(LoraTargets v) {
+  return name_of(kLoraTargets, v);
+}
+Expected<Precision> parse_precision(std::string_view t) {
+  return parse_name(kPrecision, t, "precision");
+}
+Expected<Optimizer> parse_optimizer(std::string_view t) {
+  return parse_name(kOptimizer, t, "optimizer");
+}
+Expected<Strategy> parse_strategy(std::string_view t) {
+  return parse_name(kStrategy, t, "strategy");
+}
+Expected<Offload> parse_offload(std::string_view t) {
+  return parse_name(kOffload, t, "offload");
+}
+Expected<Finetune> parse_finetune(std::string_view t) {
+  return parse_name(kFinetune, t, "fine-tuning method");
+}
+Expected<LoraTargets> parse_lora_targets(std::string_view t) {
+  return parse_name(kLoraTargets, t, "LoRA target set");
+}
+
+bool is_half(Precision p) {
+  return p == Precision::amp_fp16 || p == Precision::amp_bf16 || p == Precision::bf16;
+}
+bool uses_bf16(Precision p) {
+  return p == Precision::amp_bf16 || p == Precision::bf16;
+}
+bool shards_optimizer(Strategy s) {
+  return s == Strategy::zero1 || s == Strategy::zero2 || s == Strategy::zero3 ||
+         s == Strategy::fsdp_shard_grad_op || s == Strategy::fsdp_full_shard;
+}
+bool shards_gradients(Strategy s) {
+  return s == Strategy::zero2 || s == Strategy::zero3 || s == Strategy::fsdp_shard_grad_op ||
+         s == Strategy::fsdp_full_shard;
+}
+bool shards_params(Strategy s) {
+  return s == Strategy::zero3 || s == Strategy::fsdp_full_shard;
+}
+
+Expected<void> validate(const TrainingSetup& s) {
+  if (s.gpus_per_node < 1 || s.nodes < 1)
+    return invalid("GPUs per node and nodes must be at least 1");
+  if (s.seq_len < 1) return invalid("sequence length must be at least 1 (e.g. --seq-len 512)");
+  if (s.finetune != Finetune::full && s.lora_rank < 1)
+    return invalid("LoRA rank must be at least 1 (e.g. --lora-rank 16)");
+  if (s.strategy == Strategy::single && s.world_size() > 1)
+    return invalid("strategy 'single' runs on one GPU; use ddp, zero*, fsdp-* or dp for " +
+                   std::to_string(s.world_size()) + " GPUs");
+  if (s.strategy == Strategy::dp && s.nodes > 1)
+    return invalid("DataParallel (dp) is single-process and cannot span nodes; use ddp");
+  if (s.offload == Offload::params && !shards_params(s.strategy))
+    return invalid("parameter offload needs zero3 or fsdp-full-shard (got " +
+                   std::string(to_string(s.strategy)) +
+                   "); use --offload optimizer or change "
+                   "the strategy");
+  if (s.offload == Offload::optimizer &&
+      (s.strategy == Strategy::dp || s.strategy == Strategy::ddp))
+    return invalid(
+        "optimizer offload needs a ZeRO/FSDP strategy (or single with a paged "
+        "optimizer); use zero1/zero2/zero3 or fsdp-*");
+  if (s.empirical && s.empirical->per_sample_gb <= 0)
+    return invalid("empirical memory: per-sample GB must be positive");
+  if (s.empirical && (s.empirical->base_gb < 0 || s.empirical->overhead_gb < 0))
+    return invalid("empirical memory: base and overhead GB must not be negative");
+  return {};
+}
+
+double Hardware::peak_tflops(Precision p) const {
+  switch (p) {
+    case Precision::fp32:
+      return tflops_fp32;
+    case Precision::tf32:
+      return tflops_tf32 > 0 ? tflops_tf32 : tflops_fp32;
+    case Precision::amp_fp16:
+      return tflops_fp16;
+    case Precision::amp_bf16:
+    case Precision::bf16:
+      return tflops_bf16 > 0 ? tflops_bf16 : tflops_fp16;
+  }
+  return tflops_fp32;
+}
+
+namespace {
+
+// NCCL all-reduce bus bandwidth over PCIe by generation (x16), GB/s. GeForce cards have no P2P,
+// so traffic bounces through host memory at about half that.
+double pcie_busbw(const profile::GpuSpec& gpu) {
+  double bw = 20;
+  if (gpu.architecture == "volta" || gpu.architecture == "turing")
+    bw = 10;
+  else if (gpu.architecture == "hopper" || gpu.architecture == "blackwell")
+    bw = 40;
+  if (gpu.form_factor == "geforce") bw *= 0.5;
+  return bw;
+}
+
+}  // namespace
+
+Hardware make_hardware(const profile::GpuSpec& gpu, const profile::MigProfileSpec* mig,
+                       const profile::Interconnect& link, std::optional<double> mfu) {
+  Hardware hw;
+  hw.gpu_id = gpu.id;
+  hw.gpu_name = gpu.name;
+  hw.architecture = gpu.architecture;
+  hw.form_factor = gpu.form_factor;
+  hw.capacity_gib = gpu.memory_gib_usable > 0 ? gpu.memory_gib_usable : gpu.memory_gb_nominal;
+  hw.vram_nominal_gb = gpu.memory_gb_nominal;
+  hw.tflops_fp16 = gpu.tflops_fp16;
+  hw.tflops_bf16 = gpu.bf16 ? gpu.tflops_bf16 : 0;
+  hw.tflops_tf32 = gpu.tflops_tf32;
+  hw.tflops_fp32 = gpu.tflops_fp32;
+  hw.bf16 = gpu.bf16;
+  hw.memory_bandwidth_gbs = gpu.memory_bandwidth_gbs;
+  if (mig != nullptr) {
+    const double share = mig->compute_slices / 7.0;
+    hw.mig_profile = mig->name;
+    hw.capacity_gib = mig->memory_gib;
+    // "1g.12gb" -> 12: the nominal size users quote for a slice.
+    const auto dot = mig->name.find('.');
+    hw.vram_nominal_gb = mig->memory_gib;
+    if (dot != std::string::npos) {
+      try {
+        hw.vram_nominal_gb = std::stod(mig->name.substr(dot + 1));
+      } catch (...) {
+      }
+    }
+    hw.tflops_fp16 *= share;
+    hw.tflops_bf16 *= share;
+    hw.tflops_tf32 *= share;
+    hw.tflops_fp32 *= share;
+    hw.memory_bandwidth_gbs *= mig->memory_slices / 8.0;
+  }
+  hw.intra = link.intra;
+  if (link.intra_gbs > 0) {
+    hw.intra_gbs = link.intra_gbs * 0.8;
+  } else if (link.intra == profile::IntraLink::nvlink && gpu.nvlink_gbs > 0) {
+    hw.intra_gbs = gpu.nvlink_gbs * 0.4;
+  } else {
+    hw.intra_gbs = pcie_busbw(gpu);
+  }
+  hw.inter = link.inter;
+  hw.inter_gbs = link.inter == profile::InterLink::none ? 0 : link.inter_gbs * 0.8;
+  if (link.inter != profile::InterLink::none && link.inter_gbs <= 0)
+    hw.inter_gbs = link.inter == profile::InterLink::infiniband ? 20 : 1.0;  // 200 Gb/s IB, 10 GbE
+  hw.mfu = mfu;
+  return hw;
+}
+
+Hardware make_hardware(const profile::GpuSpec& gpu, const profile::NodeGroup& group) {
+  const profile::MigProfileSpec* mig = nullptr;
+  if (group.mig && !group.mig->slices.empty())
+    mig = gpu.find_mig(group.mig->slices.front().profile);
+  return make_hardware(gpu, mig, group.interconnect, group.mfu);
+}
+
+Precision effective_precision(Precision requested, const Hardware& hw,
+                              std::vector<std::string>* warnings) {
+  auto warn = [&](std::string w) {
+    if (warnings != nullptr) warnings->push_back(std::move(w));
+  };
+  if (uses_bf16(requested) && !hw.bf16) {
+    warn(hw.gpu_name +
+         " has no BF16: using amp-fp16 (mixed precision with loss scaling) instead "
+         "of " +
+         std::string(to_string(requested)));
+    return Precision::amp_fp16;
+  }
+  if (requested == Precision::tf32 && hw.tflops_tf32 <= 0) {
+    warn(hw.gpu_name + " has no TF32 tensor cores: tf32 runs as fp32");
+    return Precision::fp32;
+  }
+  return requested;
+}
+
+}  // namespace jobgen::estimate

@@ -1,0 +1,137 @@
+// What is trained and on what: the training setup (model + precision/optimizer/strategy/...)
+// and the hardware one rank runs on, as plain data. Parsing of the CLI/job-spec spellings.
+//
+// Units: memory GiB (2^30 bytes) per GPU; compute TFLOPS (10^12 FLOP/s, dense); bandwidth GB/s
+// (10^9 bytes/s). EmpiricalMemory is in "GB as the user measured it", see below.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "jobgen/model/architecture.hpp"
+#include "jobgen/profile/catalog.hpp"
+#include "jobgen/profile/profile.hpp"
+#include "jobgen/util/error.hpp"
+
+namespace jobgen::estimate {
+
+// amp-*: fp32 master weights, half-precision compute (torch.autocast); bf16: pure bf16 weights,
+// gradients and optimizer states (as torchtune does).
+enum class Precision { fp32, tf32, amp_fp16, amp_bf16, bf16 };
+// adam8bit: bitsandbytes 8-bit Adam (2 bytes/param of state); adafactor: factored second moment
+// (~4 bytes * (rows + cols) per matrix, no first moment); sgd: stateless; sgd_momentum: 1 state.
+enum class Optimizer { adamw, adam8bit, adafactor, sgd, sgd_momentum, lamb };
+// dp = torch.nn.DataParallel (one process, GPU 0 gathers); zero1/2/3 = DeepSpeed ZeRO stages;
+// fsdp_shard_grad_op ~ ZeRO-2 semantics with fp32 shards; fsdp_full_shard ~ ZeRO-3.
+enum class Strategy { single, dp, ddp, zero1, zero2, zero3, fsdp_shard_grad_op, fsdp_full_shard };
+// optimizer: optimizer states (and their fp32 master copy) live in CPU RAM (ZeRO-Offload,
+// FSDP cpu_offload, paged 8-bit optimizers); params: weights too (ZeRO-3 / full shard only).
+enum class Offload { none, optimizer, params };
+enum class Finetune { full, lora, qlora };
+enum class LoraTargets { attention, all_linear };
+
+// CLI spellings: fp32 tf32 amp-fp16 amp-bf16 bf16 | adamw adam8bit adafactor sgd sgd-momentum lamb
+// | single dp ddp zero1 zero2 zero3 fsdp-shard-grad-op fsdp-full-shard | none optimizer params |
+// full lora qlora | attention all-linear. Parsers accept '_' for '-' and any case; errors are
+// Exit::invalid_input with "did you mean" and the list of valid values.
+std::string_view to_string(Precision);
+std::string_view to_string(Optimizer);
+std::string_view to_string(Strategy);
+std::string_view to_string(Offload);
+std::string_view to_string(Finetune);
+std::string_view to_string(LoraTargets);
+Expected<Precision> parse_precision(std::string_view);
+Expected<Optimizer> parse_optimizer(std::string_view);
+Expected<Strategy> parse_strategy(std::string_view);
+Expected<Offload> parse_offload(std::string_view);
+Expected<Finetune> parse_finetune(std::string_view);
+Expected<LoraTargets> parse_lora_targets(std::string_view);
+
+bool is_half(Precision p);          // amp_fp16, amp_bf16, bf16
+bool uses_bf16(Precision p);        // amp_bf16, bf16
+bool shards_optimizer(Strategy s);  // zero1/2/3, fsdp-*
+bool shards_gradients(Strategy s);  // zero2/3, fsdp-*
+bool shards_params(Strategy s);     // zero3, fsdp-full-shard
+
+// A measured memory model for what the analytic model cannot describe: peak = base + per_sample
+// * micro_batch + overhead. Unit: "GB" as users read it off nvidia-smi for a card they call
+// "24 GB"; the max batch is floor((VRAM - base - overhead) / per_sample) with VRAM = the card's
+// nominal size (Hardware::vram_nominal_gb). Reported GiB figures are scaled by
+// capacity_gib / vram_nominal_gb so that fits/doesn't-fit agrees with the formula.
+struct EmpiricalMemory {
+  double base_gb = 0;        // weights, optimizer, context: everything not per-sample
+  double per_sample_gb = 0;  // growth per sample of micro-batch (> 0)
+  double overhead_gb = 0;    // the user's safety margin / fragmentation allowance
+};
+
+struct TrainingSetup {
+  model::Architecture model;
+  Precision precision = Precision::amp_bf16;
+  Optimizer optimizer = Optimizer::adamw;
+  Strategy strategy = Strategy::single;
+  Offload offload = Offload::none;
+  Finetune finetune = Finetune::full;
+  int lora_rank = 16;
+  LoraTargets lora_targets = LoraTargets::all_linear;
+  int seq_len = 512;                // tokens per sample (model.prefix_tokens are added)
+  bool grad_checkpointing = false;  // full activation recomputation, one checkpoint per block
+  bool flash_attention = false;     // fused attention: no s^2 score/softmax/dropout tensors
+  bool chunked_loss = false;        // chunked/fused cross-entropy (torchtune, Liger): no full fp32
+                                    // copy of the logits
+  bool optimizer_in_backward = false;  // step each parameter during backward (torchtune): at most
+                                       // one parameter's gradient is alive at a time
+  int gpus_per_node = 1;
+  int nodes = 1;
+  std::optional<EmpiricalMemory> empirical;
+
+  int world_size() const { return gpus_per_node * nodes; }
+  int tokens_per_sample() const { return seq_len + model.prefix_tokens; }
+};
+
+// Validates combinations (offload=params needs zero3/fsdp-full-shard, dp is single-node, ranks
+// > 0, lora rank > 0, seq_len > 0, ...). Exit::invalid_input with how to fix it.
+Expected<void> validate(const TrainingSetup& setup);
+
+// One rank's device and the links it talks over.
+struct Hardware {
+  std::string gpu_id;          // catalog id
+  std::string gpu_name;        // display name
+  std::string architecture;    // "volta", "ampere", ... (MFU defaults)
+  std::string form_factor;     // "geforce" lowers default MFU
+  std::string mig_profile;     // "" = whole GPU, else e.g. "1g.12gb"
+  double capacity_gib = 0;     // usable memory of the GPU or MIG instance
+  double vram_nominal_gb = 0;  // marketed size (MIG: the profile name's "12gb"): empirical formula
+  double tflops_fp16 = 0;      // dense, scaled by compute_slices/7 for MIG
+  double tflops_bf16 = 0;
+  double tflops_tf32 = 0;
+  double tflops_fp32 = 0;
+  bool bf16 = false;
+  double memory_bandwidth_gbs = 0;  // HBM/GDDR bandwidth (optimizer step time); MIG: scaled
+  double intra_gbs = 0;  // effective collective bandwidth between GPUs of one node (bus bw)
+  double inter_gbs = 0;  // effective collective bandwidth per node between nodes; 0 = no link
+  profile::IntraLink intra = profile::IntraLink::pcie;
+  profile::InterLink inter = profile::InterLink::none;
+  std::optional<double> mfu;  // the node group's override
+
+  // Dense TFLOPS for the compute precision (fp32 -> tflops_fp32, tf32 -> tf32 or fp32, ...).
+  double peak_tflops(Precision p) const;
+};
+
+// From the catalog entry, an optional MIG profile and the node group's interconnect and MFU.
+// Interconnect bandwidths of 0 are derived: NVLink from the catalog (x0.4: NCCL bus bandwidth vs
+// the bidirectional datasheet figure), PCIe by architecture generation (volta/turing gen3 ~10,
+// ampere/ada gen4 ~20, hopper gen5 ~40 GB/s; GeForce without P2P ~ half). Ethernet and
+// InfiniBand figures given in the profile are taken x0.8 (protocol efficiency).
+Hardware make_hardware(const profile::GpuSpec& gpu, const profile::MigProfileSpec* mig = nullptr,
+                       const profile::Interconnect& link = {}, std::optional<double> mfu = {});
+Hardware make_hardware(const profile::GpuSpec& gpu, const profile::NodeGroup& group);
+
+// The precision actually used on this hardware: BF16 requested on a GPU without BF16 becomes
+// amp-fp16 (bf16 -> amp-fp16 too: pure fp16 training is unstable), tf32 without TF32 becomes
+// fp32; each change appends a warning.
+Precision effective_precision(Precision requested, const Hardware& hw,
+                              std::vector<std::string>* warnings);
+
+}  // namespace jobgen::estimate

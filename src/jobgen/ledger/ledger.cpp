@@ -1,0 +1,290 @@
+#include "jobgen/ledger/ledger.hpp"
+
+#include <sqlite3.h>
+
+#include <chrono>
+#include <thread>
+
+namespace jobgen::ledger {
+
+namespace {
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS jobs (
+  row_id INTEGER PRIMARY KEY AUTOINCREMENT,
+  job_id TEXT NOT NULL,
+  backend TEXT NOT NULL,
+  cluster TEXT NOT NULL DEFAULT '',
+  target TEXT NOT NULL DEFAULT '',
+  job_name TEXT NOT NULL DEFAULT '',
+  spec_path TEXT NOT NULL DEFAULT '',
+  spec_hash TEXT NOT NULL DEFAULT '',
+  script_path TEXT NOT NULL DEFAULT '',
+  plan_json TEXT NOT NULL DEFAULT '',
+  submit_time INTEGER NOT NULL DEFAULT 0,
+  last_state TEXT NOT NULL DEFAULT 'PENDING',
+  exit_code INTEGER,
+  stdout_path TEXT NOT NULL DEFAULT '',
+  stderr_path TEXT NOT NULL DEFAULT '',
+  work_dir TEXT NOT NULL DEFAULT '',
+  estimated_runtime_s INTEGER,
+  array_size INTEGER NOT NULL DEFAULT 0,
+  updated_time INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS jobs_by_id ON jobs(job_id, backend);
+)sql";
+
+// States after which a job never changes again (as slurm::is_finished; kept here as text so the
+// ledger does not depend on the Slurm layer).
+constexpr const char* kFinished =
+    "('COMPLETED','FAILED','TIMEOUT','OUT_OF_MEMORY','CANCELLED','PREEMPTED','NODE_FAIL',"
+    "'BOOT_FAIL','DEADLINE')";
+
+constexpr const char* kColumns =
+    "job_id, backend, cluster, target, job_name, spec_path, spec_hash, script_path, plan_json, "
+    "submit_time, last_state, exit_code, stdout_path, stderr_path, work_dir, estimated_runtime_s, "
+    "array_size";
+
+constexpr int kBusyTimeoutMs = 30'000;
+
+std::unexpected<Error> db_error(sqlite3* db, const std::string& what) {
+  return fail("job ledger: " + what + ": " + sqlite3_errmsg(db) +
+              " (check that the state directory is writable; set XDG_STATE_HOME to move it)");
+}
+
+int64_t now_seconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Statement with RAII finalize.
+struct Statement {
+  sqlite3_stmt* stmt = nullptr;
+  ~Statement() { sqlite3_finalize(stmt); }
+};
+
+// Runs `sql` (no results) retrying while another process holds a lock the busy handler could
+// not wait out (e.g. switching to WAL).
+int exec_retry(sqlite3* db, const char* sql) {
+  int rc = SQLITE_OK;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    rc = sqlite3_exec(db, sql, nullptr, nullptr, nullptr);
+    if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return rc;
+}
+
+}  // namespace
+
+std::filesystem::path state_dir(const sys::Environment& env) {
+  if (const auto xdg = env.get("XDG_STATE_HOME"); xdg && !xdg->empty()) {
+    return std::filesystem::path(*xdg) / "jobgen";
+  }
+  const std::string home = env.get("HOME").value_or("/tmp");
+  return std::filesystem::path(home) / ".local" / "state" / "jobgen";
+}
+
+Expected<Ledger> Ledger::open(const std::filesystem::path& path) {
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  if (ec) {
+    return fail("cannot create " + path.parent_path().string() + ": " + ec.message() +
+                " (set XDG_STATE_HOME to a writable directory)");
+  }
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                      nullptr) != SQLITE_OK) {
+    Error error{"job ledger: cannot open " + path.string() + ": " +
+                    (db ? sqlite3_errmsg(db) : "out of memory"),
+                {},
+                Exit::failure};
+    sqlite3_close(db);
+    return std::unexpected(error);
+  }
+  Ledger ledger(db);
+  sqlite3_busy_timeout(db, kBusyTimeoutMs);
+  if (exec_retry(db, "PRAGMA journal_mode=WAL;") != SQLITE_OK) {
+    return db_error(db, "cannot switch " + path.string() + " to WAL mode");
+  }
+  exec_retry(db, "PRAGMA synchronous=NORMAL;");
+  const std::string schema = std::string("BEGIN IMMEDIATE;") + kSchema + "COMMIT;";
+  if (exec_retry(db, schema.c_str()) != SQLITE_OK) {
+    sqlite3_exec(db, "ROLLBACK;", nullptr, nullptr, nullptr);
+    return db_error(db, "cannot create the schema in " + path.string());
+  }
+  return ledger;
+}
+
+Ledger::Ledger(Ledger&& other) noexcept : db_(other.db_) {
+  other.db_ = nullptr;
+}
+
+Ledger& Ledger::operator=(Ledger&& other) noexcept {
+  if (this != &other) {
+    sqlite3_close(db_);
+    db_ = other.db_;
+    other.db_ = nullptr;
+  }
+  return *this;
+}
+
+Ledger::~Ledger() {
+  sqlite3_close(db_);
+}
+
+Expected<void> Ledger::insert(const JobRecord& r) {
+  const std::string sql = std::string("INSERT INTO jobs (") + kColumns +
+                          ", updated_time) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+  if (exec_retry(db_, "BEGIN IMMEDIATE;") != SQLITE_OK) return db_error(db_, "cannot lock");
+  Statement s;
+  if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.stmt, nullptr) != SQLITE_OK) {
+    sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
+    return db_error(db_, "cannot prepare an insert");
+  }
+  int i = 0;
+  auto text = [&](const std::string& v) {
+    sqlite3_bind_text(s.stmt, ++i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  };
+  text(r.job_id);
+  text(r.backend);
+  text(r.cluster);
+  text(r.target);
+  text(r.job_name);
+  text(r.spec_path);
+  text(r.spec_hash);
+  text(r.script_path);
+  text(r.plan_json);
+  sqlite3_bind_int64(s.stmt, ++i, r.submit_time);
+  text(r.last_state.empty() ? std::string("PENDING") : r.last_state);
+  if (r.exit_code) {
+    sqlite3_bind_int(s.stmt, ++i, *r.exit_code);
+  } else {
+    sqlite3_bind_null(s.stmt, ++i);
+  }
+  text(r.stdout_path);
+  text(r.stderr_path);
+  text(r.work_dir);
+  if (r.estimated_runtime_s) {
+    sqlite3_bind_int64(s.stmt, ++i, *r.estimated_runtime_s);
+  } else {
+    sqlite3_bind_null(s.stmt, ++i);
+  }
+  sqlite3_bind_int(s.stmt, ++i, r.array_size);
+  sqlite3_bind_int64(s.stmt, ++i, now_seconds());
+  if (sqlite3_step(s.stmt) != SQLITE_DONE) {
+    auto error = db_error(db_, "cannot record job " + r.job_id);
+    sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
+    return error;
+  }
+  if (exec_retry(db_, "COMMIT;") != SQLITE_OK) {
+    auto error = db_error(db_, "cannot commit job " + r.job_id);
+    sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
+    return error;
+  }
+  return {};
+}
+
+Expected<std::vector<JobRecord>> Ledger::select(const std::string& where,
+                                                const std::vector<std::string>& args) {
+  const std::string sql = std::string("SELECT ") + kColumns + " FROM jobs " + where;
+  Statement s;
+  if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.stmt, nullptr) != SQLITE_OK) {
+    return db_error(db_, "cannot query");
+  }
+  for (std::size_t a = 0; a < args.size(); ++a) {
+    sqlite3_bind_text(s.stmt, static_cast<int>(a + 1), args[a].c_str(),
+                      static_cast<int>(args[a].size()), SQLITE_TRANSIENT);
+  }
+  std::vector<JobRecord> result;
+  int rc = SQLITE_OK;
+  while ((rc = sqlite3_step(s.stmt)) == SQLITE_ROW) {
+    int c = 0;
+    auto text = [&] {
+      const auto* p = sqlite3_column_text(s.stmt, c++);
+      return p ? std::string(reinterpret_cast<const char*>(p)) : std::string();
+    };
+    auto opt_int = [&]() -> std::optional<int64_t> {
+      const int col = c++;
+      if (sqlite3_column_type(s.stmt, col) == SQLITE_NULL) return std::nullopt;
+      return sqlite3_column_int64(s.stmt, col);
+    };
+    JobRecord r;
+    r.job_id = text();
+    r.backend = text();
+    r.cluster = text();
+    r.target = text();
+    r.job_name = text();
+    r.spec_path = text();
+    r.spec_hash = text();
+    r.script_path = text();
+    r.plan_json = text();
+    r.submit_time = sqlite3_column_int64(s.stmt, c++);
+    r.last_state = text();
+    if (const auto code = opt_int()) r.exit_code = static_cast<int>(*code);
+    r.stdout_path = text();
+    r.stderr_path = text();
+    r.work_dir = text();
+    r.estimated_runtime_s = opt_int();
+    r.array_size = sqlite3_column_int(s.stmt, c++);
+    result.push_back(std::move(r));
+  }
+  if (rc != SQLITE_DONE) return db_error(db_, "cannot read records");
+  return result;
+}
+
+Expected<std::optional<JobRecord>> Ledger::find(const std::string& job_id,
+                                                const std::string& backend) {
+  // "123_4" is a task of the array recorded as "123".
+  const std::string base = job_id.substr(0, job_id.find('_'));
+  auto rows = backend.empty()
+                  ? select("WHERE job_id IN (?, ?) ORDER BY row_id DESC LIMIT 1", {job_id, base})
+                  : select("WHERE job_id IN (?, ?) AND backend = ? ORDER BY row_id DESC LIMIT 1",
+                           {job_id, base, backend});
+  if (!rows) return std::unexpected(rows.error());
+  if (rows->empty()) return std::optional<JobRecord>();
+  return std::optional<JobRecord>(std::move(rows->front()));
+}
+
+Expected<std::vector<JobRecord>> Ledger::unfinished() {
+  return select(std::string("WHERE last_state NOT IN ") + kFinished + " ORDER BY row_id", {});
+}
+
+Expected<std::vector<JobRecord>> Ledger::all() {
+  return select("ORDER BY row_id", {});
+}
+
+Expected<void> Ledger::update_state(const std::string& job_id, const std::string& backend,
+                                    const std::string& state, std::optional<int> exit_code) {
+  Statement s;
+  const char* sql =
+      "UPDATE jobs SET last_state = ?, exit_code = ?, updated_time = ? WHERE job_id = ? AND "
+      "backend = ?";
+  if (sqlite3_prepare_v2(db_, sql, -1, &s.stmt, nullptr) != SQLITE_OK) {
+    return db_error(db_, "cannot prepare an update");
+  }
+  sqlite3_bind_text(s.stmt, 1, state.c_str(), -1, SQLITE_TRANSIENT);
+  if (exit_code) {
+    sqlite3_bind_int(s.stmt, 2, *exit_code);
+  } else {
+    sqlite3_bind_null(s.stmt, 2);
+  }
+  sqlite3_bind_int64(s.stmt, 3, now_seconds());
+  sqlite3_bind_text(s.stmt, 4, job_id.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(s.stmt, 5, backend.c_str(), -1, SQLITE_TRANSIENT);
+  if (sqlite3_step(s.stmt) != SQLITE_DONE) return db_error(db_, "cannot update job " + job_id);
+  return {};
+}
+
+Expected<int64_t> Ledger::count() {
+  Statement s;
+  if (sqlite3_prepare_v2(db_, "SELECT COUNT(*) FROM jobs", -1, &s.stmt, nullptr) != SQLITE_OK ||
+      sqlite3_step(s.stmt) != SQLITE_ROW) {
+    return db_error(db_, "cannot count records");
+  }
+  return sqlite3_column_int64(s.stmt, 0);
+}
+
+}  // namespace jobgen::ledger

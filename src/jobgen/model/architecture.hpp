@@ -1,0 +1,102 @@
+// Transformer architectures as plain numbers, the model presets jobgen knows by name, and the
+// parser for model files (`jobgen estimate --model FILE`, the job spec's inline `model:` map).
+//
+// Units: counts only (layers, widths, tokens, parameters). No I/O here: parsers take text.
+//
+// Presets are compiled in (presets.cpp) rather than read from data/models.yaml: the estimator
+// layers stay free of file access, `jobgen plan` pays no extra file read + YAML parse at start,
+// and users who need another model write a model file (same keys, parsed by parse_architecture),
+// optionally starting from a preset with `preset: NAME` and overriding some numbers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "jobgen/util/error.hpp"
+
+namespace jobgen::model {
+
+enum class Kind { encoder, decoder, encoder_decoder };
+
+std::string_view to_string(Kind kind);  // "encoder", "decoder", "encoder-decoder"
+
+struct Architecture {
+  std::string name;         // preset name or the file's `name:`
+  std::string description;  // one line shown in reports, e.g. "BERT-base uncased, 110M"
+  Kind kind = Kind::decoder;
+  int layers = 0;          // transformer blocks (encoder blocks for encoder-decoder)
+  int decoder_layers = 0;  // encoder-decoder only: decoder blocks (0 = same as layers)
+  int hidden = 0;          // model width d_model
+  int heads = 0;           // attention (query) heads
+  int kv_heads = 0;        // key/value heads (GQA/MQA); 0 = heads
+  int head_dim = 0;        // 0 = hidden / heads
+  int ffn_hidden = 0;      // FFN inner width; 0 = 4 * hidden
+  bool gated_ffn = false;  // SwiGLU/GeGLU: three FFN matrices (gate, up, down) instead of two
+  int vocab = 0;           // token embedding rows; 0 for models without a token vocabulary (ViT)
+  int positions = 0;       // learned absolute position embeddings (BERT/GPT-2/ViT); 0 = none (RoPE)
+  bool tied_embeddings = false;  // output projection shares the input embedding matrix
+  bool dropout = false;          // trains with dropout (BERT/GPT-2/T5 era): 1-byte masks are saved
+  bool token_logits = true;      // training computes per-token logits over `vocab` (LM/MLM heads);
+                             // false for pooled heads (sentence embeddings, image classification)
+  int head_outputs = 0;       // pooled head width when !token_logits (classes); 0 = none
+  int prefix_tokens = 0;      // tokens added to every sample's sequence (image patches of a VLM)
+  int64_t extra_params = 0;   // parameters outside the transformer stack described above (vision
+                              // tower, action head); counted in weights/optimizer/FLOPs
+  int64_t frozen_params = 0;  // a frozen component outside the stack and extra_params (GR00T: its
+                              // VLM backbone): added to the total, held in the compute precision,
+                              // no gradients/optimizer state, forward FLOPs only
+  int64_t params = 0;         // total parameters; 0 = derive_params()
+
+  int effective_kv_heads() const { return kv_heads > 0 ? kv_heads : heads; }
+  int effective_head_dim() const {
+    return head_dim > 0 ? head_dim : (heads > 0 ? hidden / heads : 0);
+  }
+  int effective_ffn() const { return ffn_hidden > 0 ? ffn_hidden : 4 * hidden; }
+  int effective_decoder_layers() const;  // 0 unless encoder-decoder
+  int total_layers() const { return layers + effective_decoder_layers(); }
+};
+
+// Where the parameters are, derived from the shape (biases and norms included approximately).
+struct ParamCounts {
+  int64_t embedding = 0;         // token + position embeddings
+  int64_t output_head = 0;       // untied LM head (0 when tied or no token logits)
+  int64_t attention_linear = 0;  // all blocks: q, k, v, o projection weights (+ cross-attention)
+  int64_t ffn_linear = 0;        // all blocks: FFN weights
+  int64_t other = 0;             // norms, biases, pooled head
+  int64_t extra = 0;             // Architecture::extra_params
+  int64_t frozen = 0;            // Architecture::frozen_params
+  int64_t total = 0;             // sum of the above
+  // The transformer's Linear weights (attention + FFN), what LoRA adapts and QLoRA quantizes.
+  int64_t block_linear() const { return attention_linear + ffn_linear; }
+};
+
+ParamCounts count_params(const Architecture& arch);
+
+// Total parameters: `params` when given, else count_params().total.
+int64_t derive_params(const Architecture& arch);
+
+// Checks the numbers are usable (positive widths, heads divide hidden, kv_heads divides heads).
+Expected<void> validate(const Architecture& arch, const SourceLoc& where = {});
+
+// A model file or inline map. Keys: name, description, preset (start from a preset), kind
+// (encoder|decoder|encoder-decoder), layers, decoder_layers, hidden, heads, kv_heads, head_dim,
+// ffn_hidden, gated_ffn, vocab, positions, tied_embeddings, dropout, token_logits, head_outputs,
+// prefix_tokens, extra_params, frozen_params, params (optional, derived when absent; "7B",
+// "124M" accepted). Errors carry source:line:col.
+Expected<Architecture> parse_architecture(std::string_view yaml_text, const std::string& source);
+Expected<Architecture> parse_architecture(const YAML::Node& node, const std::string& source);
+
+// All compiled-in presets, in a stable order.
+const std::vector<Architecture>& presets();
+
+// Case-insensitive lookup ignoring '-', '_', '.', ' ' and a trailing "-hf" ("Llama-2-7B" ok).
+// Not found: Exit::not_found with "did you mean" and a pointer to `jobgen estimate --model FILE`.
+Expected<Architecture> find_preset(std::string_view name);
+
+std::vector<std::string> preset_names();
+
+}  // namespace jobgen::model

@@ -1,0 +1,190 @@
+// The compiled-in model presets. Shapes are the published configs (Hugging Face config.json of
+// each model); `params` is left to derive_params() and checked against the published totals in
+// tests/unit/test_memory.cpp.
+//
+// gr00t-n1.5-3b (NVIDIA Isaac GR00T N1.5, 3B, vision-language-action robot policy) is an
+// approximation, documented here because its architecture is not a single transformer:
+//  - a frozen Eagle 2.5 VLM backbone (SigLIP-2 vision tower + a Qwen-class 1.7B LLM): ~2.1B
+//    parameters, frozen in the default fine-tune (tune_llm=false, tune_visual=false), run
+//    forward only -> frozen_params (held in the compute precision, no gradients, no saved
+//    activations);
+//  - the trainable part, ~0.6B: a 16-layer diffusion transformer (DiT) action head trained
+//    with flow matching (32 heads x 48 = 1536 wide, FFN 4x) = the "stack" below, plus the
+//    post-VLM adapter, the projector and the per-embodiment state/action MLPs = extra_params.
+//  Sequence: --seq-len counts the DiT's own tokens (1 state + 16 action-horizon + 32 future
+//  tokens = 49 is typical). The DiT cross-attends to the VLM's image+text tokens; jobgen adds
+//  them as prefix_tokens = 256 (two camera views of 64 pixel-shuffled patch tokens each, plus
+//  text, rounded up) to the stack's sequence, which overestimates attention activations (the
+//  safe side). Measure once and use the empirical override (base/per-sample/overhead) for
+//  exact batch sizes.
+#include <algorithm>
+#include <cctype>
+
+#include "jobgen/model/architecture.hpp"
+
+namespace jobgen::model {
+
+namespace {
+
+Architecture make(std::string name, std::string description, Kind kind, int layers, int hidden,
+                  int heads, int ffn, int vocab) {
+  Architecture a;
+  a.name = std::move(name);
+  a.description = std::move(description);
+  a.kind = kind;
+  a.layers = layers;
+  a.hidden = hidden;
+  a.heads = heads;
+  a.ffn_hidden = ffn;
+  a.vocab = vocab;
+  return a;
+}
+
+// Llama/Mistral/Qwen family: SwiGLU, RoPE (no learned positions), no dropout.
+Architecture llama_like(std::string name, std::string description, int layers, int hidden,
+                        int heads, int kv_heads, int ffn, int vocab, bool tied) {
+  Architecture a = make(std::move(name), std::move(description), Kind::decoder, layers, hidden,
+                        heads, ffn, vocab);
+  a.kv_heads = kv_heads;
+  a.gated_ffn = true;
+  a.tied_embeddings = tied;
+  return a;
+}
+
+std::vector<Architecture> build() {
+  std::vector<Architecture> v;
+  auto bert = [&](std::string name, std::string d, int layers, int hidden, int heads, int vocab,
+                  int positions) {
+    Architecture a = make(std::move(name), std::move(d), Kind::encoder, layers, hidden, heads,
+                          4 * hidden, vocab);
+    a.positions = positions;
+    a.dropout = true;
+    a.tied_embeddings = true;  // the MLM decoder shares the word embeddings
+    v.push_back(a);
+  };
+  bert("bert-base", "BERT-base uncased (MLM), 110M", 12, 768, 12, 30522, 512);
+  bert("bert-large", "BERT-large uncased (MLM), 335M", 24, 1024, 16, 30522, 512);
+  bert("roberta-base", "RoBERTa-base (MLM), 125M", 12, 768, 12, 50265, 514);
+  bert("all-mpnet-base-v2", "sentence-transformers all-mpnet-base-v2 (MPNet, contrastive), 110M",
+       12, 768, 12, 30527, 514);
+  v.back().token_logits = false;  // pooled sentence embeddings, in-batch contrastive loss
+
+  auto gpt2 = [&](std::string name, std::string d, int layers, int hidden, int heads) {
+    Architecture a = make(std::move(name), std::move(d), Kind::decoder, layers, hidden, heads,
+                          4 * hidden, 50257);
+    a.positions = 1024;
+    a.dropout = true;
+    a.tied_embeddings = true;
+    v.push_back(a);
+  };
+  gpt2("gpt2", "GPT-2 small, 124M", 12, 768, 12);
+  gpt2("gpt2-medium", "GPT-2 medium, 355M", 24, 1024, 16);
+  gpt2("gpt2-large", "GPT-2 large, 774M", 36, 1280, 20);
+  gpt2("gpt2-xl", "GPT-2 XL, 1.5B", 48, 1600, 25);
+
+  v.push_back(
+      llama_like("llama-3.2-1b", "Llama 3.2 1B, 1.24B", 16, 2048, 32, 8, 8192, 128256, true));
+  v.push_back(
+      llama_like("llama-3.2-3b", "Llama 3.2 3B, 3.21B", 28, 3072, 24, 8, 8192, 128256, true));
+  v.push_back(llama_like("llama-2-7b", "Llama 2 7B, 6.74B", 32, 4096, 32, 32, 11008, 32000, false));
+  v.push_back(
+      llama_like("llama-2-13b", "Llama 2 13B, 13.0B", 40, 5120, 40, 40, 13824, 32000, false));
+  v.push_back(
+      llama_like("llama-3.1-8b", "Llama 3.1 8B, 8.03B", 32, 4096, 32, 8, 14336, 128256, false));
+  v.push_back(
+      llama_like("mistral-7b", "Mistral 7B v0.1, 7.24B", 32, 4096, 32, 8, 14336, 32000, false));
+  v.push_back(
+      llama_like("qwen2.5-0.5b", "Qwen2.5 0.5B, 0.49B", 24, 896, 14, 2, 4864, 151936, true));
+  v.push_back(
+      llama_like("qwen2.5-1.5b", "Qwen2.5 1.5B, 1.54B", 28, 1536, 12, 2, 8960, 151936, true));
+  v.push_back(llama_like("qwen2.5-7b", "Qwen2.5 7B, 7.62B", 28, 3584, 28, 4, 18944, 152064, false));
+
+  // MPT-7B: plain GELU FFN (4x), ALiBi (no learned positions), no biases, tied embeddings, no
+  // dropout in the published pretraining configs. Used by the measured-run table.
+  {
+    Architecture a =
+        make("mpt-7b", "MosaicML MPT-7B, 6.7B", Kind::decoder, 32, 4096, 32, 16384, 50368);
+    a.tied_embeddings = true;
+    v.push_back(a);
+  }
+
+  auto t5 = [&](std::string name, std::string d, int layers, int hidden, int heads) {
+    Architecture a = make(std::move(name), std::move(d), Kind::encoder_decoder, layers, hidden,
+                          heads, 4 * hidden, 32128);
+    a.decoder_layers = layers;
+    a.dropout = true;
+    a.tied_embeddings = true;
+    v.push_back(a);
+  };
+  t5("t5-base", "T5 v1.0 base (encoder-decoder), 223M", 12, 768, 12);
+  t5("t5-large", "T5 v1.0 large (encoder-decoder), 738M", 24, 1024, 16);
+
+  {
+    Architecture a = make("vit-base",
+                          "ViT-B/16 224px image classifier, 86M (sequence = 197 patch "
+                          "tokens: use --seq-len 197)",
+                          Kind::encoder, 12, 768, 12, 3072, 0);
+    a.positions = 197;
+    a.dropout = true;
+    a.token_logits = false;
+    a.head_outputs = 1000;
+    v.push_back(a);
+  }
+
+  {
+    Architecture a = make("gr00t-n1.5-3b",
+                          "NVIDIA GR00T N1.5 3B robot policy: frozen 2.1B Eagle 2.5 VLM + 0.6B "
+                          "DiT action head (approximate; --seq-len 49 = action-head tokens)",
+                          Kind::decoder, 16, 1536, 32, 6144, 0);
+    a.token_logits = false;
+    a.dropout = true;  // DiT blocks of the action head
+    a.prefix_tokens = 256;
+    a.frozen_params = 2'100'000'000;
+    // Trainable beyond the DiT stack (adapter, embodiment MLPs, projector): the rest of 2.7B.
+    a.extra_params = 2'700'000'000 - count_params(a).total;
+    v.push_back(a);
+  }
+  return v;
+}
+
+std::string normalize(std::string_view name) {
+  std::string out;
+  for (const char c : name)
+    if (c != '-' && c != '_' && c != '.' && c != ' ')
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (out.size() > 2 && out.ends_with("hf")) out.resize(out.size() - 2);
+  return out;
+}
+
+}  // namespace
+
+const std::vector<Architecture>& presets() {
+  static const std::vector<Architecture> all = [] {
+    std::vector<Architecture> v = build();
+    for (Architecture& a : v) a.params = derive_params(a);
+    return v;
+  }();
+  return all;
+}
+
+std::vector<std::string> preset_names() {
+  std::vector<std::string> names;
+  for (const Architecture& a : presets()) names.push_back(a.name);
+  return names;
+}
+
+Expected<Architecture> find_preset(std::string_view name) {
+  const std::string key = normalize(name);
+  for (const Architecture& a : presets())
+    if (normalize(a.name) == key) return a;
+  std::string msg = "unknown model '" + std::string(name) + "'";
+  const std::string near = closest_match(name, preset_names());
+  if (!near.empty()) msg += "; did you mean '" + near + "'?";
+  msg += " Known presets: ";
+  for (const std::string& n : preset_names()) msg += n + " ";
+  msg.pop_back();
+  msg += ". For another model, write a model file (layers, hidden, heads, ...) and pass its path.";
+  return fail(msg, Exit::not_found);
+}
+
+}  // namespace jobgen::model

@@ -1,0 +1,123 @@
+// The job spec: what a user wants trained (`jobgen.yaml`), parsed from YAML text into plain data.
+// The format, with examples, is documented in docs/jobspec.md.
+//
+// Contract:
+// - parse_job_spec is pure: it takes text and returns a JobSpec or the first problem, with
+//   source:line:col (1-based) and a message saying how to fix it ("did you mean" for unknown keys
+//   and values). A spec whose `model:` names a file keeps the path in `model_file` and leaves
+//   `model` empty; load_job_spec (or resolve_model_files) reads and parses that file.
+// - Defaults: precision amp-bf16, optimizer adamw, strategy ddp, offload none, finetune full,
+//   grad_checkpointing auto, flash_attention true, micro_batch auto, lr_scaling none.
+// - Exactly one of `steps` or (`epochs` and `dataset_size`) is required.
+// - Stages: each entry of `stages:` is a complete JobSpec made of the top-level values overridden
+//   by the stage's own keys (stages do not nest). The planner plans the top level; render and
+//   submit use the stages.
+//
+// Units: checkpoint size in GB (10^9 bytes, as `du -h --si` prints); empirical memory in "GB as
+// read off nvidia-smi" (estimate::EmpiricalMemory); batches and dataset sizes in samples;
+// sequence length in tokens.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "jobgen/estimate/training.hpp"
+#include "jobgen/model/architecture.hpp"
+#include "jobgen/sys/system.hpp"
+#include "jobgen/util/error.hpp"
+
+namespace jobgen::plan {
+
+// auto: the planner switches activation checkpointing on only when the run does not fit without
+// it or when the larger micro-batch it allows makes the whole run faster; it says which.
+enum class GradCheckpointing { automatic, on, off };
+enum class LrScaling { none, linear, sqrt };
+
+std::string_view to_string(GradCheckpointing value);  // "auto", "on", "off"
+std::string_view to_string(LrScaling value);          // "none", "linear", "sqrt"
+
+// A target effective batch: one number (min == max) or an inclusive range "120-144".
+struct BatchRange {
+  int min = 0;
+  int max = 0;
+  bool contains(int64_t batch) const { return batch >= min && batch <= max; }
+  std::string to_string() const;  // "128" or "120-144"
+};
+
+struct Checkpoint {
+  double size_gb = 0;      // one checkpoint on disk, GB; 0 = unknown
+  bool resumable = false;  // the command resumes from its latest checkpoint when restarted
+  std::string dir;         // where checkpoints go (created by the rendered script); may be empty
+};
+
+// The placeholders the planner fills into `command` ({{name}}); see placeholder_values().
+const std::vector<std::string>& known_placeholders();
+
+struct JobSpec {
+  std::string name;    // job name (Slurm --job-name); defaults to "train"
+  std::string source;  // file it was read from, for messages
+
+  model::Architecture model;  // resolved architecture (empty while model_file is unread)
+  std::string model_ref;      // as written: a preset name, a file path, or "inline"
+  std::string model_file;     // set when `model:` is a path (relative to the spec's directory)
+  SourceLoc model_loc;
+
+  int seq_len = 0;
+  estimate::Precision precision = estimate::Precision::amp_bf16;
+  estimate::Optimizer optimizer = estimate::Optimizer::adamw;
+  estimate::Strategy strategy = estimate::Strategy::ddp;
+  estimate::Offload offload = estimate::Offload::none;
+  estimate::Finetune finetune = estimate::Finetune::full;
+  int lora_rank = 16;
+  estimate::LoraTargets lora_targets = estimate::LoraTargets::all_linear;
+  GradCheckpointing grad_checkpointing = GradCheckpointing::automatic;
+  bool flash_attention = true;
+  bool chunked_loss = false;
+  bool optimizer_in_backward = false;
+
+  std::optional<BatchRange> effective_batch;  // nullopt: accumulation 1 at the largest micro-batch
+  std::optional<int> micro_batch;             // fixed per-GPU micro-batch; nullopt = auto
+
+  std::optional<int64_t> steps;         // optimizer steps
+  std::optional<double> epochs;         // with dataset_size: steps = ceil(epochs x size / batch)
+  std::optional<int64_t> dataset_size;  // samples
+
+  std::optional<double> learning_rate;  // at lr_base_batch
+  LrScaling lr_scaling = LrScaling::none;
+  std::optional<int> lr_base_batch;  // default: the target batch (a range's lower end)
+
+  Checkpoint checkpoint;
+  std::string command;                                   // the run command with {{placeholders}}
+  std::vector<std::pair<std::string, std::string>> env;  // exported in this order
+  std::optional<estimate::EmpiricalMemory> empirical_memory;
+
+  std::vector<JobSpec> stages;  // complete specs (top level + the stage's overrides)
+  SourceLoc loc;                // the mapping this spec was read from
+
+  // The training setup for `gpus_per_node` x `nodes` ranks (grad_checkpointing = on here;
+  // the planner decides `auto`).
+  estimate::TrainingSetup setup(int gpus_per_node = 1, int nodes = 1) const;
+
+  // The learning rate for an effective batch, scaled from lr_base_batch; nullopt without one.
+  std::optional<double> scaled_learning_rate(int effective_batch) const;
+
+  // Optimizer steps for an effective batch: `steps`, or ceil(epochs x dataset_size / batch).
+  int64_t steps_for(int effective_batch) const;
+};
+
+Expected<JobSpec> parse_job_spec(std::string_view yaml_text, const std::string& source);
+
+// Reads and parses every `model:` file of `spec` and its stages, relative to `base_dir`.
+Expected<void> resolve_model_files(JobSpec& spec, const sys::FileSystem& fs,
+                                   const std::filesystem::path& base_dir);
+
+// Reads `path`, parses it and resolves model files next to it. A missing file is Exit::not_found
+// with a hint to write jobgen.yaml (docs/jobspec.md).
+Expected<JobSpec> load_job_spec(const sys::FileSystem& fs, const std::filesystem::path& path);
+
+}  // namespace jobgen::plan

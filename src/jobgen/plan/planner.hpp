@@ -1,0 +1,154 @@
+// The planner: one row per candidate (node group x GPU count x node count) for a job spec on a
+// cluster profile, and the fastest / cheapest / balanced recommendation. Pure arithmetic over
+// the estimator; renderers (report.hpp) turn the PlanReport into text, JSON or Markdown.
+//
+// Candidates: a target is a GPU catalog id or alias (every group with that GPU), a node group
+// name, or a gres type (also a MIG slice's); no target = every group. Per group: 1..GPUs per node
+// on one node, then whole nodes 2..max_nodes_per_job (bounded by the group's size). MIG groups:
+// 1..max_slices_per_job slices of each slice type (more than one slice cannot train data
+// parallel: such rows are shown as not runnable). --gpus / --nodes narrow the counts.
+//
+// Per row: the largest micro-batch at three safety levels (memory.hpp), the micro-batch and
+// accumulation whose effective batch (micro x GPUs x nodes x accumulation) is inside the target
+// range or closest to it (ties: the larger micro-batch, which runs faster), the scaled learning
+// rate, peak memory at the planned micro-batch with its breakdown, step and total time, GPU-hours
+// and cost (MIG slice: price x compute_slices / 7), warnings.
+//
+// grad_checkpointing auto: off unless the planned micro-batch does not fit without it, or
+// turning it on (larger micro-batch, one extra forward) makes the whole run faster.
+//
+// Recommendations consider runnable rows only (memory fits, no MIG multi-slice), preferring rows
+// that finish within the partition's time limit or can be chained (resumable checkpoints):
+//   fastest   shortest total time (ties: lower cost)
+//   cheapest  lowest cost; GPU-hours when a candidate has no price (ties: faster)
+//   balanced  the fastest row whose cost is at most kBalancedCostSlack above the cheapest's:
+//             more GPUs are worth it while they cost little extra.
+//
+// Units: seconds, GiB per GPU, GPU-hours (MIG: slice-hours), cost in the profile's currency.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "jobgen/estimate/memory.hpp"
+#include "jobgen/estimate/throughput.hpp"
+#include "jobgen/plan/jobspec.hpp"
+#include "jobgen/profile/catalog.hpp"
+#include "jobgen/profile/profile.hpp"
+
+namespace jobgen::plan {
+
+inline constexpr double kBalancedCostSlack = 0.20;
+
+struct PlanOptions {
+  std::string target;       // "" = every node group
+  std::optional<int> gpus;  // GPUs (MIG: slices) per node
+  std::optional<int> nodes;
+};
+
+struct PlanRow {
+  int id = 0;         // 1-based, as printed
+  std::string group;  // node group name
+  std::string gpu;    // catalog id
+  std::string gpu_name;
+  std::string mig_profile;  // "" = whole GPUs
+  std::string gres;         // what one node requests, e.g. "gpu:gpul40s:4", "gpu:2"
+  std::string partition;
+  std::optional<int64_t> partition_max_time_s;  // nullopt = unlimited
+  int nodes = 1;
+  int gpus_per_node = 1;  // MIG: slices
+  int world_size() const { return nodes * gpus_per_node; }
+  std::string label() const;  // "l40s 4 GPUs", "l40s 2x6 GPUs", "h100nvl 1 slice 1g.12gb"
+
+  estimate::MaxMicroBatch max_micro;  // at the chosen checkpointing setting
+  int micro_batch = 0;                // planned, per GPU
+  int grad_accum = 1;
+  int effective_batch = 0;
+  std::optional<double> learning_rate;
+  int64_t steps = 0;
+  estimate::Precision precision = estimate::Precision::amp_bf16;  // effective
+  bool grad_checkpointing = false;
+  std::string checkpointing_note;  // why, when jobgen decided (auto)
+
+  estimate::MemoryBreakdown memory;  // per GPU at micro_batch
+  double capacity_gib = 0;
+  bool fits = false;      // memory at micro_batch within the recommended level
+  bool runnable = false;  // fits and nothing else forbids it
+
+  double step_time_s = 0;
+  double total_time_s = 0;
+  double scaling_efficiency = 1;
+  double samples_per_s = 0;
+  double tokens_per_s = 0;
+  double gpu_hours = 0;
+  std::optional<double> cost;
+  int chain_jobs = 1;  // jobs needed under the partition's max time (1 = fits in one)
+  bool within_time_limit = true;
+
+  std::string availability;
+  std::vector<std::string> warnings;
+};
+
+struct Recommendation {
+  int row = 0;  // PlanRow::id
+  std::string reason;
+};
+
+// One node group of the plan, for the GPU comparison table.
+struct GroupInfo {
+  std::string name;
+  profile::GpuSpec gpu;
+  std::string mig_profile;
+  double capacity_gib = 0;  // one GPU or slice
+  int gpus_per_node = 0;    // physical GPUs (MIG: slices per node)
+  int node_count = 0;
+  int max_nodes_per_job = 1;
+  std::optional<double> price_per_gpu_hour;
+  std::string availability;
+};
+
+struct PlanReport {
+  std::string job_name;
+  std::string source;  // job spec file
+  std::string model_name;
+  std::string model_description;
+  int64_t model_params = 0;
+  int seq_len = 0;
+  estimate::Precision precision = estimate::Precision::amp_bf16;  // as requested
+  estimate::Optimizer optimizer = estimate::Optimizer::adamw;
+  estimate::Strategy strategy = estimate::Strategy::ddp;
+  estimate::Offload offload = estimate::Offload::none;
+  estimate::Finetune finetune = estimate::Finetune::full;
+  int lora_rank = 0;
+  GradCheckpointing grad_checkpointing = GradCheckpointing::automatic;
+  bool flash_attention = true;
+  std::optional<BatchRange> target_batch;
+  std::optional<int> fixed_micro_batch;
+  std::string length;  // "20,000 steps" or "3 epochs x 1,000,000 samples"
+
+  std::string profile;
+  std::string currency;
+  std::string target;  // as given, "" = all groups
+  std::vector<GroupInfo> groups;
+  std::vector<PlanRow> rows;
+  std::optional<Recommendation> fastest, cheapest, balanced;
+  std::vector<int> ranking;        // runnable rows by total time (ties: cost), fastest first
+  std::vector<std::string> notes;  // plan-wide remarks (skipped groups, nothing fits, ...)
+
+  const PlanRow* row(int id) const;
+};
+
+// Errors: an unknown target is Exit::not_found with "did you mean"; --gpus/--nodes that no
+// candidate allows is Exit::invalid_input naming the limits.
+Expected<PlanReport> make_plan(const JobSpec& spec, const profile::Profile& profile,
+                               const profile::Catalog& catalog, const PlanOptions& options);
+
+// "$12.34" for USD, else "12.34 EUR".
+std::string format_money(double amount, const std::string& currency);
+
+// Values for the run command's {{placeholders}} (known_placeholders()) from a planned row.
+std::map<std::string, std::string> placeholder_values(const JobSpec& spec, const PlanRow& row);
+
+}  // namespace jobgen::plan

@@ -1,0 +1,129 @@
+// `jobgen plan --json`: the PlanReport as JSON. Key names are a contract for scripts (and the
+// job ledger); docs/jobspec.md lists them.
+#include "jobgen/plan/report.hpp"
+
+namespace jobgen::plan {
+
+namespace est = jobgen::estimate;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+json optional_number(const std::optional<double>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+json memory_json(const est::MemoryBreakdown& m) {
+  return {{"weights", m.weights},     {"gradients", m.gradients},
+          {"optimizer", m.optimizer}, {"activations", m.activations},
+          {"context", m.context},     {"slack", m.slack},
+          {"total", m.total}};
+}
+
+json row_json(const PlanRow& row) {
+  json j;
+  j["id"] = row.id;
+  j["label"] = row.label();
+  j["group"] = row.group;
+  j["gpu"] = row.gpu;
+  j["gpu_name"] = row.gpu_name;
+  j["mig_profile"] = row.mig_profile.empty() ? json(nullptr) : json(row.mig_profile);
+  j["gres"] = row.gres;
+  j["partition"] = row.partition;
+  j["partition_max_time_s"] =
+      row.partition_max_time_s ? json(*row.partition_max_time_s) : json(nullptr);
+  j["nodes"] = row.nodes;
+  j["gpus_per_node"] = row.gpus_per_node;
+  j["world_size"] = row.world_size();
+  j["max_micro_batch"] = {{"conservative", row.max_micro.conservative},
+                          {"recommended", row.max_micro.recommended},
+                          {"aggressive", row.max_micro.aggressive}};
+  j["micro_batch"] = row.micro_batch;
+  j["grad_accum"] = row.grad_accum;
+  j["effective_batch"] = row.effective_batch;
+  j["learning_rate"] = optional_number(row.learning_rate);
+  j["steps"] = row.steps;
+  j["precision"] = est::to_string(row.precision);
+  j["grad_checkpointing"] = row.grad_checkpointing;
+  j["grad_checkpointing_note"] = row.checkpointing_note;
+  j["memory_gib"] = memory_json(row.memory);
+  j["capacity_gib"] = row.capacity_gib;
+  j["fits"] = row.fits;
+  j["runnable"] = row.runnable;
+  j["step_time_s"] = row.step_time_s;
+  j["total_time_s"] = row.total_time_s;
+  j["scaling_efficiency"] = row.scaling_efficiency;
+  j["samples_per_s"] = row.samples_per_s;
+  j["tokens_per_s"] = row.tokens_per_s;
+  j["gpu_hours"] = row.gpu_hours;
+  j["cost"] = optional_number(row.cost);
+  j["within_time_limit"] = row.within_time_limit;
+  j["chain_jobs"] = row.chain_jobs;
+  j["availability"] = row.availability;
+  j["warnings"] = row.warnings;
+  return j;
+}
+
+json recommendation_json(const std::optional<Recommendation>& rec) {
+  if (!rec) return nullptr;
+  return {{"option", rec->row}, {"reason", rec->reason}};
+}
+
+}  // namespace
+
+json plan_json(const PlanReport& r) {
+  json job;
+  job["name"] = r.job_name;
+  job["source"] = r.source;
+  job["model"] = r.model_name;
+  job["model_params"] = r.model_params;
+  job["seq_len"] = r.seq_len;
+  job["precision"] = est::to_string(r.precision);
+  job["optimizer"] = est::to_string(r.optimizer);
+  job["strategy"] = est::to_string(r.strategy);
+  job["offload"] = est::to_string(r.offload);
+  job["finetune"] = est::to_string(r.finetune);
+  job["lora_rank"] = r.lora_rank > 0 ? json(r.lora_rank) : json(nullptr);
+  job["grad_checkpointing"] = to_string(r.grad_checkpointing);
+  job["flash_attention"] = r.flash_attention;
+  job["target_batch"] = r.target_batch
+                            ? json{{"min", r.target_batch->min}, {"max", r.target_batch->max}}
+                            : json(nullptr);
+  job["micro_batch"] = r.fixed_micro_batch ? json(*r.fixed_micro_batch) : json("auto");
+  job["length"] = r.length;
+
+  json groups = json::array();
+  for (const GroupInfo& g : r.groups) {
+    groups.push_back({{"name", g.name},
+                      {"gpu", g.gpu.id},
+                      {"gpu_name", g.gpu.name},
+                      {"mig_profile", g.mig_profile.empty() ? json(nullptr) : json(g.mig_profile)},
+                      {"capacity_gib", g.capacity_gib},
+                      {"gpus_per_node", g.gpus_per_node},
+                      {"node_count", g.node_count},
+                      {"max_nodes_per_job", g.max_nodes_per_job},
+                      {"price_per_gpu_hour", optional_number(g.price_per_gpu_hour)},
+                      {"availability", g.availability}});
+  }
+  json options = json::array();
+  for (const PlanRow& row : r.rows) options.push_back(row_json(row));
+
+  return {{"job", job},
+          {"profile", r.profile},
+          {"currency", r.currency},
+          {"target", r.target.empty() ? json(nullptr) : json(r.target)},
+          {"groups", groups},
+          {"options", options},
+          {"recommendations",
+           {{"fastest", recommendation_json(r.fastest)},
+            {"cheapest", recommendation_json(r.cheapest)},
+            {"balanced", recommendation_json(r.balanced)}}},
+          {"ranking", r.ranking},
+          {"notes", r.notes}};
+}
+
+std::string render_json(const PlanReport& report) {
+  return plan_json(report).dump(2) + "\n";
+}
+
+}  // namespace jobgen::plan

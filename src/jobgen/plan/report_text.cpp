@@ -1,0 +1,252 @@
+// The terminal report: one aligned table per node group, 100 columns wide at most.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "jobgen/plan/report.hpp"
+#include "jobgen/util/slurm_time.hpp"
+
+namespace jobgen::plan {
+
+namespace est = jobgen::estimate;
+
+std::string training_summary(const PlanReport& r) {
+  std::string s = fmt::format("{}, {}, {}", est::to_string(r.precision),
+                              est::to_string(r.optimizer), est::to_string(r.strategy));
+  if (r.offload != est::Offload::none) s += fmt::format(", offload {}", est::to_string(r.offload));
+  s += r.finetune == est::Finetune::full
+           ? ", full training"
+           : fmt::format(", {} rank {}", est::to_string(r.finetune), r.lora_rank);
+  s += fmt::format(", activation checkpointing {}", to_string(r.grad_checkpointing));
+  s += r.flash_attention ? ", flash attention" : ", no flash attention";
+  return s;
+}
+
+namespace {
+
+constexpr size_t kWidth = 100;
+
+// Greedy word wrap; continuation lines get `indent` spaces.
+std::string wrap(const std::string& text, size_t first_indent, size_t indent) {
+  std::string out(first_indent, ' ');
+  size_t col = first_indent;
+  size_t pos = 0;
+  bool line_start = true;
+  while (pos < text.size()) {
+    size_t end = text.find(' ', pos);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(pos, end - pos);
+    if (!line_start && col + 1 + word.size() > kWidth) {
+      out += "\n" + std::string(indent, ' ');
+      col = indent;
+      line_start = true;
+    }
+    if (!line_start) {
+      out += ' ';
+      ++col;
+    }
+    out += word;
+    col += word.size();
+    line_start = false;
+    pos = end + 1;
+  }
+  return out + "\n";
+}
+
+// Columns are right-aligned except those listed as left-aligned; two spaces between columns,
+// or one when that keeps the table within kWidth.
+std::string table(const std::vector<std::vector<std::string>>& rows, size_t indent,
+                  const std::vector<bool>& left) {
+  std::vector<size_t> width;
+  for (const auto& row : rows) {
+    width.resize(std::max(width.size(), row.size()), 0);
+    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  }
+  size_t total = indent;
+  for (size_t w : width) total += w;
+  const size_t gaps = width.empty() ? 0 : width.size() - 1;
+  const std::string gap(total + 2 * gaps <= kWidth ? 2 : 1, ' ');
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line(indent, ' ');
+    for (size_t i = 0; i < row.size(); ++i) {
+      const bool l = i < left.size() && left[i];
+      const std::string pad(width[i] - row[i].size(), ' ');
+      line += l ? row[i] + pad : pad + row[i];
+      if (i + 1 < row.size()) line += gap;
+    }
+    line.erase(line.find_last_not_of(' ') + 1);
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string step_text(double s) {
+  if (s < 1) return fmt::format("{:.0f}ms", s * 1000);
+  return s < 100 ? fmt::format("{:.1f}s", s) : fmt::format("{:.0f}s", s);
+}
+
+std::string count_label(const PlanRow& row) {
+  return row.nodes > 1 ? fmt::format("{}x{}", row.nodes, row.gpus_per_node)
+                       : std::to_string(row.gpus_per_node);
+}
+
+std::string lr_text(const std::optional<double>& lr) {
+  return lr ? fmt::format("{:.2e}", *lr) : "-";
+}
+
+std::string group_header(const PlanReport& r, const GroupInfo& g) {
+  std::string unit = g.mig_profile.empty() ? "GPUs" : "MIG " + g.mig_profile + " slices";
+  std::string s = fmt::format("{}: {}{}, {:.1f} GiB usable each, {} {} per node, {} node{}", g.name,
+                              g.gpu.name, g.mig_profile.empty() ? "" : " (MIG)", g.capacity_gib,
+                              g.gpus_per_node, unit, g.node_count, g.node_count == 1 ? "" : "s");
+  if (g.max_nodes_per_job > 1) s += fmt::format(" (up to {} per job)", g.max_nodes_per_job);
+  if (g.price_per_gpu_hour) {
+    s += ", " + format_money(*g.price_per_gpu_hour, r.currency) + " per GPU-hour";
+  }
+  if (!g.availability.empty()) s += "; availability: " + g.availability;
+  return wrap(s, 0, 4);
+}
+
+}  // namespace
+
+std::string render_text(const PlanReport& r) {
+  std::string out;
+  out += fmt::format("Plan for {}{}\n", r.job_name, r.source.empty() ? "" : " (" + r.source + ")");
+  std::string model = r.model_name;
+  if (!r.model_description.empty()) model += " - " + r.model_description;
+  if (r.model_params > 0 && r.model_description.empty()) {
+    model += fmt::format(", {:.2f}B parameters", r.model_params / 1e9);
+  }
+  out += wrap(fmt::format("model     {}; sequence {} tokens", model, r.seq_len), 2, 12);
+  out += wrap("training  " + training_summary(r), 2, 12);
+  std::string batch = r.target_batch ? "target effective batch " + r.target_batch->to_string()
+                                     : "no target batch (accumulation 1)";
+  if (r.fixed_micro_batch) batch += fmt::format(", micro-batch fixed at {}", *r.fixed_micro_batch);
+  out += wrap(fmt::format("batch     {}; length {}", batch, r.length), 2, 12);
+  out += wrap(fmt::format("profile   {}{}; micro-batch c/r/a = largest that fits in {:.0f}/{:.0f}/"
+                          "{:.0f}% of usable memory",
+                          r.profile, r.target.empty() ? "" : ", target " + r.target,
+                          100 * est::kConservativeUse, 100 * est::kRecommendedUse,
+                          100 * est::kAggressiveUse),
+              2, 12);
+
+  const bool lr_varies = std::any_of(r.rows.begin(), r.rows.end(), [&](const PlanRow& row) {
+    return row.learning_rate && r.rows.front().learning_rate &&
+           std::abs(*row.learning_rate - *r.rows.front().learning_rate) > 1e-15;
+  });
+  for (const GroupInfo& g : r.groups) {
+    out += "\n" + group_header(r, g);
+    std::vector<std::vector<std::string>> cells;
+    std::vector<std::string> head{"#", "GPUs", "micro", "max c/r/a", "accum", "batch"};
+    if (lr_varies) head.emplace_back("LR");
+    for (const char* h : {"ckpt", "mem GiB", "step", "total", "scale", "GPU-h", "cost"}) {
+      head.emplace_back(h);
+    }
+    cells.push_back(head);
+    std::vector<const PlanRow*> rows;
+    for (const PlanRow& row : r.rows) {
+      if (row.group == g.name && row.mig_profile == g.mig_profile) rows.push_back(&row);
+    }
+    // Warnings every option of the group shares are printed once.
+    std::vector<std::string> common =
+        rows.empty() ? std::vector<std::string>{} : rows.front()->warnings;
+    std::erase_if(common, [&](const std::string& w) {
+      return std::any_of(rows.begin(), rows.end(), [&](const PlanRow* row) {
+        return std::find(row->warnings.begin(), row->warnings.end(), w) == row->warnings.end();
+      });
+    });
+    std::string notes;
+    for (const auto& w : common) notes += wrap("all: " + w, 4, 8);
+    for (const PlanRow* row : rows) {
+      std::vector<std::string> c{std::to_string(row->id),
+                                 count_label(*row),
+                                 std::to_string(row->micro_batch),
+                                 fmt::format("{}/{}/{}", row->max_micro.conservative,
+                                             row->max_micro.recommended, row->max_micro.aggressive),
+                                 std::to_string(row->grad_accum),
+                                 std::to_string(row->effective_batch)};
+      if (lr_varies) c.push_back(lr_text(row->learning_rate));
+      c.push_back(row->grad_checkpointing ? "on" : "off");
+      c.push_back(fmt::format("{:.1f}", row->memory.total));
+      if (row->runnable) {
+        c.push_back(step_text(row->step_time_s));
+        c.push_back(util::format_duration(row->total_time_s));
+        c.push_back(fmt::format("{:.0f}%", 100 * row->scaling_efficiency));
+        c.push_back(fmt::format("{:.1f}", row->gpu_hours));
+        c.push_back(row->cost ? format_money(*row->cost, r.currency) : "-");
+      } else {
+        for (int i = 0; i < 4; ++i) c.emplace_back("-");
+        c.emplace_back(row->fits ? "not runnable" : "no fit");
+      }
+      cells.push_back(std::move(c));
+      if (!row->checkpointing_note.empty()) {
+        notes += wrap(fmt::format("#{}: {}", row->id, row->checkpointing_note), 4, 8);
+      }
+      for (const auto& w : row->warnings) {
+        if (std::find(common.begin(), common.end(), w) != common.end()) continue;
+        notes += wrap(fmt::format("#{}: {}", row->id, w), 4, 8);
+      }
+    }
+    out += table(cells, 2, {false, true});
+    out += notes;
+  }
+
+  if (!r.rows.empty() && r.rows.front().learning_rate && !lr_varies) {
+    out += fmt::format("\nLearning rate {} for every option.\n",
+                       lr_text(r.rows.front().learning_rate));
+  }
+  if (r.groups.size() > 1 && r.ranking.size() > 1) {
+    const size_t shown = std::min<size_t>(r.ranking.size(), 10);
+    out += fmt::format("\nRanked by total time ({} of {} runnable options)\n", shown,
+                       r.ranking.size());
+    std::vector<std::vector<std::string>> cells{{"#", "option", "total", "cost", "availability"}};
+    for (size_t i = 0; i < shown; ++i) {
+      const PlanRow& row = *r.row(r.ranking[i]);
+      cells.push_back({std::to_string(row.id), row.label(), util::format_duration(row.total_time_s),
+                       row.cost ? format_money(*row.cost, r.currency)
+                                : fmt::format("{:.1f} GPU-h", row.gpu_hours),
+                       row.availability});
+    }
+    out += table(cells, 2, {false, true, false, false, true});
+  }
+  out += "\nRecommendation\n";
+  const std::pair<const char*, const std::optional<Recommendation>*> recs[] = {
+      {"fastest ", &r.fastest}, {"cheapest", &r.cheapest}, {"balanced", &r.balanced}};
+  bool any = false;
+  for (const auto& [name, rec] : recs) {
+    if (!*rec) continue;
+    any = true;
+    out += wrap(std::string(name) + "  " + (*rec)->reason, 2, 12);
+  }
+  if (!any) out += "  none: no option fits (see the warnings above)\n";
+  if (any) {
+    std::vector<int> ids;
+    for (const auto& [name, rec] : recs) {
+      if (*rec && std::find(ids.begin(), ids.end(), (*rec)->row) == ids.end()) {
+        ids.push_back((*rec)->row);
+      }
+    }
+    out += "\nMemory per GPU of the recommended options (GiB)\n";
+    std::vector<std::vector<std::string>> cells{{"#", "micro", "weights", "grads", "optimizer",
+                                                 "activations", "context", "slack", "total",
+                                                 "usable"}};
+    for (int id : ids) {
+      const PlanRow& row = *r.row(id);
+      const auto& m = row.memory;
+      cells.push_back({std::to_string(id), std::to_string(row.micro_batch),
+                       fmt::format("{:.2f}", m.weights), fmt::format("{:.2f}", m.gradients),
+                       fmt::format("{:.2f}", m.optimizer), fmt::format("{:.2f}", m.activations),
+                       fmt::format("{:.2f}", m.context), fmt::format("{:.2f}", m.slack),
+                       fmt::format("{:.2f}", m.total), fmt::format("{:.1f}", row.capacity_gib)});
+    }
+    out += table(cells, 2, {});
+  }
+  if (!r.notes.empty()) {
+    out += "\nNotes\n";
+    for (const auto& n : r.notes) out += wrap("- " + n, 2, 4);
+  }
+  return out;
+}
+
+}  // namespace jobgen::plan

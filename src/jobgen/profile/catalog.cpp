@@ -1,0 +1,168 @@
+#include "jobgen/profile/catalog.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include "jobgen/profile/yaml_reader.hpp"
+
+namespace jobgen::profile {
+
+namespace {
+
+// Lower case without '-', '_' and ' ': "RTX-4090" and "rtx 4090" both become "rtx4090".
+std::string normalize(std::string_view name) {
+  std::string out;
+  for (const char c : name) {
+    if (c == '-' || c == '_' || c == ' ') continue;
+    out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+const std::vector<std::string> kGpuKeys = {"id",
+                                           "name",
+                                           "aliases",
+                                           "architecture",
+                                           "form_factor",
+                                           "memory_gb_nominal",
+                                           "memory_gib_usable",
+                                           "memory_bandwidth_gbs",
+                                           "tflops_fp16",
+                                           "tflops_bf16",
+                                           "tflops_tf32",
+                                           "tflops_fp32",
+                                           "bf16",
+                                           "nvlink_gbs",
+                                           "mig",
+                                           "notes"};
+const std::vector<std::string> kMigKeys = {"name", "memory_gib", "compute_slices", "memory_slices",
+                                           "max_instances"};
+
+MigProfileSpec parse_mig(detail::YamlReader& r, const YAML::Node& node, const std::string& gpu) {
+  MigProfileSpec mig;
+  const std::string what = "a MIG profile of GPU '" + gpu + "'";
+  if (!r.expect_map(node, what)) return mig;
+  r.check_keys(node, kMigKeys, what);
+  mig.name = r.string(node, "name", what, true).value_or("");
+  mig.memory_gib = r.number(node, "memory_gib", what, true).value_or(0);
+  mig.compute_slices = static_cast<int>(r.integer(node, "compute_slices", what, true).value_or(0));
+  mig.memory_slices = static_cast<int>(r.integer(node, "memory_slices", what, true).value_or(0));
+  mig.max_instances = static_cast<int>(r.integer(node, "max_instances", what, true).value_or(0));
+  if (mig.compute_slices < 1 || mig.compute_slices > 7 || mig.memory_slices < 1 ||
+      mig.memory_slices > 8 || mig.max_instances < 1) {
+    r.problem(node, what + " '" + mig.name +
+                        "' needs compute_slices 1-7, memory_slices 1-8 and max_instances >= 1");
+  }
+  return mig;
+}
+
+GpuSpec parse_gpu(detail::YamlReader& r, const YAML::Node& node) {
+  GpuSpec gpu;
+  if (!r.expect_map(node, "a catalog entry")) return gpu;
+  gpu.id = r.string(node, "id", "a catalog entry", true).value_or("");
+  const std::string what = "GPU '" + gpu.id + "'";
+  r.check_keys(node, kGpuKeys, what);
+  gpu.name = r.string(node, "name", what, true).value_or(gpu.id);
+  gpu.aliases = r.strings(node, "aliases", what);
+  gpu.architecture = r.string(node, "architecture", what).value_or("");
+  gpu.form_factor = r.string(node, "form_factor", what).value_or("");
+  gpu.memory_gb_nominal = r.number(node, "memory_gb_nominal", what, true).value_or(0);
+  gpu.memory_gib_usable = r.number(node, "memory_gib_usable", what, true).value_or(0);
+  gpu.memory_bandwidth_gbs = r.number(node, "memory_bandwidth_gbs", what, true).value_or(0);
+  gpu.tflops_fp16 = r.number(node, "tflops_fp16", what, true).value_or(0);
+  gpu.tflops_bf16 = r.number(node, "tflops_bf16", what).value_or(0);
+  gpu.tflops_tf32 = r.number(node, "tflops_tf32", what).value_or(0);
+  gpu.tflops_fp32 = r.number(node, "tflops_fp32", what, true).value_or(0);
+  gpu.bf16 = r.boolean(node, "bf16", what).value_or(gpu.tflops_bf16 > 0);
+  gpu.nvlink_gbs = r.number(node, "nvlink_gbs", what).value_or(0);
+  gpu.notes = r.strings(node, "notes", what);
+  if (gpu.bf16 != (gpu.tflops_bf16 > 0)) {
+    r.problem(node, what +
+                        ": 'bf16' and 'tflops_bf16' disagree (tflops_bf16 is 0 exactly when "
+                        "the GPU has no BF16)");
+  }
+  if (gpu.memory_gib_usable <= 0 || gpu.tflops_fp16 <= 0) {
+    r.problem(node, what + " needs positive memory_gib_usable and tflops_fp16");
+  }
+  if (const YAML::Node mig = node["mig"]; mig && !mig.IsNull()) {
+    if (r.expect_sequence(mig, what + ": 'mig'")) {
+      for (const auto& item : mig) gpu.mig_profiles.push_back(parse_mig(r, item, gpu.id));
+    }
+  }
+  return gpu;
+}
+
+}  // namespace
+
+const MigProfileSpec* GpuSpec::find_mig(std::string_view profile_name) const {
+  std::string wanted = normalize(profile_name);
+  // "MIG 1g.12gb" and "1g.12gb" are the same profile.
+  if (wanted.starts_with("mig")) wanted.erase(0, 3);
+  for (const auto& mig : mig_profiles) {
+    if (normalize(mig.name) == wanted) return &mig;
+  }
+  return nullptr;
+}
+
+const GpuSpec* Catalog::find(std::string_view id_or_alias) const {
+  const std::string wanted = normalize(id_or_alias);
+  if (wanted.empty()) return nullptr;
+  for (const auto& gpu : gpus) {
+    if (normalize(gpu.id) == wanted) return &gpu;
+    for (const auto& alias : gpu.aliases) {
+      if (normalize(alias) == wanted) return &gpu;
+    }
+  }
+  return nullptr;
+}
+
+std::vector<std::string> Catalog::all_names() const {
+  std::vector<std::string> names;
+  for (const auto& gpu : gpus) {
+    names.push_back(gpu.id);
+    names.insert(names.end(), gpu.aliases.begin(), gpu.aliases.end());
+  }
+  return names;
+}
+
+Expected<Catalog> parse_catalog(std::string_view yaml_text, const std::string& source_name) {
+  auto root = detail::load_yaml(yaml_text, source_name);
+  if (!root) return std::unexpected(root.error());
+  Diagnostics problems;
+  detail::YamlReader r(source_name, problems);
+  Catalog catalog;
+  if (r.expect_map(*root, "the GPU catalog")) {
+    r.check_keys(*root, {"gpus"}, "the GPU catalog");
+    const YAML::Node gpus = (*root)["gpus"];
+    if (!gpus) {
+      r.problem(*root, "the GPU catalog needs a top-level 'gpus:' list");
+    } else if (r.expect_sequence(gpus, "'gpus'")) {
+      // Every id and alias must name one GPU only, after normalization.
+      std::map<std::string, std::string> owner;
+      for (const auto& item : gpus) {
+        GpuSpec gpu = parse_gpu(r, item);
+        std::vector<std::string> names = gpu.aliases;
+        names.push_back(gpu.id);
+        for (const auto& name : names) {
+          const auto [it, inserted] = owner.emplace(normalize(name), gpu.id);
+          if (!inserted && it->second != gpu.id) {
+            r.problem(item, "GPU name '" + name + "' of '" + gpu.id + "' is already used by '" +
+                                it->second + "'; ids and aliases must be unique");
+          }
+        }
+        catalog.gpus.push_back(std::move(gpu));
+      }
+    }
+  }
+  if (!problems.empty()) {
+    Error first = problems.front();
+    if (problems.size() > 1) {
+      first.message += " (and " + std::to_string(problems.size() - 1) + " more problems)";
+    }
+    return std::unexpected(first);
+  }
+  return catalog;
+}
+
+}  // namespace jobgen::profile

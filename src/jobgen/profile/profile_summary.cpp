@@ -1,0 +1,75 @@
+#include "jobgen/profile/profile_summary.hpp"
+
+namespace jobgen::profile {
+
+int node_count(const NodeGroup& group) {
+  return static_cast<int>(group.nodes.size());
+}
+
+int total_gpus(const NodeGroup& group) {
+  return node_count(group) * group.gpus_per_node;
+}
+
+int slices_per_node(const NodeGroup& group) {
+  if (!group.mig) return 0;
+  int per_gpu = 0;
+  for (const auto& slice : group.mig->slices) per_gpu += slice.per_gpu;
+  return per_gpu * group.gpus_per_node;
+}
+
+int total_slices(const NodeGroup& group) {
+  return slices_per_node(group) * node_count(group);
+}
+
+std::string gres_string(const NodeGroup& group) {
+  if (group.mig) {
+    std::string out;
+    for (const auto& slice : group.mig->slices) {
+      if (!out.empty()) out += ',';
+      out += "gpu:" + slice.gres_type + ':' + std::to_string(slice.per_gpu * group.gpus_per_node);
+    }
+    return out;
+  }
+  if (group.gres_type) return "gpu:" + *group.gres_type + ':' + std::to_string(group.gpus_per_node);
+  return "gpu:" + std::to_string(group.gpus_per_node);
+}
+
+ClusterTotals cluster_totals(const Profile& profile) {
+  ClusterTotals totals;
+  for (const auto& group : profile.node_groups) {
+    totals.nodes += node_count(group);
+    totals.gpus += total_gpus(group);
+    totals.mig_slices += total_slices(group);
+  }
+  return totals;
+}
+
+const char* to_string(Backend backend) {
+  switch (backend) {
+    case Backend::cli:
+      return "cli";
+    case Backend::rest:
+      return "rest";
+    case Backend::local:
+      return "local";
+  }
+  return "?";
+}
+
+const char* to_string(IntraLink link) {
+  return link == IntraLink::nvlink ? "nvlink" : "pcie";
+}
+
+const char* to_string(InterLink link) {
+  switch (link) {
+    case InterLink::none:
+      return "none";
+    case InterLink::ethernet:
+      return "ethernet";
+    case InterLink::infiniband:
+      return "infiniband";
+  }
+  return "?";
+}
+
+}  // namespace jobgen::profile

@@ -1,0 +1,249 @@
+#include "jobgen/render/command_line.hpp"
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <regex>
+
+#include "jobgen/render/shell_quote.hpp"
+
+namespace jobgen::render {
+
+namespace {
+
+// Inside split words, a run-time variable reference $NAME / ${NAME} is kept as
+// kVarOpen NAME kVarClose; quote_command turns it into "${NAME}". A value can only contain these
+// control characters if a user put them there, and quote_command only reads them in the text of
+// split words (never in placeholder values).
+constexpr char kVarOpen = '\x02';
+constexpr char kVarClose = '\x03';
+
+bool is_ident_char(char c, bool first) {
+  return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (!first && c >= '0' && c <= '9');
+}
+
+// Reads a variable reference at text[i] == '$'. Returns the index of its last character, or
+// npos when it is not a plain $NAME / ${NAME}.
+std::size_t read_variable(std::string_view text, std::size_t i, std::string& word) {
+  const bool braced = i + 1 < text.size() && text[i + 1] == '{';
+  std::size_t j = i + (braced ? 2 : 1);
+  const std::size_t begin = j;
+  while (j < text.size() && is_ident_char(text[j], j == begin)) ++j;
+  if (j == begin) return std::string_view::npos;
+  if (braced && (j >= text.size() || text[j] != '}')) return std::string_view::npos;
+  word += kVarOpen;
+  word.append(text.substr(begin, j - begin));
+  word += kVarClose;
+  return braced ? j : j - 1;
+}
+
+struct Segment {
+  bool variable = false;
+  std::string text;
+};
+
+std::string join_segments(const std::vector<Segment>& segments) {
+  const bool any_var =
+      std::any_of(segments.begin(), segments.end(), [](const Segment& s) { return s.variable; });
+  if (!any_var) {
+    std::string all;
+    for (const auto& s : segments) all += s.text;
+    return shell_word(all);
+  }
+  std::string out;
+  std::string literal;
+  for (const auto& s : segments) {
+    if (!s.variable) {
+      literal += s.text;
+      continue;
+    }
+    // shell_word is safe here: a bare literal has no characters the shell would read, and one
+    // that ends in "NAME=" (an assignment as a first word) is quoted.
+    if (!literal.empty()) out += shell_word(literal);
+    literal.clear();
+    out += "\"${" + s.text + "}\"";
+  }
+  if (!literal.empty()) out += shell_word(literal);
+  return out;
+}
+
+// Splits text holding variable markers into literal and variable segments.
+void append_marked(std::string_view text, std::vector<Segment>& out) {
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    const auto open = text.find(kVarOpen, pos);
+    const auto close = open == std::string_view::npos ? open : text.find(kVarClose, open);
+    if (open == std::string_view::npos || close == std::string_view::npos) {
+      out.push_back({false, std::string(text.substr(pos))});
+      return;
+    }
+    if (open > pos) out.push_back({false, std::string(text.substr(pos, open - pos))});
+    out.push_back({true, std::string(text.substr(open + 1, close - open - 1))});
+    pos = close + 1;
+  }
+}
+
+// $NAME / ${NAME} in a value -> markers; everything else literal (stray markers neutralised).
+std::string mark_variables(std::string_view value) {
+  std::string marked;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    if (value[i] == '$') {
+      const auto last = read_variable(value, i, marked);
+      if (last != std::string_view::npos) {
+        i = last;
+        continue;
+      }
+    }
+    marked += (value[i] == kVarOpen || value[i] == kVarClose) ? '?' : value[i];
+  }
+  return marked;
+}
+
+}  // namespace
+
+Expected<std::vector<std::string>> split_command(std::string_view text) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  const auto refuse = [](std::string_view what) {
+    return invalid(
+        fmt::format("the run command uses {} which jobgen does not interpret (only "
+                    "$NAME and ${{NAME}} are): write the command without it, or put "
+                    "the shell code in a script and run that",
+                    what));
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == ' ' || c == '\t' || c == '\n') {
+      if (in_word) words.push_back(std::move(word));
+      word.clear();
+      in_word = false;
+      continue;
+    }
+    in_word = true;
+    if (c == kVarOpen || c == kVarClose) {
+      return invalid("the run command contains a control character: remove it");
+    } else if (c == '\\') {
+      if (i + 1 < text.size()) {
+        if (text[i + 1] != '\n') word += text[i + 1];
+        ++i;
+      }
+    } else if (c == '\'') {
+      const auto end = text.find('\'', i + 1);
+      if (end == std::string_view::npos) return invalid("the run command has an unterminated '");
+      word.append(text.substr(i + 1, end - i - 1));
+      i = end;
+    } else if (c == '"') {
+      std::size_t j = i + 1;
+      for (; j < text.size() && text[j] != '"'; ++j) {
+        if (text[j] == '`') return refuse("'`' inside \"...\"");
+        if (text[j] == '$') {
+          const auto last = read_variable(text, j, word);
+          if (last == std::string_view::npos) return refuse("'$' inside \"...\"");
+          j = last;
+          continue;
+        }
+        if (text[j] == '\\' && j + 1 < text.size() &&
+            std::string_view("\\\"$`").find(text[j + 1]) != std::string_view::npos) {
+          ++j;
+        }
+        word += text[j];
+      }
+      if (j >= text.size()) return invalid("the run command has an unterminated \"");
+      i = j;
+    } else if (c == '$') {
+      const auto last = read_variable(text, i, word);
+      if (last == std::string_view::npos) return refuse("'$' (other than $NAME or ${NAME})");
+      i = last;
+    } else if (std::string_view("|&;<>()`").find(c) != std::string_view::npos) {
+      return refuse(fmt::format("'{}'", c));
+    } else {
+      word += c;
+    }
+  }
+  if (in_word) words.push_back(std::move(word));
+  if (words.empty()) return invalid("the run command is empty");
+  return words;
+}
+
+namespace {
+
+const std::regex& placeholder_re() {
+  static const std::regex re(R"(\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\})");
+  return re;
+}
+
+}  // namespace
+
+std::vector<std::string> placeholders_used(const std::vector<std::string>& argv) {
+  std::vector<std::string> names;
+  for (const auto& word : argv) {
+    for (std::sregex_iterator it(word.begin(), word.end(), placeholder_re()), end; it != end;
+         ++it) {
+      const std::string name = (*it)[1].str();
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    }
+  }
+  return names;
+}
+
+Expected<std::string> quote_command(const std::vector<std::string>& argv,
+                                    const std::map<std::string, std::string>& values,
+                                    const std::vector<std::string>& sweep_keys,
+                                    const std::set<std::string>& expanding) {
+  if (argv.empty()) return invalid("the run command is empty");
+  std::string out;
+  for (const auto& word : argv) {
+    std::vector<Segment> segments;
+    std::size_t last = 0;
+    for (std::sregex_iterator it(word.begin(), word.end(), placeholder_re()), end; it != end;
+         ++it) {
+      append_marked(std::string_view(word).substr(last, it->position() - last), segments);
+      last = it->position() + it->length();
+      const std::string name = (*it)[1].str();
+      if (std::find(sweep_keys.begin(), sweep_keys.end(), name) != sweep_keys.end()) {
+        segments.push_back({true, "JOBGEN_SWEEP_" + name});
+        continue;
+      }
+      const auto found = values.find(name);
+      if (found == values.end()) {
+        std::vector<std::string> known;
+        for (const auto& [k, _] : values) known.push_back(k);
+        known.insert(known.end(), sweep_keys.begin(), sweep_keys.end());
+        const std::string hint = closest_match(name, known);
+        return invalid(fmt::format(
+            "placeholder {{{{{}}}}} in the run command has no value{}; "
+            "values exist for: {}",
+            name, hint.empty() ? "" : " (did you mean '" + hint + "'?)", fmt::join(known, ", ")));
+      }
+      if (expanding.count(name) != 0) {
+        append_marked(mark_variables(found->second), segments);
+      } else {
+        segments.push_back({false, found->second});
+      }
+    }
+    append_marked(std::string_view(word).substr(last), segments);
+    if (!out.empty()) out += ' ';
+    out += join_segments(segments);
+  }
+  return out;
+}
+
+std::string quote_expanding(std::string_view value) {
+  std::vector<Segment> segments;
+  append_marked(mark_variables(value), segments);
+  if (segments.empty()) return "''";
+  return join_segments(segments);
+}
+
+bool starts_with_python(const std::vector<std::string>& argv) {
+  if (argv.size() < 2) return false;
+  const std::string& first = argv[0];
+  const auto slash = first.rfind('/');
+  const std::string base = slash == std::string::npos ? first : first.substr(slash + 1);
+  static const std::regex python_re(R"(python(3(\.[0-9]+)?)?)");
+  if (!std::regex_match(base, python_re)) return false;
+  return argv[1] == "-m" || argv[1].empty() || argv[1][0] != '-';
+}
+
+}  // namespace jobgen::render

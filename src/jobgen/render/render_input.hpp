@@ -1,0 +1,77 @@
+// Everything one rendered script depends on, as plain data. The renderer turns a RenderInput and
+// a TemplateSet into a bash script and knows nothing of plans, profiles or estimators; the glue
+// in request.hpp builds a RenderInput from a profile node group and a plan row.
+//
+// Units: seconds for times, counts per node unless the name says otherwise.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "jobgen/render/sbatch_options.hpp"
+#include "jobgen/util/error.hpp"
+
+namespace jobgen::render {
+
+enum class Launcher { torchrun, deepspeed, accelerate, python, srun };
+
+std::string_view launcher_name(Launcher launcher);
+Expected<Launcher> parse_launcher(std::string_view name);
+const std::vector<std::string>& launcher_names();
+
+// Slurm tasks per node for a launcher: one agent per node that spawns the GPU processes itself
+// (torchrun, deepspeed, accelerate, python), or one task per GPU (srun).
+int tasks_per_node(Launcher launcher, int gpus_per_node);
+
+// Where the checkpoint signal must go: 0 = the launched process, 1 = its children, 2 = its
+// grandchildren. torchrun's and accelerate's agents and DeepSpeed's launch.py do not forward
+// USR1 (its default action would kill them), so the trap signals their workers directly. For a
+// multi-node run the launched process is srun, whose local children are none: the signal is then
+// not forwarded and the training ends at the time limit through Slurm's TERM.
+int signal_depth(Launcher launcher);
+
+// One swept key: `--sweep learning_rate=1e-4,3e-4`. The run command refers to it as
+// {{learning_rate}}; array task i takes the i-th row of the cartesian product of all keys (the
+// first key varies slowest).
+struct SweepParam {
+  std::string key;
+  std::vector<std::string> values;
+};
+
+struct RenderInput {
+  SbatchOptions sbatch;  // the #SBATCH header (gres, time, signal, array, ... filled in)
+  Launcher launcher = Launcher::torchrun;
+  int nodes = 1;          // nodes the launcher spans
+  int gpus_per_node = 1;  // GPU processes per node (1 for a MIG slice)
+  // The run command: argv (preferred), or one string split like a shell would (quotes and
+  // backslashes; operators such as | ; & > are refused). Placeholders {{name}} may appear inside
+  // any word and are filled from `placeholders` (and the sweep table).
+  std::vector<std::string> command_argv;
+  std::string command_text;
+  std::map<std::string, std::string> placeholders;
+  // Placeholders whose values are the job spec's own text, in which $NAME / ${NAME} expand when
+  // the job runs (checkpoint_dir: "/scratch/$USER/ckpt"). Other values are always literal.
+  std::set<std::string> expanding_placeholders;
+  std::vector<std::pair<std::string, std::string>> environment;  // exported in this order
+  std::vector<std::string> plan_summary;  // printed by the script when it starts
+  std::string log_dir = "logs";
+  std::string checkpoint_dir;              // created by the preamble; $NAME expands at run time
+  std::string checkpoint_signal = "USR1";  // forwarded to the training process by the trap
+  bool test_mode = false;
+  int test_steps = 10;
+  std::vector<SweepParam> sweep;
+  int chain_links = 1;  // >1: each job submits the next link, which resumes from a checkpoint
+  bool local = false;   // the local (non-Slurm) variant: no #SBATCH header
+  std::string stage;    // stage name of a multi-stage job spec, "" for single-stage
+  std::vector<std::string> generated_by;  // the jobgen command line (argv), shown in a comment
+};
+
+// The total number of array tasks of a sweep (product of the value counts; 0 without a sweep).
+int sweep_task_count(const std::vector<SweepParam>& sweep);
+
+}  // namespace jobgen::render

@@ -1,0 +1,310 @@
+#include "jobgen/render/renderer.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <kainjow/mustache.hpp>
+#include <regex>
+
+#include "jobgen/render/command_line.hpp"
+#include "jobgen/render/sbatch_header.hpp"
+#include "jobgen/render/shell_quote.hpp"
+
+namespace jobgen::render {
+
+namespace mus = kainjow::mustache;
+
+std::string_view launcher_name(Launcher launcher) {
+  switch (launcher) {
+    case Launcher::torchrun:
+      return "torchrun";
+    case Launcher::deepspeed:
+      return "deepspeed";
+    case Launcher::accelerate:
+      return "accelerate";
+    case Launcher::python:
+      return "python";
+    case Launcher::srun:
+      return "srun";
+  }
+  return "torchrun";
+}
+
+const std::vector<std::string>& launcher_names() {
+  static const std::vector<std::string> names{"torchrun", "deepspeed", "accelerate", "python",
+                                              "srun"};
+  return names;
+}
+
+Expected<Launcher> parse_launcher(std::string_view name) {
+  for (const Launcher l : {Launcher::torchrun, Launcher::deepspeed, Launcher::accelerate,
+                           Launcher::python, Launcher::srun}) {
+    if (launcher_name(l) == name) return l;
+  }
+  const std::string hint = closest_match(name, launcher_names());
+  return invalid(fmt::format("unknown launcher '{}'{}; choose one of {}", name,
+                             hint.empty() ? "" : " (did you mean '" + hint + "'?)",
+                             fmt::join(launcher_names(), ", ")));
+}
+
+int tasks_per_node(Launcher launcher, int gpus_per_node) {
+  return launcher == Launcher::srun ? std::max(1, gpus_per_node) : 1;
+}
+
+int signal_depth(Launcher launcher) {
+  switch (launcher) {
+    case Launcher::python:
+    case Launcher::srun:  // srun forwards signals to its tasks
+      return 0;
+    case Launcher::torchrun:    // workers are children of the torchrun agent
+    case Launcher::accelerate:  // ... of accelerate (its agent runs in-process)
+      return 1;
+    case Launcher::deepspeed:  // deepspeed -> deepspeed.launcher.launch -> workers
+      return 2;
+  }
+  return 0;
+}
+
+int sweep_task_count(const std::vector<SweepParam>& sweep) {
+  if (sweep.empty()) return 0;
+  int n = 1;
+  for (const auto& p : sweep) n *= static_cast<int>(p.values.size());
+  return n;
+}
+
+namespace {
+
+Expected<void> check_input(const RenderInput& in, const std::vector<std::string>& argv) {
+  if (in.nodes < 1 || in.gpus_per_node < 1) {
+    return invalid(fmt::format("a run needs at least one node and one GPU per node (got {} x {})",
+                               in.nodes, in.gpus_per_node));
+  }
+  if (in.launcher == Launcher::python && in.nodes > 1) {
+    return invalid(
+        "the python launcher runs one process and cannot span nodes: use --launcher "
+        "torchrun (or srun) for a multi-node run, or --nodes 1");
+  }
+  if (in.local && in.nodes > 1) {
+    return invalid("a local run has one node: use --nodes 1 or a Slurm backend");
+  }
+  if (!in.sweep.empty() && in.chain_links > 1) {
+    return invalid(
+        "a sweep cannot also be a chain of dependent jobs: shorten the run (fewer "
+        "steps) or sweep in separate renders");
+  }
+  const auto used = placeholders_used(argv);
+  for (const auto& p : in.sweep) {
+    if (!is_shell_identifier(p.key)) {
+      return invalid(
+          fmt::format("sweep key '{}' must be a placeholder name (letters, digits, _)", p.key));
+    }
+    if (p.values.empty()) return invalid(fmt::format("sweep key '{}' has no values", p.key));
+    if (std::find(used.begin(), used.end(), p.key) == used.end()) {
+      return invalid(
+          fmt::format("the run command does not use {{{{{}}}}}, so sweeping '{}' would "
+                      "change nothing: add {{{{{}}}}} to the command",
+                      p.key, p.key, p.key));
+    }
+  }
+  for (const auto& [name, _] : in.environment) {
+    if (!is_shell_identifier(name)) {
+      return invalid(
+          fmt::format("environment variable name '{}' is not a shell identifier "
+                      "(letters, digits and _, not starting with a digit)",
+                      name));
+    }
+  }
+  return {};
+}
+
+// kainjow drops a "standalone" tag line (a line holding only a section tag) when the section is
+// rendered but keeps it as a blank line when it is not, and never drops standalone partial or
+// comment lines. Mustache's rule is that such lines vanish. So each standalone tag line becomes
+// the tag followed by a marker character, and after rendering every line that is just the
+// marker is removed (values can never contain it: shell_word escapes control characters).
+constexpr char kMarker = '\x01';
+
+std::string mark_standalone_lines(const std::string& text) {
+  static const std::regex standalone(R"(^[ \t]*(\{\{[#^/!>][^{}]*\}\})[ \t]*$)");
+  std::string out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    auto end = text.find('\n', start);
+    const bool has_newline = end != std::string::npos;
+    if (!has_newline) end = text.size();
+    const std::string line = text.substr(start, end - start);
+    std::smatch m;
+    if (std::regex_match(line, m, standalone)) {
+      out += m[1].str();
+      out += kMarker;
+    } else {
+      out += line;
+    }
+    if (has_newline) out += '\n';
+    start = end + 1;
+  }
+  return out;
+}
+
+std::string remove_markers(const std::string& rendered) {
+  std::string out;
+  std::size_t start = 0;
+  while (start < rendered.size()) {
+    auto end = rendered.find('\n', start);
+    const bool has_newline = end != std::string::npos;
+    if (!has_newline) end = rendered.size();
+    std::string line = rendered.substr(start, end - start);
+    const bool only_markers = !line.empty() && line.find_first_not_of(kMarker) == std::string::npos;
+    std::erase(line, kMarker);
+    if (!only_markers) {
+      out += line;
+      if (has_newline) out += '\n';
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+Expected<std::string> render_script(const TemplateSet& templates, const RenderInput& in) {
+  const std::string name = template_name(launcher_name(in.launcher), in.local);
+  const auto found = templates.templates.find(name);
+  if (found == templates.templates.end()) {
+    return fail(fmt::format("no template '{}': add templates/{}.mustache or pass --template FILE",
+                            name, name),
+                Exit::not_found);
+  }
+  const Template& tmpl = found->second;
+  if (auto ok = validate_template(tmpl, templates); !ok) return std::unexpected(ok.error());
+
+  std::vector<std::string> argv = in.command_argv;
+  for (const auto& word : argv) {
+    if (word.find_first_of("\x02\x03") != std::string::npos) {
+      return invalid("a run command argument contains a control character (\\x02 or \\x03)");
+    }
+  }
+  if (argv.empty()) {
+    auto split = split_command(in.command_text);
+    if (!split) return std::unexpected(split.error());
+    argv = std::move(*split);
+  }
+  if (auto ok = check_input(in, argv); !ok) return std::unexpected(ok.error());
+
+  std::vector<std::string> sweep_keys;
+  for (const auto& p : in.sweep) sweep_keys.push_back(p.key);
+  const auto command_line =
+      quote_command(argv, in.placeholders, sweep_keys, in.expanding_placeholders);
+  if (!command_line) return std::unexpected(command_line.error());
+  const bool python = starts_with_python(argv);
+  std::string script_command_line = *command_line;
+  if (python) {
+    const auto rest = quote_command(std::vector<std::string>(argv.begin() + 1, argv.end()),
+                                    in.placeholders, sweep_keys, in.expanding_placeholders);
+    if (!rest) return std::unexpected(rest.error());
+    script_command_line = *rest;
+  }
+
+  mus::data data;
+  for (const auto& [pname, partial] : templates.partials) {
+    data.set(pname, mark_standalone_lines(partial.text));
+  }
+  const int tasks = tasks_per_node(in.launcher, in.gpus_per_node);
+  const int cpus_per_task = in.sbatch.cpus_per_task.value_or(1);
+  const int procs_per_task = std::max(1, in.gpus_per_node / tasks);
+  std::string generated_by;
+  {
+    std::vector<std::string> words;
+    for (const auto& w : in.generated_by) words.push_back(shell_word(w));
+    generated_by = fmt::format("{}", fmt::join(words, " "));
+  }
+  data.set("job_name", sanitize_job_name(in.sbatch.job_name));
+  data.set("stage", in.stage);
+  data.set("has_stage", !in.stage.empty());
+  data.set("launcher", std::string(launcher_name(in.launcher)));
+  data.set("jobgen_version", std::string(JOBGEN_VERSION));
+  data.set("generated_by", generated_by);
+  data.set("local", in.local);
+  data.set("nodes", std::to_string(in.nodes));
+  data.set("gpus_per_node", std::to_string(in.gpus_per_node));
+  data.set("world_size", std::to_string(in.nodes * in.gpus_per_node));
+  data.set("multi_node", in.nodes > 1);
+  data.set("multi_gpu", in.nodes * in.gpus_per_node > 1);
+  data.set("tasks_per_node", std::to_string(tasks));
+  data.set("cpus_per_task", std::to_string(cpus_per_task));
+  data.set("omp_num_threads", std::to_string(std::max(1, cpus_per_task / procs_per_task)));
+
+  mus::data sbatch{mus::data::type::list};
+  if (!in.local) {
+    auto directives = sbatch_directives(in.sbatch);
+    if (!directives) return std::unexpected(directives.error());
+    for (const auto& d : *directives) sbatch.push_back(mus::data("directive", d));
+  }
+  data.set("sbatch", sbatch);
+
+  mus::data env{mus::data::type::list};
+  for (const auto& [ename, value] : in.environment) {
+    mus::data item;
+    item.set("name", ename);
+    item.set("value", quote_expanding(value));
+    env.push_back(item);
+  }
+  data.set("env_vars", env);
+
+  mus::data summary{mus::data::type::list};
+  for (const auto& line : in.plan_summary) summary.push_back(mus::data("line", line));
+  data.set("plan_summary", summary);
+  data.set("has_plan_summary", !in.plan_summary.empty());
+
+  data.set("command_line", *command_line);
+  data.set("script_command_line", script_command_line);
+  data.set("script_is_python", python);
+  data.set("log_dir", in.log_dir);
+  data.set("has_checkpoint_dir", !in.checkpoint_dir.empty());
+  data.set("checkpoint_dir", quote_expanding(in.checkpoint_dir));
+  const auto at = in.sbatch.signal.rfind('@');
+  data.set("has_signal", !in.sbatch.signal.empty());
+  data.set("signal_depth", std::to_string(signal_depth(in.launcher)));
+  data.set("checkpoint_signal", in.checkpoint_signal);
+  data.set("signal_lead_s",
+           at == std::string::npos ? std::string() : in.sbatch.signal.substr(at + 1));
+  data.set("test_mode", in.test_mode);
+  data.set("test_steps", std::to_string(in.test_steps));
+
+  // The sweep table: one column per key, one row per array task, the first key varying slowest.
+  const int tasks_total = sweep_task_count(in.sweep);
+  mus::data params{mus::data::type::list};
+  int stride = tasks_total;
+  for (const auto& p : in.sweep) {
+    stride /= static_cast<int>(p.values.size());
+    std::vector<std::string> column;
+    for (int t = 0; t < tasks_total; ++t) {
+      column.push_back(shell_word(p.values[(t / stride) % p.values.size()]));
+    }
+    mus::data item;
+    item.set("key", p.key);
+    item.set("var", p.key);
+    item.set("values", fmt::format("{}", fmt::join(column, " ")));
+    params.push_back(item);
+  }
+  data.set("sweep", !in.sweep.empty());
+  data.set("sweep_tasks", std::to_string(tasks_total));
+  data.set("sweep_params", params);
+  data.set("chain", in.chain_links > 1);
+  data.set("chain_links", std::to_string(in.chain_links));
+
+  mus::mustache engine(mark_standalone_lines(tmpl.text));
+  if (!engine.is_valid()) {
+    return invalid(fmt::format("template error: {}", engine.error_message()),
+                   SourceLoc{tmpl.file, 0, 0});
+  }
+  engine.set_custom_escape([](const std::string& s) { return shell_word(s); });
+  std::string script = remove_markers(engine.render(data));
+  if (!engine.is_valid()) {
+    return invalid(fmt::format("template error: {}", engine.error_message()),
+                   SourceLoc{tmpl.file, 0, 0});
+  }
+  return script;
+}
+
+}  // namespace jobgen::render

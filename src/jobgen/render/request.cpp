@@ -1,0 +1,215 @@
+#include "jobgen/render/request.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace jobgen::render {
+
+int64_t padded_time_limit_s(double estimate_s) {
+  const double padded = std::max(0.0, estimate_s) * 1.2 + 600;
+  const int64_t quarter = 15 * 60;
+  return (static_cast<int64_t>(std::ceil(padded)) + quarter - 1) / quarter * quarter;
+}
+
+int signal_lead_s(double checkpoint_gb, double write_gbs) {
+  const double write_s = write_gbs > 0 ? 1.5 * checkpoint_gb / write_gbs : 0;
+  const int lead = static_cast<int>(std::ceil((write_s + 30) / 10)) * 10;
+  return std::max(90, lead);
+}
+
+Expected<SweepParam> parse_sweep(std::string_view text) {
+  const auto eq = text.find('=');
+  if (eq == std::string_view::npos || eq == 0) {
+    return invalid(
+        fmt::format("--sweep '{}' must look like key=v1,v2 (e.g. learning_rate=1e-4,3e-4)", text));
+  }
+  SweepParam p;
+  p.key = std::string(text.substr(0, eq));
+  std::string_view rest = text.substr(eq + 1);
+  while (true) {
+    const auto comma = rest.find(',');
+    p.values.emplace_back(rest.substr(0, comma));
+    if (p.values.back().empty()) {
+      return invalid(fmt::format("--sweep '{}' has an empty value", text));
+    }
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  return p;
+}
+
+namespace {
+
+const profile::Partition* choose_partition(const profile::Profile& prof,
+                                           const profile::NodeGroup& group,
+                                           const plan::PlanRow& row, bool test_mode) {
+  if (test_mode) {
+    for (const auto& name : group.partitions) {
+      const auto* p = prof.find_partition(name);
+      if (p != nullptr && p->debug) return p;
+    }
+  }
+  if (const auto* p = prof.find_partition(row.partition); p != nullptr) return p;
+  for (const auto& name : group.partitions) {
+    if (const auto* p = prof.find_partition(name); p != nullptr) return p;
+  }
+  return prof.default_partition();
+}
+
+}  // namespace
+
+Expected<RenderRequest> build_render_input(const profile::Profile& prof, const plan::JobSpec& spec,
+                                           const plan::PlanRow& row, const RequestOptions& opt) {
+  const profile::NodeGroup* group = prof.find_group(row.group);
+  if (group == nullptr) {
+    return fail(
+        fmt::format("the plan's node group '{}' is not in profile '{}'", row.group, prof.name),
+        Exit::not_found);
+  }
+  const profile::Partition* part = choose_partition(prof, *group, row, opt.test_mode);
+  if (part == nullptr) {
+    return invalid(
+        fmt::format("node group '{}' has no partition in profile '{}'", group->name, prof.name));
+  }
+  if (spec.command.empty()) {
+    return invalid(
+        "the job spec has no 'command': add e.g. 'command: python train.py "
+        "--batch-size {{micro_batch}}'",
+        spec.loc);
+  }
+
+  RenderRequest req;
+  RenderInput& in = req.input;
+  SbatchOptions& s = in.sbatch;
+  in.launcher = opt.launcher;
+  in.nodes = row.nodes;
+  in.gpus_per_node = row.gpus_per_node;
+  in.local = opt.local || prof.backend == profile::Backend::local;
+  in.test_mode = opt.test_mode;
+  in.test_steps = opt.test_steps;
+  in.sweep = opt.sweep;
+  in.log_dir = opt.log_dir;
+  in.checkpoint_dir = spec.checkpoint.dir;
+  in.environment = spec.env;
+  in.command_text = spec.command;
+  in.generated_by = opt.generated_by;
+  in.placeholders = plan::placeholder_values(spec, row);
+  if (opt.test_mode) in.placeholders["max_steps"] = std::to_string(opt.test_steps);
+  in.placeholders["checkpoint_dir"] = in.checkpoint_dir;
+  in.expanding_placeholders = {"checkpoint_dir"};
+
+  s.job_name = opt.test_mode ? spec.name + "-test" : spec.name;
+  s.partition = part->name;
+  s.nodes = row.nodes;
+  const int tasks = tasks_per_node(opt.launcher, row.gpus_per_node);
+  s.ntasks_per_node = tasks;
+
+  // GPUs, or MIG slices, as the site's gres names them.
+  int units_per_node = group->gpus_per_node;
+  std::optional<std::string> gres_type = group->gres_type;
+  if (group->mig) {
+    const profile::MigSlice* slice = nullptr;
+    for (const auto& sl : group->mig->slices) {
+      if (sl.profile == row.mig_profile || (slice == nullptr && row.mig_profile.empty())) {
+        slice = &sl;
+      }
+    }
+    if (slice == nullptr) {
+      return invalid(
+          fmt::format("node group '{}' has no MIG slice '{}'", group->name, row.mig_profile));
+    }
+    gres_type = slice->gres_type;
+    units_per_node = 0;
+    for (const auto& sl : group->mig->slices) units_per_node += sl.per_gpu * group->gpus_per_node;
+    if (row.gpus_per_node > group->mig->max_slices_per_job) {
+      return invalid(
+          fmt::format("node group '{}' allows {} MIG slice(s) per job, the row asks "
+                      "for {}: use --gpus {}",
+                      group->name, group->mig->max_slices_per_job, row.gpus_per_node,
+                      group->mig->max_slices_per_job));
+    }
+  }
+  units_per_node = std::max(1, units_per_node);
+  s.gres = gres_type ? fmt::format("gpu:{}:{}", *gres_type, row.gpus_per_node)
+                     : fmt::format("gpu:{}", row.gpus_per_node);
+
+  const int cpus_per_gpu =
+      prof.defaults.cpus_per_gpu.value_or(std::max(1, group->cpus / units_per_node));
+  const int gpus_per_task = std::max(1, row.gpus_per_node / tasks);
+  s.cpus_per_task = std::max(1, std::min(cpus_per_gpu * gpus_per_task, group->cpus / tasks));
+
+  const int64_t node_share = group->memory_mib / units_per_node;
+  if (prof.defaults.mem_per_gpu_mib) {
+    s.mem_per_gpu_mib = std::min(*prof.defaults.mem_per_gpu_mib, node_share);
+  } else {
+    s.mem_mib = node_share * row.gpus_per_node;
+  }
+
+  // Time limit, chain or refusal.
+  const std::optional<int64_t> max_s = part->max_time_s;
+  if (opt.test_mode) {
+    s.time_limit_s = max_s ? std::min(kTestTimeLimitS, *max_s) : kTestTimeLimitS;
+  } else {
+    const int64_t padded = padded_time_limit_s(row.total_time_s);
+    if (!max_s || padded <= *max_s) {
+      s.time_limit_s = padded;
+    } else if (spec.checkpoint.resumable) {
+      in.chain_links = static_cast<int>((padded + *max_s - 1) / *max_s);
+      s.time_limit_s = *max_s;
+      req.warnings.push_back(fmt::format(
+          "the run needs about {:.1f} h with margin, more than partition {} allows ({:.1f} h): it "
+          "runs as a chain of {} jobs that resume from the latest checkpoint",
+          padded / 3600.0, part->name, *max_s / 3600.0, in.chain_links));
+    } else if (row.total_time_s <= static_cast<double>(*max_s)) {
+      s.time_limit_s = *max_s;
+      req.warnings.push_back(fmt::format(
+          "the safety margin is cut to fit partition {}'s maximum of {:.1f} h (estimate {:.1f} h)",
+          part->name, *max_s / 3600.0, row.total_time_s / 3600.0));
+    } else {
+      return invalid(fmt::format(
+          "the run takes about {:.1f} h, longer than partition {} allows ({:.1f} h), and the job "
+          "spec does not say the command can resume: make it resume from its latest checkpoint "
+          "and set 'checkpoint: {{resumable: true}}' to run it as a chain of jobs, or choose more "
+          "GPUs (jobgen plan)",
+          row.total_time_s / 3600.0, part->name, *max_s / 3600.0));
+    }
+  }
+
+  s.signal = fmt::format("B:{}@{}", in.checkpoint_signal, signal_lead_s(spec.checkpoint.size_gb));
+  s.nodelist = opt.nodelist;
+  s.account = opt.account;
+  s.qos = opt.qos;
+  if (s.qos.empty() && opt.test_mode) {
+    for (const auto& q : part->qos) {
+      if (q.find("debug") != std::string::npos) s.qos = q;
+    }
+  }
+  if (s.qos.empty() && part->default_qos) s.qos = *part->default_qos;
+
+  const bool array = !opt.sweep.empty();
+  const std::string pattern = array ? "%x-%A_%a" : "%x-%j";
+  s.output = opt.log_dir + "/" + pattern + ".out";
+  s.error = opt.log_dir + "/" + pattern + ".err";
+  if (array) {
+    const int n = sweep_task_count(opt.sweep);
+    s.array = fmt::format("0-{}%{}", n - 1, std::max(1, std::min(opt.sweep_parallel, n)));
+  }
+
+  in.plan_summary.push_back("jobgen plan: " + row.label());
+  in.plan_summary.push_back(fmt::format(
+      "micro-batch {}, gradient accumulation {}, effective batch {}{}", row.micro_batch,
+      row.grad_accum, row.effective_batch,
+      row.learning_rate ? fmt::format(", learning rate {:g}", *row.learning_rate) : ""));
+  in.plan_summary.push_back(fmt::format("estimated {:.1f} h for {} steps ({:.2f} s per step)",
+                                        row.total_time_s / 3600.0, row.steps, row.step_time_s));
+  for (const auto& p : opt.sweep) {
+    in.plan_summary.push_back(fmt::format("sweep {} over {} (each array task takes one value)",
+                                          p.key, fmt::join(p.values, ", ")));
+  }
+  for (const auto& w : row.warnings) in.plan_summary.push_back("warning: " + w);
+  return req;
+}
+
+}  // namespace jobgen::render

@@ -1,0 +1,74 @@
+// From a plan to a RenderInput: the Slurm request rules for one planned row on one profile.
+// This is the only part of render that knows plans and profiles; render_script() does not.
+//
+// Rules (templates/README.md, "What the header contains", documents them for users):
+// - gres: "gpu:<gres type>:<count>" as the profile names it; a MIG row requests slices of the
+//   slice's gres type; an untyped group "gpu:<count>".
+// - ntasks-per-node from the launcher (render_input.hpp); cpus-per-task = CPUs per GPU (profile
+//   default, else node CPUs / GPUs) x GPUs per task, never above node CPUs / tasks per node.
+// - memory: --mem-per-gpu = the profile default, capped at node memory / GPUs (MIG: slices) per
+//   node; without a default, --mem = that share of the node x GPUs on the node.
+// - time: padded_time_limit_s(estimate), capped at the partition maximum. When the padded time
+//   is above the maximum: a resumable job spec becomes a chain of ceil(padded / max) jobs of the
+//   maximum length; otherwise, if the bare estimate fits, the margin is cut (with a warning),
+//   else the request is refused with advice.
+// - signal: "B:USR1@<signal_lead_s(checkpoint size, write speed)>".
+// - test mode: max_steps = test_steps, 15 minutes (or the partition maximum if shorter), the
+//   group's debug partition (Partition::debug) and a QoS containing "debug" when there is one,
+//   job name + "-test".
+// - sweep: --array=0-(N-1)%P over the cartesian product, logs "%x-%A_%a".
+// Units: seconds; checkpoint size in GB (10^9 bytes); write speed in GB/s.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "jobgen/plan/jobspec.hpp"
+#include "jobgen/plan/planner.hpp"
+#include "jobgen/profile/profile.hpp"
+#include "jobgen/render/render_input.hpp"
+#include "jobgen/util/error.hpp"
+
+namespace jobgen::render {
+
+// Assumed storage write speed for checkpoint lead times when the profile does not say:
+// a shared network filesystem under load (GB/s).
+inline constexpr double kDefaultStorageWriteGbs = 0.5;
+inline constexpr int64_t kTestTimeLimitS = 15 * 60;
+inline constexpr int kDefaultSweepParallel = 4;
+
+// estimate x 1.2 + 10 minutes (startup, data loading, final checkpoint), rounded up to whole
+// 15 minutes.
+int64_t padded_time_limit_s(double estimate_s);
+
+// 1.5 x checkpoint size / write speed + 30 s, rounded up to 10 s, at least 90 s.
+int signal_lead_s(double checkpoint_gb, double write_gbs = kDefaultStorageWriteGbs);
+
+struct RequestOptions {
+  Launcher launcher = Launcher::torchrun;
+  bool test_mode = false;
+  int test_steps = 10;
+  std::vector<SweepParam> sweep;
+  int sweep_parallel = kDefaultSweepParallel;  // %P of --array
+  bool local = false;
+  std::string nodelist;  // --nodelist, only when asked
+  std::string qos;       // overrides the partition's default QoS
+  std::string account;
+  std::string log_dir = "logs";
+  std::vector<std::string> generated_by;
+};
+
+struct RenderRequest {
+  RenderInput input;
+  std::vector<std::string> warnings;  // for the user (stderr), e.g. a cut safety margin
+};
+
+Expected<RenderRequest> build_render_input(const profile::Profile& profile,
+                                           const plan::JobSpec& spec, const plan::PlanRow& row,
+                                           const RequestOptions& options);
+
+// "key=v1,v2,v3" -> SweepParam. Values may not be empty.
+Expected<SweepParam> parse_sweep(std::string_view text);
+
+}  // namespace jobgen::render

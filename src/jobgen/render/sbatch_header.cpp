@@ -1,0 +1,91 @@
+#include "jobgen/render/sbatch_header.hpp"
+
+#include <fmt/format.h>
+#include <algorithm>
+
+namespace jobgen::render {
+namespace {
+
+bool header_safe(std::string_view value) {
+  return !value.empty() && std::all_of(value.begin(), value.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           std::string_view("_.,:@%+=/[]-").find(c) != std::string_view::npos;
+  });
+}
+
+std::string format_time(int64_t seconds) {
+  const int64_t days = seconds / 86400;
+  const int64_t h = seconds % 86400 / 3600;
+  const int64_t m = seconds % 3600 / 60;
+  const int64_t s = seconds % 60;
+  if (days > 0) return fmt::format("{}-{:02}:{:02}:{:02}", days, h, m, s);
+  return fmt::format("{:02}:{:02}:{:02}", h, m, s);
+}
+
+}  // namespace
+
+std::string sanitize_job_name(std::string_view name) {
+  std::string out;
+  for (const char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '-' || c == '+' || c == '_';
+    const char put = ok ? c : '_';
+    if (put == '_' && !out.empty() && out.back() == '_') continue;
+    out += put;
+    if (out.size() == 64) break;
+  }
+  return out.empty() ? "job" : out;
+}
+
+std::string format_memory(int64_t mib) {
+  if (mib > 0 && mib % 1024 == 0) return fmt::format("{}G", mib / 1024);
+  return fmt::format("{}M", mib);
+}
+
+Expected<std::vector<std::string>> sbatch_directives(const SbatchOptions& o) {
+  std::vector<std::string> lines;
+  std::string bad;
+  const auto add = [&](std::string_view option, const std::string& value) {
+    if (value.empty()) return;
+    if (!header_safe(value) && bad.empty()) bad = fmt::format("--{}={}", option, value);
+    lines.push_back(fmt::format("--{}={}", option, value));
+  };
+  if (o.nodes < 1 || o.ntasks_per_node < 1) {
+    return invalid(
+        fmt::format("a job needs at least one node and one task per node (got "
+                    "--nodes={} --ntasks-per-node={})",
+                    o.nodes, o.ntasks_per_node));
+  }
+  if (o.mem_mib && o.mem_per_gpu_mib) {
+    return invalid("--mem and --mem-per-gpu are mutually exclusive in Slurm: set only one");
+  }
+  add("job-name", sanitize_job_name(o.job_name));
+  add("partition", o.partition);
+  add("nodes", std::to_string(o.nodes));
+  add("ntasks-per-node", std::to_string(o.ntasks_per_node));
+  if (o.cpus_per_task) add("cpus-per-task", std::to_string(*o.cpus_per_task));
+  add("gres", o.gres);
+  if (o.mem_mib) add("mem", format_memory(*o.mem_mib));
+  if (o.mem_per_gpu_mib) add("mem-per-gpu", format_memory(*o.mem_per_gpu_mib));
+  if (o.time_limit_s) add("time", format_time(*o.time_limit_s));
+  add("nodelist", o.nodelist);
+  add("qos", o.qos);
+  add("account", o.account);
+  add("array", o.array);
+  add("dependency", o.dependency);
+  add("chdir", o.working_dir);
+  add("output", o.output);
+  add("error", o.error);
+  if (o.open_mode_append) lines.push_back("--open-mode=append");
+  add("signal", o.signal);
+  if (!bad.empty()) {
+    return invalid(
+        fmt::format("'{}' cannot go into an #SBATCH line: values there may only use "
+                    "letters, digits and _ . , : @ % + = / [ ] - (sbatch reads these "
+                    "lines without a shell, so they cannot be quoted)",
+                    bad));
+  }
+  return lines;
+}
+
+}  // namespace jobgen::render

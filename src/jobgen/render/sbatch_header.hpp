@@ -1,0 +1,33 @@
+// SbatchOptions -> the directives of a script's #SBATCH header, one per line without the
+// "#SBATCH " prefix, e.g. "--gres=gpu:gpul40s:6".
+//
+// sbatch reads #SBATCH lines itself, not through a shell, and a newline would end the comment and
+// start a command, so values cannot simply be quoted here. Instead:
+// - the job name is made safe with sanitize_job_name();
+// - every other value must consist of A-Z a-z 0-9 and _ . , : @ % + = / [ ] - (hostlists,
+//   gres, log patterns, dependencies); anything else is an error naming the option.
+// Order: job-name, partition, nodes, ntasks-per-node, cpus-per-task, gres, mem/mem-per-gpu,
+// time, nodelist, qos, account, array, dependency, chdir, output, error, open-mode, signal.
+// Memory prints as whole GiB ("24G") when it is one, else MiB ("1500M"); time as D-HH:MM:SS or
+// HH:MM:SS.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "jobgen/render/sbatch_options.hpp"
+#include "jobgen/util/error.hpp"
+
+namespace jobgen::render {
+
+Expected<std::vector<std::string>> sbatch_directives(const SbatchOptions& options);
+
+// Characters other than A-Z a-z 0-9 _ . - + become '_', runs of '_' collapse, at most 64
+// characters; an empty result becomes "job". Slurm's %x in log names then never needs quoting.
+std::string sanitize_job_name(std::string_view name);
+
+// "24G" / "1500M".
+std::string format_memory(int64_t mib);
+
+}  // namespace jobgen::render

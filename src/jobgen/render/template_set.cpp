@@ -1,0 +1,283 @@
+#include "jobgen/render/template_set.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <algorithm>
+
+namespace jobgen::render {
+
+const std::vector<VariableDoc>& template_variables() {
+  using K = VarKind;
+  static const std::vector<VariableDoc> vars = {
+      {"job_name", K::word, "Slurm job name (--job-name)", "bert-base-pretrain", ""},
+      {"stage", K::word, "stage of a multi-stage job spec; empty for one stage", "lora", ""},
+      {"has_stage", K::flag, "the job spec has stages", "false", ""},
+      {"launcher", K::word, "launcher name", "torchrun", ""},
+      {"jobgen_version", K::word, "version of jobgen that rendered the script", "0.1.0", ""},
+      {"generated_by", K::code, "the jobgen command line that rendered the script (quoted)",
+       "jobgen render --target l40s", ""},
+      {"local", K::flag, "the local (non-Slurm) variant", "false", ""},
+      {"nodes", K::word, "nodes the run spans", "2", ""},
+      {"gpus_per_node", K::word, "GPU processes per node (1 for a MIG slice)", "6", ""},
+      {"world_size", K::word, "GPU processes in total (nodes x gpus_per_node)", "12", ""},
+      {"multi_node", K::flag, "nodes > 1", "true", ""},
+      {"multi_gpu", K::flag, "world_size > 1", "true", ""},
+      {"tasks_per_node", K::word, "Slurm tasks per node (--ntasks-per-node)", "1", ""},
+      {"cpus_per_task", K::word, "CPUs per Slurm task (--cpus-per-task)", "24", ""},
+      {"omp_num_threads", K::word, "OMP_NUM_THREADS for each GPU process", "4", ""},
+      {"sbatch", K::list, "the #SBATCH directives, one item per line", "", ""},
+      {"directive", K::code, "one #SBATCH directive without the prefix", "--partition=markov_gpu",
+       "sbatch"},
+      {"env_vars", K::list, "extra environment variables (profile, job spec), in order", "", ""},
+      {"name", K::word, "variable name (a shell identifier)", "NCCL_DEBUG", "env_vars"},
+      {"value", K::code, "variable value, quoted; $NAME and ${NAME} in it expand when the job runs",
+       "/scratch/\"${USER}\"/hf", "env_vars"},
+      {"has_plan_summary", K::flag, "plan_summary is not empty", "true", ""},
+      {"plan_summary", K::list, "plan summary lines printed when the job starts", "", ""},
+      {"line", K::word, "one summary line", "l40s x6: micro-batch 16, accumulation 2",
+       "plan_summary"},
+      {"command_line", K::code, "the run command, placeholders filled in, every word quoted",
+       "python train.py --batch-size 16", ""},
+      {"script_command_line", K::code,
+       "the run command without a leading python/python3 (what torchrun, deepspeed and accelerate "
+       "expect)",
+       "train.py --batch-size 16", ""},
+      {"script_is_python", K::flag,
+       "the run command started with python/python3 (else launchers need --no-python)", "true", ""},
+      {"log_dir", K::word, "directory of the job's logs", "logs", ""},
+      {"has_checkpoint_dir", K::flag, "the job spec names a checkpoint directory", "true", ""},
+      {"checkpoint_dir", K::code,
+       "checkpoint directory, quoted; $NAME and ${NAME} in it expand when the job runs",
+       "/scratch/\"${USER}\"/ckpt", ""},
+      {"has_signal", K::flag, "Slurm sends checkpoint_signal before the time limit", "true", ""},
+      {"signal_depth", K::word,
+       "process levels below the launched one that get checkpoint_signal (0 python/srun, 1 "
+       "torchrun/accelerate, 2 deepspeed)",
+       "1", ""},
+      {"checkpoint_signal", K::word, "signal forwarded to the training to checkpoint", "USR1", ""},
+      {"signal_lead_s", K::word, "seconds between the signal and the time limit", "120", ""},
+      {"test_mode", K::flag, "a short smoke run (jobgen render --test)", "false", ""},
+      {"test_steps", K::word, "steps of a test run", "10", ""},
+      {"sweep", K::flag, "a job array sweep (--sweep)", "false", ""},
+      {"sweep_tasks", K::word, "array tasks of the sweep", "4", ""},
+      {"sweep_params", K::list, "swept keys", "", ""},
+      {"key", K::word, "the swept placeholder", "learning_rate", "sweep_params"},
+      {"var", K::word, "shell-safe suffix of the key's variables", "learning_rate", "sweep_params"},
+      {"values", K::code, "one quoted value per array task, space separated", "1e-4 3e-4",
+       "sweep_params"},
+      {"chain", K::flag, "the run is a chain of dependent jobs", "false", ""},
+      {"chain_links", K::word, "jobs in the chain", "3", ""},
+  };
+  return vars;
+}
+
+Expected<TemplateSet> load_templates(const sys::FileSystem& fs,
+                                     const std::vector<std::filesystem::path>& dirs) {
+  TemplateSet set;
+  const std::string ext = ".mustache";
+  const auto load_dir = [&](const std::filesystem::path& dir,
+                            std::map<std::string, Template>& into) -> Expected<void> {
+    for (const auto& path : fs.list_files(dir)) {
+      const std::string file = path.filename().string();
+      if (file.size() <= ext.size() || !file.ends_with(ext)) continue;
+      auto text = fs.read_file(path);
+      if (!text) return std::unexpected(text.error());
+      into[file.substr(0, file.size() - ext.size())] = Template{*text, path.string()};
+    }
+    return {};
+  };
+  for (const auto& dir : dirs) {
+    if (auto ok = load_dir(dir, set.templates); !ok) return std::unexpected(ok.error());
+    if (auto ok = load_dir(dir / "partials", set.partials); !ok) return std::unexpected(ok.error());
+  }
+  return set;
+}
+
+std::string template_name(std::string_view launcher, bool local) {
+  return std::string(launcher) + (local ? ".local" : ".sbatch");
+}
+
+namespace {
+
+struct Scope {
+  std::string name;
+  int line;
+};
+
+const VariableDoc* find_var(std::string_view name, const std::vector<Scope>& open) {
+  const auto& vars = template_variables();
+  // Innermost list first: a list item's fields shadow top-level names.
+  for (auto it = open.rbegin(); it != open.rend(); ++it) {
+    for (const auto& v : vars) {
+      if (v.list == it->name && v.name == name) return &v;
+    }
+  }
+  for (const auto& v : vars) {
+    if (v.list.empty() && v.name == name) return &v;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> visible_names(const std::vector<Scope>& open) {
+  std::vector<std::string> names;
+  for (const auto& v : template_variables()) {
+    const bool visible =
+        v.list.empty() ||
+        std::any_of(open.begin(), open.end(), [&](const Scope& s) { return s.name == v.list; });
+    if (visible) names.push_back(v.name);
+  }
+  return names;
+}
+
+std::string trim(std::string_view s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string_view::npos) return {};
+  const auto e = s.find_last_not_of(" \t");
+  return std::string(s.substr(b, e - b + 1));
+}
+
+Expected<void> validate_impl(const Template& tmpl, const TemplateSet& set,
+                             std::vector<std::string>& partial_stack) {
+  const std::string& text = tmpl.text;
+  if (const auto ctl = text.find('\x01'); ctl != std::string::npos) {
+    return invalid("the template contains a control character (\\x01): remove it",
+                   SourceLoc{tmpl.file, 0, 0});
+  }
+  std::vector<Scope> open;
+  int line = 1;
+  std::size_t line_start = 0;
+  std::size_t pos = 0;
+  auto where = [&](std::size_t at) {
+    return SourceLoc{tmpl.file, line, static_cast<int>(at - line_start) + 1};
+  };
+  auto advance_to = [&](std::size_t to) {
+    for (std::size_t i = pos; i < to; ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        line_start = i + 1;
+      }
+    }
+    pos = to;
+  };
+  while (true) {
+    const auto open_at = text.find("{{", pos);
+    if (open_at == std::string::npos) break;
+    advance_to(open_at);
+    const bool triple = text.compare(open_at, 3, "{{{") == 0;
+    const std::string closer = triple ? "}}}" : "}}";
+    const auto close_at = text.find(closer, open_at + (triple ? 3 : 2));
+    if (close_at == std::string::npos) {
+      return invalid(
+          fmt::format("unclosed tag '{}': add the closing '{}'", text.substr(open_at, 20), closer),
+          where(open_at));
+    }
+    const std::string inner =
+        text.substr(open_at + (triple ? 3 : 2), close_at - open_at - (triple ? 3 : 2));
+    if (inner.find('\n') != std::string::npos) {
+      return invalid("a tag spans several lines: close it on the line it opens", where(open_at));
+    }
+    const SourceLoc loc = where(open_at);
+    char sigil = ' ';
+    std::string_view body = inner;
+    if (triple) {
+      sigil = '{';
+    } else if (!body.empty() &&
+               std::string_view("#^/!>&=").find(body[0]) != std::string_view::npos) {
+      sigil = body[0];
+      body.remove_prefix(1);
+    }
+    const std::string name = trim(body);
+    switch (sigil) {
+      case '!':
+        break;
+      case '=':
+        return invalid("set-delimiter tags are not supported in jobgen templates", loc);
+      case '>': {
+        const auto it = set.partials.find(name);
+        if (it == set.partials.end()) {
+          std::vector<std::string> names;
+          for (const auto& [n, _] : set.partials) names.push_back(n);
+          const std::string hint = closest_match(name, names);
+          return invalid(
+              fmt::format("missing partial '{}'{}: add templates/partials/{}.mustache", name,
+                          hint.empty() ? "" : " (did you mean '" + hint + "'?)", name),
+              loc);
+        }
+        if (find_var(name, {}) != nullptr) {
+          // kainjow looks partials up among the data, where the variable would shadow it.
+          return invalid(fmt::format("partial '{}' has the name of a template variable: rename "
+                                     "the partial",
+                                     name),
+                         loc);
+        }
+        if (std::find(partial_stack.begin(), partial_stack.end(), name) != partial_stack.end()) {
+          return invalid(fmt::format("partial '{}' includes itself", name), loc);
+        }
+        partial_stack.push_back(name);
+        auto sub = validate_impl(it->second, set, partial_stack);
+        partial_stack.pop_back();
+        if (!sub) return sub;
+        break;
+      }
+      case '/': {
+        if (open.empty() || open.back().name != name) {
+          return invalid(open.empty() ? fmt::format("'{{{{/{}}}}}' closes no open section", name)
+                                      : fmt::format("'{{{{/{}}}}}' closes '{}' opened on line {}",
+                                                    name, open.back().name, open.back().line),
+                         loc);
+        }
+        open.pop_back();
+        break;
+      }
+      default: {
+        const VariableDoc* var = find_var(name, open);
+        if (var == nullptr) {
+          const std::string hint = closest_match(name, visible_names(open));
+          return invalid(fmt::format("unknown variable '{}'{}; templates/README.md lists the "
+                                     "variables",
+                                     name, hint.empty() ? "" : " (did you mean '" + hint + "'?)"),
+                         loc);
+        }
+        const bool section = sigil == '#' || sigil == '^';
+        const bool raw = sigil == '{' || sigil == '&';
+        if (section) {
+          if (var->kind != VarKind::flag && var->kind != VarKind::list) {
+            return invalid(
+                fmt::format("'{}' is a value, not a section: use {{{{{}}}}}", name, name), loc);
+          }
+          open.push_back({name, line});
+        } else if (var->kind == VarKind::flag || var->kind == VarKind::list) {
+          return invalid(
+              fmt::format("'{}' is a section: use {{{{#{}}}}}...{{{{/{}}}}}", name, name, name),
+              loc);
+        } else if (raw && var->kind == VarKind::word) {
+          return invalid(fmt::format("'{}' is a value from the user and must be quoted: use "
+                                     "{{{{{}}}}}, not {{{{{{{}}}}}}}",
+                                     name, name, name),
+                         loc);
+        } else if (!raw && var->kind == VarKind::code) {
+          return invalid(fmt::format("'{}' is shell code jobgen already quoted: use {{{{{{{}}}}}}}",
+                                     name, name),
+                         loc);
+        }
+        break;
+      }
+    }
+    advance_to(close_at + closer.size());
+  }
+  if (!open.empty()) {
+    return invalid(fmt::format("section '{}' is never closed: add {{{{/{}}}}}", open.back().name,
+                               open.back().name),
+                   SourceLoc{tmpl.file, open.back().line, 0});
+  }
+  return {};
+}
+
+}  // namespace
+
+Expected<void> validate_template(const Template& tmpl, const TemplateSet& set) {
+  std::vector<std::string> stack;
+  return validate_impl(tmpl, set, stack);
+}
+
+}  // namespace jobgen::render

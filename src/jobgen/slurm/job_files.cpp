@@ -1,0 +1,94 @@
+#include "jobgen/slurm/job_files.hpp"
+
+#include <cctype>
+#include <charconv>
+
+namespace jobgen::slurm {
+
+namespace {
+
+std::string padded(std::string value, int width) {
+  if (width > static_cast<int>(value.size())) {
+    value.insert(0, static_cast<std::size_t>(width) - value.size(), '0');
+  }
+  return value;
+}
+
+}  // namespace
+
+std::filesystem::path resolve_log_path(std::string_view pattern, const JobInfo& job) {
+  const bool array_task = job.array_job_id && job.array_task_id;
+  std::string default_pattern = array_task ? "slurm-%A_%a.out" : "slurm-%j.out";
+  if (pattern.empty()) pattern = default_pattern;
+  const std::string number = job.job_number.empty() ? job.id : job.job_number;
+  std::string result;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '%' || i + 1 == pattern.size()) {
+      result += pattern[i];
+      continue;
+    }
+    std::size_t j = i + 1;
+    int width = 0;
+    while (j < pattern.size() && std::isdigit(static_cast<unsigned char>(pattern[j]))) {
+      width = width * 10 + (pattern[j] - '0');
+      ++j;
+    }
+    if (j == pattern.size()) {
+      result += pattern.substr(i);
+      break;
+    }
+    switch (pattern[j]) {
+      case '%':
+        result += '%';
+        break;
+      case 'j':
+      case 'J':
+        result += padded(number, width);
+        break;
+      case 'x':
+        result += job.name;
+        break;
+      case 'u':
+        result += job.user;
+        break;
+      case 'A':
+        result += padded(job.array_job_id ? std::to_string(*job.array_job_id) : number, width);
+        break;
+      case 'a':
+        result +=
+            padded(job.array_task_id ? std::to_string(*job.array_task_id) : "4294967294", width);
+        break;
+      case 'N':
+        result += job.nodes.substr(0, job.nodes.find_first_of(",["));
+        break;
+      case 'n':
+      case 't':
+        result += padded("0", width);
+        break;
+      default:
+        result += pattern.substr(i, j - i + 1);
+        break;
+    }
+    i = j;
+  }
+  std::filesystem::path path(result);
+  if (path.is_relative() && !job.working_dir.empty()) path = job.working_dir / path;
+  return path;
+}
+
+std::filesystem::path exit_marker_path(const std::filesystem::path& stdout_path,
+                                       std::string_view id) {
+  return stdout_path.parent_path() / (std::string(kExitMarkerPrefix) + std::string(id));
+}
+
+std::optional<int> parse_exit_marker(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
+    text.remove_suffix(1);
+  }
+  int code = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), code);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return code;
+}
+
+}  // namespace jobgen::slurm

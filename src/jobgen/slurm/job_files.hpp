@@ -1,0 +1,35 @@
+// Files a job leaves behind: its log paths (Slurm's %-patterns resolved) and the exit marker the
+// rendered script writes when it ends. Slurm without accounting forgets a finished job after
+// MinJobAge (300 s by default); the marker is how jobgen still knows how it ended.
+//
+// Marker contract (the templates implement it; render/ and the lead keep them in step):
+//   file   <directory of the job's resolved stdout log>/.jobgen-exit-<ID>
+//   ID     $SLURM_JOB_ID, or ${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID} for an array task
+//   text   the script's exit status as a decimal number and a newline, written by an EXIT trap:
+//     trap 'echo $? > "<logdir>/.jobgen-exit-${JOBGEN_TASK_ID}"' EXIT
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "jobgen/slurm/backend.hpp"
+
+namespace jobgen::slurm {
+
+// Resolves %j %J (job number) %x (name) %A %a (array job / task) %u (user) %N (first node)
+// %% and Slurm's "%5a"-style zero padding; a relative result is made absolute against
+// `job.working_dir`. An empty pattern means Slurm's default "slurm-%j.out" ("slurm-%A_%a.out" for
+// an array task).
+std::filesystem::path resolve_log_path(std::string_view pattern, const JobInfo& job);
+
+// The exit marker file of a job id ("123" or "123_4") whose stdout log is `stdout_path`.
+std::filesystem::path exit_marker_path(const std::filesystem::path& stdout_path,
+                                       std::string_view id);
+inline constexpr std::string_view kExitMarkerPrefix = ".jobgen-exit-";
+
+// "3\n" -> 3; nullopt when the text is not a number.
+std::optional<int> parse_exit_marker(std::string_view text);
+
+}  // namespace jobgen::slurm

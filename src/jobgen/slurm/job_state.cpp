@@ -1,0 +1,298 @@
+#include "jobgen/slurm/job_state.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <utility>
+
+#include "jobgen/util/slurm_time.hpp"
+
+namespace jobgen::slurm {
+
+namespace {
+
+struct StateName {
+  JobState state;
+  std::string_view name;
+  std::string_view code;
+};
+
+constexpr std::array kStates{
+    StateName{JobState::pending, "PENDING", "PD"},
+    StateName{JobState::running, "RUNNING", "R"},
+    StateName{JobState::completing, "COMPLETING", "CG"},
+    StateName{JobState::completed, "COMPLETED", "CD"},
+    StateName{JobState::failed, "FAILED", "F"},
+    StateName{JobState::timeout, "TIMEOUT", "TO"},
+    StateName{JobState::out_of_memory, "OUT_OF_MEMORY", "OOM"},
+    StateName{JobState::cancelled, "CANCELLED", "CA"},
+    StateName{JobState::preempted, "PREEMPTED", "PR"},
+    StateName{JobState::node_fail, "NODE_FAIL", "NF"},
+    StateName{JobState::boot_fail, "BOOT_FAIL", "BF"},
+    StateName{JobState::deadline, "DEADLINE", "DL"},
+    StateName{JobState::suspended, "SUSPENDED", "S"},
+    StateName{JobState::requeued, "REQUEUED", "RQ"},
+    StateName{JobState::unknown, "UNKNOWN", "?"},
+};
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::toupper(static_cast<unsigned char>(x)) ==
+                  std::toupper(static_cast<unsigned char>(y));
+         });
+}
+
+std::string plural(int n, std::string_view thing) {
+  std::string s = std::to_string(n) + " free " + std::string(thing);
+  if (n != 1) s += 's';
+  return s;
+}
+
+// "afterok:7(unfulfilled),afterany:8" -> "7, 8" (the job ids only).
+std::string dependency_ids(std::string_view dependency) {
+  std::string ids;
+  std::size_t pos = 0;
+  while (pos < dependency.size()) {
+    const std::size_t colon = dependency.find(':', pos);
+    if (colon == std::string_view::npos) break;
+    std::size_t end = colon + 1;
+    while (end < dependency.size() && dependency[end] != ',' && dependency[end] != '(' &&
+           dependency[end] != '?') {
+      ++end;
+    }
+    for (std::string_view id = dependency.substr(colon + 1, end - colon - 1); !id.empty();) {
+      const std::size_t next = id.find(':');
+      if (!ids.empty()) ids += ", ";
+      ids += id.substr(0, next);
+      id = next == std::string_view::npos ? std::string_view() : id.substr(next + 1);
+    }
+    pos = dependency.find(',', end);
+    if (pos == std::string_view::npos) break;
+    ++pos;
+  }
+  return ids;
+}
+
+}  // namespace
+
+std::string to_string(JobState state) {
+  for (const auto& s : kStates) {
+    if (s.state == state) return std::string(s.name);
+  }
+  return "UNKNOWN";
+}
+
+JobState parse_job_state(std::string_view text) {
+  // squeue may print "CANCELLED by 0"; scontrol prints "JobState=RUNNING Reason=..." pieces.
+  text = text.substr(0, text.find(' '));
+  for (const auto& s : kStates) {
+    if (iequals(text, s.name) || iequals(text, s.code)) return s.state;
+  }
+  if (iequals(text, "CANCELED")) return JobState::cancelled;
+  return JobState::unknown;
+}
+
+bool is_finished(JobState state) {
+  switch (state) {
+    case JobState::pending:
+    case JobState::running:
+    case JobState::completing:
+    case JobState::suspended:
+    case JobState::requeued:
+    case JobState::unknown:
+      return false;
+    default:
+      return true;
+  }
+}
+
+std::optional<GresRequest> parse_gpu_gres(std::string_view gres) {
+  while (!gres.empty()) {
+    const std::size_t comma = gres.find(',');
+    std::string_view item = gres.substr(0, comma);
+    gres = comma == std::string_view::npos ? std::string_view() : gres.substr(comma + 1);
+    for (std::string_view prefix : {"gres:", "gres/"}) {
+      if (item.starts_with(prefix)) item.remove_prefix(prefix.size());
+    }
+    if (!item.starts_with("gpu")) continue;
+    item.remove_prefix(3);
+    GresRequest request;
+    request.count = 1;
+    if (item.empty()) return request;
+    if (item[0] != ':' && item[0] != '=') continue;  // "gpuXYZ" is another gres
+    item.remove_prefix(1);
+    // "type:N", "N", "type" (count 1); "(IDX:..)" suffixes are dropped.
+    item = item.substr(0, item.find('('));
+    const std::size_t colon = item.rfind(':');
+    std::string_view count_text = colon == std::string_view::npos ? item : item.substr(colon + 1);
+    int n = 0;
+    const auto [end, ec] =
+        std::from_chars(count_text.data(), count_text.data() + count_text.size(), n);
+    if (ec == std::errc() && end == count_text.data() + count_text.size()) {
+      request.count = n;
+      request.type = colon == std::string_view::npos ? "" : std::string(item.substr(0, colon));
+    } else {
+      request.type = std::string(item);
+    }
+    return request;
+  }
+  return std::nullopt;
+}
+
+std::string explain_reason(const JobInfo& job, const GresNames& names) {
+  std::string_view reason = job.reason;
+  if (reason.empty() || reason == "None") return "";
+  // "ReqNodeNotAvail, UnavailableNodes:classt01" carries details after the comma.
+  const std::string_view head = reason.substr(0, reason.find(','));
+  const std::string_view detail =
+      head.size() < reason.size() ? reason.substr(head.size() + 1) : std::string_view();
+
+  if (head == "Resources") {
+    const auto gpu = parse_gpu_gres(job.gres);
+    if (!gpu) return "waiting for free nodes (CPUs or memory) in the partition";
+    const int nodes = std::max(1, job.num_nodes);
+    std::string thing = "GPU";
+    if (const auto it = names.find(gpu->type); it != names.end()) {
+      thing = it->second;
+    } else if (!gpu->type.empty()) {
+      thing = gpu->type + " GPU";
+    }
+    std::string text = "waiting for " + plural(gpu->count * nodes, thing);
+    if (nodes > 1)
+      text +=
+          " (" + std::to_string(gpu->count) + " on each of " + std::to_string(nodes) + " nodes)";
+    return text;
+  }
+  if (head == "Priority") {
+    return "waiting behind higher-priority jobs; it starts when its turn comes";
+  }
+  if (head == "Dependency") {
+    const std::string ids = dependency_ids(job.dependency);
+    return ids.empty() ? "waiting for the jobs it depends on to finish"
+                       : "waiting for job " + ids + " to finish successfully";
+  }
+  if (head == "DependencyNeverSatisfied") {
+    return "will never start: a job it depends on did not succeed (cancel it with 'jobgen cancel " +
+           job.id + "')";
+  }
+  if (head == "BeginTime") return "waiting for its requested start time";
+  if (head == "QOSMaxGRESPerUser" || head == "QOSMaxGRESPerJob") {
+    return "you already use as many GPUs as your QoS allows at once; it starts when one of your "
+           "jobs ends";
+  }
+  if (head == "QOSMaxJobsPerUserLimit" || head == "AssocMaxJobsLimit" ||
+      head == "QOSMaxSubmitJobPerUserLimit") {
+    return "you have as many running jobs as allowed; it starts when one of them ends";
+  }
+  if (head.starts_with("AssocGrpGRES") || head.starts_with("QOSGrpGRES")) {
+    return head.ends_with("Minutes") || head.ends_with("RunMinutes")
+               ? "your account's GPU-hours budget is used up (ask your admin, or wait)"
+               : "your account's group already uses all the GPUs it may have at once";
+  }
+  if (head.starts_with("AssocGrp") || head.starts_with("QOSGrp")) {
+    return "a group limit of your account or QoS is reached (" + std::string(head) + ")";
+  }
+  if (head.starts_with("AssocMax") || head.starts_with("QOSMax")) {
+    return "the request exceeds a per-job or per-user limit (" + std::string(head) +
+           "); it may never start: resubmit with less";
+  }
+  if (head == "ReqNodeNotAvail") {
+    std::string text = "a node it needs is unavailable (down, drained or reserved)";
+    if (const std::size_t colon = detail.find(':'); colon != std::string_view::npos) {
+      text += ": " + std::string(detail.substr(colon + 1));
+    }
+    return text;
+  }
+  if (head == "PartitionTimeLimit") {
+    return "its time limit is longer than the partition allows; it will never start: resubmit "
+           "with a shorter time";
+  }
+  if (head == "PartitionNodeLimit") {
+    return "it asks for more nodes than the partition allows; resubmit with fewer nodes";
+  }
+  if (head == "PartitionDown" || head == "PartitionInactive") {
+    return "the partition is down; it starts when the admins bring it back";
+  }
+  if (head == "NodeDown") return "a node it needs is down";
+  if (head == "Reservation") return "waiting for its advanced reservation";
+  if (head == "JobHeldUser")
+    return "held by you (release it with 'scontrol release " + job.id + "')";
+  if (head == "JobHeldAdmin") return "held by an administrator";
+  if (head == "BadConstraints") return "its constraints cannot be met by any node";
+  if (head == "NonZeroExitCode") return "the job's script exited with an error";
+  if (head == "TimeLimit") return "it ran out of time";
+  if (head == "OutOfMemory") return "it ran out of memory";
+  return "Slurm says: " + std::string(reason);
+}
+
+ExitStatus decode_wait_status(int64_t raw) {
+  const int status = static_cast<int>(raw);
+  ExitStatus result;
+  result.code = (status >> 8) & 0xff;
+  result.signal = status & 0x7f;
+  return result;
+}
+
+int64_t elapsed_seconds(const JobInfo& job, int64_t now) {
+  if (!job.start_time || *job.start_time <= 0) return 0;
+  if (job.state == JobState::pending) return 0;
+  const int64_t end = is_finished(job.state) && job.end_time && *job.end_time >= *job.start_time
+                          ? *job.end_time
+                          : now;
+  return std::max<int64_t>(0, end - *job.start_time);
+}
+
+std::string describe(const JobInfo& job, int64_t now, std::optional<int64_t> estimated_runtime_s,
+                     const GresNames& names) {
+  std::string text = to_string(job.state);
+  switch (job.state) {
+    case JobState::pending: {
+      const std::string why = explain_reason(job, names);
+      if (!why.empty()) text += ": " + why;
+      break;
+    }
+    case JobState::running:
+    case JobState::completing: {
+      const int64_t elapsed = elapsed_seconds(job, now);
+      text += " " + util::format_slurm_time(elapsed) + " / " +
+              (job.time_limit_s ? util::format_slurm_time(*job.time_limit_s) : "UNLIMITED");
+      if (!job.nodes.empty()) text += " on " + job.nodes;
+      if (estimated_runtime_s && *estimated_runtime_s > 0) {
+        const int64_t left = *estimated_runtime_s - elapsed;
+        text += left > 0 ? ", about " + util::format_duration(static_cast<double>(left)) + " left"
+                         : ", past its estimated " +
+                               util::format_duration(static_cast<double>(*estimated_runtime_s));
+      }
+      break;
+    }
+    case JobState::completed:
+      text += " in " + util::format_slurm_time(elapsed_seconds(job, now));
+      break;
+    case JobState::failed:
+    case JobState::out_of_memory:
+    case JobState::node_fail:
+    case JobState::timeout:
+    case JobState::cancelled:
+    case JobState::preempted:
+    case JobState::boot_fail:
+    case JobState::deadline:
+      if (job.signal && *job.signal != 0) {
+        text += " (signal " + std::to_string(*job.signal) + ")";
+      } else if (job.exit_code && job.state != JobState::cancelled) {
+        text += " (exit code " + std::to_string(*job.exit_code) + ")";
+      } else if (!job.reason.empty() && job.reason != "None") {
+        text += ": " + job.reason;
+      }
+      if (job.state == JobState::timeout && job.time_limit_s) {
+        text += " after " + util::format_slurm_time(*job.time_limit_s);
+      }
+      break;
+    default:
+      if (!job.reason.empty() && job.reason != "None") text += " (" + job.reason + ")";
+      break;
+  }
+  return text;
+}
+
+}  // namespace jobgen::slurm

@@ -1,0 +1,51 @@
+// Backend-neutral reading of job states: Slurm's pending reasons in plain words, gres strings,
+// exit statuses, and the one-line description `status` and `watch` print. The CLI, REST and local
+// backends all fill JobInfo; everything here only reads it.
+//
+// Units: seconds; `now` is Unix seconds.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "jobgen/slurm/backend.hpp"
+
+namespace jobgen::slurm {
+
+// A job's GPU request, from "gpu:gpul40s:6", "gres:gpu:gpul40s:6", "gres/gpu:2", "gpu:2" or a
+// comma list (the first gpu entry wins). count is per node; type is "" for untyped.
+struct GresRequest {
+  std::string type;
+  int count = 0;
+};
+std::optional<GresRequest> parse_gpu_gres(std::string_view gres);
+
+// What to call a gres type in sentences, e.g. {"gpul40s": "L40S GPU",
+// "h100nvl_1g.12gb": "H100 NVL 1g.12gb MIG slice"}; built by the CLI from the profile + catalog.
+using GresNames = std::map<std::string, std::string, std::less<>>;
+
+// Slurm's state reason in plain words, e.g. "Resources" for a 6-GPU L40S job ->
+// "waiting for 6 free L40S GPUs". Unknown reasons are passed through ("Slurm says: X").
+// Empty for "None" / "".
+std::string explain_reason(const JobInfo& job, const GresNames& names = {});
+
+// Splits Slurm's exit status pair "2:0" / raw wait status: exit code and terminating signal.
+struct ExitStatus {
+  int code = 0;
+  int signal = 0;
+};
+ExitStatus decode_wait_status(int64_t raw);
+
+// One line for humans, e.g. "RUNNING 00:12:00 / 02:00:00 on classt21, about 1.5 h left",
+// "PENDING: waiting for 6 free L40S GPUs", "FAILED (exit code 3)".
+// `estimated_runtime_s` comes from the plan (ledger); it gives the "left" part.
+std::string describe(const JobInfo& job, int64_t now, std::optional<int64_t> estimated_runtime_s,
+                     const GresNames& names = {});
+
+// Elapsed run time in seconds (0 before the job starts; end - start once it ended).
+int64_t elapsed_seconds(const JobInfo& job, int64_t now);
+
+}  // namespace jobgen::slurm

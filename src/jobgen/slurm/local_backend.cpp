@@ -1,0 +1,288 @@
+#include "jobgen/slurm/local_backend.hpp"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "jobgen/slurm/job_files.hpp"
+#include "jobgen/slurm/job_state.hpp"
+#include "jobgen/sys/process.hpp"
+
+namespace jobgen::slurm {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::optional<std::string> slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool write_text(const fs::path& path, std::string_view text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  return static_cast<bool>(out);
+}
+
+int64_t unix_seconds(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
+}
+
+std::optional<int64_t> mtime(const fs::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return static_cast<int64_t>(st.st_mtime);
+}
+
+}  // namespace
+
+LocalBackend::LocalBackend(sys::Clock& clock, LocalBackendOptions options)
+    : clock_(clock), options_(std::move(options)) {}
+
+fs::path LocalBackend::job_dir(const std::string& id) const {
+  return options_.dir / "jobs" / id;
+}
+
+Expected<SubmitResult> LocalBackend::submit(const SubmitRequest& request) {
+  const auto& o = request.options;
+  if (!o.array.empty()) {
+    return invalid(
+        "the local runner cannot run a sweep (job array); submit it to a Slurm "
+        "backend, or run the values one by one");
+  }
+  if (!o.dependency.empty()) {
+    return invalid("the local runner cannot chain jobs (dependency " + o.dependency +
+                   "); run the stages one after another, or use a Slurm backend");
+  }
+  const auto gpu = parse_gpu_gres(o.gres);
+  const int wanted = gpu ? gpu->count * std::max(1, o.nodes) : 0;
+  std::vector<std::string> devices = options_.gpus;
+  if (devices.empty()) {
+    for (int i = 0; i < wanted; ++i) devices.push_back(std::to_string(i));
+  }
+  if (wanted > static_cast<int>(devices.size())) {
+    return invalid("the job asks for " + std::to_string(wanted) + " GPUs but this machine offers " +
+                   std::to_string(devices.size()) + "; ask for fewer GPUs");
+  }
+  devices.resize(static_cast<std::size_t>(wanted));
+  if (request.test_only) {
+    SubmitResult answer;
+    answer.estimated_start = unix_seconds(clock_.now());
+    answer.message = "the local runner starts jobs at once";
+    return answer;
+  }
+
+  // Ids: the first free number; mkdir is atomic, so two submissions never share one.
+  std::error_code ec;
+  fs::create_directories(options_.dir / "jobs", ec);
+  if (ec) return fail("cannot create " + (options_.dir / "jobs").string() + ": " + ec.message());
+  int next = 1;
+  for (const auto& entry : fs::directory_iterator(options_.dir / "jobs", ec)) {
+    try {
+      next = std::max(next, std::stoi(entry.path().filename().string()) + 1);
+    } catch (const std::exception&) {
+    }
+  }
+  std::string id;
+  for (;; ++next) {
+    id = std::to_string(next);
+    if (::mkdir(job_dir(id).c_str(), 0755) == 0) break;
+    if (errno != EEXIST) {
+      return fail("cannot create " + job_dir(id).string() + ": " + std::strerror(errno));
+    }
+  }
+  const fs::path dir = job_dir(id);
+  const fs::path script = dir / "script.sh";
+  if (!write_text(script, request.script)) return fail("cannot write " + script.string());
+  fs::permissions(script, fs::perms::owner_all | fs::perms::group_read | fs::perms::others_read,
+                  ec);
+
+  JobInfo job;
+  job.id = id;
+  job.job_number = id;
+  job.name = o.job_name.empty() ? "job" : o.job_name;
+  job.user = options_.user;
+  job.nodes = "localhost";
+  job.working_dir = o.working_dir.empty() ? fs::current_path(ec).string() : o.working_dir;
+  const fs::path out = resolve_log_path(o.output.empty() ? "jobgen-%j.out" : o.output, job);
+  const fs::path err = o.error.empty() ? out : resolve_log_path(o.error, job);
+  fs::create_directories(out.parent_path(), ec);
+  fs::create_directories(err.parent_path(), ec);
+
+  std::string visible;
+  for (const auto& d : devices) visible += (visible.empty() ? "" : ",") + d;
+  sys::DetachedJob spec;
+  spec.argv = {"/bin/bash", script.string()};
+  spec.env = {o.environment.begin(), o.environment.end()};
+  spec.env["SLURM_JOB_ID"] = id;
+  spec.env["SLURM_JOBID"] = id;
+  spec.env["SLURM_JOB_NAME"] = job.name;
+  spec.env["SLURM_SUBMIT_DIR"] = job.working_dir;
+  spec.env["SLURM_JOB_NUM_NODES"] = "1";
+  spec.env["SLURM_NNODES"] = "1";
+  spec.env["SLURM_NODEID"] = "0";
+  spec.env["SLURM_PROCID"] = "0";
+  spec.env["SLURM_NTASKS"] = std::to_string(std::max(1, o.ntasks_per_node));
+  spec.env["SLURM_JOB_NODELIST"] = "localhost";
+  spec.env["SLURMD_NODENAME"] = "localhost";
+  if (o.cpus_per_task) spec.env["SLURM_CPUS_PER_TASK"] = std::to_string(*o.cpus_per_task);
+  spec.env["SLURM_GPUS_ON_NODE"] = std::to_string(wanted);
+  spec.env["CUDA_VISIBLE_DEVICES"] = visible;
+  spec.env["JOBGEN_BACKEND"] = "local";
+  spec.cwd = job.working_dir;
+  spec.stdout_path = out;
+  spec.stderr_path = err;
+  spec.pid_file = dir / "pid";
+  spec.exit_file = dir / "exit";
+
+  json meta{{"name", job.name},
+            {"submit_time", unix_seconds(clock_.now())},
+            {"stdout", out.string()},
+            {"stderr", err.string()},
+            {"gres", o.gres},
+            {"working_dir", job.working_dir},
+            {"cuda_visible_devices", visible}};
+  if (o.time_limit_s) meta["time_limit_s"] = *o.time_limit_s;
+  if (!write_text(dir / "meta.json", meta.dump(2))) {
+    return fail("cannot write " + (dir / "meta.json").string());
+  }
+  auto pgid = sys::spawn_detached(spec);
+  if (!pgid) return std::unexpected(pgid.error());
+  SubmitResult result;
+  result.job_id = id;
+  return result;
+}
+
+std::optional<JobInfo> LocalBackend::read_job(const std::string& id) const {
+  const fs::path dir = job_dir(id);
+  const auto meta_text = slurp(dir / "meta.json");
+  if (!meta_text) return std::nullopt;
+  json meta;
+  try {
+    meta = json::parse(*meta_text);
+  } catch (const json::exception&) {
+    return std::nullopt;
+  }
+  JobInfo job;
+  job.id = id;
+  job.job_number = id;
+  job.name = meta.value("name", "");
+  job.user = options_.user;
+  job.partition = "local";
+  job.nodes = "localhost";
+  job.num_nodes = 1;
+  job.gres = meta.value("gres", "");
+  job.working_dir = meta.value("working_dir", "");
+  job.std_out = meta.value("stdout", "");
+  job.std_err = meta.value("stderr", "");
+  job.submit_time = meta.value("submit_time", int64_t{0});
+  job.start_time = job.submit_time;
+  if (meta.contains("time_limit_s")) job.time_limit_s = meta["time_limit_s"].get<int64_t>();
+
+  const bool cancelled = fs::exists(dir / "cancelled");
+  if (const auto exit_text = slurp(dir / "exit")) {
+    job.end_time = mtime(dir / "exit");
+    int value = 0;
+    if (std::sscanf(exit_text->c_str(), "exit %d", &value) == 1) {
+      job.exit_code = value;
+      job.state =
+          value == 0 ? JobState::completed : (cancelled ? JobState::cancelled : JobState::failed);
+      if (value != 0 && !cancelled) job.reason = "NonZeroExitCode";
+    } else if (std::sscanf(exit_text->c_str(), "signal %d", &value) == 1) {
+      job.signal = value;
+      job.exit_code = 128 + value;
+      job.state = cancelled ? JobState::cancelled : JobState::failed;
+    }
+    return job;
+  }
+  int pgid = 0;
+  if (const auto pid_text = slurp(dir / "pid")) pgid = std::atoi(pid_text->c_str());
+  if (pgid > 0 && sys::process_group_alive(pgid)) {
+    job.state = JobState::running;
+    return job;
+  }
+  if (pgid == 0 && !cancelled) {
+    job.state = JobState::pending;  // between mkdir and the pid file of a submission
+    return job;
+  }
+  job.state = cancelled ? JobState::cancelled : JobState::failed;
+  job.end_time = mtime(dir / (cancelled ? "cancelled" : "pid"));
+  if (!cancelled) job.reason = "ended without an exit status (killed with SIGKILL?)";
+  return job;
+}
+
+Expected<std::vector<JobInfo>> LocalBackend::jobs(const std::vector<std::string>& ids) {
+  std::vector<std::string> wanted = ids;
+  if (wanted.empty()) {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(options_.dir / "jobs", ec)) {
+      wanted.push_back(entry.path().filename().string());
+    }
+    std::sort(wanted.begin(), wanted.end(), [](const std::string& a, const std::string& b) {
+      return a.size() != b.size() ? a.size() < b.size() : a < b;
+    });
+  }
+  std::vector<JobInfo> result;
+  for (const auto& id : wanted) {
+    if (auto job = read_job(id)) result.push_back(std::move(*job));
+  }
+  return result;
+}
+
+Expected<void> LocalBackend::cancel(const std::vector<std::string>& ids) {
+  std::vector<std::pair<std::string, int>> groups;
+  for (const auto& id : ids) {
+    const fs::path dir = job_dir(id);
+    if (!fs::exists(dir / "meta.json")) {
+      return fail("no local job " + id + " under " + options_.dir.string(), Exit::not_found);
+    }
+    if (fs::exists(dir / "exit")) continue;  // already ended
+    write_text(dir / "cancelled", "");
+    const auto pid_text = slurp(dir / "pid");
+    const int pgid = pid_text ? std::atoi(pid_text->c_str()) : 0;
+    if (pgid > 1 && ::kill(-pgid, SIGTERM) == 0) groups.emplace_back(id, pgid);
+  }
+  // Wait for the jobs to end (the supervisor writes their exit files), then SIGKILL the rest.
+  const auto deadline = clock_.now() + options_.grace;
+  for (;;) {
+    const bool all_done = std::all_of(groups.begin(), groups.end(), [&](const auto& g) {
+      return fs::exists(job_dir(g.first) / "exit") || !sys::process_group_alive(g.second);
+    });
+    if (all_done) break;
+    if (clock_.now() >= deadline) {
+      for (const auto& g : groups) ::kill(-g.second, SIGKILL);
+      break;
+    }
+    clock_.sleep_for(std::chrono::milliseconds(100));
+  }
+  return {};
+}
+
+Expected<ClusterState> LocalBackend::cluster() {
+  ClusterState state;
+  NodeInfo node;
+  node.name = "localhost";
+  node.states = {"IDLE"};
+  node.partitions = {"local"};
+  node.cpus = static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
+  node.memory_mib = static_cast<int64_t>(::sysconf(_SC_PHYS_PAGES)) *
+                    static_cast<int64_t>(::sysconf(_SC_PAGE_SIZE)) / (1024 * 1024);
+  node.gpus.push_back(GresCount{"", static_cast<int>(options_.gpus.size()), 0});
+  state.nodes.push_back(node);
+  state.partitions.push_back(PartitionInfo{"local", std::nullopt, "localhost", true});
+  return state;
+}
+
+}  // namespace jobgen::slurm

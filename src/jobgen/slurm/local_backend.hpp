@@ -1,0 +1,46 @@
+// The local runner: no Slurm, e.g. a two-GPU workstation. A job is the rendered local script run
+// in the background in its own session, with SLURM_JOB_ID-like variables and
+// CUDA_VISIBLE_DEVICES set, under <dir>/jobs/<ID>/: script.sh, meta.json, pid (process group),
+// exit ("exit N" / "signal N", written when it ends), cancelled (marker).
+//
+// States: exit file -> COMPLETED / FAILED (code) / CANCELLED; no exit file and the process group
+// alive -> RUNNING; neither -> FAILED ("ended without an exit status": killed with SIGKILL or the
+// machine rebooted). Cancel: SIGTERM to the process group, SIGKILL after `grace`.
+// Not supported here: job arrays (sweeps) and dependencies (stages); submit says so.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "jobgen/slurm/backend.hpp"
+#include "jobgen/sys/system.hpp"
+
+namespace jobgen::slurm {
+
+struct LocalBackendOptions {
+  std::filesystem::path dir;      // e.g. <state dir>/local
+  std::vector<std::string> gpus;  // device indices this machine offers; empty = 0..N-1
+  std::chrono::milliseconds grace{10'000};
+  std::string user;  // shown as the job's user
+};
+
+class LocalBackend final : public Backend {
+ public:
+  LocalBackend(sys::Clock& clock, LocalBackendOptions options);
+  std::string name() const override { return "local"; }
+  Expected<SubmitResult> submit(const SubmitRequest& request) override;
+  Expected<std::vector<JobInfo>> jobs(const std::vector<std::string>& ids) override;
+  Expected<void> cancel(const std::vector<std::string>& ids) override;
+  Expected<ClusterState> cluster() override;
+
+ private:
+  std::filesystem::path job_dir(const std::string& id) const;
+  std::optional<JobInfo> read_job(const std::string& id) const;
+
+  sys::Clock& clock_;
+  LocalBackendOptions options_;
+};
+
+}  // namespace jobgen::slurm

@@ -1,0 +1,161 @@
+#include "jobgen/sys/http.hpp"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cctype>
+#include <mutex>
+
+namespace jobgen::sys {
+
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::ranges::transform(out, out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+size_t write_body(char* data, size_t size, size_t count, void* user) {
+  static_cast<std::string*>(user)->append(data, size * count);
+  return size * count;
+}
+
+size_t write_header(char* data, size_t size, size_t count, void* user) {
+  auto* headers = static_cast<HttpHeaders*>(user);
+  std::string_view line(data, size * count);
+  if (line.starts_with("HTTP/")) {
+    headers->clear();  // a new response (after a redirect or 100-continue) starts over
+  } else if (auto colon = line.find(':'); colon != std::string_view::npos) {
+    headers->emplace_back(lower(trim(line.substr(0, colon))),
+                          std::string(trim(line.substr(colon + 1))));
+  }
+  return size * count;
+}
+
+// True when libcurl failed before anything could reach the server.
+bool never_sent(CURLcode code) {
+  return code == CURLE_COULDNT_CONNECT || code == CURLE_COULDNT_RESOLVE_HOST ||
+         code == CURLE_COULDNT_RESOLVE_PROXY || code == CURLE_UNSUPPORTED_PROTOCOL ||
+         code == CURLE_URL_MALFORMAT || code == CURLE_SSL_CONNECT_ERROR ||
+         code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CACERT_BADFILE;
+}
+
+std::string where(const HttpRequest& request) {
+  // Only scheme://host:port/path: a query could carry something private, headers always do.
+  std::string url = request.url.substr(0, request.url.find('?'));
+  if (!request.unix_socket.empty()) return "unix:" + request.unix_socket + " (" + url + ")";
+  return url;
+}
+
+}  // namespace
+
+std::string HttpResponse::header(std::string_view name) const {
+  std::string key = lower(name);
+  for (const auto& [k, v] : headers)
+    if (k == key) return v;
+  return "";
+}
+
+Expected<Endpoint> parse_endpoint(std::string_view url) {
+  url = trim(url);
+  while (url.size() > 1 && url.back() == '/') url.remove_suffix(1);
+  if (url.starts_with("unix:")) {
+    std::string_view path = url.substr(5);
+    if (path.starts_with("//")) path.remove_prefix(2);  // unix:///run/x.sock
+    if (!path.starts_with("/"))
+      return invalid("slurmrestd URL '" + std::string(url) +
+                     "': a UNIX socket needs an absolute path, e.g. unix:/run/slurmrestd.sock");
+    return Endpoint{"http://localhost", std::string(path)};
+  }
+  if (url.starts_with("http://") || url.starts_with("https://")) {
+    if (url.find("://") + 3 >= url.size())
+      return invalid("slurmrestd URL '" + std::string(url) + "' has no host");
+    return Endpoint{std::string(url), ""};
+  }
+  return invalid("slurmrestd URL '" + std::string(url) +
+                 "' is not understood: use http://HOST:PORT, https://HOST:PORT or unix:/PATH");
+}
+
+struct CurlHttpClient::Impl {
+  CurlOptions options;
+  CURL* curl = nullptr;
+};
+
+CurlHttpClient::CurlHttpClient(CurlOptions options) : impl_(std::make_unique<Impl>()) {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  impl_->options = std::move(options);
+  impl_->curl = curl_easy_init();
+}
+
+CurlHttpClient::~CurlHttpClient() {
+  if (impl_->curl) curl_easy_cleanup(impl_->curl);
+}
+
+HttpResult CurlHttpClient::send(const HttpRequest& request) {
+  CURL* curl = impl_->curl;
+  if (!curl) return std::unexpected(HttpFailure{"libcurl could not be initialised", false});
+  // Reset options but keep the connection cache: this is what makes polls reuse connections.
+  curl_easy_reset(curl);
+
+  HttpResponse response;
+  char errbuf[CURL_ERROR_SIZE] = {};
+  curl_slist* headers = nullptr;
+  for (const auto& [name, value] : request.headers)
+    headers = curl_slist_append(headers, (name + ": " + value).c_str());
+  if (!request.body.empty() || request.method == "POST")
+    headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip
+
+  curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
+  if (!request.unix_socket.empty())
+    curl_easy_setopt(curl, CURLOPT_UNIX_SOCKET_PATH, request.unix_socket.c_str());
+  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
+                   static_cast<long>(request.connect_timeout.count()));
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout.count()));
+  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, impl_->options.verify_tls ? 1L : 0L);
+  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, impl_->options.verify_tls ? 2L : 0L);
+  if (!impl_->options.ca_bundle.empty())
+    curl_easy_setopt(curl, CURLOPT_CAINFO, impl_->options.ca_bundle.c_str());
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, write_body);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, write_header);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &response.headers);
+  if (request.method == "GET") {
+    curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+  } else {
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+    if (!request.body.empty() || request.method == "POST") {
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.data());
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
+                       static_cast<curl_off_t>(request.body.size()));
+    }
+  }
+
+  CURLcode code = curl_easy_perform(curl);
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);
+  curl_slist_free_all(headers);
+  if (code != CURLE_OK) {
+    std::string detail = errbuf[0] ? errbuf : curl_easy_strerror(code);
+    std::string message = request.method + " " + where(request) + " failed: " + detail;
+    if (code == CURLE_OPERATION_TIMEDOUT)
+      message += " (no answer within " + std::to_string(request.timeout.count() / 1000) + " s)";
+    if (code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CACERT_BADFILE)
+      message += "; if the site uses its own CA, set rest.ca_bundle in the cluster profile";
+    return std::unexpected(HttpFailure{std::move(message), !never_sent(code)});
+  }
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
+  return response;
+}
+
+}  // namespace jobgen::sys

@@ -1,0 +1,310 @@
+#include "jobgen/sys/process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+extern char** environ;
+
+namespace jobgen::sys {
+
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+// The environment as "K=V" strings: the current one with `extra` overriding.
+std::vector<std::string> build_environment(const std::map<std::string, std::string>& extra) {
+  std::vector<std::string> result;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const std::string key(entry.substr(0, entry.find('=')));
+    if (!extra.contains(key)) result.emplace_back(entry);
+  }
+  for (const auto& [key, value] : extra) result.push_back(key + "=" + value);
+  return result;
+}
+
+std::vector<char*> pointers(std::vector<std::string>& strings) {
+  std::vector<char*> result;
+  result.reserve(strings.size() + 1);
+  for (auto& s : strings) result.push_back(s.data());
+  result.push_back(nullptr);
+  return result;
+}
+
+int decode_status(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+struct Pipe {
+  int read = -1;
+  int write = -1;
+  ~Pipe() { close_both(); }
+  void close_read() {
+    if (read >= 0) ::close(read);
+    read = -1;
+  }
+  void close_write() {
+    if (write >= 0) ::close(write);
+    write = -1;
+  }
+  void close_both() {
+    close_read();
+    close_write();
+  }
+};
+
+bool make_pipe(Pipe& p) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return false;
+  p.read = fds[0];
+  p.write = fds[1];
+  return true;
+}
+
+}  // namespace
+
+std::string format_command(const std::vector<std::string>& argv) {
+  std::string result;
+  for (const auto& arg : argv) {
+    if (!result.empty()) result += ' ';
+    const bool plain =
+        !arg.empty() && arg.find_first_of(" \t\n'\"\\$`;&|<>()*?[]{}!#~") == std::string::npos;
+    if (plain) {
+      result += arg;
+      continue;
+    }
+    result += '\'';
+    for (char c : arg) result += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    result += '\'';
+  }
+  return result;
+}
+
+Expected<CommandResult> RealCommandRunner::run(const Command& command) {
+  if (command.argv.empty()) return fail("internal error: empty command");
+  // A child that exits before reading its stdin must not kill jobgen with SIGPIPE.
+  ::signal(SIGPIPE, SIG_IGN);
+
+  Pipe in, out, err;
+  if (!make_pipe(out) || !make_pipe(err) || (command.stdin_text && !make_pipe(in))) {
+    return fail(std::string("cannot create a pipe: ") + std::strerror(errno));
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (command.stdin_text) {
+    posix_spawn_file_actions_adddup2(&actions, in.read, STDIN_FILENO);
+  } else {
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  }
+  posix_spawn_file_actions_adddup2(&actions, out.write, STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, err.write, STDERR_FILENO);
+  const std::string cwd = command.cwd.string();
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
+
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+
+  std::vector<std::string> args = command.argv;
+  std::vector<std::string> env = build_environment(command.env);
+  std::vector<char*> argv = pointers(args);
+  std::vector<char*> envp = pointers(env);
+  pid_t pid = -1;
+  const int rc = ::posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    return fail("cannot run '" + command.argv[0] + "': " + std::strerror(rc) +
+                (rc == ENOENT ? " (is it installed and on PATH?)" : ""));
+  }
+  in.close_read();
+  out.close_write();
+  err.close_write();
+
+  CommandResult result;
+  const std::string_view input = command.stdin_text ? *command.stdin_text : std::string_view();
+  std::size_t written = 0;
+  if (in.write >= 0) {
+    ::fcntl(in.write, F_SETFL, ::fcntl(in.write, F_GETFL) | O_NONBLOCK);
+    if (input.empty()) in.close_write();
+  }
+  const auto deadline = SteadyClock::now() + command.timeout;
+  auto timed_out = [&] {
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return fail("'" + format_command(command.argv) + "' did not finish within " +
+                std::to_string(command.timeout.count() / 1000.0).substr(0, 4) +
+                " s and was killed (is slurmctld reachable? try again, or raise the timeout)");
+  };
+
+  char buffer[65536];
+  while (out.read >= 0 || err.read >= 0) {
+    pollfd fds[3];
+    int n = 0;
+    if (out.read >= 0) fds[n++] = {out.read, POLLIN, 0};
+    if (err.read >= 0) fds[n++] = {err.read, POLLIN, 0};
+    if (in.write >= 0) fds[n++] = {in.write, POLLOUT, 0};
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now());
+    if (left.count() <= 0) return timed_out();
+    const int ready = ::poll(fds, static_cast<nfds_t>(n), static_cast<int>(left.count()));
+    if (ready < 0 && errno != EINTR)
+      return fail(std::string("poll failed: ") + std::strerror(errno));
+    for (int i = 0; i < n && ready > 0; ++i) {
+      if (fds[i].revents == 0) continue;
+      if (fds[i].fd == in.write) {
+        const ssize_t w = ::write(in.write, input.data() + written, input.size() - written);
+        if (w > 0) written += static_cast<std::size_t>(w);
+        if (w < 0 && errno != EAGAIN && errno != EINTR) in.close_write();  // reader went away
+        if (written == input.size()) in.close_write();
+        continue;
+      }
+      const ssize_t r = ::read(fds[i].fd, buffer, sizeof buffer);
+      if (r > 0) {
+        (fds[i].fd == out.read ? result.out : result.err).append(buffer, static_cast<size_t>(r));
+      } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
+        if (fds[i].fd == out.read) {
+          out.close_read();
+        } else {
+          err.close_read();
+        }
+      }
+    }
+  }
+  in.close_write();
+  int status = 0;
+  for (;;) {
+    const pid_t w = ::waitpid(pid, &status, WNOHANG);
+    if (w == pid) break;
+    if (w < 0 && errno != EINTR) return fail(std::string("waitpid: ") + std::strerror(errno));
+    if (SteadyClock::now() >= deadline) return timed_out();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  result.exit_code = decode_status(status);
+  return result;
+}
+
+Expected<int> spawn_detached(const DetachedJob& job) {
+  if (job.argv.empty()) return fail("internal error: empty command");
+  // Everything the children need is prepared before fork: they only make system calls.
+  std::vector<std::string> args = job.argv;
+  std::vector<std::string> env = build_environment(job.env);
+  std::vector<char*> argv = pointers(args);
+  std::vector<char*> envp = pointers(env);
+  const std::string cwd = job.cwd.string();
+  const std::string out_path = job.stdout_path.string();
+  const std::string err_path = job.stderr_path.empty() ? out_path : job.stderr_path.string();
+  const std::string exit_path = job.exit_file.string();
+  const std::string exit_tmp = exit_path + ".tmp";
+
+  const pid_t leader = ::fork();
+  if (leader < 0) return fail(std::string("fork failed: ") + std::strerror(errno));
+  if (leader == 0) {
+    // Session and group leader; exits at once so the supervisor is reparented to init.
+    ::setsid();
+    const int null_fd = ::open("/dev/null", O_RDWR);
+    ::dup2(null_fd, STDIN_FILENO);
+    ::dup2(null_fd, STDOUT_FILENO);
+    ::dup2(null_fd, STDERR_FILENO);
+    ::close_range(3, ~0U, 0);  // the caller's pipes and database must not stay open in the job
+    const pid_t supervisor = ::fork();
+    if (supervisor != 0) ::_exit(supervisor < 0 ? 1 : 0);
+    ::signal(SIGTERM, SIG_IGN);
+    ::signal(SIGINT, SIG_IGN);
+    ::signal(SIGHUP, SIG_IGN);
+    const pid_t child = ::fork();
+    if (child == 0) {
+      ::signal(SIGTERM, SIG_DFL);
+      ::signal(SIGINT, SIG_DFL);
+      ::signal(SIGHUP, SIG_DFL);
+      ::signal(SIGPIPE, SIG_DFL);
+      if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) ::_exit(126);
+      const int o = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+      const int e = err_path == out_path
+                        ? o
+                        : ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+      if (o < 0 || e < 0) ::_exit(126);
+      ::dup2(o, STDOUT_FILENO);
+      ::dup2(e, STDERR_FILENO);
+      ::environ = envp.data();
+      ::execvp(argv[0], argv.data());
+      ::_exit(127);
+    }
+    int status = 0;
+    while (child > 0 && ::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    char text[32];
+    const int len = child < 0 ? std::snprintf(text, sizeof text, "exit 127\n")
+                    : WIFSIGNALED(status)
+                        ? std::snprintf(text, sizeof text, "signal %d\n", WTERMSIG(status))
+                        : std::snprintf(text, sizeof text, "exit %d\n", WEXITSTATUS(status));
+    const int fd = ::open(exit_tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      if (::write(fd, text, static_cast<size_t>(len)) == len)
+        ::rename(exit_tmp.c_str(), exit_path.c_str());
+      ::close(fd);
+    }
+    ::_exit(0);
+  }
+  int status = 0;
+  while (::waitpid(leader, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return fail("could not start " + format_command(job.argv) + " in the background (fork failed)");
+  }
+  const std::string pid_text = std::to_string(leader) + "\n";
+  const int fd = ::open(job.pid_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0 ||
+      ::write(fd, pid_text.data(), pid_text.size()) != static_cast<ssize_t>(pid_text.size())) {
+    if (fd >= 0) ::close(fd);
+    return fail("cannot write " + job.pid_file.string() + ": " + std::strerror(errno));
+  }
+  ::close(fd);
+  return static_cast<int>(leader);
+}
+
+bool process_group_alive(int pgid) {
+  if (pgid <= 1) return false;
+  if (::kill(-pgid, 0) != 0 && errno != EPERM) return false;
+  // kill() also succeeds for zombies, which containers whose PID 1 does not reap keep around:
+  // look for a member that is not one.
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name[0] < '0' || name[0] > '9') continue;
+    std::FILE* f = std::fopen((entry.path() / "stat").c_str(), "r");
+    if (f == nullptr) continue;
+    char buffer[512];
+    const std::size_t n = std::fread(buffer, 1, sizeof buffer - 1, f);
+    std::fclose(f);
+    buffer[n] = '\0';
+    // "pid (comm) S ppid pgrp ..."; comm may hold spaces and parentheses: parse after the last ')'.
+    const char* close = std::strrchr(buffer, ')');
+    char state = 0;
+    int ppid = 0, group = 0;
+    if (close == nullptr || std::sscanf(close + 1, " %c %d %d", &state, &ppid, &group) != 3) {
+      continue;
+    }
+    if (group == pgid && state != 'Z' && state != 'X') return true;
+  }
+  return false;
+}
+
+}  // namespace jobgen::sys

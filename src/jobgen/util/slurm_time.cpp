@@ -1,0 +1,116 @@
+// Slurm time strings <-> seconds; formats and the cases checked against libslurm are in the header.
+#include "jobgen/util/slurm_time.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+namespace jobgen::util {
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+// 1 to 9 digits; anything else is nullopt.
+std::optional<int64_t> field(std::string_view s) {
+  if (s.empty() || s.size() > 9) return std::nullopt;
+  int64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+std::vector<std::string_view> split_colons(std::string_view s) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t colon = s.find(':', start);
+    parts.push_back(s.substr(start, colon - start));
+    if (colon == std::string_view::npos) return parts;
+    start = colon + 1;
+  }
+}
+
+std::string fixed1(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+}  // namespace
+
+Expected<std::optional<int64_t>> parse_slurm_time(std::string_view text) {
+  const std::string word = lower(text);
+  if (word == "unlimited" || word == "infinite" || word == "-1") {
+    return std::optional<int64_t>();
+  }
+  const auto bad = [&] {
+    return invalid("invalid Slurm time \"" + std::string(text) +
+                   "\": use MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or UNLIMITED "
+                   "(e.g. 90, 01:30:00, 2-00:00:00)");
+  };
+  const std::size_t dash = text.find('-');
+  int64_t days = 0;
+  std::string_view rest = text;
+  if (dash != std::string_view::npos) {
+    const auto d = field(text.substr(0, dash));
+    if (!d) return bad();
+    days = *d;
+    rest = text.substr(dash + 1);
+  }
+  const std::vector<std::string_view> parts = split_colons(rest);
+  std::vector<int64_t> v;
+  for (std::string_view p : parts) {
+    const auto f = field(p);
+    if (!f) return bad();
+    v.push_back(*f);
+  }
+  int64_t seconds = 0;
+  if (dash != std::string_view::npos) {
+    // D-HH, D-HH:MM, D-HH:MM:SS
+    if (v.size() > 3) return bad();
+    seconds =
+        days * 86400 + v[0] * 3600 + (v.size() > 1 ? v[1] * 60 : 0) + (v.size() > 2 ? v[2] : 0);
+  } else if (v.size() == 1) {
+    seconds = v[0] * 60;  // a bare number is minutes
+  } else if (v.size() == 2) {
+    seconds = v[0] * 60 + v[1];  // MM:SS
+  } else if (v.size() == 3) {
+    seconds = v[0] * 3600 + v[1] * 60 + v[2];
+  } else {
+    return bad();
+  }
+  return std::optional<int64_t>(seconds);
+}
+
+std::string format_slurm_time(int64_t seconds) {
+  if (seconds < 0) return "INVALID";
+  const int64_t days = seconds / 86400;
+  const int64_t h = seconds / 3600 % 24, m = seconds / 60 % 60, s = seconds % 60;
+  char buf[64];
+  if (days > 0) {
+    std::snprintf(buf, sizeof buf, "%lld-%02lld:%02lld:%02lld", static_cast<long long>(days),
+                  static_cast<long long>(h), static_cast<long long>(m), static_cast<long long>(s));
+  } else {
+    std::snprintf(buf, sizeof buf, "%02lld:%02lld:%02lld", static_cast<long long>(h),
+                  static_cast<long long>(m), static_cast<long long>(s));
+  }
+  return buf;
+}
+
+std::string format_duration(double seconds) {
+  if (!std::isfinite(seconds)) return "unlimited";
+  if (seconds < 59.5) return std::to_string(std::lround(seconds)) + " s";
+  if (seconds < 3570) return std::to_string(std::lround(seconds / 60)) + " min";
+  if (seconds < 47.95 * 3600) return fixed1(seconds / 3600) + " h";
+  return fixed1(seconds / 86400) + " days";
+}
+
+}  // namespace jobgen::util

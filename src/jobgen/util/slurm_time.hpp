@@ -1,0 +1,32 @@
+// Slurm time limits (sbatch --time, partition MaxTime) parsed to and printed from SECONDS.
+// Checked against libslurm 22.05.8's time_str2secs/secs2time_str; see tests/unit/test_slurm_time.
+//
+// Accepted, as Slurm: "MM" (a bare number is MINUTES: "30" = 1800 s), "MM:SS", "HH:MM:SS",
+// "D-HH", "D-HH:MM", "D-HH:MM:SS"; fields may exceed their usual range as in Slurm
+// ("1:90" = 150 s, "1-25" = 1 day 25 h). "UNLIMITED", "INFINITE" (any case) and "-1" mean no
+// limit. Rejected although Slurm takes them: "1-" (Slurm: one day), negative numbers, fields
+// longer than 9 digits.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "jobgen/util/error.hpp"
+
+namespace jobgen::util {
+
+// Seconds, or nullopt for UNLIMITED/infinite. Errors are invalid(...) without a location.
+Expected<std::optional<int64_t>> parse_slurm_time(std::string_view text);
+
+// As squeue/scontrol print a time: "HH:MM:SS" below one day, "D-HH:MM:SS" from one day on
+// (172800 -> "2-00:00:00", 5400 -> "01:30:00", 100 days -> "100-00:00:00"). Negative input
+// prints "INVALID" as Slurm does.
+std::string format_slurm_time(int64_t seconds);
+
+// For humans in reports: "45 s", "12 min", "5.7 h", "2.1 days". Below 60 s whole seconds, below
+// 1 h whole minutes, below 48 h hours with one decimal, beyond that days with one decimal.
+std::string format_duration(double seconds);
+
+}  // namespace jobgen::util

@@ -1,0 +1,68 @@
+# Shared by the submit/monitor integration tests (sourced, not a test itself): a private
+# XDG_STATE_HOME and work directory, job specs whose command runs on the fake GPU nodes, and
+# helpers around scontrol/sdiag. Needs JOBGEN and JOBGEN_CLUSTER_DIR (see README.md).
+# shellcheck shell=bash
+
+: "${JOBGEN:?path of the jobgen binary}" "${JOBGEN_CLUSTER_DIR:?}"
+[[ -f $JOBGEN_CLUSTER_DIR/env.sh ]] || { echo "SKIP: no cluster in $JOBGEN_CLUSTER_DIR"; exit 77; }
+# shellcheck source=/dev/null
+source "$JOBGEN_CLUSTER_DIR/env.sh"
+
+WORK=$(mktemp -d)
+export XDG_STATE_HOME=$WORK/state
+cd "$WORK" || exit 1
+SUBMITTED=()
+cleanup() {
+  ((${#SUBMITTED[@]} == 0)) || scancel "${SUBMITTED[@]}" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*"; exit 1; }
+
+# write_spec FILE NAME COMMAND [extra yaml lines...]
+write_spec() {
+  local file=$1 name=$2 command=$3
+  shift 3
+  {
+    echo "name: $name"
+    echo "model: gpt2"
+    echo "seq_len: 512"
+    echo "steps: 10"
+    echo "command: '$command'"
+    local line
+    for line in "$@"; do echo "$line"; done
+  } >"$file"
+}
+
+# submit ARGS... : runs jobgen submit --json, prints the job id, remembers it for cleanup.
+submit() {
+  local out id
+  out=$("$JOBGEN" submit --launcher python --json "$@") || fail "jobgen submit $* failed"
+  id=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["job_id"])' <<<"$out")
+  SUBMITTED+=("$id")
+  echo "$id"
+}
+
+# job_field ID KEY : one field of `scontrol show job -o ID` ("" if absent).
+job_field() {
+  scontrol show job -o "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n1
+}
+
+# wait_state ID STATE... : waits (max 60 s) until Slurm's JobState is one of STATE.
+wait_state() {
+  local id=$1 i s
+  shift
+  for ((i = 0; i < 300; i++)); do
+    s=$(job_field "$id" JobState)
+    for want in "$@"; do [[ $s == "$want" ]] && return 0; done
+    sleep 0.2
+  done
+  fail "job $id is $s, expected one of: $*"
+}
+
+# rpc_count NAME : how many RPCs of this type slurmctld counted since the last sdiag --reset.
+rpc_count() {
+  sdiag | awk -v name="$1" '$1 == name { sub(/.*count:/, ""); print $1 + 0; found = 1 }
+                             END { if (!found) print 0 }'
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The local runner (--backend local; no Slurm involved): a job runs in the background with
+# SLURM_JOB_ID and CUDA_VISIBLE_DEVICES set, `status` follows it to COMPLETED, `logs` prints its
+# output, a failing job is FAILED with its exit code, and `cancel` stops a real running process
+# (its process group), leaving CANCELLED.
+set -euo pipefail
+: "${JOBGEN:?path of the jobgen binary}"
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+cd "$WORK"
+export XDG_STATE_HOME=$WORK/state JOBGEN_LOCAL_GPUS=0,1
+fail() { echo "FAIL: $*"; exit 1; }
+spec() { printf 'name: %s\nmodel: gpt2\nseq_len: 512\nsteps: 10\ncommand: %s\n' "$1" "$2" >"$1.yaml"; }
+submit() { "$JOBGEN" submit "$@" --backend local --launcher python --target rtx2080ti --gpus 2 | tail -n1; }
+wait_done() { # ID : until status is no longer RUNNING (max 20 s)
+  local i
+  for ((i = 0; i < 100; i++)); do
+    # status exits 4 for a failed job: read its output, not its exit status.
+    "$JOBGEN" status --backend local --json "$1" >wait.json || true
+    grep -q '"finished": true' wait.json && return 0
+    sleep 0.2
+  done
+  fail "local job $1 did not finish"
+}
+
+spec ok "'bash -c \"echo id=\$SLURM_JOB_ID gpus=\$CUDA_VISIBLE_DEVICES; sleep 1; echo bye\"'"
+id=$(submit ok.yaml)
+wait_done "$id"
+"$JOBGEN" status --backend local "$id" | grep -q COMPLETED || fail "ok job not COMPLETED"
+"$JOBGEN" logs --backend local "$id" >log.txt
+grep -q "^id=$id gpus=0,1$" log.txt || fail "log lacks the job's variables: $(cat log.txt)"
+grep -q "^bye$" log.txt || fail "log lacks the last line"
+echo "ok: local job $id completed; log: $(grep '^id=' log.txt)"
+
+spec bad "'bash -c \"exit 5\"'"
+id=$(submit bad.yaml)
+wait_done "$id"
+set +e
+"$JOBGEN" status --backend local "$id" >status.txt
+code=$?
+set -e
+[[ $code -eq 4 ]] || fail "status of a failed local job exited $code"
+grep -q "FAILED (exit code 5)" status.txt || fail "$(cat status.txt)"
+echo "ok: $(tail -n1 status.txt)"
+
+spec slow "'sleep 120'"
+id=$(submit slow.yaml)
+sleep 0.5
+pgid=$(cat "$XDG_STATE_HOME/jobgen/local/jobs/$id/pid")
+kill -0 -- "-$pgid" || fail "no process group $pgid for local job $id"
+"$JOBGEN" status --backend local "$id" | grep -q RUNNING || fail "slow job not RUNNING"
+"$JOBGEN" cancel --backend local "$id" >/dev/null
+"$JOBGEN" status --backend local "$id" >cancelled.txt || true  # exit 4: not COMPLETED
+grep -q CANCELLED cancelled.txt || fail "not CANCELLED after cancel: $(cat cancelled.txt)"
+if pgrep -g "$pgid" -x sleep >/dev/null; then fail "the job's sleep survived the cancel"; fi
+echo "PASS"

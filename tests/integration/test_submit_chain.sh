@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# A job spec with two stages becomes an afterok chain: the second job depends on the first
+# (scontrol Dependency=afterok:<first>), waits with reason Dependency (explained by jobgen
+# status), and both complete in order. --after JOBID chains onto an existing job.
+set -euo pipefail
+# shellcheck source=submit_lib.sh
+source "$(dirname "$0")/submit_lib.sh"
+
+write_spec spec.yaml jg-chain "sleep 4" "stages:" "  - name: first" "  - name: second"
+out=$("$JOBGEN" submit spec.yaml --target rtx2080ti --gpus 1 --launcher python --json) ||
+  fail "submit of the two-stage spec failed"
+read -r first second < <(python3 -c '
+import json, sys
+d = json.loads(sys.stdin.read())
+print(" ".join(j["job_id"] for j in d["jobs"]))' <<<"$out")
+SUBMITTED+=("$first" "$second")
+dep=$(job_field "$second" Dependency)
+[[ $dep == afterok:$first* ]] || fail "stage 2 ($second) depends on '$dep', expected afterok:$first"
+reason=$("$JOBGEN" status --json "$second" | python3 -c 'import json,sys; j=json.load(sys.stdin)[0]; print(j["state"], "|", j["explanation"])')
+[[ $reason == "PENDING | waiting for job $first to finish successfully" ]] ||
+  fail "stage 2 status: '$reason'"
+wait_state "$first" COMPLETED
+wait_state "$second" RUNNING COMPLETED
+start2=$(job_field "$second" StartTime)
+end1=$(job_field "$first" EndTime)
+[[ ! $start2 < $end1 ]] || fail "stage 2 started ($start2) before stage 1 ended ($end1)"
+echo "ok: chain $first -> $second ($dep)"
+
+write_spec single.yaml jg-after "sleep 1"
+third=$(submit single.yaml --target rtx2080ti --gpus 1 --after "$second")
+dep=$(job_field "$third" Dependency)
+[[ $dep == afterok:$second* || -z $dep ]] || fail "--after: '$dep'"
+echo "PASS"

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# What `jobgen status` tells: a failing job's FAILED state and exit code (exit status 4 = jobs
+# failed), a job pending for resources explained in plain words ("waiting for 4 free RTX 4090
+# GPUs"), and `jobgen cancel` of a running and a pending job (CANCELLED in Slurm and in status).
+set -euo pipefail
+# shellcheck source=submit_lib.sh
+source "$(dirname "$0")/submit_lib.sh"
+
+write_spec fail.yaml jg-fail 'bash -c "echo about to fail; exit 3"'
+id=$(submit fail.yaml --target rtx2080ti --gpus 1)
+wait_state "$id" FAILED
+set +e
+"$JOBGEN" status "$id" >status.txt 2>&1
+code=$?
+set -e
+[[ $code -eq 4 ]] || fail "status of a failed job exits $code, expected 4: $(cat status.txt)"
+grep -q "FAILED (exit code 3)" status.txt || fail "status does not show the exit code: $(cat status.txt)"
+echo "ok: $(tail -n1 status.txt)"
+
+# classt25 is the only RTX 4090 node (4 GPUs): a second 4-GPU job must wait for resources.
+write_spec long.yaml jg-hold "sleep 300"
+holder=$(submit long.yaml --target rtx4090 --gpus 4)
+wait_state "$holder" RUNNING
+waiter=$(submit long.yaml --target rtx4090 --gpus 4)
+for _ in $(seq 50); do
+  [[ $(job_field "$waiter" Reason) == Resources ]] && break
+  sleep 0.2
+done
+"$JOBGEN" status --json "$waiter" >pending.json
+explanation=$(python3 -c 'import json; j=json.load(open("pending.json"))[0]; print(j["state"], "|", j["explanation"])')
+[[ $explanation == "PENDING | waiting for 4 free RTX 4090 GPUs" ]] ||
+  fail "pending job explained as '$explanation'"
+echo "ok: $waiter $explanation"
+
+"$JOBGEN" cancel "$holder" "$waiter" >cancel.txt || fail "cancel failed: $(cat cancel.txt)"
+wait_state "$holder" CANCELLED
+wait_state "$waiter" CANCELLED
+set +e
+"$JOBGEN" status "$holder" "$waiter" >status.txt
+set -e
+[[ $(grep -c CANCELLED status.txt) -eq 2 ]] || fail "status after cancel: $(cat status.txt)"
+# With no ids: the ledger's unfinished jobs; all three ended, so none are left.
+"$JOBGEN" status >none.txt || true
+grep -q "No unfinished jobs" none.txt || fail "status without ids: $(cat none.txt)"
+echo "PASS"

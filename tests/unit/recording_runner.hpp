@@ -1,0 +1,49 @@
+// A CommandRunner fake: records every command and answers from a queue of canned results (or a
+// responder function), so backend tests see exactly which Slurm commands would have run.
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "jobgen/sys/process.hpp"
+#include "jobgen/sys/system.hpp"
+
+namespace jobgen::test {
+
+class RecordingCommandRunner final : public sys::CommandRunner {
+ public:
+  std::vector<sys::Command> commands;
+  std::deque<Expected<sys::CommandResult>> answers;
+  std::function<Expected<sys::CommandResult>(const sys::Command&)> responder;
+
+  Expected<sys::CommandResult> run(const sys::Command& command) override {
+    commands.push_back(command);
+    if (responder) return responder(command);
+    if (answers.empty()) return fail("RecordingCommandRunner: no answer for " + command.argv[0]);
+    auto answer = answers.front();
+    answers.pop_front();
+    return answer;
+  }
+
+  void answer(int exit_code, std::string out, std::string err = "") {
+    answers.push_back(sys::CommandResult{exit_code, std::move(out), std::move(err)});
+  }
+
+  std::string argv_of(std::size_t i) const { return sys::format_command(commands.at(i).argv); }
+};
+
+// A clock that only moves when slept on; counts sleeps.
+class FakeClock final : public sys::Clock {
+ public:
+  std::chrono::system_clock::time_point t{std::chrono::seconds(1'800'000'000)};
+  std::vector<std::chrono::milliseconds> sleeps;
+  std::chrono::system_clock::time_point now() const override { return t; }
+  void sleep_for(std::chrono::milliseconds d) override {
+    sleeps.push_back(d);
+    t += d;
+  }
+};
+
+}  // namespace jobgen::test

@@ -1,0 +1,285 @@
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
+#include "jobgen/plan/jobspec.hpp"
+
+using namespace jobgen;
+using plan::parse_job_spec;
+
+namespace {
+
+const char* kMinimal = R"(name: tiny
+model: bert-base
+seq_len: 128
+steps: 1000
+)";
+
+Error parse_error(const std::string& text) {
+  auto spec = parse_job_spec(text, "spec.yaml");
+  REQUIRE_FALSE(spec.has_value());
+  return spec.error();
+}
+
+}  // namespace
+
+TEST_CASE("job spec: a minimal spec gets the documented defaults") {
+  auto spec = parse_job_spec(kMinimal, "spec.yaml");
+  REQUIRE(spec.has_value());
+  CHECK(spec->name == "tiny");
+  CHECK(spec->model.name == "bert-base");
+  CHECK(spec->model.layers == 12);
+  CHECK(spec->seq_len == 128);
+  CHECK(spec->precision == estimate::Precision::amp_bf16);
+  CHECK(spec->optimizer == estimate::Optimizer::adamw);
+  CHECK(spec->strategy == estimate::Strategy::ddp);
+  CHECK(spec->offload == estimate::Offload::none);
+  CHECK(spec->finetune == estimate::Finetune::full);
+  CHECK(spec->grad_checkpointing == plan::GradCheckpointing::automatic);
+  CHECK(spec->flash_attention);
+  CHECK_FALSE(spec->effective_batch.has_value());
+  CHECK_FALSE(spec->micro_batch.has_value());
+  CHECK(spec->steps == 1000);
+  CHECK(spec->steps_for(64) == 1000);
+  CHECK_FALSE(spec->learning_rate.has_value());
+  CHECK(spec->stages.empty());
+}
+
+TEST_CASE("job spec: every field") {
+  const char* text = R"(name: groot
+model: gr00t-n1.5-3b
+seq_len: 49
+precision: amp-fp16
+optimizer: adam8bit
+strategy: zero2
+offload: optimizer
+finetune: {method: lora, rank: 8, targets: attention}
+grad_checkpointing: off
+flash_attention: false
+effective_batch: 120-144
+micro_batch: 10
+epochs: 2
+dataset_size: 1000
+learning_rate: 1e-4
+lr_scaling: linear
+lr_base_batch: 128
+checkpoint: {size_gb: 11.5, resumable: true, dir: /scratch/ckpt}
+env:
+  B: "2"
+  A: one
+empirical_memory: {base_gb: 5, per_sample_gb: 1.2, overhead_gb: 2}
+command: python train.py --bs {{micro_batch}} --accum {{ grad_accum }} --sweep {{dropout}}
+)";
+  auto spec = parse_job_spec(text, "spec.yaml");
+  REQUIRE_MESSAGE(spec.has_value(), (spec ? "" : format_error(spec.error())));
+  CHECK(spec->precision == estimate::Precision::amp_fp16);
+  CHECK(spec->optimizer == estimate::Optimizer::adam8bit);
+  CHECK(spec->strategy == estimate::Strategy::zero2);
+  CHECK(spec->offload == estimate::Offload::optimizer);
+  CHECK(spec->finetune == estimate::Finetune::lora);
+  CHECK(spec->lora_rank == 8);
+  CHECK(spec->lora_targets == estimate::LoraTargets::attention);
+  CHECK(spec->grad_checkpointing == plan::GradCheckpointing::off);
+  CHECK_FALSE(spec->flash_attention);
+  REQUIRE(spec->effective_batch.has_value());
+  CHECK(spec->effective_batch->min == 120);
+  CHECK(spec->effective_batch->max == 144);
+  CHECK(spec->effective_batch->to_string() == "120-144");
+  CHECK(spec->micro_batch == 10);
+  // ceil(2 x 1000 / 120) = ceil(16.67) = 17 steps
+  CHECK(spec->steps_for(120) == 17);
+  CHECK(spec->checkpoint.size_gb == doctest::Approx(11.5));
+  CHECK(spec->checkpoint.resumable);
+  CHECK(spec->checkpoint.dir == "/scratch/ckpt");
+  REQUIRE(spec->env.size() == 2);
+  CHECK(spec->env[0] == std::pair<std::string, std::string>{"B", "2"});
+  CHECK(spec->env[1] == std::pair<std::string, std::string>{"A", "one"});
+  REQUIRE(spec->empirical_memory.has_value());
+  CHECK(spec->empirical_memory->base_gb == 5);
+  CHECK(spec->empirical_memory->per_sample_gb == doctest::Approx(1.2));
+  CHECK(spec->empirical_memory->overhead_gb == 2);
+  CHECK(spec->command.find("{{ grad_accum }}") != std::string::npos);
+  // Linear scaling from 1e-4 at 128: 256 -> 2e-4, 120 -> 0.9375e-4.
+  CHECK(*spec->scaled_learning_rate(256) == doctest::Approx(2e-4));
+  CHECK(*spec->scaled_learning_rate(120) == doctest::Approx(0.9375e-4));
+  const auto setup = spec->setup(4, 2);
+  CHECK(setup.world_size() == 8);
+  CHECK(setup.empirical.has_value());
+  CHECK_FALSE(setup.flash_attention);
+}
+
+TEST_CASE("job spec: sqrt learning-rate scaling defaults its base to the target batch") {
+  auto spec = parse_job_spec(
+      std::string(kMinimal) + "effective_batch: 100\nlearning_rate: 1e-4\nlr_scaling: sqrt\n",
+      "spec.yaml");
+  REQUIRE(spec.has_value());
+  CHECK(*spec->scaled_learning_rate(100) == doctest::Approx(1e-4));
+  CHECK(*spec->scaled_learning_rate(400) == doctest::Approx(2e-4));
+  CHECK(spec->effective_batch->to_string() == "100");
+}
+
+TEST_CASE("job spec: unknown keys are reported at file:line:col with a suggestion") {
+  const Error e = parse_error("name: x\nmodel: bert-base\nseq_lenn: 128\nsteps: 10\n");
+  CHECK(e.exit == Exit::invalid_input);
+  CHECK(e.where.file == "spec.yaml");
+  CHECK(e.where.line == 3);
+  CHECK(e.where.col == 1);
+  CHECK(e.message.find("did you mean 'seq_len'") != std::string::npos);
+}
+
+TEST_CASE("job spec: bad values name the key, the place and the fix") {
+  SUBCASE("precision") {
+    const Error e = parse_error(std::string(kMinimal) + "precision: bf17\n");
+    CHECK(e.where.line == 5);
+    CHECK(e.where.col == 12);
+    CHECK(e.message.find("precision") != std::string::npos);
+  }
+  SUBCASE("a reversed batch range") {
+    const Error e = parse_error(std::string(kMinimal) + "effective_batch: 144-120\n");
+    CHECK(e.where.line == 5);
+    CHECK(e.message.find("MIN <= MAX") != std::string::npos);
+  }
+  SUBCASE("grad_checkpointing") {
+    const Error e = parse_error(std::string(kMinimal) + "grad_checkpointing: maybe\n");
+    CHECK(e.message.find("auto, on or off") != std::string::npos);
+  }
+  SUBCASE("an unknown preset") {
+    const Error e = parse_error("model: bert-bsae\nseq_len: 8\nsteps: 1\n");
+    CHECK(e.where.line == 1);
+    CHECK(e.where.col == 8);
+    CHECK(e.message.find("bert-base") != std::string::npos);
+  }
+  SUBCASE("a placeholder typo") {
+    const Error e = parse_error(std::string(kMinimal) + "command: run --bs {{micro_bach}}\n");
+    CHECK(e.message.find("did you mean '{{micro_batch}}'") != std::string::npos);
+  }
+  SUBCASE("micro_batch 0") {
+    const Error e = parse_error(std::string(kMinimal) + "micro_batch: 0\n");
+    CHECK(e.message.find("micro_batch") != std::string::npos);
+  }
+  SUBCASE("not a mapping") {
+    const Error e = parse_error("- a\n- b\n");
+    CHECK(e.where.line == 1);
+  }
+  SUBCASE("a YAML syntax error") {
+    const Error e = parse_error("name: [unclosed\n");
+    CHECK(e.message.find("YAML") != std::string::npos);
+  }
+}
+
+TEST_CASE("job spec: the run length is steps or epochs with a dataset size") {
+  CHECK(parse_error("model: bert-base\nseq_len: 8\n").message.find("steps") != std::string::npos);
+  CHECK(parse_error("model: bert-base\nseq_len: 8\nsteps: 5\nepochs: 1\ndataset_size: 9\n")
+            .message.find("not both") != std::string::npos);
+  CHECK(parse_error("model: bert-base\nseq_len: 8\nepochs: 1\n").message.find("dataset_size") !=
+        std::string::npos);
+  CHECK(parse_error(std::string(kMinimal) + "lr_scaling: linear\n").message.find("learning_rate") !=
+        std::string::npos);
+}
+
+TEST_CASE("job spec: problems are counted when there are several") {
+  const Error e = parse_error("name: x\nmodel: bert-base\nseq_len: 8\nsteps: 1\nfoo: 1\nbar: 2\n");
+  CHECK(e.where.line == 5);
+  CHECK(e.message.find("and 1 more problem") != std::string::npos);
+}
+
+TEST_CASE("job spec: stages inherit the top level and override what they set") {
+  const char* text = R"(name: llm
+model: llama-3.2-1b
+seq_len: 1024
+epochs: 2
+dataset_size: 5000
+learning_rate: 2e-5
+checkpoint: {size_gb: 10, resumable: true, dir: /a}
+stages:
+  - name: sft
+  - name: lora
+    finetune: lora
+    steps: 300
+    checkpoint: {dir: /b}
+)";
+  auto spec = parse_job_spec(text, "spec.yaml");
+  REQUIRE_MESSAGE(spec.has_value(), (spec ? "" : format_error(spec.error())));
+  REQUIRE(spec->stages.size() == 2);
+  const auto& sft = spec->stages[0];
+  const auto& lora = spec->stages[1];
+  CHECK(sft.name == "sft");
+  CHECK(sft.finetune == estimate::Finetune::full);
+  CHECK(sft.epochs == 2.0);
+  CHECK(lora.name == "lora");
+  CHECK(lora.finetune == estimate::Finetune::lora);
+  CHECK(lora.seq_len == 1024);
+  CHECK(lora.steps == 300);
+  CHECK_FALSE(lora.epochs.has_value());
+  CHECK(lora.checkpoint.dir == "/b");
+  CHECK(lora.checkpoint.size_gb == 10);
+  CHECK(lora.stages.empty());
+
+  CHECK(parse_error(std::string(kMinimal) + "stages:\n  - finetune: lora\n")
+            .message.find("needs a 'name'") != std::string::npos);
+  CHECK(parse_error(std::string(kMinimal) + "stages:\n  - name: a\n  - name: a\n")
+            .message.find("must differ") != std::string::npos);
+  CHECK(parse_error(std::string(kMinimal) + "stages:\n  - name: a\n    stages: []\n")
+            .message.find("unknown key 'stages'") != std::string::npos);
+}
+
+TEST_CASE("job spec: an inline architecture and a model file") {
+  const char* inline_text = R"(model:
+  name: my-encoder
+  kind: encoder
+  layers: 4
+  hidden: 256
+  heads: 4
+  vocab: 1000
+seq_len: 64
+steps: 10
+)";
+  auto spec = parse_job_spec(inline_text, "spec.yaml");
+  REQUIRE_MESSAGE(spec.has_value(), (spec ? "" : format_error(spec.error())));
+  CHECK(spec->model_ref == "inline");
+  CHECK(spec->model.layers == 4);
+  CHECK(spec->model.hidden == 256);
+
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("jobgen-jobspec-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "models");
+  std::ofstream(dir / "models" / "tiny.yaml") << "name: tiny\nkind: decoder\nlayers: 2\nhidden: "
+                                                 "128\nheads: 2\nvocab: 500\n";
+  std::ofstream(dir / "jobgen.yaml") << "model: models/tiny.yaml\nseq_len: 32\nsteps: 5\n";
+  std::ofstream(dir / "missing.yaml") << "model: models/nope.yaml\nseq_len: 32\nsteps: 5\n";
+  sys::RealFileSystem fs;
+  auto loaded = plan::load_job_spec(fs, dir / "jobgen.yaml");
+  REQUIRE_MESSAGE(loaded.has_value(), (loaded ? "" : format_error(loaded.error())));
+  CHECK(loaded->model_file == "models/tiny.yaml");
+  CHECK(loaded->model.name == "tiny");
+  CHECK(loaded->model.layers == 2);
+
+  auto missing = plan::load_job_spec(fs, dir / "missing.yaml");
+  REQUIRE_FALSE(missing.has_value());
+  CHECK(missing.error().exit == Exit::not_found);
+  CHECK(missing.error().where.line == 1);
+
+  auto absent = plan::load_job_spec(fs, dir / "absent.yaml");
+  REQUIRE_FALSE(absent.has_value());
+  CHECK(absent.error().exit == Exit::not_found);
+  CHECK(absent.error().message.find("jobgen.yaml") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("job spec: every bundled example parses") {
+  sys::RealFileSystem fs;
+  int count = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::filesystem::path(JOBGEN_SOURCE_DIR) / "examples")) {
+    if (entry.path().extension() != ".yaml") continue;
+    ++count;
+    auto spec = plan::load_job_spec(fs, entry.path());
+    CHECK_MESSAGE(spec.has_value(), entry.path().string()
+                                        << ": " << (spec ? "" : format_error(spec.error())));
+  }
+  CHECK(count >= 5);
+}

@@ -1,0 +1,425 @@
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "jobgen/plan/planner.hpp"
+#include "jobgen/plan/report.hpp"
+#include "jobgen/profile/profile_loader.hpp"
+
+using namespace jobgen;
+using plan::PlanOptions;
+using plan::PlanReport;
+
+namespace {
+
+std::string read(const std::string& relative) {
+  std::ifstream in(std::filesystem::path(JOBGEN_SOURCE_DIR) / relative);
+  REQUIRE_MESSAGE(in.good(), relative);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+const profile::Catalog& catalog() {
+  static const profile::Catalog c = [] {
+    auto parsed = profile::parse_catalog(read("data/gpus.yaml"), "gpus.yaml");
+    REQUIRE(parsed.has_value());
+    return *parsed;
+  }();
+  return c;
+}
+
+profile::Profile load(const std::string& name) {
+  auto parsed = profile::parse_profile(read("cluster-profiles/" + name + ".yaml"), name, catalog());
+  REQUIRE_MESSAGE(parsed.has_value(), (parsed ? "" : format_error(parsed.error())));
+  return *parsed;
+}
+
+const profile::Profile& markov() {
+  static const profile::Profile p = load("markov");
+  return p;
+}
+
+plan::JobSpec spec_from(const std::string& text) {
+  auto spec = plan::parse_job_spec(text, "spec.yaml");
+  REQUIRE_MESSAGE(spec.has_value(), (spec ? "" : format_error(spec.error())));
+  return *spec;
+}
+
+// A small model that fits everywhere on markov (BERT-base, seq 128).
+const char* kSmall = R"(name: small
+model: bert-base
+seq_len: 128
+effective_batch: 256
+steps: 2000
+learning_rate: 1e-4
+)";
+
+PlanReport plan_for(const std::string& spec_text, PlanOptions options = {},
+                    const profile::Profile& prof = markov()) {
+  auto report = plan::make_plan(spec_from(spec_text), prof, catalog(), options);
+  REQUIRE_MESSAGE(report.has_value(), (report ? "" : format_error(report.error())));
+  return *report;
+}
+
+PlanOptions opts(std::string target, std::optional<int> gpus = {}, std::optional<int> nodes = {}) {
+  PlanOptions o;
+  o.target = std::move(target);
+  o.gpus = gpus;
+  o.nodes = nodes;
+  return o;
+}
+
+bool has_warning(const plan::PlanRow& row, const std::string& part) {
+  for (const auto& w : row.warnings) {
+    if (w.find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("planner: the l40s group gives 1..6 GPUs on one node and 2 whole nodes") {
+  const PlanReport r = plan_for(kSmall, opts("l40s"));
+  REQUIRE(r.rows.size() == 7);
+  for (int k = 1; k <= 6; ++k) {
+    const auto& row = r.rows[k - 1];
+    CHECK(row.id == k);
+    CHECK(row.group == "l40s");
+    CHECK(row.nodes == 1);
+    CHECK(row.gpus_per_node == k);
+    CHECK(row.gres == "gpu:gpul40s:" + std::to_string(k));
+    CHECK(row.partition == "markov_gpu");
+    CHECK(row.partition_max_time_s == 172800);
+    CHECK(row.availability == "wait is possible");
+  }
+  CHECK(r.rows[6].nodes == 2);
+  CHECK(r.rows[6].gpus_per_node == 6);
+  CHECK(r.rows[6].world_size() == 12);
+  CHECK(r.rows[6].label() == "l40s 2x6 GPUs");
+  REQUIRE(r.groups.size() == 1);
+  CHECK(r.groups[0].gpus_per_node == 6);
+  CHECK(r.groups[0].node_count == 2);
+}
+
+TEST_CASE("planner: targets by alias, gres type and group name; unknown targets suggest") {
+  CHECK(plan_for(kSmall, opts("4090")).rows.front().group == "rtx4090");
+  CHECK(plan_for(kSmall, opts("gpu4090")).rows.front().group == "rtx4090");
+  CHECK(plan_for(kSmall, opts("rtx2080ti")).rows.size() == 4 + 3);  // 1..4, 2..4 nodes
+  CHECK(plan_for(kSmall, opts("h100nvl_1g.12gb")).rows.size() == 1);
+  CHECK(plan_for(kSmall).rows.size() == 7 + 4 + 7 + 1 + 4);
+
+  auto bad = plan::make_plan(spec_from(kSmall), markov(), catalog(), opts("l40"));
+  REQUIRE_FALSE(bad.has_value());
+  CHECK(bad.error().exit == Exit::not_found);
+  CHECK(bad.error().message.find("did you mean") != std::string::npos);
+
+  auto absent = plan::make_plan(spec_from(kSmall), markov(), catalog(), opts("a100"));
+  REQUIRE_FALSE(absent.has_value());
+  CHECK(absent.error().exit == Exit::not_found);
+  CHECK(absent.error().message.find("no node group with") != std::string::npos);
+}
+
+TEST_CASE("planner: --gpus and --nodes narrow the candidates") {
+  auto r = plan_for(kSmall, opts("l40s", 6));
+  REQUIRE(r.rows.size() == 2);
+  CHECK(r.rows[0].world_size() == 6);
+  CHECK(r.rows[1].world_size() == 12);
+  r = plan_for(kSmall, opts("l40s", {}, 2));
+  REQUIRE(r.rows.size() == 1);
+  CHECK(r.rows[0].nodes == 2);
+  r = plan_for(kSmall, opts("l40s", 3, 2));
+  REQUIRE(r.rows.size() == 1);
+  CHECK(r.rows[0].world_size() == 6);
+
+  auto too_many = plan::make_plan(spec_from(kSmall), markov(), catalog(), opts("l40s", 8));
+  REQUIRE_FALSE(too_many.has_value());
+  CHECK(too_many.error().exit == Exit::invalid_input);
+  CHECK(too_many.error().message.find("6 GPUs per node") != std::string::npos);
+  // The groups that cannot satisfy --gpus are skipped with a note, the others are planned.
+  r = plan_for(kSmall, opts("", 6));
+  CHECK(r.rows.size() == 2);
+  CHECK_FALSE(r.notes.empty());
+}
+
+TEST_CASE("planner: a MIG group gives one slice, priced as a seventh, with the warning") {
+  const PlanReport r = plan_for(kSmall, opts("h100nvl"));
+  REQUIRE(r.rows.size() == 1);
+  const auto& row = r.rows[0];
+  CHECK(row.mig_profile == "1g.12gb");
+  CHECK(row.gres == "gpu:h100nvl_1g.12gb:1");
+  CHECK(row.world_size() == 1);
+  CHECK(row.capacity_gib < 12.0);
+  CHECK(has_warning(row, "MIG slices cannot do multi-GPU data parallel"));
+  REQUIRE(row.runnable);
+  REQUIRE(row.cost.has_value());
+  CHECK(*row.cost == doctest::Approx(row.total_time_s / 3600.0 * 3.0 / 7.0));
+  CHECK(r.groups.at(0).gpus_per_node == 14);
+}
+
+TEST_CASE("planner: accumulation reaches the target range with the users' 10 x 3 x 4 plan") {
+  const PlanReport r = plan_for(R"(model: gr00t-n1.5-3b
+seq_len: 49
+micro_batch: 10
+effective_batch: 120-144
+steps: 30000
+learning_rate: 1e-4
+lr_scaling: linear
+lr_base_batch: 128
+)",
+                                opts("4090", 4));
+  REQUIRE(r.rows.size() == 1);
+  const auto& row = r.rows[0];
+  CHECK(row.micro_batch == 10);
+  CHECK(row.grad_accum == 3);
+  CHECK(row.effective_batch == 120);
+  CHECK(row.steps == 30000);
+  CHECK(*row.learning_rate == doctest::Approx(1e-4 * 120 / 128));
+  CHECK(row.step_time_s > 0);
+  CHECK(row.total_time_s == doctest::Approx(30000 * row.step_time_s));
+  CHECK(row.gpu_hours == doctest::Approx(row.total_time_s / 3600 * 4));
+  CHECK(*row.cost == doctest::Approx(row.gpu_hours * 0.45));
+}
+
+TEST_CASE("planner: an unreachable exact target picks the closest effective batch") {
+  // 6 GPUs x micro 7: 42, 84, 126, 168 -> 126 is closest to 128 (and said so).
+  const PlanReport r =
+      plan_for("model: bert-base\nseq_len: 128\nmicro_batch: 7\neffective_batch: 128\nsteps: 10\n",
+               opts("l40s", 6, 1));
+  REQUIRE(r.rows.size() == 1);
+  CHECK(r.rows[0].grad_accum == 3);
+  CHECK(r.rows[0].effective_batch == 126);
+  CHECK(has_warning(r.rows[0], "outside the target 128"));
+}
+
+TEST_CASE("planner: automatic batch uses the largest micro-batch inside the range") {
+  const PlanReport r = plan_for(kSmall, opts("l40s"));
+  for (const auto& row : r.rows) {
+    CHECK(row.fits);
+    CHECK(row.micro_batch <= row.max_micro.recommended);
+    CHECK(row.max_micro.conservative <= row.max_micro.recommended);
+    CHECK(row.max_micro.recommended <= row.max_micro.aggressive);
+    CHECK(row.effective_batch == row.micro_batch * row.world_size() * row.grad_accum);
+    if (256 % row.world_size() == 0) CHECK(row.effective_batch == 256);
+  }
+}
+
+TEST_CASE("planner: epochs give steps from the planned effective batch") {
+  const PlanReport r =
+      plan_for("model: bert-base\nseq_len: 128\nmicro_batch: 8\nepochs: 2\ndataset_size: 1000\n",
+               opts("l40s", 4, 1));
+  REQUIRE(r.rows.size() == 1);
+  CHECK(r.rows[0].effective_batch == 32);
+  CHECK(r.rows[0].steps == 63);  // ceil(2000 / 32)
+}
+
+TEST_CASE("planner: a run longer than the partition allows is flagged and chained") {
+  const std::string base =
+      "model: bert-base\nseq_len: 512\neffective_batch: 256\n"
+      "steps: 2000000\n";
+  PlanReport r = plan_for(base, opts("rtx4090", 1));
+  REQUIRE(r.rows.size() == 1);
+  const auto& row = r.rows[0];
+  REQUIRE(row.total_time_s > 172800);
+  CHECK_FALSE(row.within_time_limit);
+  CHECK(row.chain_jobs == static_cast<int>(std::ceil(row.total_time_s / 172800)));
+  CHECK(has_warning(row, "exceeds markov_gpu's max time 2-00:00:00"));
+  CHECK(has_warning(row, "resumable: true"));
+
+  r = plan_for(base + "checkpoint: {resumable: true}\n", opts("rtx4090", 1));
+  CHECK(has_warning(r.rows[0], "split into a chain of"));
+}
+
+TEST_CASE("planner: recommendations never pick a row that does not fit") {
+  // Llama 3.2 3B full fine-tune at 2048 tokens: does not fit the small cards, fits some L40S.
+  const char* text = R"(model: llama-3.2-3b
+seq_len: 2048
+strategy: zero2
+effective_batch: 120-144
+epochs: 1
+dataset_size: 20000
+)";
+  const PlanReport r = plan_for(text);
+  int not_fitting = 0;
+  for (const auto& row : r.rows) not_fitting += row.fits ? 0 : 1;
+  CHECK(not_fitting > 0);
+  for (const auto* rec : {&r.fastest, &r.cheapest, &r.balanced}) {
+    REQUIRE(rec->has_value());
+    const plan::PlanRow* row = r.row((*rec)->row);
+    REQUIRE(row != nullptr);
+    CHECK(row->fits);
+    CHECK(row->runnable);
+    CHECK_FALSE((*rec)->reason.empty());
+  }
+  // The non-fitting rows say what was tried and what would help.
+  for (const auto& row : r.rows) {
+    if (!row.fits && row.max_micro.aggressive == 0) {
+      CHECK(has_warning(row, "does not fit even at micro-batch 1 with activation checkpointing"));
+    }
+  }
+  // Balanced: no more than 20% above the cheapest cost, and never slower than the cheapest.
+  const auto* cheapest = r.row(r.cheapest->row);
+  const auto* balanced = r.row(r.balanced->row);
+  const auto* fastest = r.row(r.fastest->row);
+  CHECK(*balanced->cost <= 1.2 * *cheapest->cost + 1e-9);
+  CHECK(balanced->total_time_s <= cheapest->total_time_s);
+  for (const auto& row : r.rows) {
+    if (row.runnable) CHECK(fastest->total_time_s <= row.total_time_s);
+    if (row.runnable) CHECK(*cheapest->cost <= *row.cost + 1e-9);
+  }
+}
+
+TEST_CASE("planner: nothing fits -> no recommendation and a note") {
+  const PlanReport r = plan_for(
+      "model: llama-2-13b\nseq_len: 4096\nstrategy: ddp\ngrad_checkpointing: off\nsteps: 10\n",
+      opts("rtx2080ti"));
+  for (const auto& row : r.rows) CHECK_FALSE(row.runnable);
+  CHECK_FALSE(r.fastest.has_value());
+  CHECK_FALSE(r.cheapest.has_value());
+  CHECK_FALSE(r.balanced.has_value());
+  REQUIRE_FALSE(r.notes.empty());
+  CHECK(r.notes.back().find("no option fits") != std::string::npos);
+  // grad_checkpointing: off is respected and named as such.
+  for (const auto& row : r.rows) CHECK_FALSE(row.grad_checkpointing);
+}
+
+TEST_CASE("planner: activation checkpointing auto is explained whenever jobgen turns it on") {
+  const PlanReport r = plan_for(
+      "model: llama-3.2-3b\nseq_len: 2048\nstrategy: zero2\neffective_batch: 120-144\nsteps: "
+      "100\n");
+  bool any_on = false;
+  for (const auto& row : r.rows) {
+    if (!row.fits) continue;
+    if (row.grad_checkpointing) {
+      any_on = true;
+      CHECK(row.checkpointing_note.find("activation checkpointing on") != std::string::npos);
+    } else {
+      CHECK(row.checkpointing_note.empty());
+    }
+  }
+  CHECK(any_on);
+  const PlanReport forced = plan_for(
+      "model: llama-3.2-3b\nseq_len: 2048\nstrategy: zero2\ngrad_checkpointing: on\nsteps: 100\n",
+      opts("l40s"));
+  for (const auto& row : forced.rows) CHECK(row.grad_checkpointing);
+}
+
+TEST_CASE("planner: GPUs without BF16 fall back to fp16 with a warning") {
+  const PlanReport r = plan_for(kSmall, opts("rtx2080ti", 1, 1));
+  REQUIRE(r.rows.size() == 1);
+  CHECK(r.rows[0].precision == estimate::Precision::amp_fp16);
+  CHECK(has_warning(r.rows[0], "no BF16"));
+}
+
+TEST_CASE("planner: placeholders carry the planned values") {
+  const auto spec = spec_from(std::string(kSmall) + "checkpoint: {dir: /ck}\n");
+  auto r = plan::make_plan(spec, markov(), catalog(), opts("l40s", 4, 1));
+  REQUIRE(r.has_value());
+  const auto v = plan::placeholder_values(spec, r->rows[0]);
+  CHECK(v.at("gpus_per_node") == "4");
+  CHECK(v.at("nodes") == "1");
+  CHECK(v.at("world_size") == "4");
+  CHECK(v.at("micro_batch") == std::to_string(r->rows[0].micro_batch));
+  CHECK(v.at("grad_accum") == std::to_string(r->rows[0].grad_accum));
+  CHECK(v.at("effective_batch") == "256");
+  CHECK(v.at("max_steps") == "2000");
+  CHECK(v.at("learning_rate") == "0.0001");
+  CHECK(v.at("checkpoint_dir") == "/ck");
+  for (const auto& name : plan::known_placeholders()) {
+    if (name != "epochs") CHECK_MESSAGE(v.count(name) == 1, name);
+  }
+}
+
+TEST_CASE("planner: JSON has the documented keys") {
+  const PlanReport r = plan_for(kSmall, opts("l40s"));
+  const auto j = plan::plan_json(r);
+  CHECK(j.at("profile") == "markov");
+  CHECK(j.at("options").size() == 7);
+  const auto& o = j.at("options").at(0);
+  for (const char* key : {"id",
+                          "label",
+                          "group",
+                          "gpu",
+                          "gres",
+                          "nodes",
+                          "gpus_per_node",
+                          "world_size",
+                          "max_micro_batch",
+                          "micro_batch",
+                          "grad_accum",
+                          "effective_batch",
+                          "learning_rate",
+                          "steps",
+                          "precision",
+                          "grad_checkpointing",
+                          "memory_gib",
+                          "capacity_gib",
+                          "fits",
+                          "runnable",
+                          "step_time_s",
+                          "total_time_s",
+                          "scaling_efficiency",
+                          "gpu_hours",
+                          "cost",
+                          "chain_jobs",
+                          "availability",
+                          "warnings"}) {
+    CHECK_MESSAGE(o.contains(key), key);
+  }
+  for (const char* key : {"conservative", "recommended", "aggressive"}) {
+    CHECK(o.at("max_micro_batch").contains(key));
+  }
+  for (const char* key : {"weights", "gradients", "optimizer", "activations", "context", "total"}) {
+    CHECK(o.at("memory_gib").contains(key));
+  }
+  CHECK(o.at("effective_batch") == 256);
+  for (const char* key : {"fastest", "cheapest", "balanced"}) {
+    CHECK(j.at("recommendations").at(key).at("option").is_number_integer());
+  }
+  CHECK(j.at("job").at("target_batch").at("min") == 256);
+}
+
+TEST_CASE("planner: text fits in 100 columns; Markdown has the tables and Mermaid charts") {
+  const PlanReport r = plan_for(R"(model: llama-3.2-3b
+seq_len: 2048
+strategy: zero2
+effective_batch: 120-144
+epochs: 1
+dataset_size: 20000
+learning_rate: 2e-5
+lr_scaling: sqrt
+)");
+  const std::string text = plan::render_text(r);
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) CHECK_MESSAGE(line.size() <= 100, line);
+  CHECK(text.find("Recommendation") != std::string::npos);
+  CHECK(text.find("availability: wait is possible") != std::string::npos);
+
+  const std::string md = plan::render_markdown(r);
+  CHECK(md.find("## GPUs compared") != std::string::npos);
+  CHECK(md.find("| Node group | GPU |") != std::string::npos);
+  CHECK(md.find("## Options") != std::string::npos);
+  CHECK(md.find("**Fastest**") != std::string::npos);
+  CHECK(md.find("```mermaid\nxychart-beta\n") != std::string::npos);
+  CHECK(md.find("x-axis [\"#") != std::string::npos);
+  CHECK(md.find("bar [") != std::string::npos);
+}
+
+TEST_CASE("planner: the other bundled profiles plan their example specs") {
+  sys::RealFileSystem fs;
+  const std::filesystem::path examples = std::filesystem::path(JOBGEN_SOURCE_DIR) / "examples";
+  const std::pair<const char*, const char*> cases[] = {{"bert-base-v100.yaml", "servers"},
+                                                       {"korean-llm-h100.yaml", "h100-workstation"},
+                                                       {"sbert-dgx8.yaml", "dgx8"},
+                                                       {"groot-markov.yaml", "markov"}};
+  for (const auto& [file, profile_name] : cases) {
+    auto spec = plan::load_job_spec(fs, examples / file);
+    REQUIRE_MESSAGE(spec.has_value(), file);
+    auto r = plan::make_plan(*spec, load(profile_name), catalog(), {});
+    REQUIRE_MESSAGE(r.has_value(), file);
+    CHECK_MESSAGE(r->fastest.has_value(), file);
+  }
+}

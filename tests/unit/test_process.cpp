@@ -1,0 +1,155 @@
+// RealCommandRunner and the local runner against real processes (/bin/sh, sleep).
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "jobgen/slurm/local_backend.hpp"
+#include "jobgen/sys/process.hpp"
+
+using namespace jobgen;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::filesystem::path temp_dir(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("jobgen-" + name + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+TEST_CASE("RealCommandRunner: stdin, stdout, stderr, exit code, env, cwd, no shell") {
+  sys::RealCommandRunner runner;
+  sys::Command cat;
+  cat.argv = {"cat"};
+  std::string big(200'000, 'x');  // larger than a pipe buffer: needs the poll loop
+  cat.stdin_text = big;
+  auto r = runner.run(cat);
+  REQUIRE(r);
+  CHECK(r->exit_code == 0);
+  CHECK(r->out.size() == big.size());
+
+  sys::Command sh;
+  sh.argv = {"sh", "-c", "echo out; echo err >&2; echo $JG_X; pwd; exit 7"};
+  sh.env = {{"JG_X", "hello world"}};
+  sh.cwd = "/tmp";
+  r = runner.run(sh);
+  REQUIRE(r);
+  CHECK(r->exit_code == 7);
+  CHECK(r->out == "out\nhello world\n/tmp\n");
+  CHECK(r->err == "err\n");
+
+  sys::Command literal;
+  literal.argv = {"echo", "$HOME;", "|", "*"};
+  CHECK(runner.run(literal)->out == "$HOME; | *\n");  // no shell expands anything
+
+  sys::Command missing;
+  missing.argv = {"jobgen-no-such-program"};
+  auto m = runner.run(missing);
+  REQUIRE_FALSE(m);
+  CHECK(m.error().message.find("jobgen-no-such-program") != std::string::npos);
+}
+
+TEST_CASE("RealCommandRunner: a command over its timeout is killed and reported") {
+  sys::RealCommandRunner runner;
+  sys::Command slow;
+  slow.argv = {"sleep", "5"};
+  slow.timeout = 300ms;
+  const auto start = std::chrono::steady_clock::now();
+  auto r = runner.run(slow);
+  const auto took = std::chrono::steady_clock::now() - start;
+  REQUIRE_FALSE(r);
+  CHECK(r.error().message.find("did not finish") != std::string::npos);
+  CHECK(took < 2s);
+}
+
+TEST_CASE("local runner: run, status, logs, exit-code failure, cancel of a real process") {
+  const auto dir = temp_dir("local");
+  sys::RealClock clock;
+  slurm::LocalBackendOptions options;
+  options.dir = dir / "state";
+  options.gpus = {"0", "1"};
+  options.grace = 2s;
+  slurm::LocalBackend backend(clock, options);
+
+  slurm::SubmitRequest ok;
+  ok.script = "#!/bin/bash\necho \"job $SLURM_JOB_ID gpus=$CUDA_VISIBLE_DEVICES\"\necho done\n";
+  ok.options.job_name = "ok";
+  ok.options.gres = "gpu:2";
+  ok.options.output = (dir / "logs/%x-%j.out").string();
+  auto first = backend.submit(ok);
+  REQUIRE(first);
+  CHECK(first->job_id == "1");
+
+  slurm::SubmitRequest bad = ok;
+  bad.script = "#!/bin/bash\necho failing >&2\nexit 3\n";
+  bad.options.job_name = "bad";
+  auto second = backend.submit(bad);
+  REQUIRE(second);
+  CHECK(second->job_id == "2");
+
+  slurm::SubmitRequest slow = ok;
+  slow.script = "#!/bin/bash\necho started\nsleep 30\necho never\n";
+  slow.options.job_name = "slow";
+  slow.options.gres = "";
+  auto third = backend.submit(slow);
+  REQUIRE(third);
+
+  // Wait (bounded) for the two short jobs to end.
+  std::vector<slurm::JobInfo> jobs;
+  for (int i = 0; i < 100; ++i) {
+    jobs = backend.jobs({"1", "2", "3"}).value();
+    if (slurm::is_finished(jobs[0].state) && slurm::is_finished(jobs[1].state)) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  REQUIRE(jobs.size() == 3);
+  CHECK(jobs[0].state == slurm::JobState::completed);
+  CHECK(jobs[0].exit_code == 0);
+  CHECK(slurp(dir / "logs/ok-1.out") == "job 1 gpus=0,1\ndone\n");
+  CHECK(jobs[1].state == slurm::JobState::failed);
+  CHECK(jobs[1].exit_code == 3);
+  CHECK(slurp(dir / "logs/bad-2.out") == "failing\n");
+  CHECK(jobs[2].state == slurm::JobState::running);
+
+  const auto start = std::chrono::steady_clock::now();
+  REQUIRE(backend.cancel({"3"}));
+  CHECK(std::chrono::steady_clock::now() - start < 2s);  // SIGTERM ended it, no SIGKILL wait
+  auto cancelled = backend.jobs({"3"}).value();
+  REQUIRE(cancelled.size() == 1);
+  CHECK(cancelled[0].state == slurm::JobState::cancelled);
+  CHECK(slurp(dir / "logs/slow-3.out") == "started\n");
+
+  // A process that ignores SIGTERM gets SIGKILL after the grace period.
+  slurm::SubmitRequest stubborn = slow;
+  stubborn.script = "#!/bin/bash\ntrap '' TERM\necho up\nwhile true; do sleep 0.1; done\n";
+  auto fourth = backend.submit(stubborn);
+  REQUIRE(fourth);
+  std::this_thread::sleep_for(300ms);
+  REQUIRE(backend.cancel({fourth->job_id}));
+  std::this_thread::sleep_for(200ms);
+  auto killed = backend.jobs({fourth->job_id}).value();
+  CHECK(killed[0].state == slurm::JobState::cancelled);
+
+  // More GPUs than the machine has; sweeps and chains are refused with advice.
+  slurm::SubmitRequest greedy = ok;
+  greedy.options.gres = "gpu:4";
+  CHECK(backend.submit(greedy).error().exit == Exit::invalid_input);
+  slurm::SubmitRequest sweep = ok;
+  sweep.options.array = "0-3";
+  CHECK_FALSE(backend.submit(sweep));
+  std::filesystem::remove_all(dir);
+}

@@ -1,0 +1,223 @@
+// Renderer building blocks: quoting, command splitting, #SBATCH directives, strict templates.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "jobgen/render/command_line.hpp"
+#include "jobgen/render/renderer.hpp"
+#include "jobgen/render/sbatch_header.hpp"
+#include "jobgen/render/shell_quote.hpp"
+#include "render_fixtures.hpp"
+
+using namespace jobgen;
+using namespace jobgen::render;
+
+TEST_CASE("shell_word leaves safe words bare and quotes everything else") {
+  CHECK(shell_word("train.py") == "train.py");
+  CHECK(shell_word("--lr=3e-4") == "--lr=3e-4");
+  CHECK(shell_word("gpu:gpul40s:6") == "gpu:gpul40s:6");
+  CHECK(shell_word("") == "''");
+  CHECK(shell_word("a b") == "'a b'");
+  CHECK(shell_word("it's") == "'it'\\''s'");
+  CHECK(shell_word("$HOME") == "'$HOME'");
+  CHECK(shell_word("FOO=bar") == "'FOO=bar'");  // would be an assignment as a first word
+  CHECK(shell_word("a\nb") == "$'a\\nb'");
+  CHECK(shell_word("q'\\\x01") == "$'q\\'\\\\\\x01'");
+  CHECK(shell_quote("x") == "'x'");
+  CHECK(is_shell_identifier("NCCL_DEBUG"));
+  CHECK_FALSE(is_shell_identifier("1X"));
+  CHECK_FALSE(is_shell_identifier("A-B"));
+}
+
+TEST_CASE("split_command splits like a shell and refuses operators") {
+  auto w = split_command(R"(python train.py --name "my run" --tag 'a "b"' x\ y --e="\$x")");
+  REQUIRE(w.has_value());
+  CHECK(*w == std::vector<std::string>{"python", "train.py", "--name", "my run", "--tag", "a \"b\"",
+                                       "x y", "--e=$x"});
+  CHECK_FALSE(split_command("python a.py | tee log").has_value());
+  CHECK_FALSE(split_command("python a.py; rm -rf /").has_value());
+  CHECK_FALSE(split_command("python $(id)").has_value());
+  CHECK_FALSE(split_command("python \"$(id)\"").has_value());
+  CHECK_FALSE(split_command("python `id`").has_value());
+  CHECK_FALSE(split_command("python $1").has_value());
+  CHECK_FALSE(split_command("python 'unterminated").has_value());
+  CHECK(split_command("python a.py | x").error().message.find("put the shell code in a script") !=
+        std::string::npos);
+}
+
+TEST_CASE("$NAME in the command text and env values stays a run-time reference, quoted") {
+  auto w = split_command(R"(python t.py --data /scratch/$USER/d "--home=${HOME}/x y" '$LIT')");
+  REQUIRE(w.has_value());
+  auto q = quote_command(*w, {}, {});
+  REQUIRE(q.has_value());
+  CHECK(*q == R"(python t.py --data /scratch/"${USER}"/d --home="${HOME}"'/x y' '$LIT')");
+  // A placeholder value is never read for references.
+  auto v = quote_command({"--x={{a}}"}, {{"a", "$HOME"}}, {});
+  CHECK(*v == "'--x=$HOME'");
+  CHECK(quote_expanding("/scratch/$USER/hf") == "/scratch/\"${USER}\"/hf");
+  CHECK(quote_expanding("$(touch x)`id`") == "'$(touch x)`id`'");
+  CHECK(quote_expanding("") == "''");
+}
+
+TEST_CASE("quote_command fills placeholders inside words and keeps each word one word") {
+  const std::map<std::string, std::string> v{{"micro_batch", "8"}, {"name", "a b;c"}};
+  auto q = quote_command({"python", "t.py", "--bs={{micro_batch}}", "run-{{ name }}"}, v, {});
+  REQUIRE(q.has_value());
+  CHECK(*q == "python t.py --bs=8 'run-a b;c'");
+  auto s = quote_command({"t.py", "--lr={{lr}}", "{{lr}}"}, v, {"lr"});
+  REQUIRE(s.has_value());
+  CHECK(*s == "t.py --lr=\"${JOBGEN_SWEEP_lr}\" \"${JOBGEN_SWEEP_lr}\"");
+  auto a = quote_command({"X={{lr}}", "a b{{lr}}"}, v, {"lr"});
+  CHECK(*a == "'X='\"${JOBGEN_SWEEP_lr}\" 'a b'\"${JOBGEN_SWEEP_lr}\"");
+  auto bad = quote_command({"t.py", "{{micro_bach}}"}, v, {});
+  REQUIRE_FALSE(bad.has_value());
+  CHECK(bad.error().message.find("has no value (did you mean 'micro_batch'") != std::string::npos);
+  CHECK(starts_with_python({"python3", "train.py"}));
+  CHECK(starts_with_python({"/usr/bin/python3.11", "-m", "pkg"}));
+  CHECK_FALSE(starts_with_python({"python", "-u", "t.py"}));
+  CHECK_FALSE(starts_with_python({"./train.sh", "x"}));
+}
+
+TEST_CASE("sbatch_directives writes the header in order with Slurm's formats") {
+  SbatchOptions o;
+  o.job_name = "my job";
+  o.partition = "markov_gpu";
+  o.nodes = 2;
+  o.ntasks_per_node = 1;
+  o.cpus_per_task = 24;
+  o.gres = "gpu:gpul40s:6";
+  o.mem_per_gpu_mib = 24576;
+  o.time_limit_s = 86400 + 3600 + 61;
+  o.nodelist = "classt[21-22]";
+  o.qos = "normal";
+  o.output = "logs/%x-%j.out";
+  o.error = "logs/%x-%j.err";
+  o.signal = "B:USR1@120";
+  auto d = sbatch_directives(o);
+  REQUIRE(d.has_value());
+  CHECK(*d == std::vector<std::string>{
+                  "--job-name=my_job", "--partition=markov_gpu", "--nodes=2", "--ntasks-per-node=1",
+                  "--cpus-per-task=24", "--gres=gpu:gpul40s:6", "--mem-per-gpu=24G",
+                  "--time=1-01:01:01", "--nodelist=classt[21-22]", "--qos=normal",
+                  "--output=logs/%x-%j.out", "--error=logs/%x-%j.err", "--open-mode=append",
+                  "--signal=B:USR1@120"});
+  o.mem_mib = 1500;
+  CHECK_FALSE(sbatch_directives(o).has_value());  // --mem and --mem-per-gpu together
+  o.mem_per_gpu_mib.reset();
+  CHECK((*sbatch_directives(o))[6] == "--mem=1500M");
+  o.partition = "gpu\n#evil";
+  auto bad = sbatch_directives(o);
+  REQUIRE_FALSE(bad.has_value());
+  CHECK(bad.error().message.find("--partition=") != std::string::npos);
+  CHECK(sanitize_job_name("a'b\"c\n$d") == "a_b_c_d");
+  CHECK(sanitize_job_name("") == "job");
+  CHECK(sanitize_job_name(std::string(100, 'x')).size() == 64);
+}
+
+namespace {
+
+Expected<std::string> render_with(const std::string& top, const std::string& file = "t.mustache") {
+  auto set = test::bundled_templates();
+  set.templates["python.sbatch"] = Template{top, file};
+  return render_script(set, test::markov_input(Launcher::python, "gpu4090", 1, 1));
+}
+
+}  // namespace
+
+TEST_CASE("templates are strict: unknown variables and missing partials name file and line") {
+  auto r = render_with("#!/bin/bash\necho ok\necho {{job_nmae}}\n", "site/python.sbatch.mustache");
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().where.file == "site/python.sbatch.mustache");
+  CHECK(r.error().where.line == 3);
+  CHECK(r.error().where.col == 6);
+  CHECK(r.error().message.find("did you mean 'job_name'") != std::string::npos);
+  CHECK(r.error().exit == Exit::invalid_input);
+
+  r = render_with("x\n{{>no_such_partial}}\n");
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().where.line == 2);
+  CHECK(r.error().message.find("missing partial 'no_such_partial'") != std::string::npos);
+
+  r = render_with("{{{job_name}}}\n");  // a user value unquoted
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().message.find("must be quoted") != std::string::npos);
+  r = render_with("{{command_line}}\n");  // code quoted twice
+  REQUIRE_FALSE(r.has_value());
+  r = render_with("{{#test_mode}}\nx\n");
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().message.find("never closed") != std::string::npos);
+  r = render_with("{{#env_vars}}{{name}}{{/env_vars}} {{name}}\n");  // field outside its list
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().where.col == 36);
+  r = render_with("{{=<% %>=}}\n");
+  REQUIRE_FALSE(r.has_value());
+
+  // An error inside a partial names the partial's file.
+  auto set = test::bundled_templates();
+  set.partials["epilogue"] = Template{"ok\n{{oops}}\n", "site/partials/epilogue.mustache"};
+  auto e = render_script(set, test::markov_input(Launcher::python, "gpu4090", 1, 1));
+  REQUIRE_FALSE(e.has_value());
+  CHECK(e.error().where.file == "site/partials/epilogue.mustache");
+  CHECK(e.error().where.line == 2);
+}
+
+TEST_CASE("standalone tag lines vanish whether or not their section renders") {
+  auto on = render_with(
+      "a\n{{#multi_node}}\nmulti\n{{/multi_node}}\n{{^multi_node}}\nsingle\n"
+      "{{/multi_node}}\n\nb\n");
+  REQUIRE(on.has_value());
+  CHECK(*on == "a\nsingle\n\nb\n");
+}
+
+TEST_CASE("render refuses inputs that cannot work, with advice") {
+  const auto set = test::bundled_templates();
+  auto in = test::markov_input(Launcher::python, "gpul40s", 2, 6);
+  auto r = render_script(set, in);
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().message.find("--launcher torchrun") != std::string::npos);
+
+  in = test::markov_input(Launcher::torchrun, "gpul40s", 1, 6);
+  in.sweep = {{"dropout", {"0.1", "0.2"}}};
+  r = render_script(set, in);
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().message.find("does not use {{dropout}}") != std::string::npos);
+
+  in = test::markov_input(Launcher::torchrun, "gpul40s", 1, 6);
+  in.environment = {{"BAD-NAME", "1"}};
+  CHECK_FALSE(render_script(set, in).has_value());
+
+  in = test::markov_input(Launcher::torchrun, "gpul40s", 1, 6);
+  in.launcher = Launcher::deepspeed;
+  set.templates.count("deepspeed.sbatch");
+  auto missing = set;
+  missing.templates.erase("deepspeed.sbatch");
+  r = render_script(missing, in);
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().exit == Exit::not_found);
+}
+
+TEST_CASE("templates/README.md documents every template variable") {
+  std::ifstream in(std::string(JOBGEN_SOURCE_DIR) + "/templates/README.md");
+  REQUIRE(in.good());
+  std::stringstream s;
+  s << in.rdbuf();
+  const std::string readme = s.str();
+  for (const auto& v : template_variables()) {
+    CAPTURE(v.name);
+    CHECK(readme.find("| `" + v.name + "` |") != std::string::npos);
+  }
+}
+
+TEST_CASE("every bundled template and partial passes the strict check") {
+  const auto set = test::bundled_templates();
+  for (const char* launcher : {"torchrun", "deepspeed", "accelerate", "python", "srun"}) {
+    for (const bool local : {false, true}) {
+      const auto name = template_name(launcher, local);
+      REQUIRE(set.templates.count(name) == 1);
+      const auto ok = validate_template(set.templates.at(name), set);
+      CHECK_MESSAGE(ok.has_value(), name);
+    }
+  }
+}

@@ -1,0 +1,195 @@
+// From a plan row to the Slurm request (render/request.hpp), on the bundled markov profile with
+// plan rows written by hand (the estimator's numbers do not matter here, the rules do).
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "jobgen/profile/catalog.hpp"
+#include "jobgen/profile/profile_loader.hpp"
+#include "jobgen/render/renderer.hpp"
+#include "jobgen/render/request.hpp"
+#include "render_fixtures.hpp"
+
+using namespace jobgen;
+using namespace jobgen::render;
+
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  REQUIRE_MESSAGE(in.good(), path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+profile::Profile markov() {
+  const std::string root = JOBGEN_SOURCE_DIR;
+  auto catalog = profile::parse_catalog(slurp(root + "/data/gpus.yaml"), "gpus.yaml");
+  REQUIRE_MESSAGE(catalog.has_value(), catalog.error().message);
+  auto prof = profile::parse_profile(slurp(root + "/cluster-profiles/markov.yaml"), "markov.yaml",
+                                     *catalog);
+  REQUIRE_MESSAGE(prof.has_value(), prof.error().message);
+  return *prof;
+}
+
+plan::JobSpec spec(bool resumable = true, double ckpt_gb = 11) {
+  auto s = plan::parse_job_spec(R"(name: groot finetune
+model: bert-base
+seq_len: 128
+steps: 30000
+learning_rate: 1e-4
+checkpoint:
+  size_gb: 11
+  resumable: true
+  dir: /scratch/$USER/ckpt
+command: python train.py --bs {{micro_batch}} --steps {{max_steps}} --out {{checkpoint_dir}}
+)",
+                                "job.yaml");
+  REQUIRE_MESSAGE(s.has_value(), s.error().message);
+  s->checkpoint.resumable = resumable;
+  s->checkpoint.size_gb = ckpt_gb;
+  return *s;
+}
+
+plan::PlanRow row(const std::string& group, int nodes, int gpus, double hours,
+                  const std::string& mig = "") {
+  plan::PlanRow r;
+  r.id = 1;
+  r.group = group;
+  r.partition = "markov_gpu";
+  r.nodes = nodes;
+  r.gpus_per_node = gpus;
+  r.mig_profile = mig;
+  r.micro_batch = 10;
+  r.grad_accum = 3;
+  r.effective_batch = 10 * 3 * gpus * nodes;
+  r.steps = 30000;
+  r.total_time_s = hours * 3600;
+  r.runnable = true;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("request time limit: estimate x 1.2 + 10 min, rounded up to 15 min") {
+  CHECK(padded_time_limit_s(0) == 900);              // 10 min -> 15 min
+  CHECK(padded_time_limit_s(3 * 3600) == 4 * 3600);  // 3.6 h + 10 min = 3 h 46 min -> 4 h
+  CHECK(padded_time_limit_s(3000) == 4500);          // 60 + 10 min = 70 min -> 75 min
+}
+
+TEST_CASE("request signal lead: 1.5 x size / write speed + 30 s, at least 90 s") {
+  CHECK(signal_lead_s(0) == 90);
+  CHECK(signal_lead_s(11) == 90);   // 33 + 30 = 63 s -> the floor
+  CHECK(signal_lead_s(40) == 150);  // 120 + 30
+  CHECK(signal_lead_s(41) == 160);  // 123 + 30 = 153 -> 160
+  CHECK(signal_lead_s(10, 0.1) == 180);
+}
+
+TEST_CASE("request for markov l40s 2x6 with torchrun and with srun") {
+  const auto prof = markov();
+  auto r = build_render_input(prof, spec(), row("l40s", 2, 6, 3), {});
+  REQUIRE_MESSAGE(r.has_value(), r.error().message);
+  const auto& s = r->input.sbatch;
+  CHECK(s.job_name == "groot finetune");
+  CHECK(s.partition == "markov_gpu");
+  CHECK(s.nodes == 2);
+  CHECK(s.ntasks_per_node == 1);
+  CHECK(s.cpus_per_task == 24);  // 4 per GPU x 6
+  CHECK(s.gres == "gpu:gpul40s:6");
+  CHECK(s.mem_per_gpu_mib == 24576);
+  CHECK_FALSE(s.mem_mib.has_value());
+  CHECK(s.time_limit_s == 4 * 3600);
+  CHECK(s.signal == "B:USR1@90");
+  CHECK(s.output == "logs/%x-%j.out");
+  CHECK(s.error == "logs/%x-%j.err");
+  CHECK(s.nodelist.empty());
+  CHECK(r->input.chain_links == 1);
+  CHECK(r->input.placeholders.at("micro_batch") == "10");
+  CHECK(r->warnings.empty());
+
+  RequestOptions o;
+  o.launcher = Launcher::srun;
+  o.nodelist = "classt[21-22]";
+  r = build_render_input(prof, spec(), row("l40s", 2, 6, 3), o);
+  REQUIRE(r.has_value());
+  CHECK(r->input.sbatch.ntasks_per_node == 6);
+  CHECK(r->input.sbatch.cpus_per_task == 4);
+  CHECK(r->input.sbatch.nodelist == "classt[21-22]");
+}
+
+TEST_CASE("request for a MIG slice asks for the slice's gres type") {
+  const auto prof = markov();
+  auto r = build_render_input(prof, spec(), row("h100nvl", 1, 1, 1, "1g.12gb"), {});
+  REQUIRE_MESSAGE(r.has_value(), r.error().message);
+  CHECK(r->input.sbatch.gres == "gpu:h100nvl_1g.12gb:1");
+  CHECK(r->input.sbatch.cpus_per_task == 4);
+  CHECK(r->input.sbatch.mem_per_gpu_mib == 24576);  // below 512 GiB / 14 slices
+  auto two = build_render_input(prof, spec(), row("h100nvl", 1, 2, 1, "1g.12gb"), {});
+  REQUIRE_FALSE(two.has_value());
+  CHECK(two.error().message.find("1 MIG slice(s) per job") != std::string::npos);
+}
+
+TEST_CASE("request without typed gres or memory defaults") {
+  auto prof = markov();
+  for (auto& g : prof.node_groups) {
+    if (g.name == "rtx4090") g.gres_type.reset();
+  }
+  prof.defaults.mem_per_gpu_mib.reset();
+  prof.defaults.cpus_per_gpu.reset();
+  auto r = build_render_input(prof, spec(), row("rtx4090", 1, 4, 1), {});
+  REQUIRE(r.has_value());
+  CHECK(r->input.sbatch.gres == "gpu:4");
+  CHECK(r->input.sbatch.mem_mib == 262144);  // all of a 256G node for all 4 GPUs
+  CHECK_FALSE(r->input.sbatch.mem_per_gpu_mib.has_value());
+  CHECK(r->input.sbatch.cpus_per_task == 32);  // 32 CPUs / 4 GPUs x 4
+}
+
+TEST_CASE("request longer than the partition: chain when resumable, else refuse") {
+  const auto prof = markov();
+  auto r = build_render_input(prof, spec(true), row("rtx2080ti", 1, 4, 100), {});
+  REQUIRE(r.has_value());
+  CHECK(r->input.chain_links == 3);  // 100 h x 1.2 + 10 min over 48 h
+  CHECK(r->input.sbatch.time_limit_s == 172800);
+  CHECK(r->warnings.size() == 1);
+
+  auto refused = build_render_input(prof, spec(false), row("rtx2080ti", 1, 4, 100), {});
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().exit == Exit::invalid_input);
+  CHECK(refused.error().message.find("resumable: true") != std::string::npos);
+
+  auto cut = build_render_input(prof, spec(false), row("rtx2080ti", 1, 4, 47), {});
+  REQUIRE(cut.has_value());
+  CHECK(cut->input.sbatch.time_limit_s == 172800);
+  CHECK(cut->input.chain_links == 1);
+  CHECK(cut->warnings.size() == 1);
+}
+
+TEST_CASE("request test mode and sweeps") {
+  const auto prof = markov();
+  RequestOptions o;
+  o.test_mode = true;
+  auto r = build_render_input(prof, spec(), row("rtx4070", 1, 4, 30), o);
+  REQUIRE(r.has_value());
+  CHECK(r->input.sbatch.time_limit_s == 900);
+  CHECK(r->input.sbatch.job_name == "groot finetune-test");
+  CHECK(r->input.placeholders.at("max_steps") == "10");
+  CHECK(r->input.test_mode);
+
+  RequestOptions sw;
+  sw.sweep = {*parse_sweep("micro_batch=8,16,32"), *parse_sweep("max_steps=10,20")};
+  r = build_render_input(prof, spec(), row("rtx4070", 1, 4, 1), sw);
+  REQUIRE(r.has_value());
+  CHECK(r->input.sbatch.array == "0-5%4");
+  CHECK(r->input.sbatch.output == "logs/%x-%A_%a.out");
+  CHECK_FALSE(parse_sweep("novalues").has_value());
+  CHECK_FALSE(parse_sweep("k=a,,b").has_value());
+
+  // The whole way to a script: $USER in the checkpoint directory expands at run time.
+  auto script = render_script(test::bundled_templates(), r->input);
+  REQUIRE_MESSAGE(script.has_value(), script.error().message);
+  CHECK(script->find("mkdir -p -- logs /scratch/\"${USER}\"/ckpt\n") != std::string::npos);
+  CHECK(script->find("--bs \"${JOBGEN_SWEEP_micro_batch}\" --steps \"${JOBGEN_SWEEP_max_steps}\" "
+                     "--out /scratch/\"${USER}\"/ckpt &") != std::string::npos);
+}

@@ -1,0 +1,321 @@
+// Slurm CLI parsing and the CLI backend, against output captured from the local 22.05 cluster
+// (tests/data/slurm-cli/) and a RecordingCommandRunner.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "jobgen/slurm/cli_backend.hpp"
+#include "jobgen/slurm/cli_parse.hpp"
+#include "jobgen/slurm/job_files.hpp"
+#include "jobgen/slurm/job_state.hpp"
+#include "jobgen/util/slurm_time.hpp"
+#include "recording_runner.hpp"
+
+using namespace jobgen;
+using namespace jobgen::slurm;
+
+namespace {
+
+std::string data(const std::string& name) {
+  std::ifstream in(std::string(JOBGEN_TEST_DATA) + "/slurm-cli/" + name);
+  REQUIRE_MESSAGE(in.good(), "missing test data " << name);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+const JobInfo& by_id(const std::vector<JobInfo>& jobs, const std::string& id) {
+  for (const auto& j : jobs) {
+    if (j.id == id) return j;
+  }
+  FAIL("no job " << id);
+  return jobs.front();
+}
+
+}  // namespace
+
+TEST_CASE("squeue --json of Slurm 22.05: states, exit codes, arrays, reasons") {
+  auto jobs = parse_squeue_json(data("squeue-22.05.json"));
+  REQUIRE(jobs);
+  CHECK(jobs->size() == 12);
+
+  const JobInfo& failed = by_id(*jobs, "6");
+  CHECK(failed.state == JobState::failed);
+  CHECK(failed.exit_code == 3);  // raw wait status 768 = 3 << 8
+  CHECK_FALSE(failed.signal.has_value());
+  CHECK(failed.reason == "NonZeroExitCode");
+  CHECK(failed.nodes == "classt01");
+
+  const JobInfo& running = by_id(*jobs, "7");
+  CHECK(running.state == JobState::running);
+  CHECK(running.time_limit_s == 600);  // JSON time_limit is in minutes
+  CHECK(running.nodes == "classt25");
+  CHECK(running.gres == "gpu:gpu4090:4");
+  CHECK_FALSE(running.exit_code.has_value());  // not finished: no exit code shown
+  CHECK(running.start_time == 1795324848);
+
+  const JobInfo& waiting = by_id(*jobs, "8");
+  CHECK(waiting.state == JobState::pending);
+  CHECK(waiting.reason == "Resources");
+  CHECK(explain_reason(waiting, {{"gpu4090", "RTX 4090 GPU"}}) ==
+        "waiting for 4 free RTX 4090 GPUs");
+  CHECK(explain_reason(waiting) == "waiting for 4 free gpu4090 GPUs");
+
+  const JobInfo& dependent = by_id(*jobs, "9");
+  CHECK(dependent.reason == "Dependency");
+  CHECK(dependent.dependency == "afterok:7(unfulfilled)");
+  CHECK(explain_reason(dependent) == "waiting for job 7 to finish successfully");
+
+  // Array 10 with 4 tasks: each task has its own Slurm job number; "10" names all of them.
+  int tasks = 0;
+  for (const auto& j : *jobs) tasks += matches_id(j, "10") ? 1 : 0;
+  CHECK(tasks == 4);
+  const JobInfo& task1 = by_id(*jobs, "10_1");
+  CHECK(task1.job_number == "12");
+  CHECK(task1.array_job_id == 10);
+  CHECK(task1.array_task_id == 1);
+  CHECK(matches_id(task1, "12"));
+  CHECK_FALSE(matches_id(task1, "10_2"));
+  CHECK(resolve_log_path(task1.std_out, task1) == "/tmp/jg5/jg5-ok-12.out");
+  CHECK(resolve_log_path("logs/%x-%A_%3a.err", task1) == "/tmp/jg5/logs/jg5-ok-10_001.err");
+}
+
+TEST_CASE("squeue fallback format (-h -o) parses every field") {
+  const std::string text =
+      "7|7|7|N/A|RUNNING|None|markov_gpu|1|classt25|2026-11-22T05:27:28|2026-11-22T05:27:28|"
+      "2026-11-22T05:37:28|10:00|gres:gpu:gpu4090:4|root|(null)|/tmp/jg5|jg5-long\n"
+      "10_2|13|10|2|PENDING|Resources|markov_gpu|2|||N/A|N/A|2-00:00:00|N/A|root|afterok:7|/"
+      "w|a|b\n";
+  auto jobs = parse_squeue_format(text);
+  REQUIRE(jobs);
+  REQUIRE(jobs->size() == 2);
+  const JobInfo& a = (*jobs)[0];
+  CHECK(a.id == "7");
+  CHECK(a.state == JobState::running);
+  CHECK(a.reason.empty());
+  CHECK(a.time_limit_s == 600);
+  CHECK(a.gres == "gpu:gpu4090:4");
+  CHECK(a.dependency.empty());
+  CHECK(a.end_time.value() - a.start_time.value() == 600);
+  CHECK(a.name == "jg5-long");
+  CHECK_FALSE(a.array_job_id.has_value());
+  const JobInfo& b = (*jobs)[1];
+  CHECK(b.array_job_id == 10);
+  CHECK(b.array_task_id == 2);
+  CHECK(b.job_number == "13");
+  CHECK(b.num_nodes == 2);
+  CHECK(b.time_limit_s == 172800);
+  CHECK(b.name == "a|b");  // the name is last so a '|' in it stays in it
+  CHECK_FALSE(b.start_time.has_value());
+  CHECK_FALSE(parse_squeue_format("1|2|3\n"));
+}
+
+TEST_CASE("sbatch --parsable and --test-only answers") {
+  CHECK(parse_sbatch_parsable("42\n").value() == "42");
+  CHECK(parse_sbatch_parsable("42;markov\n").value() == "42");
+  CHECK(parse_sbatch_parsable("sbatch: warning: something\n43\n").value() == "43");
+  CHECK_FALSE(parse_sbatch_parsable("Submitted batch job 42\n"));
+  CHECK_FALSE(parse_sbatch_parsable(""));
+
+  auto answer = parse_test_only(
+      "sbatch: Job 57 to start at 2026-11-22T05:30:00 using 1 processors on nodes classt21 in "
+      "partition markov_gpu\n");
+  REQUIRE(answer);
+  CHECK(answer->nodes == "classt21");
+  CHECK(answer->partition == "markov_gpu");
+  CHECK(answer->start_time == parse_slurm_timestamp("2026-11-22T05:30:00").value());
+  CHECK_FALSE(parse_test_only("sbatch: error: Batch job submission failed"));
+}
+
+TEST_CASE("job states: names, short codes, finished") {
+  CHECK(parse_job_state("PD") == JobState::pending);
+  CHECK(parse_job_state("running") == JobState::running);
+  CHECK(parse_job_state("CANCELLED by 0") == JobState::cancelled);
+  CHECK(parse_job_state("OOM") == JobState::out_of_memory);
+  CHECK(parse_job_state("whatever") == JobState::unknown);
+  CHECK(to_string(JobState::out_of_memory) == "OUT_OF_MEMORY");
+  CHECK(is_finished(JobState::timeout));
+  CHECK_FALSE(is_finished(JobState::completing));
+  CHECK_FALSE(is_finished(JobState::pending));
+}
+
+TEST_CASE("pending reasons in plain words") {
+  JobInfo job;
+  job.id = "5";
+  job.gres = "gpu:gpul40s:6";
+  job.num_nodes = 2;
+  job.reason = "Resources";
+  const GresNames names{{"gpul40s", "L40S GPU"}, {"h100nvl_1g.12gb", "H100 NVL 1g.12gb MIG slice"}};
+  CHECK(explain_reason(job, names) == "waiting for 12 free L40S GPUs (6 on each of 2 nodes)");
+  job.num_nodes = 1;
+  CHECK(explain_reason(job, names) == "waiting for 6 free L40S GPUs");
+  job.gres = "gres:gpu:h100nvl_1g.12gb:1";
+  CHECK(explain_reason(job, names) == "waiting for 1 free H100 NVL 1g.12gb MIG slice");
+  job.gres = "";
+  CHECK(explain_reason(job, names).starts_with("waiting for free nodes"));
+  job.reason = "QOSMaxGRESPerUser";
+  CHECK(explain_reason(job).find("QoS") != std::string::npos);
+  job.reason = "ReqNodeNotAvail, UnavailableNodes:classt21";
+  CHECK(explain_reason(job) ==
+        "a node it needs is unavailable (down, drained or reserved): classt21");
+  job.reason = "PartitionTimeLimit";
+  CHECK(explain_reason(job).find("shorter time") != std::string::npos);
+  job.reason = "AssocGrpGRES";
+  CHECK(explain_reason(job).find("group") != std::string::npos);
+  job.reason = "Priority";
+  CHECK(explain_reason(job).starts_with("waiting behind higher-priority jobs"));
+  job.reason = "SomethingNew";
+  CHECK(explain_reason(job) == "Slurm says: SomethingNew");
+  job.reason = "None";
+  CHECK(explain_reason(job).empty());
+
+  CHECK(parse_gpu_gres("gpu:2")->count == 2);
+  CHECK(parse_gpu_gres("gpu:2")->type.empty());
+  CHECK(parse_gpu_gres("gres/gpu:gpul40s:3")->type == "gpul40s");
+  CHECK(parse_gpu_gres("gpu:gpul40s:2(IDX:0-1)")->count == 2);
+  CHECK_FALSE(parse_gpu_gres("license:foo:1"));
+}
+
+TEST_CASE("describe: running with elapsed, limit and estimate; failed with exit code") {
+  JobInfo job;
+  job.id = "7";
+  job.state = JobState::running;
+  job.start_time = 1000;
+  job.time_limit_s = 7200;
+  job.nodes = "classt21";
+  CHECK(describe(job, 1000 + 720, 3600) ==
+        "RUNNING 00:12:00 / 02:00:00 on classt21, about " + util::format_duration(2880) + " left");
+  job.state = JobState::failed;
+  job.end_time = 1030;
+  job.exit_code = 3;
+  CHECK(describe(job, 5000, std::nullopt) == "FAILED (exit code 3)");
+  CHECK(elapsed_seconds(job, 5000) == 30);
+}
+
+TEST_CASE("CLI backend: ONE squeue call for many ids, filtered; fallback without --json") {
+  test::RecordingCommandRunner runner;
+  runner.answer(0, data("squeue-22.05.json"));
+  CliBackend backend(runner, {});
+  auto jobs = backend.jobs({"6", "7", "10", "999"});
+  REQUIRE(jobs);
+  // 999 is unknown to squeue: one sacct call is tried (and fails: accounting is disabled).
+  REQUIRE(runner.commands.size() == 2);
+  CHECK(runner.argv_of(0) == "squeue --json");
+  CHECK(runner.argv_of(1).starts_with("sacct "));
+  CHECK(runner.commands[1].argv.back() == "999");
+  CHECK(jobs->size() == 6);  // 6, 7 and the 4 tasks of array 10
+  CHECK((*jobs)[0].id == "6");
+
+  // No --json in this Slurm: the fixed format, once, and remembered for the next query.
+  test::RecordingCommandRunner old;
+  old.answer(1, "", "squeue: unrecognized option '--json'\n");
+  old.answer(0,
+             "7|7|7|N/A|RUNNING|None|markov_gpu|1|classt25|2026-11-22T05:27:28|"
+             "2026-11-22T05:27:28|2026-11-22T05:37:28|10:00|N/A|root|(null)|/tmp|x\n");
+  old.answer(0,
+             "7|7|7|N/A|COMPLETED|None|markov_gpu|1|classt25|2026-11-22T05:27:28|"
+             "2026-11-22T05:27:28|2026-11-22T05:37:28|10:00|N/A|root|(null)|/tmp|x\n");
+  CliBackend fallback(old, {});
+  auto found = fallback.jobs({"7"});
+  REQUIRE(found);
+  REQUIRE(found->size() == 1);
+  CHECK(found->front().state == JobState::running);
+  CHECK(old.argv_of(1) == std::string("squeue -h -t all -o '") + kSqueueFormat + "' -j 7");
+  CHECK(fallback.jobs({"7"}));
+  CHECK(old.commands.size() == 3);
+  CHECK(old.commands[2].argv[1] == "-h");
+}
+
+TEST_CASE("CLI backend: sbatch gets the script on stdin; errors are explained") {
+  test::RecordingCommandRunner runner;
+  runner.answer(0, "123;markov\n");
+  CliBackend backend(runner, {});
+  SubmitRequest request;
+  request.script = "#!/bin/bash\n#SBATCH --gres=gpu:gpul40s:2\necho hi\n";
+  request.options.dependency = "afterok:120";
+  auto submitted = backend.submit(request);
+  REQUIRE(submitted);
+  CHECK(submitted->job_id == "123");
+  CHECK(runner.argv_of(0) == "sbatch --parsable --dependency=afterok:120");
+  CHECK(runner.commands[0].stdin_text == request.script);
+  CHECK(runner.commands[0].timeout.count() > 0);
+
+  runner.answer(1, "",
+                "sbatch: error: Batch job submission failed: Requested node configuration is not "
+                "available\n");
+  auto refused = backend.submit(request);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message.find("Requested node configuration is not available") !=
+        std::string::npos);
+  CHECK(refused.error().message.find("jobgen profile show") != std::string::npos);
+  CHECK(refused.error().exit == Exit::invalid_input);
+
+  runner.answer(0, "",
+                "sbatch: Job 124 to start at 2026-11-22T06:00:00 using 4 processors on nodes "
+                "classt21 in partition markov_gpu\n");
+  request.test_only = true;
+  auto estimate = backend.submit(request);
+  REQUIRE(estimate);
+  CHECK(estimate->job_id.empty());
+  CHECK(estimate->estimated_start == parse_slurm_timestamp("2026-11-22T06:00:00"));
+  CHECK(runner.argv_of(2).find("--test-only") != std::string::npos);
+
+  runner.responder = [](const sys::Command&) -> Expected<sys::CommandResult> {
+    return fail("'squeue --json' did not finish within 30 s and was killed");
+  };
+  CHECK_FALSE(backend.jobs({"1"}));
+}
+
+TEST_CASE("scancel: one call for all ids; unknown id is not_found") {
+  test::RecordingCommandRunner runner;
+  runner.answer(0, "");
+  runner.answer(1, "", "scancel: error: Invalid job id specified\n");
+  CliBackend backend(runner, {});
+  REQUIRE(backend.cancel({"5", "6", "7_2"}));
+  CHECK(runner.argv_of(0) == "scancel 5 6 7_2");
+  auto bad = backend.cancel({"999"});
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().exit == Exit::not_found);
+}
+
+TEST_CASE("sacct output, sinfo partitions, exit markers") {
+  auto jobs = parse_sacct(
+      "5|5|train|COMPLETED|0:0|2026-11-22T05:00:00|2026-11-22T05:00:01|"
+      "2026-11-22T05:10:01|01:00:00|classt21|markov_gpu|root|/w\n"
+      "6_1|8|sw|CANCELLED by 0|0:15|Unknown|None|None|UNLIMITED|None "
+      "assigned|markov_gpu|root|/w\n");
+  REQUIRE(jobs);
+  REQUIRE(jobs->size() == 2);
+  CHECK((*jobs)[0].state == JobState::completed);
+  CHECK((*jobs)[0].time_limit_s == 3600);
+  CHECK((*jobs)[1].state == JobState::cancelled);
+  CHECK((*jobs)[1].signal == 15);
+  CHECK((*jobs)[1].array_task_id == 1);
+  CHECK((*jobs)[1].nodes.empty());
+
+  auto parts = parse_partitions("markov_gpu*|2-00:00:00|classt[01-16,21-25]\ndebug|30:00|x1\n");
+  REQUIRE(parts);
+  CHECK((*parts)[0].is_default);
+  CHECK((*parts)[0].name == "markov_gpu");
+  CHECK((*parts)[0].max_time_s == 172800);
+  CHECK((*parts)[1].max_time_s == 1800);
+
+  CHECK(exit_marker_path("/w/logs/train-5.out", "5") == "/w/logs/.jobgen-exit-5");
+  CHECK(parse_exit_marker("3\n") == 3);
+  CHECK_FALSE(parse_exit_marker("x"));
+}
+
+TEST_CASE("a pending array record stands for each task in its range") {
+  JobInfo pending;
+  pending.id = "144_[0-49%10]";
+  pending.job_number = "144";
+  pending.array_job_id = 144;
+  CHECK(matches_id(pending, "144"));
+  CHECK(matches_id(pending, "144_0"));
+  CHECK(matches_id(pending, "144_49"));
+  CHECK_FALSE(matches_id(pending, "144_50"));
+  CHECK_FALSE(matches_id(pending, "1440_1"));
+  CHECK(array_spec_contains("3,5-9", 7));
+  CHECK_FALSE(array_spec_contains("3,5-9", 4));
+}

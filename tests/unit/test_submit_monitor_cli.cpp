@@ -1,0 +1,139 @@
+// The submit/status commands and the request check, in-process with a RecordingCommandRunner in
+// place of Slurm (the real cluster is exercised by tests/integration/test_submit_*.sh).
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "jobgen/cli/app.hpp"
+#include "jobgen/cli/job_backend.hpp"
+#include "jobgen/profile/profile.hpp"
+#include "jobgen/slurm/request_check.hpp"
+#include "recording_runner.hpp"
+
+using namespace jobgen;
+
+namespace {
+
+struct Run {
+  int code = 0;
+  std::string out, err;
+};
+
+// Runs the CLI with a private state directory and `runner` standing in for Slurm's commands.
+Run run_with(test::RecordingCommandRunner& runner, const std::vector<std::string>& args,
+             const std::filesystem::path& state) {
+  ::setenv("XDG_STATE_HOME", state.c_str(), 1);
+  std::ostringstream out, err;
+  sys::RealEnvironment env;
+  sys::RealFileSystem fs;
+  test::FakeClock clock;
+  cli::Context ctx{out, err, env, fs, clock, false, &runner};
+  const int code = cli::run(args, ctx);
+  ::unsetenv("XDG_STATE_HOME");
+  return {code, out.str(), err.str()};
+}
+
+std::string squeue_sample() {
+  std::ifstream in(std::string(JOBGEN_TEST_DATA) + "/slurm-cli/squeue-22.05.json");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+profile::Profile small_profile() {
+  profile::Profile p;
+  p.name = "markov";
+  p.partitions.push_back({"markov_gpu", 172800, true, false, {}, {}, std::nullopt, {}});
+  profile::NodeGroup l40s;
+  l40s.name = "l40s";
+  l40s.nodes = {"classt21", "classt22"};
+  l40s.cpus = 64;
+  l40s.memory_mib = 524288;
+  l40s.gpu = "l40s";
+  l40s.gpus_per_node = 6;
+  l40s.gres_type = "gpul40s";
+  l40s.max_nodes_per_job = 2;
+  p.node_groups.push_back(l40s);
+  profile::NodeGroup mig;
+  mig.name = "h100nvl";
+  mig.nodes = {"classt23", "classt24"};
+  mig.cpus = 64;
+  mig.memory_mib = 524288;
+  mig.gpu = "h100-nvl";
+  mig.gpus_per_node = 2;
+  mig.mig = profile::MigLayout{{{"1g.12gb", 7, "h100nvl_1g.12gb", {}}}, 1, {}};
+  p.node_groups.push_back(mig);
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("status: ONE squeue call for three ids, reasons in words, exit 4 when one failed") {
+  const auto state =
+      std::filesystem::temp_directory_path() / ("jobgen-status-" + std::to_string(::getpid()));
+  test::RecordingCommandRunner runner;
+  runner.answer(0, squeue_sample());
+  const Run r = run_with(runner, {"status", "6", "8", "9"}, state);
+  CHECK(r.code == static_cast<int>(Exit::jobs_failed));
+  REQUIRE(runner.commands.size() == 1);
+  CHECK(runner.argv_of(0) == "squeue --json");
+  CHECK(r.out.find("FAILED (exit code 3)") != std::string::npos);
+  // The markov profile names gres type gpu4090 "RTX 4090".
+  CHECK(r.out.find("PENDING: waiting for 4 free RTX 4090 GPUs") != std::string::npos);
+  CHECK(r.out.find("PENDING: waiting for job 7 to finish successfully") != std::string::npos);
+  std::filesystem::remove_all(state);
+}
+
+TEST_CASE("cancel: one scancel for all ids") {
+  const auto state =
+      std::filesystem::temp_directory_path() / ("jobgen-cancel-" + std::to_string(::getpid()));
+  test::RecordingCommandRunner runner;
+  runner.answer(0, "");
+  const Run r = run_with(runner, {"cancel", "8", "9"}, state);
+  CHECK(r.code == 0);
+  REQUIRE(runner.commands.size() == 1);
+  CHECK(runner.argv_of(0) == "scancel 8 9");
+  std::filesystem::remove_all(state);
+}
+
+TEST_CASE("request check: gres type, GPUs per node, MIG slices, time, memory, nodes") {
+  const profile::Profile p = small_profile();
+  render::SbatchOptions ok;
+  ok.partition = "markov_gpu";
+  ok.gres = "gpu:gpul40s:6";
+  ok.mem_per_gpu_mib = 24576;
+  ok.time_limit_s = 3600;
+  CHECK(slurm::check_request(ok, p, "l40s").empty());
+
+  auto bad = ok;
+  bad.gres = "gpu:gpul40s:8";
+  bad.time_limit_s = 3 * 86400;
+  bad.mem_mib = 600000;
+  bad.mem_per_gpu_mib.reset();
+  bad.nodes = 3;
+  const auto problems = slurm::check_request(bad, p, "l40s");
+  REQUIRE(problems.size() == 4);
+  CHECK(problems[0].message == "8 GPUs per node requested, but a l40s node has 6");
+  CHECK(problems[1].message.find("at most 2") != std::string::npos);
+  CHECK(problems[2].message.find("exceeds partition markov_gpu's maximum 2-00:00:00") !=
+        std::string::npos);
+  CHECK(problems[3].message.find("524288 MiB") != std::string::npos);
+
+  auto wrong_type = ok;
+  wrong_type.gres = "gpu:gpu4090:2";
+  CHECK(slurm::check_request(wrong_type, p, "l40s").front().message ==
+        "gres type 'gpu4090' does not exist on l40s: its GPUs are 'gpul40s'");
+
+  auto slices = ok;
+  slices.gres = "gpu:h100nvl_1g.12gb:2";
+  slices.mem_per_gpu_mib = 12288;
+  const auto mig = slurm::check_request(slices, p, "h100nvl");
+  REQUIRE(mig.size() == 1);
+  CHECK(mig[0].message.find("at most 1 per job") != std::string::npos);
+  slices.gres = "gpu:h100nvl_1g.12gb:1";
+  CHECK(slurm::check_request(slices, p, "h100nvl").empty());
+}
