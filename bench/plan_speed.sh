@@ -6,7 +6,7 @@
 #   the three safety levels)                                          within  3x of --version
 #   plan over a generated profile of 10,000 nodes in 200 node groups within 10x of --version
 #
-# Usage: bench/plan_speed.sh [JOBGEN] [RUNS]     (defaults: build/jobgen, 30 runs)
+# Usage: bench/plan_speed.sh [JOBGEN] [RUNS]     (defaults: build/jobgen, 30 runs per command)
 # Uses hyperfine when installed (apt-get install hyperfine), else a loop timed with date +%s%N.
 set -euo pipefail
 
@@ -94,13 +94,23 @@ rows_big=$($cmd_big --json | python3 -c 'import json,sys; print(len(json.load(sy
 
 # Median wall time in milliseconds of each command, measured interleaved in the same run.
 if command -v hyperfine >/dev/null; then
-  tool="hyperfine ($runs runs each, 3 warm-up)"
-  hyperfine -N --style none --warmup 3 --runs "$runs" --export-json "$tmp/h.json" \
-    "$cmd_version" "$cmd_plan" "$cmd_big" >/dev/null
+  # Five rounds over the three commands, so that load from other processes changing during the run
+  # hits all three alike; the median is taken over every run of all rounds.
+  rounds=5
+  per_round=$(((runs + rounds - 1) / rounds))
+  tool="hyperfine ($((per_round * rounds)) runs each in $rounds interleaved rounds)"
+  for ((r = 0; r < rounds; r++)); do
+    hyperfine -N --style none --warmup 2 --runs "$per_round" --export-json "$tmp/h$r.json" \
+      "$cmd_version" "$cmd_plan" "$cmd_big" >/dev/null 2>&1
+  done
   mapfile -t med < <(python3 -c '
-import json, sys
-for r in json.load(open(sys.argv[1]))["results"]:
-    print("%.3f" % (r["median"] * 1000))' "$tmp/h.json")
+import json, statistics, sys
+times = [[], [], []]
+for path in sys.argv[1:]:
+    for i, r in enumerate(json.load(open(path))["results"]):
+        times[i] += r["times"]
+for t in times:
+    print("%.3f" % (statistics.median(t) * 1000))' "$tmp"/h*.json)
 else
   tool="date +%s%N loop ($runs runs each, interleaved)"
   declare -a t0 t1 t2
@@ -124,7 +134,7 @@ lines = [("jobgen --version", v, None, None),
          (f"jobgen plan, default profile ({rows_default} options)", p, 3, "3x"),
          (f"jobgen plan, 10,000 nodes / 200 groups ({rows_big} options)", b, 10, "10x")]
 for label, ms, limit, text in lines:
-    line = f"  {label:<52} {ms:8.2f} ms"
+    line = f"  {label:<52} {ms:7.2f} ms"
     if limit:
         ratio = ms / v
         line += f"  {ratio:5.2f}x --version (target <= {text}: {'ok' if ratio <= limit else 'OVER'})"

@@ -331,12 +331,18 @@ TEST_CASE("memory: LoRA and QLoRA train adapters over a frozen base") {
   CHECK(m.optimizer == doctest::Approx(8 * adapters / GiB));
   s.lora_targets = LoraTargets::all_linear;
   CHECK(mem(s).gradients == doctest::Approx(4 * 589'824.0 / GiB));
+  // Under FSDP full shard over 4 GPUs the frozen base is sharded too, plus the gathered units
+  // (2 x 32,768,000 x 2 B); the adapters stay whole.
+  auto sharded = s;
+  sharded.strategy = Strategy::fsdp_full_shard;
+  sharded.gpus_per_node = 4;
+  CHECK(mem(sharded).weights == doctest::Approx((2e9 / 4 + 131'072'000.0 + 4 * 589'824.0) / GiB));
+  s.lora_targets = LoraTargets::attention;
 
   // QLoRA: the blocks' Linear weights (4 x 12,582,912 = 50,331,648) in NF4 at
   // 0.5 + (8/64 + 32/16384)/8 = 0.5158691 B, the other 949,668,352 params in bf16, plus one
   // block dequantised to bf16 (2 x 12,582,912 B).
   s.finetune = Finetune::qlora;
-  s.lora_targets = LoraTargets::attention;
   const double nf4 = 0.5 + (8.0 / 64 + 32.0 / 16384) / 8;
   const double base = 50'331'648 * nf4 + 949'668'352.0 * 2 + 2.0 * 12'582'912;
   CHECK(mem(s).weights == doctest::Approx((base + 4 * adapters) / GiB));

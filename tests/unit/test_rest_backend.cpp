@@ -190,6 +190,7 @@ TEST_CASE("rest backend: one GET /jobs per poll with update_time; empty answers 
   f.http.on("GET", "/slurm/v0.0.38/jobs?update_time=", 200, R"({"jobs":[],"errors":[]})", 1);
   f.http.on("GET", "/slurm/v0.0.38/jobs?update_time=", 500,
             R"({"errors":[{"error_number":1900,"error":"No error"}]})", 1);
+  f.http.on("GET", "/slurm/v0.0.38/jobs?update_time=", 304, "", 1);  // 22.05 (checked live)
   f.http.on("GET", "/slurm/v0.0.38/jobs?update_time=", 200,
             std::string(R"({"jobs":[)") + job38(1, "COMPLETED") + "," + job38(2, "RUNNING") + "]}",
             1);
@@ -209,17 +210,22 @@ TEST_CASE("rest backend: one GET /jobs per poll with update_time; empty answers 
   REQUIRE(third);
   REQUIRE(third->size() == 1);
   CHECK((*third)[0].state == JobState::pending);
+  auto http304 = backend.jobs({"1"});  // HTTP 304 without a body: unchanged
+  REQUIRE(http304);
+  REQUIRE(http304->size() == 1);
+  CHECK((*http304)[0].state == JobState::running);
   auto fourth = backend.jobs({"1", "2"});
   REQUIRE(fourth);
   CHECK((*fourth)[0].state == JobState::completed);
   CHECK((*fourth)[1].state == JobState::running);
   auto calls = f.http.calls();
-  REQUIRE(calls.size() == 5);  // discovery + exactly one request per poll
+  REQUIRE(calls.size() == 6);  // discovery + exactly one request per poll
   CHECK(calls[1] == "GET /slurm/v0.0.38/jobs");
   CHECK(calls[2] == "GET /slurm/v0.0.38/jobs?update_time=" + std::to_string(kNow));
   // An unchanged answer does not move update_time forward.
   CHECK(calls[3] == "GET /slurm/v0.0.38/jobs?update_time=" + std::to_string(kNow));
   CHECK(calls[4] == calls[3]);
+  CHECK(calls[5] == calls[3]);
 }
 
 TEST_CASE("rest backend: cluster state, /nodes 500+1900 read as unchanged") {

@@ -319,3 +319,41 @@ TEST_CASE("a pending array record stands for each task in its range") {
   CHECK(array_spec_contains("3,5-9", 7));
   CHECK_FALSE(array_spec_contains("3,5-9", 4));
 }
+
+TEST_CASE("real 22.05 outputs: sinfo --json nodes and the squeue fallback format") {
+  auto nodes = parse_sinfo_json(data("sinfo-22.05.json"));
+  REQUIRE(nodes);
+  CHECK(nodes->size() == 21);
+  const NodeInfo* l40s = nullptr;
+  for (const auto& n : *nodes) {
+    if (n.name == "classt21") l40s = &n;
+  }
+  REQUIRE(l40s != nullptr);
+  CHECK(l40s->cpus == 64);
+  CHECK(l40s->memory_mib == 524288);
+  CHECK(l40s->partitions == std::vector<std::string>{"markov_gpu"});
+  REQUIRE(l40s->gpus.size() == 1);
+  CHECK(l40s->gpus[0].type == "gpul40s");
+  CHECK(l40s->gpus[0].total == 6);
+  CHECK(l40s->gpus[0].used == 0);
+  CHECK(l40s->states.front() == "IDLE");
+
+  // A 1,000-task sweep throttled to 20, cancelled: the unsplit rest and two split tasks.
+  auto jobs = parse_squeue_format(data("squeue-format-22.05.txt"));
+  REQUIRE(jobs);
+  REQUIRE(jobs->size() == 3);
+  const JobInfo& rest = (*jobs)[0];
+  CHECK(rest.id == "1302_[20-999%20]");
+  CHECK(rest.reason == "JobArrayTaskLimit");
+  CHECK_FALSE(rest.array_task_id.has_value());
+  CHECK(matches_id(rest, "1302_500"));
+  CHECK_FALSE(matches_id(rest, "1302_5"));
+  const JobInfo& task = (*jobs)[1];
+  CHECK(task.id == "1302_0");
+  CHECK(task.job_number == "1303");
+  CHECK(task.state == JobState::cancelled);
+  CHECK(task.nodes == "classt01");
+  CHECK(task.time_limit_s == 900);
+  CHECK(task.gres == "gpu:gpu2080:1");
+  CHECK(task.end_time.value() - task.start_time.value() == 14);
+}

@@ -223,6 +223,11 @@ MemoryBreakdown estimate_memory(const TrainingSetup& s, int micro_batch, const H
     // single / dp / ddp: fp32 weights (+ the half copies autocast keeps for backward), or bf16.
     weights = trainable * (fp32 ? 4.0 : (amp ? 6.0 : 2.0));
   }
+  // ZeRO-3 / full shard shard frozen weights too (LoRA under FSDP, a frozen backbone).
+  if (shards_params(st) && frozen_bytes > 0) {
+    frozen_bytes = params_offloaded ? 0 : frozen_bytes / k;
+    if (peft) frozen_bytes += gather_ws;  // full fine-tunes already hold the working set
+  }
   weights += frozen_bytes;
 
   // --- gradients ---

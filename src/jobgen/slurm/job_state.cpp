@@ -177,6 +177,9 @@ std::string explain_reason(const JobInfo& job, const GresNames& names) {
            job.id + "')";
   }
   if (head == "BeginTime") return "waiting for its requested start time";
+  if (head == "JobArrayTaskLimit") {
+    return "waiting: its sweep already runs as many tasks at once as allowed (--sweep-parallel)";
+  }
   if (head == "QOSMaxGRESPerUser" || head == "QOSMaxGRESPerJob") {
     return "you already use as many GPUs as your QoS allows at once; it starts when one of your "
            "jobs ends";
