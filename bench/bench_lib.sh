@@ -10,6 +10,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 JOBGEN=${JOBGEN:-$ROOT/build/jobgen}
 [[ -x $JOBGEN ]] || { echo "bench: build jobgen first (ninja -C build jobgen)" >&2; exit 1; }
 WORK=$(mktemp -d)
+chmod 755 "$WORK"  # slurmrestd (user nobody) reads the cluster config under it
 export XDG_STATE_HOME=$WORK/state
 STARTED=""
 bench_cleanup() {

@@ -3,7 +3,7 @@
 # timed in the same run, with slurmctld's REQUEST_JOB_INFO counts from sdiag (--reset first).
 # The 1,000 jobs are the tasks of one array of long sleeps (throttled, so most stay pending).
 # Usage: bench/status_vs_squeue.sh [N]   (see bench_lib.sh for the cluster)
-# shellcheck source=bench_lib.sh
+# shellcheck source-path=SCRIPTDIR source=bench_lib.sh
 source "$(dirname "$0")/bench_lib.sh"
 N=${1:-1000}
 
@@ -12,7 +12,7 @@ values=$(seq -s, 0 $((N - 1)))
 out=$("$JOBGEN" submit spec.yaml --target rtx2080ti --gpus 1 --launcher python --sweep "i=$values" \
   --sweep-parallel 20 --json)
 array=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["job_id"])' <<<"$out")
-BENCH_JOBS=$array
+export BENCH_JOBS=$array  # cancelled by bench_cleanup
 ids=()
 for ((t = 0; t < N; t++)); do ids+=("${array}_$t"); done
 sleep 3  # let the first tasks start

@@ -3,7 +3,7 @@
 # same script (without the array line), timed in the same run, with REQUEST_SUBMIT_BATCH_JOB
 # counts from sdiag. Every job is cancelled afterwards.
 # Usage: bench/sweep_vs_loop.sh [N]   (see bench_lib.sh for the cluster)
-# shellcheck source=bench_lib.sh
+# shellcheck source-path=SCRIPTDIR source=bench_lib.sh
 source "$(dirname "$0")/bench_lib.sh"
 N=${1:-1000}
 
@@ -15,7 +15,7 @@ out=$("$JOBGEN" submit spec.yaml --target rtx2080ti --gpus 1 --launcher python -
   --sweep-parallel 50 --json)
 t1=$(now)
 array=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["job_id"])' <<<"$out")
-BENCH_JOBS=$array
+export BENCH_JOBS=$array  # cancelled by bench_cleanup
 jobgen_rpcs=$(rpc_count REQUEST_SUBMIT_BATCH_JOB)
 jobgen_all=$(total_rpcs)
 scancel "$array"

@@ -69,7 +69,7 @@ trap 'forward_signal USR1 0' USR1
 trap 'forward_signal TERM 0' TERM
 
 # One process sees all 4 GPU(s) of the allocation (single GPU or DataParallel).
-python train.py --model bert-base --batch-size 32 --grad-accum 2 --lr "${JOBGEN_SWEEP_learning_rate}" --max-steps 100000 --output-dir /scratch/alice/bert --seed "${JOBGEN_SWEEP_seed}" &
+python3 train.py --model bert-base --batch-size 32 --grad-accum 2 --lr "${JOBGEN_SWEEP_learning_rate}" --max-steps 100000 --output-dir /scratch/alice/bert --seed "${JOBGEN_SWEEP_seed}" &
 training_pid=$!
 # A trapped signal interrupts `wait`; wait again until the training has really exited.
 status=0

@@ -60,7 +60,7 @@ trap 'forward_signal USR1 0' USR1
 trap 'forward_signal TERM 0' TERM
 
 # One process sees all 4 GPU(s) of the allocation (single GPU or DataParallel).
-python train.py --model bert-base --batch-size 32 --grad-accum 2 --lr 0.0001 --max-steps 10 --output-dir /scratch/alice/bert &
+python3 train.py --model bert-base --batch-size 32 --grad-accum 2 --lr 0.0001 --max-steps 10 --output-dir /scratch/alice/bert &
 training_pid=$!
 # A trapped signal interrupts `wait`; wait again until the training has really exited.
 status=0

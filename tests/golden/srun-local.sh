@@ -54,7 +54,7 @@ trap 'forward_signal TERM 0' TERM
   for ((rank = 0; rank < 2; rank++)); do
     SLURM_PROCID=$rank SLURM_LOCALID=$rank SLURM_NTASKS=2 \
       RANK=$rank LOCAL_RANK=$rank WORLD_SIZE=2 \
-      python train.py --model bert-base --batch-size 32 --grad-accum 2 --lr 0.0001 --max-steps 100000 --output-dir /scratch/alice/bert &
+      python3 train.py --model bert-base --batch-size 32 --grad-accum 2 --lr 0.0001 --max-steps 100000 --output-dir /scratch/alice/bert &
     pids+=("$!")
   done
   status=0

@@ -62,7 +62,7 @@ trap 'forward_signal TERM 0' TERM
 # shellcheck disable=SC2016
 srun --nodes=1 --ntasks-per-node=6 --kill-on-bad-exit=1 \
   bash -c 'export RANK="$SLURM_PROCID" LOCAL_RANK="$SLURM_LOCALID" WORLD_SIZE="$SLURM_NTASKS"; exec "$@"' jobgen-task \
-  python train.py --model bert-base --batch-size 32 --grad-accum 2 --lr 0.0001 --max-steps 100000 --output-dir /scratch/alice/bert &
+  python3 train.py --model bert-base --batch-size 32 --grad-accum 2 --lr 0.0001 --max-steps 100000 --output-dir /scratch/alice/bert &
 training_pid=$!
 # A trapped signal interrupts `wait`; wait again until the training has really exited.
 status=0

@@ -3,7 +3,7 @@
 # (scontrol Dependency=afterok:<first>), waits with reason Dependency (explained by jobgen
 # status), and both complete in order. --after JOBID chains onto an existing job.
 set -euo pipefail
-# shellcheck source=submit_lib.sh
+# shellcheck source-path=SCRIPTDIR source=submit_lib.sh
 source "$(dirname "$0")/submit_lib.sh"
 
 write_spec spec.yaml jg-chain "sleep 4" "stages:" "  - name: first" "  - name: second"

@@ -3,7 +3,7 @@
 # Slurm agrees (`scontrol show job`): TresPerNode names the group's gres type and the job runs on
 # a node of that group. Also: a request that cannot fit is refused before it reaches Slurm.
 set -euo pipefail
-# shellcheck source=submit_lib.sh
+# shellcheck source-path=SCRIPTDIR source=submit_lib.sh
 source "$(dirname "$0")/submit_lib.sh"
 
 write_spec spec.yaml jg-groups "sleep 3"

@@ -3,7 +3,7 @@
 # failed), a job pending for resources explained in plain words ("waiting for 4 free RTX 4090
 # GPUs"), and `jobgen cancel` of a running and a pending job (CANCELLED in Slurm and in status).
 set -euo pipefail
-# shellcheck source=submit_lib.sh
+# shellcheck source-path=SCRIPTDIR source=submit_lib.sh
 source "$(dirname "$0")/submit_lib.sh"
 
 write_spec fail.yaml jg-fail 'bash -c "echo about to fail; exit 3"'

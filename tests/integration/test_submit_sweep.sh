@@ -3,14 +3,14 @@
 # logs show their own value, and a 200-task sweep costs slurmctld exactly one
 # REQUEST_SUBMIT_BATCH_JOB (sdiag, counted after `sdiag --reset`).
 set -euo pipefail
-# shellcheck source=submit_lib.sh
+# shellcheck source-path=SCRIPTDIR source=submit_lib.sh
 source "$(dirname "$0")/submit_lib.sh"
 
 write_spec spec.yaml jg-sweep "echo lr={{lr}}"
 id=$(submit spec.yaml --target rtx2080ti --gpus 1 --sweep lr=0.1,0.2,0.3,0.4 --sweep-parallel 4)
+for t in 0 1 2 3; do wait_state "${id}_$t" COMPLETED; done
 tasks=$(scontrol show job -o "$id" | grep -c "ArrayJobId=$id ")
 [[ $tasks -eq 4 ]] || fail "job $id is not a 4-task array ($tasks records)"
-for t in 0 1 2 3; do wait_state "${id}_$t" COMPLETED; done
 for t in 0 1 2 3; do
   want=$(python3 -c "print([0.1,0.2,0.3,0.4][$t])")
   grep -q "^lr=$want\$" "logs/jg-sweep-${id}_$t.out" || fail "task $t log lacks lr=$want"

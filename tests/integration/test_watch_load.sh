@@ -3,7 +3,7 @@
 # sees ONE REQUEST_JOB_INFO per poll (sdiag after --reset), never one per job. Then a watch that
 # includes a failed job exits 4.
 set -euo pipefail
-# shellcheck source=submit_lib.sh
+# shellcheck source-path=SCRIPTDIR source=submit_lib.sh
 source "$(dirname "$0")/submit_lib.sh"
 
 write_spec spec.yaml jg-watch "sleep 3.{{i}}"
@@ -36,4 +36,19 @@ set +e
 code=$?
 set -e
 [[ $code -eq 4 ]] || fail "watch of a failing job exited $code, expected 4: $(cat bad.out)"
+# Ctrl-C (SIGINT) stops watching with status 130 and leaves the job running.
+write_spec long.yaml jg-long "sleep 60"
+long=$(submit long.yaml --target rtx2080ti --gpus 1)
+wait_state "$long" RUNNING
+"$JOBGEN" watch "$long" >int.out 2>int.err &
+watcher=$!
+sleep 2
+kill -INT "$watcher"
+set +e
+wait "$watcher"
+code=$?
+set -e
+[[ $code -eq 130 ]] || fail "watch after SIGINT exited $code: $(cat int.err)"
+[[ $(job_field "$long" JobState) == RUNNING ]] || fail "SIGINT to watch touched job $long"
+echo "ok: Ctrl-C stopped watching (130), job $long still RUNNING"
 echo "PASS"

@@ -41,7 +41,7 @@ inline render::RenderInput markov_input(render::Launcher launcher, const std::st
   s.error = "logs/%x-%j.err";
   s.signal = "B:USR1@90";
   in.command_text =
-      "python train.py --model bert-base --batch-size {{micro_batch}} --grad-accum {{grad_accum}} "
+      "train.py --model bert-base --batch-size {{micro_batch}} --grad-accum {{grad_accum}} "
       "--lr {{learning_rate}} --max-steps {{max_steps}} --output-dir /scratch/alice/bert";
   in.placeholders = {{"micro_batch", "32"},
                      {"grad_accum", "2"},

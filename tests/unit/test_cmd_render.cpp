@@ -108,3 +108,61 @@ TEST_CASE("jobgen render writes one script per stage") {
   CHECK(r.out.find("--steps 500 &\n") != std::string::npos);
   fs::remove_all(dir);
 }
+
+TEST_CASE("jobgen render: the job spec's launcher, --launcher over it, one launcher per stage") {
+  // The bundled example: DeepSpeed ZeRO-2 with `launcher: deepspeed` and `command: train.py ...`
+  // renders ONE deepspeed launch line with the planned GPUs, not deepspeed inside torchrun.
+  const std::string example = std::string(JOBGEN_SOURCE_DIR) + "/examples/jobgen.yaml";
+  auto r = run_cli({"render", example, "--target", "l40s", "--gpus", "6", "--stage", "sft"});
+  CHECK_MESSAGE(r.code == 0, r.err);
+  CHECK(r.out.find("\ndeepspeed --num_gpus=6 --master_port=\"$MASTER_PORT\" \\\n"
+                   "  train.py --model meta-llama/Llama-3.2-3B --seq-len 2048 ") !=
+        std::string::npos);
+  CHECK(r.out.find("\ntorchrun") == std::string::npos);
+  CHECK(r.out.find("no_python") == std::string::npos);
+
+  r = run_cli(
+      {"render", example, "--target", "l40s", "--gpus", "6", "--stage", "sft", "-l", "torchrun"});
+  CHECK_MESSAGE(r.code == 0, r.err);
+  CHECK(r.out.find("\ntorchrun --standalone --nnodes=1 --nproc-per-node=6 \\\n"
+                   "  train.py --model meta-llama/Llama-3.2-3B ") != std::string::npos);
+  CHECK(r.out.find("no-python") == std::string::npos);
+  CHECK(r.out.find("\ndeepspeed") == std::string::npos);
+
+  const fs::path dir =
+      write_spec("launcher: srun\nstages:\n  - name: one\n  - name: two\n    launcher: python\n");
+  r = run_cli({"render", (dir / "job.yaml").string(), "--target", "l40s", "--gpus", "6", "-o",
+               (dir / "run.sh").string()});
+  CHECK_MESSAGE(r.code == 0, r.err);
+  std::stringstream one, two;
+  one << std::ifstream(dir / "run-one.sh").rdbuf();
+  two << std::ifstream(dir / "run-two.sh").rdbuf();
+  CHECK(one.str().find("#SBATCH --ntasks-per-node=6\n") != std::string::npos);
+  CHECK(one.str().find("jobgen-task \\\n  python train.py --bs ") != std::string::npos);
+  // The python launcher runs one process: planned on one node.
+  CHECK(two.str().find("#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=1\n") != std::string::npos);
+  CHECK(two.str().find("\npython train.py --bs ") != std::string::npos);
+  CHECK(two.str().find("srun") == std::string::npos);
+
+  // --launcher overrides every stage.
+  r = run_cli({"render", (dir / "job.yaml").string(), "--target", "l40s", "--gpus", "6", "--stage",
+               "two", "--launcher", "deepspeed"});
+  CHECK_MESSAGE(r.code == 0, r.err);
+  CHECK(
+      r.out.find("\ndeepspeed --num_gpus=6 --master_port=\"$MASTER_PORT\" \\\n  train.py --bs ") !=
+      std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("jobgen render: a job spec whose command starts with a launcher exits 2 at its place") {
+  const fs::path dir = write_spec();
+  std::ofstream(dir / "bad.yaml") << "name: x\nmodel: bert-base\nseq_len: 128\nsteps: 10\n"
+                                     "command: >-\n  torchrun --nproc_per_node 6 train.py\n";
+  const auto r = run_cli({"render", (dir / "bad.yaml").string(), "--target", "l40s"});
+  CHECK(r.code == 2);
+  CHECK(r.err.find((dir / "bad.yaml").string() + ":5:10: the command starts with 'torchrun', but "
+                                                 "jobgen adds the launcher itself") !=
+        std::string::npos);
+  CHECK(r.out.empty());
+  fs::remove_all(dir);
+}

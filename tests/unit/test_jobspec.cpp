@@ -227,6 +227,78 @@ stages:
             .message.find("unknown key 'stages'") != std::string::npos);
 }
 
+TEST_CASE("job spec: launcher defaults to torchrun, is read per stage, and is checked") {
+  auto spec = parse_job_spec(kMinimal, "spec.yaml");
+  REQUIRE(spec.has_value());
+  CHECK(spec->launcher == plan::Launcher::torchrun);
+  spec = parse_job_spec(std::string(kMinimal) +
+                            "launcher: deepspeed\ncommand: train.py --lr 1\nstages:\n"
+                            "  - name: full\n  - name: lora\n    launcher: accelerate\n",
+                        "spec.yaml");
+  REQUIRE_MESSAGE(spec.has_value(), (spec ? "" : format_error(spec.error())));
+  CHECK(spec->launcher == plan::Launcher::deepspeed);
+  REQUIRE(spec->stages.size() == 2);
+  CHECK(spec->stages[0].launcher == plan::Launcher::deepspeed);
+  CHECK(spec->stages[1].launcher == plan::Launcher::accelerate);
+  CHECK(spec->stages[1].command == "train.py --lr 1");
+
+  const Error e = parse_error(std::string(kMinimal) + "launcher: torchrn\n");
+  CHECK(e.where.line == 5);
+  CHECK(e.where.col == 11);
+  CHECK(e.message.find("did you mean 'torchrun'") != std::string::npos);
+}
+
+TEST_CASE("job spec: a command that starts with a launcher is refused at its place") {
+  // The bug this prevents: render wraps the command in its own launcher, so "deepspeed ..." would
+  // run DeepSpeed once per GPU, each starting a process per GPU.
+  Error e = parse_error(std::string(kMinimal) +
+                        "command: deepspeed --num_gpus {{gpus_per_node}} train.py --lr 1\n");
+  CHECK(e.exit == Exit::invalid_input);
+  CHECK(e.where.file == "spec.yaml");
+  CHECK(e.where.line == 5);
+  CHECK(e.where.col == 10);
+  CHECK(e.message ==
+        "the command starts with 'deepspeed', but jobgen adds the launcher itself: write only the "
+        "program and its arguments (e.g. 'train.py ...') and set 'launcher: deepspeed'");
+
+  // Folded over lines, in a stage: the place is the stage's command.
+  e = parse_error(
+      std::string(kMinimal) +
+      "command: train.py\nstages:\n  - name: a\n  - name: b\n    command: >-\n"
+      "      torchrun --nproc_per_node {{gpus_per_node}}\n      train_sbert.py --x 1\n");
+  CHECK(e.where.line == 9);
+  CHECK(e.where.col == 14);
+  CHECK(e.message.find("starts with 'torchrun'") != std::string::npos);
+  CHECK(e.message.find("(e.g. 'train_sbert.py ...') and set 'launcher: torchrun'") !=
+        std::string::npos);
+
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"accelerate launch --num_processes 4 train_sft.py", "'accelerate'|accelerate"},
+      {"python -m torch.distributed.run --nproc_per_node 2 t.py",
+       "'python -m torch.distributed.run'|torchrun"},
+      {"python3 -m torch.distributed.launch t.py",
+       "'python3 -m torch.distributed.launch'|torchrun"},
+      {"/opt/conda/bin/torchrun t.py", "'torchrun'|torchrun"},
+      {"srun python t.py", "'srun'|srun"},
+      {"mpirun -np 4 ./a.out", "'mpirun'|srun"},
+      {"\"'deepspeed' t.py\"", "'deepspeed'|deepspeed"},
+  };
+  for (const auto& [command, want] : refused) {
+    CAPTURE(command);
+    const auto bar = want.find('|');
+    e = parse_error(std::string(kMinimal) + "command: " + command + "\n");
+    CHECK(e.message.find("starts with " + want.substr(0, bar) + ",") != std::string::npos);
+    CHECK(e.message.ends_with("set 'launcher: " + want.substr(bar + 1) + "'"));
+  }
+  // Programs, not launchers.
+  for (const char* command : {"train.py --deepspeed ds.json", "python -m pkg.train",
+                              "python train.py", "./torchrun-wrapper.sh", "accelerate_train.py"}) {
+    CAPTURE(command);
+    auto ok = parse_job_spec(std::string(kMinimal) + "command: " + command + "\n", "spec.yaml");
+    CHECK(ok.has_value());
+  }
+}
+
 TEST_CASE("job spec: an inline architecture and a model file") {
   const char* inline_text = R"(model:
   name: my-encoder

@@ -74,10 +74,31 @@ TEST_CASE("quote_command fills placeholders inside words and keeps each word one
   auto bad = quote_command({"t.py", "{{micro_bach}}"}, v, {});
   REQUIRE_FALSE(bad.has_value());
   CHECK(bad.error().message.find("has no value (did you mean 'micro_batch'") != std::string::npos);
-  CHECK(starts_with_python({"python3", "train.py"}));
-  CHECK(starts_with_python({"/usr/bin/python3.11", "-m", "pkg"}));
-  CHECK_FALSE(starts_with_python({"python", "-u", "t.py"}));
-  CHECK_FALSE(starts_with_python({"./train.sh", "x"}));
+}
+
+TEST_CASE("classify_program: a .py script, python -m MODULE, or an executable") {
+  using V = std::vector<std::string>;
+  auto p = classify_program({"train.py", "--lr", "1"});
+  CHECK(p.kind == ProgramKind::script);
+  CHECK(p.launcher_argv == V{"train.py", "--lr", "1"});
+  CHECK(p.direct_argv == V{"python3", "train.py", "--lr", "1"});
+  p = classify_program({"python3", "scripts/t.py", "x"});
+  CHECK(p.kind == ProgramKind::script);
+  CHECK(p.launcher_argv == V{"scripts/t.py", "x"});
+  CHECK(p.direct_argv == V{"python3", "scripts/t.py", "x"});
+  p = classify_program({"/usr/bin/python3.11", "-m", "pkg.train", "--x"});
+  CHECK(p.kind == ProgramKind::module);
+  CHECK(p.launcher_argv == V{"pkg.train", "--x"});
+  CHECK(p.direct_argv == V{"/usr/bin/python3.11", "-m", "pkg.train", "--x"});
+  // Interpreter options have no launcher equivalent: the whole line is the executable's.
+  p = classify_program({"python", "-u", "t.py"});
+  CHECK(p.kind == ProgramKind::executable);
+  CHECK(p.launcher_argv == V{"python", "-u", "t.py"});
+  p = classify_program({"./train.sh", "x.py"});
+  CHECK(p.kind == ProgramKind::executable);
+  CHECK(p.direct_argv == V{"./train.sh", "x.py"});
+  CHECK(classify_program({".py"}).kind == ProgramKind::executable);
+  CHECK(classify_program({"python", "-m"}).kind == ProgramKind::executable);
 }
 
 TEST_CASE("sbatch_directives writes the header in order with Slurm's formats") {
@@ -220,4 +241,95 @@ TEST_CASE("every bundled template and partial passes the strict check") {
       CHECK_MESSAGE(ok.has_value(), name);
     }
   }
+}
+
+TEST_CASE("launch lines: a .py script, python -m MODULE and an executable, for every launcher") {
+  const auto set = test::bundled_templates();
+  struct Case {
+    Launcher launcher;
+    int nodes;
+    std::string command;
+    std::string line;  // the launch line(s) expected in the script, written out by hand
+  };
+  const std::string ds_multi =
+      "  bash -c 'exec deepspeed --no_ssh --num_nodes=\"$SLURM_NNODES\" "
+      "--node_rank=\"$SLURM_NODEID\" --num_gpus=2 --master_addr=\"$MASTER_ADDR\" "
+      "--master_port=\"$MASTER_PORT\" \"$@\"' deepspeed-node \\\n";
+  const std::string acc_multi =
+      "  bash -c 'exec accelerate launch --multi_gpu --num_machines=\"$SLURM_NNODES\" "
+      "--machine_rank=\"$SLURM_NODEID\" --num_processes=4 --main_process_ip=\"$MASTER_ADDR\" "
+      "--main_process_port=\"$MASTER_PORT\" \"$@\"' accelerate-node \\\n";
+  const std::string tr_one = "torchrun --standalone --nnodes=1 --nproc-per-node=2 \\\n  ";
+  const std::string tr_multi = "--rdzv-endpoint=\"$MASTER_ADDR:$MASTER_PORT\" \\\n  ";
+  const std::string ds_one = "deepspeed --num_gpus=2 --master_port=\"$MASTER_PORT\" \\\n  ";
+  const std::string acc_one =
+      "accelerate launch --num_machines=1 --num_processes=2 --main_process_port=\"$MASTER_PORT\" "
+      "\\\n  --multi_gpu ";
+  const std::string srun_task = "\"$@\"' jobgen-task \\\n  ";
+  const std::vector<Case> cases = {
+      {Launcher::torchrun, 1, "train.py --lr {{learning_rate}}", tr_one + "train.py --lr 0.0001 &"},
+      {Launcher::torchrun, 1, "python3 -m pkg.train --lr {{learning_rate}}",
+       tr_one + "--module pkg.train --lr 0.0001 &"},
+      {Launcher::torchrun, 1, "./train.sh --lr {{learning_rate}}",
+       tr_one + "--no-python ./train.sh --lr 0.0001 &"},
+      {Launcher::torchrun, 2, "train.py", tr_multi + "train.py &"},
+      {Launcher::torchrun, 2, "python -m pkg.train", tr_multi + "--module pkg.train &"},
+      {Launcher::torchrun, 2, "./train.sh", tr_multi + "--no-python ./train.sh &"},
+      {Launcher::deepspeed, 1, "train.py --lr {{learning_rate}}",
+       ds_one + "train.py --lr 0.0001 &"},
+      {Launcher::deepspeed, 1, "python -m pkg.train --lr {{learning_rate}}",
+       ds_one + "--module pkg.train --lr 0.0001 &"},
+      {Launcher::deepspeed, 1, "./train.sh", ds_one + "--no_python ./train.sh &"},
+      {Launcher::deepspeed, 2, "train.py", ds_multi + "  train.py &"},
+      {Launcher::deepspeed, 2, "python -m pkg.train", ds_multi + "  --module pkg.train &"},
+      {Launcher::deepspeed, 2, "./train.sh", ds_multi + "  --no_python ./train.sh &"},
+      {Launcher::accelerate, 1, "train.py --lr {{learning_rate}}",
+       acc_one + "train.py --lr 0.0001 &"},
+      {Launcher::accelerate, 1, "python -m pkg.train", acc_one + "--module pkg.train &"},
+      {Launcher::accelerate, 1, "./train.sh", acc_one + "--no_python ./train.sh &"},
+      {Launcher::accelerate, 2, "train.py", acc_multi + "  train.py &"},
+      {Launcher::accelerate, 2, "python -m pkg.train", acc_multi + "  --module pkg.train &"},
+      {Launcher::accelerate, 2, "./train.sh", acc_multi + "  --no_python ./train.sh &"},
+      {Launcher::python, 1, "train.py --lr {{learning_rate}}", "\npython3 train.py --lr 0.0001 &"},
+      {Launcher::python, 1, "python -m pkg.train", "\npython -m pkg.train &"},
+      {Launcher::python, 1, "/opt/venv/bin/python train.py", "\n/opt/venv/bin/python train.py &"},
+      {Launcher::python, 1, "./train.sh", "\n./train.sh &"},
+      {Launcher::srun, 2, "train.py --lr {{learning_rate}}",
+       srun_task + "python3 train.py --lr 0.0001 &"},
+      {Launcher::srun, 2, "python -m pkg.train", srun_task + "python -m pkg.train &"},
+      {Launcher::srun, 2, "./train.sh", srun_task + "./train.sh &"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(launcher_name(c.launcher));
+    CAPTURE(c.command);
+    auto in = test::markov_input(c.launcher, "gpul40s", c.nodes, 2);
+    in.command_text = c.command;
+    const auto script = render_script(set, in);
+    REQUIRE_MESSAGE(script.has_value(), script.error().message);
+    CHECK_MESSAGE(script->find(c.line) != std::string::npos, *script);
+    // Exactly one launch line runs the program: --no-python only for an executable.
+    CHECK((script->find("--no-python") != std::string::npos ||
+           script->find("--no_python") != std::string::npos) ==
+          (c.command.starts_with("./") && c.launcher != Launcher::python &&
+           c.launcher != Launcher::srun));
+  }
+}
+
+TEST_CASE("render refuses a run command that starts with a launcher") {
+  const auto set = test::bundled_templates();
+  auto in = test::markov_input(Launcher::torchrun, "gpul40s", 1, 6);
+  in.command_text = "deepspeed --num_gpus {{gpus_per_node}} train.py --lr {{learning_rate}}";
+  auto r = render_script(set, in);
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().exit == Exit::invalid_input);
+  CHECK(r.error().message ==
+        "the command starts with 'deepspeed', but jobgen adds the launcher itself: write only the "
+        "program and its arguments (e.g. 'train.py ...') and set 'launcher: deepspeed'");
+  in.command_argv = {"/usr/bin/python3", "-m", "torch.distributed.run", "--nproc_per_node=6",
+                     "t.py"};
+  r = render_script(set, in);
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().message.starts_with(
+      "the command starts with 'python3 -m torch.distributed.run', but"));
+  CHECK(r.error().message.ends_with("(e.g. 't.py ...') and set 'launcher: torchrun'"));
 }

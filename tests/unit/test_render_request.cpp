@@ -119,6 +119,23 @@ TEST_CASE("request for markov l40s 2x6 with torchrun and with srun") {
   CHECK(r->input.sbatch.nodelist == "classt[21-22]");
 }
 
+TEST_CASE("request launcher: the job spec's unless the options name one") {
+  const auto prof = markov();
+  auto s = spec();
+  CHECK(s.launcher == Launcher::torchrun);
+  s.launcher = Launcher::srun;
+  auto r = build_render_input(prof, s, row("l40s", 1, 6, 3), {});
+  REQUIRE(r.has_value());
+  CHECK(r->input.launcher == Launcher::srun);
+  CHECK(r->input.sbatch.ntasks_per_node == 6);  // one task per GPU, from the spec's launcher
+  RequestOptions o;
+  o.launcher = Launcher::deepspeed;
+  r = build_render_input(prof, s, row("l40s", 1, 6, 3), o);
+  REQUIRE(r.has_value());
+  CHECK(r->input.launcher == Launcher::deepspeed);
+  CHECK(r->input.sbatch.ntasks_per_node == 1);
+}
+
 TEST_CASE("request for a MIG slice asks for the slice's gres type") {
   const auto prof = markov();
   auto r = build_render_input(prof, spec(), row("h100nvl", 1, 1, 1, "1g.12gb"), {});

@@ -196,6 +196,8 @@ TEST_CASE("describe: running with elapsed, limit and estimate; failed with exit 
 TEST_CASE("CLI backend: ONE squeue call for many ids, filtered; fallback without --json") {
   test::RecordingCommandRunner runner;
   runner.answer(0, data("squeue-22.05.json"));
+  runner.answer(1, "", "Slurm accounting storage is disabled\n");  // sacct, as 22.05 says it
+  runner.answer(0, data("squeue-22.05.json"));
   CliBackend backend(runner, {});
   auto jobs = backend.jobs({"6", "7", "10", "999"});
   REQUIRE(jobs);
@@ -206,6 +208,10 @@ TEST_CASE("CLI backend: ONE squeue call for many ids, filtered; fallback without
   CHECK(runner.commands[1].argv.back() == "999");
   CHECK(jobs->size() == 6);  // 6, 7 and the 4 tasks of array 10
   CHECK((*jobs)[0].id == "6");
+  // Accounting is off: remembered, so the next query is squeue alone.
+  REQUIRE(backend.jobs({"999"}));
+  CHECK(runner.commands.size() == 3);
+  CHECK(runner.argv_of(2) == "squeue --json");
 
   // No --json in this Slurm: the fixed format, once, and remembered for the next query.
   test::RecordingCommandRunner old;

@@ -2,6 +2,9 @@
 // reset on change, exit codes, Ctrl-C, terminal redraw vs appended lines.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <sstream>
 
 #include "jobgen/slurm/monitor.hpp"
@@ -117,4 +120,58 @@ TEST_CASE("progress bar and last log line") {
   CHECK(progress_bar(5, std::nullopt).empty());
   CHECK(last_line("a\nb\n\n") == "b");
   CHECK(last_line("epoch 1\r 10%\r 20%\n") == " 20%");
+}
+
+namespace {
+// A scheduler that has forgotten every job (no accounting, older than MinJobAge).
+struct ForgetfulBackend final : Backend {
+  int queries = 0;
+  std::string name() const override { return "cli"; }
+  Expected<SubmitResult> submit(const SubmitRequest&) override { return fail("unused"); }
+  Expected<std::vector<JobInfo>> jobs(const std::vector<std::string>&) override {
+    ++queries;
+    return std::vector<JobInfo>{};
+  }
+  Expected<void> cancel(const std::vector<std::string>&) override { return {}; }
+  Expected<ClusterState> cluster() override { return ClusterState{}; }
+};
+}  // namespace
+
+TEST_CASE("forgotten jobs are resolved from exit markers, then from the ledger") {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("jobgen-markers-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "logs");
+  sys::RealFileSystem fs;
+  REQUIRE(fs.write_file(dir / "logs/.jobgen-exit-55", "3\n", 0644));
+  REQUIRE(fs.write_file(dir / "logs/.jobgen-exit-60_0", "0\n", 0644));
+  REQUIRE(fs.write_file(dir / "logs/.jobgen-exit-60_1", "0\n", 0644));
+  auto tracked = [&](std::string id, int array_size, std::string last_state) {
+    Tracked t;
+    t.id = std::move(id);
+    t.name = "train";
+    t.stdout_path = array_size > 0 ? "logs/%x-%A_%a.out" : "logs/%x-%j.out";
+    t.work_dir = dir.string();
+    t.array_size = array_size;
+    t.last_state = std::move(last_state);
+    return t;
+  };
+  ForgetfulBackend backend;
+  auto views = query_jobs(backend,
+                          {tracked("55", 0, "RUNNING"), tracked("60", 2, "PENDING"),
+                           tracked("70", 0, "CANCELLED"), tracked("80", 0, "RUNNING")},
+                          fs);
+  REQUIRE(views);
+  CHECK(backend.queries == 1);  // one query for all four
+  REQUIRE(views->size() == 5);
+  CHECK((*views)[0].info.state == JobState::failed);
+  CHECK((*views)[0].info.exit_code == 3);
+  CHECK((*views)[1].info.id == "60_0");
+  CHECK((*views)[1].info.state == JobState::completed);
+  CHECK((*views)[2].info.id == "60_1");
+  CHECK((*views)[3].info.state == JobState::cancelled);  // the ledger's last word
+  CHECK((*views)[4].info.state == JobState::failed);     // no marker, ledger unfinished
+  CHECK((*views)[4].info.reason.find("no exit marker") != std::string::npos);
+  CHECK_FALSE((*views)[0].from_scheduler);
+  CHECK(overall_exit(*views) == Exit::jobs_failed);
+  std::filesystem::remove_all(dir);
 }

@@ -4,6 +4,8 @@
 // Slurm request (render/request.hpp) and renders the script (render/renderer.hpp). Prints it, or
 // writes it with mode 0755. A job spec with stages gives one script per stage: -o FILE writes
 // FILE's name with "-<stage>" before the extension for each; without -o, --stage NAME picks one.
+// Launcher: --launcher, else each stage's `launcher` (job spec, default torchrun); the python
+// launcher is planned on one node unless --nodes says otherwise.
 // Templates: the bundled templates/, overridden by name by the profile's template_dir (relative
 // to the profile file), and --template FILE for the top-level template.
 #include <fmt/format.h>
@@ -33,7 +35,7 @@ struct RenderCliOptions {
   int gpus = 0;
   int nodes = 0;
   int row = 0;
-  std::string launcher = "torchrun";
+  std::string launcher;  // "" = the job spec's (each stage's) `launcher`
   std::string template_file;
   bool test = false;
   int test_steps = 10;
@@ -79,9 +81,9 @@ fs::path stage_path(const fs::path& out, const std::string& stage) {
          (out.stem().string() + "-" + render::sanitize_job_name(stage) + out.extension().string());
 }
 
-Expected<render::TemplateSet> load_template_set(Context& ctx, const profile::Profile& prof,
-                                                const RenderCliOptions& opts,
-                                                render::Launcher launcher, bool local) {
+// The bundled templates overridden by the profile's template_dir (--template FILE is put in place
+// per stage, for the stage's launcher).
+Expected<render::TemplateSet> load_template_set(Context& ctx, const profile::Profile& prof) {
   std::vector<fs::path> dirs;
   if (auto bundled = find_resource(ctx, "templates")) dirs.push_back(*bundled);
   if (!prof.template_dir.empty()) {
@@ -94,20 +96,16 @@ Expected<render::TemplateSet> load_template_set(Context& ctx, const profile::Pro
     }
     dirs.push_back(dir);
   }
-  auto set = render::load_templates(ctx.fs, dirs);
-  if (!set) return set;
-  if (!opts.template_file.empty()) {
-    auto text = ctx.fs.read_file(opts.template_file);
-    if (!text) return std::unexpected(text.error());
-    set->templates[render::template_name(render::launcher_name(launcher), local)] =
-        render::Template{*text, opts.template_file};
-  }
-  return set;
+  return render::load_templates(ctx.fs, dirs);
 }
 
 Expected<Exit> run_render(Context& ctx, const RenderCliOptions& opts) {
-  auto launcher = render::parse_launcher(opts.launcher);
-  if (!launcher) return std::unexpected(launcher.error());
+  std::optional<render::Launcher> launcher;
+  if (!opts.launcher.empty()) {
+    auto parsed = render::parse_launcher(opts.launcher);
+    if (!parsed) return std::unexpected(parsed.error());
+    launcher = *parsed;
+  }
   std::vector<render::SweepParam> sweep;
   for (const auto& text : opts.sweeps) {
     auto p = render::parse_sweep(text);
@@ -121,8 +119,14 @@ Expected<Exit> run_render(Context& ctx, const RenderCliOptions& opts) {
   auto prof = load_profile(ctx, opts.profile, *catalog);
   if (!prof) return std::unexpected(prof.error());
   const bool local = opts.local || prof->backend == profile::Backend::local;
-  auto templates = load_template_set(ctx, *prof, opts, *launcher, local);
+  auto templates = load_template_set(ctx, *prof);
   if (!templates) return std::unexpected(templates.error());
+  std::optional<render::Template> user_template;
+  if (!opts.template_file.empty()) {
+    auto text = ctx.fs.read_file(opts.template_file);
+    if (!text) return std::unexpected(text.error());
+    user_template = render::Template{*text, opts.template_file};
+  }
 
   std::vector<const plan::JobSpec*> stages;
   if (spec->stages.empty()) {
@@ -149,9 +153,8 @@ Expected<Exit> run_render(Context& ctx, const RenderCliOptions& opts) {
   plan::PlanOptions plan_opts;
   plan_opts.target = opts.target;
   if (opts.gpus > 0) plan_opts.gpus = opts.gpus;
-  if (opts.nodes > 0) plan_opts.nodes = opts.nodes;
   render::RequestOptions req_opts;
-  req_opts.launcher = *launcher;
+  req_opts.launcher = launcher;
   req_opts.test_mode = opts.test;
   req_opts.test_steps = opts.test_steps;
   req_opts.sweep = sweep;
@@ -164,6 +167,18 @@ Expected<Exit> run_render(Context& ctx, const RenderCliOptions& opts) {
   req_opts.generated_by = opts.argv;
 
   for (const plan::JobSpec* st : stages) {
+    const render::Launcher stage_launcher = launcher.value_or(st->launcher);
+    if (user_template) {
+      templates->templates[render::template_name(render::launcher_name(stage_launcher), local)] =
+          *user_template;
+    }
+    // The python launcher runs one process: plan one node unless --nodes says otherwise.
+    plan_opts.nodes.reset();
+    if (opts.nodes > 0) {
+      plan_opts.nodes = opts.nodes;
+    } else if (stage_launcher == render::Launcher::python) {
+      plan_opts.nodes = 1;
+    }
     auto report = plan::make_plan(*st, *prof, *catalog, plan_opts);
     if (!report) return std::unexpected(report.error());
     auto row = choose_row(*report, opts.row);
@@ -209,8 +224,7 @@ void add_render_command(CLI::App& app, Context& ctx, Action& action) {
       ->check(CLI::PositiveNumber);
   sub->add_option("--launcher,-l", opts->launcher,
                   "torchrun, deepspeed, accelerate, python (one process) or srun (one task per "
-                  "GPU)")
-      ->capture_default_str();
+                  "GPU); default: the job spec's 'launcher' (torchrun)");
   sub->add_option("--template", opts->template_file,
                   "Use this Mustache file instead of the launcher's template");
   sub->add_flag("--test", opts->test,

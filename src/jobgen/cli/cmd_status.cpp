@@ -31,7 +31,10 @@ Expected<Exit> run_status(Context& ctx, const StatusOptions& options) {
   }
   auto views = query_tracked(**session, *groups);
   if (!views) return std::unexpected(views.error());
-  if (views->empty()) {
+  const bool none_known = std::all_of(views->begin(), views->end(), [](const auto& v) {
+    return !v.from_scheduler && v.info.state == slurm::JobState::unknown;
+  });
+  if (views->empty() || none_known) {
     return fail("no such job: the scheduler and the ledger know none of the ids given",
                 Exit::not_found);
   }

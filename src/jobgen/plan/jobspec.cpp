@@ -106,6 +106,7 @@ const std::vector<std::string> kStageKeys{"name",
                                           "lr_base_batch",
                                           "checkpoint",
                                           "command",
+                                          "launcher",
                                           "env",
                                           "empirical_memory"};
 
@@ -133,6 +134,23 @@ std::optional<int> parse_int(std::string_view text) {
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
   return value;
+}
+
+// The first words of a command, enough to see a launcher: split at blanks, quotes dropped (the
+// renderer splits the command exactly; a launcher name never needs quoting).
+std::vector<std::string> leading_words(std::string_view text) {
+  std::vector<std::string> words;
+  std::string word;
+  for (const char c : text) {
+    if (c == ' ' || c == '\t' || c == '\n') {
+      if (!word.empty()) words.push_back(std::move(word));
+      word.clear();
+    } else if (c != '\'' && c != '"') {
+      word += c;
+    }
+  }
+  if (!word.empty()) words.push_back(std::move(word));
+  return words;
 }
 
 class SpecParser {
@@ -174,6 +192,7 @@ class SpecParser {
     if (auto v = positive(map, "lr_base_batch", what)) spec.lr_base_batch = static_cast<int>(*v);
     read_checkpoint(map, spec, what);
     read_command(map, spec, what);
+    read_launcher(map, spec, what);
     read_env(map, spec, what);
     read_empirical(map, spec, what);
   }
@@ -417,6 +436,20 @@ class SpecParser {
     }
     spec.command = node.Scalar();
     check_placeholders(node, spec.command);
+    if (auto found = launcher_in_command(leading_words(spec.command))) {
+      r_.problem(node, launcher_in_command_advice(*found));
+    }
+  }
+
+  void read_launcher(const YAML::Node& map, JobSpec& spec, const std::string& what) {
+    const auto text = r_.string(map, "launcher", what);
+    if (!text) return;
+    const Expected<Launcher> launcher = parse_launcher(*text);
+    if (!launcher) {
+      r_.problem(map["launcher"], "'launcher': " + launcher.error().message);
+      return;
+    }
+    spec.launcher = *launcher;
   }
 
   void read_env(const YAML::Node& map, JobSpec& spec, const std::string& what) {

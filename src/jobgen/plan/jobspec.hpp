@@ -7,7 +7,10 @@
 //   and values). A spec whose `model:` names a file keeps the path in `model_file` and leaves
 //   `model` empty; load_job_spec (or resolve_model_files) reads and parses that file.
 // - Defaults: precision amp-bf16, optimizer adamw, strategy ddp, offload none, finetune full,
-//   grad_checkpointing auto, flash_attention true, micro_batch auto, lr_scaling none.
+//   grad_checkpointing auto, flash_attention true, micro_batch auto, lr_scaling none,
+//   launcher torchrun.
+// - A `command` that starts with a launcher (deepspeed, torchrun, python -m torch.distributed.run,
+//   ...) is invalid, at the command's line:col, with the `launcher:` to set instead.
 // - Exactly one of `steps` or (`epochs` and `dataset_size`) is required.
 // - Stages: each entry of `stages:` is a complete JobSpec made of the top-level values overridden
 //   by the stage's own keys (stages do not nest). The planner plans the top level; render and
@@ -28,6 +31,7 @@
 
 #include "jobgen/estimate/training.hpp"
 #include "jobgen/model/architecture.hpp"
+#include "jobgen/plan/launcher.hpp"
 #include "jobgen/sys/system.hpp"
 #include "jobgen/util/error.hpp"
 
@@ -92,7 +96,10 @@ struct JobSpec {
   std::optional<int> lr_base_batch;  // default: the target batch (a range's lower end)
 
   Checkpoint checkpoint;
-  std::string command;                                   // the run command with {{placeholders}}
+  // The training program and its arguments with {{placeholders}}, never a launcher (refused with
+  // advice): `launcher` says how jobgen starts it (plan/launcher.hpp).
+  std::string command;
+  Launcher launcher = Launcher::torchrun;                // `jobgen render --launcher` overrides it
   std::vector<std::pair<std::string, std::string>> env;  // exported in this order
   std::optional<estimate::EmpiricalMemory> empirical_memory;
 

@@ -236,14 +236,29 @@ std::string quote_expanding(std::string_view value) {
   return join_segments(segments);
 }
 
-bool starts_with_python(const std::vector<std::string>& argv) {
-  if (argv.size() < 2) return false;
+Program classify_program(const std::vector<std::string>& argv) {
+  Program p;
+  p.launcher_argv = argv;
+  p.direct_argv = argv;
+  if (argv.empty()) return p;
   const std::string& first = argv[0];
   const auto slash = first.rfind('/');
   const std::string base = slash == std::string::npos ? first : first.substr(slash + 1);
   static const std::regex python_re(R"(python(3(\.[0-9]+)?)?)");
-  if (!std::regex_match(base, python_re)) return false;
-  return argv[1] == "-m" || argv[1].empty() || argv[1][0] != '-';
+  if (std::regex_match(base, python_re)) {
+    // Interpreter options (python -u train.py) have no launcher equivalent: run it as written.
+    if (argv.size() >= 3 && argv[1] == "-m") {
+      p.kind = ProgramKind::module;
+      p.launcher_argv.assign(argv.begin() + 2, argv.end());
+    } else if (argv.size() >= 2 && !argv[1].empty() && argv[1][0] != '-') {
+      p.kind = ProgramKind::script;
+      p.launcher_argv.assign(argv.begin() + 1, argv.end());
+    }
+  } else if (first.size() > 3 && first.ends_with(".py")) {
+    p.kind = ProgramKind::script;
+    p.direct_argv.insert(p.direct_argv.begin(), std::string(kPythonInterpreter));
+  }
+  return p;
 }
 
 }  // namespace jobgen::render

@@ -43,8 +43,28 @@ Expected<std::string> quote_command(const std::vector<std::string>& argv,
 // including $( ) and backticks, is literal.
 std::string quote_expanding(std::string_view value);
 
-// True when argv[0] is a Python interpreter (python, python3, python3.11, with any directory)
-// followed by a script or -m: launchers such as torchrun then get argv without it.
-bool starts_with_python(const std::vector<std::string>& argv);
+// How a launcher starts the run command's program (the job spec's `command` is the program and
+// its arguments, never a launcher: plan/launcher.hpp):
+// - script: a Python file, started with the launcher's Python (`torchrun train.py ...`): the first
+//   word ends in ".py", or it is a Python interpreter (python, python3, python3.11, any directory)
+//   followed by a script;
+// - module: an interpreter followed by -m MODULE (`torchrun --module pkg.train ...`);
+// - executable: anything else, started as it is (`torchrun --no-python ./train.sh ...`).
+enum class ProgramKind { script, module, executable };
+
+// The interpreter jobgen puts before a bare script where no launcher does (python and srun
+// launchers): python3, the name every Python installation (Debian, venv, conda) provides.
+inline constexpr std::string_view kPythonInterpreter = "python3";
+
+struct Program {
+  ProgramKind kind = ProgramKind::executable;
+  // After the launcher's own options: the script, the module name or the executable, then the
+  // arguments (no interpreter, no -m).
+  std::vector<std::string> launcher_argv;
+  // The program started on its own: as written, a bare script with kPythonInterpreter before it.
+  std::vector<std::string> direct_argv;
+};
+
+Program classify_program(const std::vector<std::string>& argv);
 
 }  // namespace jobgen::render

@@ -13,16 +13,17 @@
 #include <utility>
 #include <vector>
 
+#include "jobgen/plan/launcher.hpp"
 #include "jobgen/render/sbatch_options.hpp"
 #include "jobgen/util/error.hpp"
 
 namespace jobgen::render {
 
-enum class Launcher { torchrun, deepspeed, accelerate, python, srun };
-
-std::string_view launcher_name(Launcher launcher);
-Expected<Launcher> parse_launcher(std::string_view name);
-const std::vector<std::string>& launcher_names();
+// The launcher vocabulary belongs to the job spec (plan/launcher.hpp); render uses it as its own.
+using plan::Launcher;
+using plan::launcher_name;
+using plan::launcher_names;
+using plan::parse_launcher;
 
 // Slurm tasks per node for a launcher: one agent per node that spawns the GPU processes itself
 // (torchrun, deepspeed, accelerate, python), or one task per GPU (srun).

@@ -14,39 +14,6 @@ namespace jobgen::render {
 
 namespace mus = kainjow::mustache;
 
-std::string_view launcher_name(Launcher launcher) {
-  switch (launcher) {
-    case Launcher::torchrun:
-      return "torchrun";
-    case Launcher::deepspeed:
-      return "deepspeed";
-    case Launcher::accelerate:
-      return "accelerate";
-    case Launcher::python:
-      return "python";
-    case Launcher::srun:
-      return "srun";
-  }
-  return "torchrun";
-}
-
-const std::vector<std::string>& launcher_names() {
-  static const std::vector<std::string> names{"torchrun", "deepspeed", "accelerate", "python",
-                                              "srun"};
-  return names;
-}
-
-Expected<Launcher> parse_launcher(std::string_view name) {
-  for (const Launcher l : {Launcher::torchrun, Launcher::deepspeed, Launcher::accelerate,
-                           Launcher::python, Launcher::srun}) {
-    if (launcher_name(l) == name) return l;
-  }
-  const std::string hint = closest_match(name, launcher_names());
-  return invalid(fmt::format("unknown launcher '{}'{}; choose one of {}", name,
-                             hint.empty() ? "" : " (did you mean '" + hint + "'?)",
-                             fmt::join(launcher_names(), ", ")));
-}
-
 int tasks_per_node(Launcher launcher, int gpus_per_node) {
   return launcher == Launcher::srun ? std::max(1, gpus_per_node) : 1;
 }
@@ -83,6 +50,9 @@ Expected<void> check_input(const RenderInput& in, const std::vector<std::string>
     return invalid(
         "the python launcher runs one process and cannot span nodes: use --launcher "
         "torchrun (or srun) for a multi-node run, or --nodes 1");
+  }
+  if (auto found = plan::launcher_in_command(argv)) {
+    return invalid(plan::launcher_in_command_advice(*found));
   }
   if (in.local && in.nodes > 1) {
     return invalid("a local run has one node: use --nodes 1 or a Slurm backend");
@@ -193,17 +163,14 @@ Expected<std::string> render_script(const TemplateSet& templates, const RenderIn
 
   std::vector<std::string> sweep_keys;
   for (const auto& p : in.sweep) sweep_keys.push_back(p.key);
-  const auto command_line =
-      quote_command(argv, in.placeholders, sweep_keys, in.expanding_placeholders);
+  const Program program = classify_program(argv);
+  const auto quote = [&](const std::vector<std::string>& words) {
+    return quote_command(words, in.placeholders, sweep_keys, in.expanding_placeholders);
+  };
+  const auto command_line = quote(program.direct_argv);
   if (!command_line) return std::unexpected(command_line.error());
-  const bool python = starts_with_python(argv);
-  std::string script_command_line = *command_line;
-  if (python) {
-    const auto rest = quote_command(std::vector<std::string>(argv.begin() + 1, argv.end()),
-                                    in.placeholders, sweep_keys, in.expanding_placeholders);
-    if (!rest) return std::unexpected(rest.error());
-    script_command_line = *rest;
-  }
+  const auto program_line = quote(program.launcher_argv);
+  if (!program_line) return std::unexpected(program_line.error());
 
   mus::data data;
   for (const auto& [pname, partial] : templates.partials) {
@@ -257,8 +224,9 @@ Expected<std::string> render_script(const TemplateSet& templates, const RenderIn
   data.set("has_plan_summary", !in.plan_summary.empty());
 
   data.set("command_line", *command_line);
-  data.set("script_command_line", script_command_line);
-  data.set("script_is_python", python);
+  data.set("program_line", *program_line);
+  data.set("program_is_module", program.kind == ProgramKind::module);
+  data.set("program_is_executable", program.kind == ProgramKind::executable);
   data.set("log_dir", in.log_dir);
   data.set("has_checkpoint_dir", !in.checkpoint_dir.empty());
   data.set("checkpoint_dir", quote_expanding(in.checkpoint_dir));

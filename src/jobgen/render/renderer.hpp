@@ -5,7 +5,8 @@
 // unknown variable or a missing partial is an error at the template's file:line, never an empty
 // string. Values are inserted as shell words ({{name}} quotes), code jobgen built with {{{name}}}.
 //
-// Refused as invalid input, with advice: python launcher on several nodes (it runs one process),
+// Refused as invalid input, with advice: a run command that starts with a launcher (jobgen writes
+// the launcher line; plan/launcher.hpp), python launcher on several nodes (it runs one process),
 // a local run on several nodes, a sweep combined with a chain, a swept key the run command does
 // not use, a placeholder without a value, environment names that are not shell identifiers.
 #pragma once

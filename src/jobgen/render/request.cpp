@@ -83,7 +83,7 @@ Expected<RenderRequest> build_render_input(const profile::Profile& prof, const p
   RenderRequest req;
   RenderInput& in = req.input;
   SbatchOptions& s = in.sbatch;
-  in.launcher = opt.launcher;
+  in.launcher = opt.launcher.value_or(spec.launcher);
   in.nodes = row.nodes;
   in.gpus_per_node = row.gpus_per_node;
   in.local = opt.local || prof.backend == profile::Backend::local;
@@ -103,7 +103,7 @@ Expected<RenderRequest> build_render_input(const profile::Profile& prof, const p
   s.job_name = opt.test_mode ? spec.name + "-test" : spec.name;
   s.partition = part->name;
   s.nodes = row.nodes;
-  const int tasks = tasks_per_node(opt.launcher, row.gpus_per_node);
+  const int tasks = tasks_per_node(in.launcher, row.gpus_per_node);
   s.ntasks_per_node = tasks;
 
   // GPUs, or MIG slices, as the site's gres names them.

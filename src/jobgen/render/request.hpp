@@ -4,6 +4,7 @@
 // Rules (templates/README.md, "What the header contains", documents them for users):
 // - gres: "gpu:<gres type>:<count>" as the profile names it; a MIG row requests slices of the
 //   slice's gres type; an untyped group "gpu:<count>".
+// - launcher: RequestOptions::launcher when given, else the job spec's (stage's) `launcher`.
 // - ntasks-per-node from the launcher (render_input.hpp); cpus-per-task = CPUs per GPU (profile
 //   default, else node CPUs / GPUs) x GPUs per task, never above node CPUs / tasks per node.
 // - memory: --mem-per-gpu = the profile default, capped at node memory / GPUs (MIG: slices) per
@@ -46,7 +47,7 @@ int64_t padded_time_limit_s(double estimate_s);
 int signal_lead_s(double checkpoint_gb, double write_gbs = kDefaultStorageWriteGbs);
 
 struct RequestOptions {
-  Launcher launcher = Launcher::torchrun;
+  std::optional<Launcher> launcher;  // --launcher; nullopt: the job spec's `launcher`
   bool test_mode = false;
   int test_steps = 10;
   std::vector<SweepParam> sweep;

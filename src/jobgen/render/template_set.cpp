@@ -36,14 +36,22 @@ const std::vector<VariableDoc>& template_variables() {
       {"plan_summary", K::list, "plan summary lines printed when the job starts", "", ""},
       {"line", K::word, "one summary line", "l40s x6: micro-batch 16, accumulation 2",
        "plan_summary"},
-      {"command_line", K::code, "the run command, placeholders filled in, every word quoted",
-       "python train.py --batch-size 16", ""},
-      {"script_command_line", K::code,
-       "the run command without a leading python/python3 (what torchrun, deepspeed and accelerate "
-       "expect)",
+      {"command_line", K::code,
+       "the program started on its own (python, srun), placeholders filled in, every word "
+       "quoted; a bare .py script gets python3 before it",
+       "python3 train.py --batch-size 16", ""},
+      {"program_line", K::code,
+       "what follows a launcher's options: the script, module or executable and its arguments "
+       "(no interpreter, no -m)",
        "train.py --batch-size 16", ""},
-      {"script_is_python", K::flag,
-       "the run command started with python/python3 (else launchers need --no-python)", "true", ""},
+      {"program_is_module", K::flag,
+       "the program is python -m MODULE: launchers need --module (torchrun, deepspeed, "
+       "accelerate)",
+       "false", ""},
+      {"program_is_executable", K::flag,
+       "the program is not Python (no .py script, no module): launchers need --no-python "
+       "(deepspeed, accelerate: --no_python)",
+       "false", ""},
       {"log_dir", K::word, "directory of the job's logs", "logs", ""},
       {"has_checkpoint_dir", K::flag, "the job spec names a checkpoint directory", "true", ""},
       {"checkpoint_dir", K::code,

@@ -263,7 +263,8 @@ Expected<std::vector<NodeInfo>> parse_sinfo_json(std::string_view text) {
     info.memory_mib = num(n, "real_memory").value_or(0);
     // "gpu:gpul40s:6" configured and "gpu:gpul40s:2(IDX:0-1)" in use, comma lists.
     const std::string used = str(n, "gres_used");
-    for (std::string_view item : split(str(n, "gres"), ',')) {
+    const std::string configured = str(n, "gres");  // split() returns views into it
+    for (std::string_view item : split(configured, ',')) {
       const auto total = parse_gpu_gres(item);
       if (!total) continue;
       GresCount count{total->type, total->count, 0};

@@ -53,7 +53,10 @@ std::vector<JobInfo> resolve_forgotten(const Tracked& t, const sys::FileSystem& 
   job.name = t.name;
   job.state = parse_job_state(t.last_state);
   job.exit_code = t.exit_code;
-  if (!is_finished(job.state)) {
+  if (t.last_state.empty()) {
+    job.state = JobState::unknown;  // an id the user typed that nobody knows
+    job.reason = "no such job: neither the scheduler nor jobgen's ledger knows it";
+  } else if (!is_finished(job.state)) {
     job.state = JobState::failed;
     job.reason = "Slurm no longer knows this job and it left no exit marker";
   }
@@ -114,8 +117,10 @@ Expected<std::vector<JobView>> query_jobs(Backend& backend, const std::vector<Tr
 }
 
 bool all_finished(const std::vector<JobView>& views) {
-  return std::all_of(views.begin(), views.end(),
-                     [](const JobView& v) { return is_finished(v.info.state); });
+  // A job nobody knows will not change any more either.
+  return std::all_of(views.begin(), views.end(), [](const JobView& v) {
+    return is_finished(v.info.state) || (!v.from_scheduler && v.info.state == JobState::unknown);
+  });
 }
 
 Exit overall_exit(const std::vector<JobView>& views) {

@@ -224,17 +224,23 @@ Expected<int> spawn_detached(const DetachedJob& job) {
     ::dup2(null_fd, STDOUT_FILENO);
     ::dup2(null_fd, STDERR_FILENO);
     ::close_range(3, ~0U, 0);  // the caller's pipes and database must not stay open in the job
+    // The supervisor keeps TERM/INT/HUP blocked for its whole life, so a cancel can never kill
+    // it (only SIGKILL can); one that arrives before the job is forked is passed on below.
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGTERM);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGHUP);
+    ::sigprocmask(SIG_BLOCK, &stop_signals, nullptr);
     const pid_t supervisor = ::fork();
     if (supervisor != 0) ::_exit(supervisor < 0 ? 1 : 0);
-    ::signal(SIGTERM, SIG_IGN);
-    ::signal(SIGINT, SIG_IGN);
-    ::signal(SIGHUP, SIG_IGN);
     const pid_t child = ::fork();
     if (child == 0) {
       ::signal(SIGTERM, SIG_DFL);
       ::signal(SIGINT, SIG_DFL);
       ::signal(SIGHUP, SIG_DFL);
       ::signal(SIGPIPE, SIG_DFL);
+      ::sigprocmask(SIG_UNBLOCK, &stop_signals, nullptr);
       if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) ::_exit(126);
       const int o = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
       const int e = err_path == out_path
@@ -246,6 +252,13 @@ Expected<int> spawn_detached(const DetachedJob& job) {
       ::environ = envp.data();
       ::execvp(argv[0], argv.data());
       ::_exit(127);
+    }
+    // A cancel that reached the group before the job existed is pending here: forward it.
+    sigset_t pending;
+    sigemptyset(&pending);
+    ::sigpending(&pending);
+    for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
+      if (child > 0 && sigismember(&pending, sig)) ::kill(child, sig);
     }
     int status = 0;
     while (child > 0 && ::waitpid(child, &status, 0) < 0 && errno == EINTR) {

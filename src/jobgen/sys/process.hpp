@@ -9,8 +9,9 @@
 // - spawn_detached starts a job in its own session (setsid), so terminal signals and the caller's
 //   exit never reach it, with stdout/stderr appended to log files. A supervisor process in the
 //   same process group waits for it and writes its exit status to `exit_file` ("exit N" or
-//   "signal N") when it ends; the supervisor ignores SIGTERM/SIGINT/SIGHUP so that a SIGTERM to
-//   the group still leaves the status behind (only SIGKILL prevents it).
+//   "signal N") when it ends; the supervisor blocks SIGTERM/SIGINT/SIGHUP (and forwards one that
+//   came before the job started) so that a SIGTERM to the group still leaves the status behind
+//   (only SIGKILL prevents it).
 #pragma once
 
 #include <chrono>

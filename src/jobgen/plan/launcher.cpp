@@ -1,0 +1,106 @@
+#include "jobgen/plan/launcher.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <regex>
+
+namespace jobgen::plan {
+
+std::string_view launcher_name(Launcher launcher) {
+  switch (launcher) {
+    case Launcher::torchrun:
+      return "torchrun";
+    case Launcher::deepspeed:
+      return "deepspeed";
+    case Launcher::accelerate:
+      return "accelerate";
+    case Launcher::python:
+      return "python";
+    case Launcher::srun:
+      return "srun";
+  }
+  return "torchrun";
+}
+
+const std::vector<std::string>& launcher_names() {
+  static const std::vector<std::string> names{"torchrun", "deepspeed", "accelerate", "python",
+                                              "srun"};
+  return names;
+}
+
+Expected<Launcher> parse_launcher(std::string_view name) {
+  for (const Launcher l : {Launcher::torchrun, Launcher::deepspeed, Launcher::accelerate,
+                           Launcher::python, Launcher::srun}) {
+    if (launcher_name(l) == name) return l;
+  }
+  const std::string hint = closest_match(name, launcher_names());
+  return invalid(fmt::format("unknown launcher '{}'{}; choose one of {}", name,
+                             hint.empty() ? "" : " (did you mean '" + hint + "'?)",
+                             fmt::join(launcher_names(), ", ")));
+}
+
+namespace {
+
+std::string basename(const std::string& word) {
+  const auto slash = word.rfind('/');
+  return slash == std::string::npos ? word : word.substr(slash + 1);
+}
+
+std::optional<Launcher> launcher_program(const std::string& name) {
+  if (name == "torchrun") return Launcher::torchrun;
+  if (name == "deepspeed") return Launcher::deepspeed;
+  if (name == "accelerate" || name == "accelerate-launch") return Launcher::accelerate;
+  // mpirun starts one process per rank like srun does; srun is the Slurm way to do that.
+  if (name == "srun" || name == "mpirun" || name == "mpiexec") return Launcher::srun;
+  return std::nullopt;
+}
+
+std::optional<Launcher> launcher_module(const std::string& module) {
+  if (module == "torch.distributed.run" || module == "torch.distributed.launch") {
+    return Launcher::torchrun;
+  }
+  if (module == "deepspeed" || module == "deepspeed.launcher.runner") return Launcher::deepspeed;
+  if (module == "accelerate.commands.launch" || module == "accelerate.commands.accelerate_cli") {
+    return Launcher::accelerate;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<CommandLauncher> launcher_in_command(const std::vector<std::string>& words) {
+  if (words.empty()) return std::nullopt;
+  static const std::regex python_re(R"(python(3(\.[0-9]+)?)?)");
+  const std::string first = basename(words[0]);
+  CommandLauncher found;
+  std::size_t rest = 1;
+  if (auto l = launcher_program(first)) {
+    found.written = first;
+    found.replacement = *l;
+  } else if (std::regex_match(first, python_re) && words.size() >= 3 && words[1] == "-m" &&
+             launcher_module(words[2])) {
+    found.written = first + " -m " + words[2];
+    found.replacement = *launcher_module(words[2]);
+    rest = 3;
+  } else {
+    return std::nullopt;
+  }
+  for (std::size_t i = rest; i < words.size(); ++i) {
+    if (words[i].size() > 3 && words[i].ends_with(".py")) {
+      found.program = words[i];
+      break;
+    }
+  }
+  return found;
+}
+
+std::string launcher_in_command_advice(const CommandLauncher& found) {
+  return fmt::format(
+      "the command starts with '{}', but jobgen adds the launcher itself: write only the program "
+      "and its arguments (e.g. '{} ...') and set 'launcher: {}'",
+      found.written, found.program.empty() ? "train.py" : found.program,
+      launcher_name(found.replacement));
+}
+
+}  // namespace jobgen::plan
