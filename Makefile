@@ -17,7 +17,7 @@ DEB_PACKAGES := build-essential cmake ninja-build pkg-config libyaml-cpp-dev lib
   libsqlite3-dev slurm-wlm slurmrestd munge shellcheck curl python3 jq clang-format \
   iproute2 procps
 
-# Builds of the shared build/ serialise on one lock (see TEAM.md); harmless when alone. The ASan
+# Builds of build/ serialise on one lock, so parallel make invocations do not collide. The ASan
 # build has its own directory and runs niced instead.
 LOCK := $(if $(shell command -v flock),flock $(CURDIR)/.build.lock,)
 ASAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

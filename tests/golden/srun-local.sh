@@ -4,6 +4,8 @@ set -euo pipefail
 
 # Log and checkpoint directories before anything else runs.
 mkdir -p -- logs /scratch/alice/bert/ckpt
+# A slurmrestd token is no business of the training (and breaks Slurm's auth inside the job).
+unset SLURM_JWT
 # Local run: jobgen's local runner sets the Slurm-like variables; the logs follow Slurm's names.
 : "${SLURM_JOB_ID:?is set by the jobgen local runner}" "${SLURM_JOB_NAME:?is set by the jobgen local runner}"
 exec >>logs/"$SLURM_JOB_NAME-$SLURM_JOB_ID.out" 2>>logs/"$SLURM_JOB_NAME-$SLURM_JOB_ID.err"

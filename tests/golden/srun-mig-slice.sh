@@ -16,6 +16,13 @@ set -euo pipefail
 
 # Log and checkpoint directories before anything else runs.
 mkdir -p -- logs /scratch/alice/bert/ckpt
+# A slurmrestd token is no business of the training (and breaks Slurm's auth inside the job).
+unset SLURM_JWT
+# Without accounting Slurm forgets a finished job after MinJobAge: an EXIT trap leaves its exit
+# status in <log dir>/.jobgen-exit-<job id> (<array job id>_<task id> for an array task) for jobgen.
+jobgen_task=${SLURM_ARRAY_TASK_ID:+${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}}
+exit_marker=logs/".jobgen-exit-${jobgen_task:-$SLURM_JOB_ID}"
+trap '{ echo "$?" >"$exit_marker"; } 2>/dev/null || true' EXIT
 
 echo "jobgen: job $SLURM_JOB_ID ($SLURM_JOB_NAME) on ${SLURM_JOB_NODELIST:-$(hostname)}, started $(date -Is)"
 printf '%s\n' 'plan: h100nvl_1g.12gb x1 on 1 node(s)'

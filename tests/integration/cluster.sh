@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A throwaway Slurm 22.05 cluster on loopback that mirrors the `markov` profile (TEAM.md):
+# A throwaway Slurm 22.05 cluster on loopback that mirrors the `markov` profile (cluster-profiles/markov.yaml):
 # munged (reused if already running), slurmctld, one slurmd per node (21 nodes, fake GPU gres
 # including the MIG type) and slurmrestd with JWT, everything under one directory.
 #

@@ -4,7 +4,7 @@
 # exit 5 (auth) with a message that says which case it is (the expiry in UTC) and how to get a
 # new token; and no token may appear in anything jobgen prints or stores.
 set -euo pipefail
-# shellcheck source=submit_lib.sh
+# shellcheck source-path=SCRIPTDIR source=submit_lib.sh
 source "$(dirname "$0")/submit_lib.sh"
 [[ -n ${SLURMRESTD_URL:-} && -n ${SLURM_JWT:-} ]] || { echo "SKIP: env.sh has no slurmrestd"; exit 77; }
 

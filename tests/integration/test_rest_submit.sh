@@ -6,7 +6,7 @@
 # `jobgen status --backend rest`; cancel; and a request Slurm refuses (a profile that names a gres
 # type the cluster does not have, so jobgen's own check passes) with Slurm's error explained.
 set -euo pipefail
-# shellcheck source=submit_lib.sh
+# shellcheck source-path=SCRIPTDIR source=submit_lib.sh
 source "$(dirname "$0")/submit_lib.sh"
 [[ -n ${SLURMRESTD_URL:-} && -n ${SLURM_JWT:-} ]] || { echo "SKIP: env.sh has no slurmrestd"; exit 77; }
 
@@ -38,13 +38,14 @@ echo "ok: 2-node job $id2 over REST ran on $(job_field "$id2" NodeList)"
 # 3. A sweep is one array; 4. --after is an afterok dependency.
 write_spec sweep.yaml jg-rest-sweep "echo lr={{lr}}"
 arr=$(submit sweep.yaml --target rtx2080ti --gpus 1 --sweep lr=0.1,0.2,0.3 --backend rest)
-tasks=$(scontrol show job -o "$arr" | grep -c "ArrayJobId=$arr ")
-[[ $tasks -eq 3 ]] || fail "sweep $arr has $tasks array records, expected 3"
 write_spec slow.yaml jg-rest-slow "sleep 4"
 first=$(submit slow.yaml --target rtx2080ti --gpus 1 --backend rest)
 then=$(submit ok.yaml --target rtx2080ti --gpus 1 --after "$first" --backend rest)
 [[ $(job_field "$then" Dependency) == "afterok:${first}"* ]] || fail "job $then Dependency=$(job_field "$then" Dependency)"
 for t in 0 1 2; do wait_state "${arr}_$t" COMPLETED; done
+# Counted once the tasks ran: a pending array is one unsplit record until the scheduler splits it.
+tasks=$(scontrol show job -o "$arr" | grep -c "ArrayJobId=$arr ")
+[[ $tasks -eq 3 ]] || fail "sweep $arr has $tasks array records, expected 3"
 wait_state "$then" COMPLETED
 rest status "$arr" >arr.txt || fail "status of array $arr: $(cat arr.txt)"
 [[ $(grep -c "COMPLETED" arr.txt) -eq 3 ]] || fail "status should list 3 COMPLETED tasks: $(cat arr.txt)"

@@ -5,7 +5,7 @@
 # The harness's slurmrestd is left alone: this test starts its OWN slurmrestd (same cluster,
 # SLURM_CONF, another loopback port), and stops/starts only that process, by its pid.
 set -euo pipefail
-# shellcheck source=submit_lib.sh
+# shellcheck source-path=SCRIPTDIR source=submit_lib.sh
 source "$(dirname "$0")/submit_lib.sh"
 [[ -n ${SLURMRESTD_URL:-} && -n ${SLURM_JWT:-} ]] || { echo "SKIP: env.sh has no slurmrestd"; exit 77; }
 

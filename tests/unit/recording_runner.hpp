@@ -2,8 +2,11 @@
 // responder function), so backend tests see exactly which Slurm commands would have run.
 #pragma once
 
+#include <algorithm>
+#include <cstdlib>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +35,16 @@ class RecordingCommandRunner final : public sys::CommandRunner {
   }
 
   std::string argv_of(std::size_t i) const { return sys::format_command(commands.at(i).argv); }
+
+  // What command i would see of variable `name` (as RealCommandRunner builds its environment:
+  // this process's, minus env_remove, plus env); nullopt when unset.
+  std::optional<std::string> env_seen(std::size_t i, const std::string& name) const {
+    const sys::Command& c = commands.at(i);
+    if (const auto it = c.env.find(name); it != c.env.end()) return it->second;
+    if (std::ranges::find(c.env_remove, name) != c.env_remove.end()) return std::nullopt;
+    const char* value = std::getenv(name.c_str());
+    return value ? std::optional<std::string>(value) : std::nullopt;
+  }
 };
 
 // A clock that only moves when slept on; counts sleeps.

@@ -53,6 +53,14 @@ TEST_CASE("RealCommandRunner: stdin, stdout, stderr, exit code, env, cwd, no she
   CHECK(r->out == "out\nhello world\n/tmp\n");
   CHECK(r->err == "err\n");
 
+  ::setenv("JG_DROP", "secret", 1);
+  sys::Command dropped;
+  dropped.argv = {"sh", "-c", "echo \"${JG_DROP-unset}\""};
+  CHECK(runner.run(dropped)->out == "secret\n");
+  dropped.env_remove = {"JG_DROP"};
+  CHECK(runner.run(dropped)->out == "unset\n");
+  ::unsetenv("JG_DROP");
+
   sys::Command literal;
   literal.argv = {"echo", "$HOME;", "|", "*"};
   CHECK(runner.run(literal)->out == "$HOME; | *\n");  // no shell expands anything

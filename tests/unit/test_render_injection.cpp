@@ -5,6 +5,7 @@
 // exec the rest, so the rendered launch lines run for real.
 #include <doctest/doctest.h>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -160,7 +161,53 @@ TEST_CASE("render injection: metacharacters reach the command as exactly the int
       CHECK_FALSE(pwned);
     }
     CHECK(fs::is_directory(sandbox / "lo gs;$(touch pwned-logdir)"));
+    // The exit marker lands in the metacharacter-laden log directory (the local runner keeps its
+    // own exit file, so local scripts write none).
+    const fs::path marker = sandbox / "lo gs;$(touch pwned-logdir)" / ".jobgen-exit-4242";
+    if (r.local) {
+      CHECK_FALSE(fs::exists(marker));
+    } else {
+      CHECK(read_all(marker) == "0\n");
+    }
     CHECK(fs::is_directory(sandbox / "ck'pt;$(touch pwned-ckpt)`id`" / "inj"));
+    fs::remove_all(sandbox);
+  }
+}
+
+TEST_CASE(
+    "rendered sbatch scripts leave the exit status in the exit marker, also for array tasks") {
+  const auto templates = test::bundled_templates();
+  struct Run {
+    Launcher launcher;
+    std::string env;     // Slurm's variables for this run
+    std::string marker;  // expected marker file name
+  };
+  const std::vector<Run> runs = {
+      {Launcher::python, "SLURM_JOB_ID=77", ".jobgen-exit-77"},
+      {Launcher::torchrun, "SLURM_JOB_ID=78 SLURM_ARRAY_JOB_ID=70 SLURM_ARRAY_TASK_ID=5",
+       ".jobgen-exit-70_5"},
+      {Launcher::srun, "SLURM_JOB_ID=79", ".jobgen-exit-79"}};
+  for (const auto& r : runs) {
+    CAPTURE(r.marker);
+    const fs::path sandbox = make_sandbox();
+    std::ofstream(sandbox / "bin" / "fail3") << "#!/bin/sh\nexit 3\n";
+    fs::permissions(sandbox / "bin" / "fail3", fs::perms::owner_all);
+    auto in = test::markov_input(r.launcher, "gpul40s", 1, 1);
+    in.command_argv = {(sandbox / "bin" / "fail3").string()};
+    in.log_dir = "my logs";
+    in.checkpoint_dir = "ckpt";
+    in.environment.clear();
+    const auto script = render::render_script(templates, in);
+    REQUIRE_MESSAGE(script.has_value(), script.error().message);
+    std::ofstream(sandbox / "job.sh") << *script;
+    const std::string cmd = "cd '" + sandbox.string() + "' && env PATH='" +
+                            (sandbox / "bin").string() + ":/usr/bin:/bin' " + r.env +
+                            " SLURM_JOB_NAME=m SLURM_JOB_NODELIST=node1 SLURM_JWT=secret "
+                            "bash job.sh >run.out 2>run.err";
+    const int status = std::system(cmd.c_str());
+    CHECK(WIFEXITED(status));
+    CHECK_MESSAGE(WEXITSTATUS(status) == 3, read_all(sandbox / "run.err"));
+    CHECK(read_all(sandbox / "my logs" / r.marker) == "3\n");
     fs::remove_all(sandbox);
   }
 }

@@ -267,6 +267,19 @@ TEST_CASE("CLI backend: sbatch gets the script on stdin; errors are explained") 
   CHECK(estimate->estimated_start == parse_slurm_timestamp("2026-11-22T06:00:00"));
   CHECK(runner.argv_of(2).find("--test-only") != std::string::npos);
 
+  // A slurmrestd token in the user's environment never reaches sbatch (which would export it into
+  // the job); other variables still do.
+  ::setenv("SLURM_JWT", "secret-token", 1);
+  ::setenv("JOBGEN_TEST_KEEP", "kept", 1);
+  runner.answer(0, "125\n");
+  request.test_only = false;
+  REQUIRE(backend.submit(request));
+  CHECK(runner.argv_of(3) == "sbatch --parsable --dependency=afterok:120");
+  CHECK_FALSE(runner.env_seen(3, "SLURM_JWT"));
+  CHECK(runner.env_seen(3, "JOBGEN_TEST_KEEP") == "kept");
+  ::unsetenv("SLURM_JWT");
+  ::unsetenv("JOBGEN_TEST_KEEP");
+
   runner.responder = [](const sys::Command&) -> Expected<sys::CommandResult> {
     return fail("'squeue --json' did not finish within 30 s and was killed");
   };

@@ -137,3 +137,39 @@ TEST_CASE("request check: gres type, GPUs per node, MIG slices, time, memory, no
   slices.gres = "gpu:h100nvl_1g.12gb:1";
   CHECK(slurm::check_request(slices, p, "h100nvl").empty());
 }
+
+TEST_CASE("submit: the job spec's launcher per stage (python on one node), --launcher over it") {
+  char tmpl[] = "/tmp/jobgen-submit-cli-XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const std::filesystem::path dir = tmpl;
+  std::ofstream(dir / "job.yaml") << "name: bert small\nmodel: bert-base\nseq_len: 128\n"
+                                     "steps: 2000\nlearning_rate: 1e-4\n"
+                                     "command: python train.py --bs {{micro_batch}}\n"
+                                     "launcher: srun\nstages:\n  - name: one\n  - name: two\n"
+                                     "    launcher: python\n";
+  test::RecordingCommandRunner runner;
+  const std::string spec = (dir / "job.yaml").string();
+  auto r = run_with(
+      runner, {"submit", spec, "--target", "l40s", "--gpus", "6", "--backend", "cli", "--dry-run"},
+      dir / "state");
+  CHECK_MESSAGE(r.code == 0, r.err);
+  CHECK(runner.commands.empty());  // a dry run asks Slurm nothing
+  const auto second = r.out.find("# sbatch --parsable '--dependency=afterok:");
+  REQUIRE(second != std::string::npos);
+  const std::string one = r.out.substr(0, second), two = r.out.substr(second);
+  CHECK(one.find("#SBATCH --ntasks-per-node=6\n") != std::string::npos);
+  CHECK(one.find("jobgen-task \\\n  python train.py --bs ") != std::string::npos);
+  CHECK(two.find("#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=1\n") != std::string::npos);
+  CHECK(two.find("\npython train.py --bs ") != std::string::npos);
+  CHECK(two.find("jobgen-task") == std::string::npos);
+
+  r = run_with(runner,
+               {"submit", spec, "--target", "l40s", "--gpus", "6", "--backend", "cli", "--dry-run",
+                "--launcher", "torchrun"},
+               dir / "state");
+  CHECK_MESSAGE(r.code == 0, r.err);
+  CHECK(r.out.find("jobgen-task") == std::string::npos);
+  CHECK(r.out.find("\ntorchrun --standalone --nnodes=1 --nproc-per-node=6 \\\n") !=
+        std::string::npos);
+  std::filesystem::remove_all(dir);
+}

@@ -1,6 +1,6 @@
 // `jobgen submit [JOBSPEC] --target T [--backend B] [--dry-run] [--test] [--test-only]
 //  [--sweep k=v1,v2]... [--after JOBID] [--json]`: plans the job spec, renders the script (as
-// `jobgen render` does: --row N, else the recommendation), checks the request against the
+// `jobgen render` does, through cli/job_request.hpp), checks the request against the
 // profile (slurm/request_check.hpp) before anything reaches the scheduler, submits, records the
 // job in the ledger and prints its id. Stages become an afterok chain (each stage waits for the
 // previous one; --after JOBID makes the first wait too); a sweep is ONE job array submission.
@@ -13,12 +13,9 @@
 
 #include "jobgen/cli/commands.hpp"
 #include "jobgen/cli/job_backend.hpp"
-#include "jobgen/cli/profile_lookup.hpp"
-#include "jobgen/cli/resources.hpp"
-#include "jobgen/plan/planner.hpp"
+#include "jobgen/cli/job_request.hpp"
 #include "jobgen/plan/report.hpp"
 #include "jobgen/render/renderer.hpp"
-#include "jobgen/render/request.hpp"
 #include "jobgen/render/sbatch_header.hpp"
 #include "jobgen/slurm/request_check.hpp"
 #include "jobgen/sys/process.hpp"
@@ -31,56 +28,12 @@ namespace fs = std::filesystem;
 
 struct SubmitOptions {
   JobCommandOptions common;
-  std::string jobspec = "jobgen.yaml";
-  std::string target;
-  int gpus = 0;
-  int nodes = 0;
-  int row = 0;
-  std::string launcher = "torchrun";
-  bool test = false;
-  int test_steps = 10;
+  JobRequestOptions request;
   bool test_only = false;
   bool dry_run = false;
   bool json = false;
-  std::vector<std::string> sweeps;
-  int sweep_parallel = render::kDefaultSweepParallel;
   std::string after;
-  std::string qos;
-  std::string account;
-  std::string nodelist;
-  std::string log_dir = "logs";
-  std::vector<std::string> argv;
 };
-
-// As `jobgen render`: --row N, else balanced, fastest, then the first runnable row.
-Expected<const plan::PlanRow*> choose_row(const plan::PlanReport& report, int wanted) {
-  if (wanted > 0) {
-    if (const plan::PlanRow* row = report.row(wanted)) return row;
-    return fail(fmt::format("the plan has no row {} (see jobgen plan)", wanted), Exit::not_found);
-  }
-  for (const auto& rec : {report.balanced, report.fastest}) {
-    if (rec) {
-      if (const auto* row = report.row(rec->row)) return row;
-    }
-  }
-  for (const auto& row : report.rows) {
-    if (row.runnable) return &row;
-  }
-  return invalid(
-      "no planned option can run this job (see jobgen plan; --row N submits a row "
-      "anyway)");
-}
-
-Expected<render::TemplateSet> templates_for(Context& ctx, const profile::Profile& prof) {
-  std::vector<fs::path> dirs;
-  if (auto bundled = find_resource(ctx, "templates")) dirs.push_back(*bundled);
-  if (!prof.template_dir.empty()) {
-    fs::path dir = prof.template_dir;
-    if (dir.is_relative() && !prof.source.empty()) dir = fs::path(prof.source).parent_path() / dir;
-    dirs.push_back(dir);
-  }
-  return render::load_templates(ctx.fs, dirs);
-}
 
 // FNV-1a 64: identifies the job spec text a job was submitted from.
 std::string text_hash(std::string_view text) {
@@ -94,78 +47,37 @@ std::string text_hash(std::string_view text) {
 
 struct Prepared {
   std::string stage;
-  plan::PlanRow row;  // a copy: the report it came from is gone by submission time
+  plan::PlanRow row;
   render::RenderRequest request;
   nlohmann::ordered_json plan;
   std::optional<int64_t> estimate_s;
 };
 
 Expected<Exit> run_submit(Context& ctx, const SubmitOptions& opts) {
-  auto launcher = render::parse_launcher(opts.launcher);
-  if (!launcher) return std::unexpected(launcher.error());
-  std::vector<render::SweepParam> sweep;
-  for (const auto& text : opts.sweeps) {
-    auto p = render::parse_sweep(text);
-    if (!p) return std::unexpected(p.error());
-    sweep.push_back(std::move(*p));
-  }
-  auto spec_text = ctx.fs.read_file(opts.jobspec);
-  auto spec = plan::load_job_spec(ctx.fs, opts.jobspec);
-  if (!spec) return std::unexpected(spec.error());
+  auto spec_text = ctx.fs.read_file(opts.request.jobspec);
   auto session = open_job_session(ctx, opts.common, true);
   if (!session) return std::unexpected(session.error());
   JobSession& s = **session;
   const profile::Profile& prof = *s.profile;
   const bool local = s.backend_name == "local";
-  auto templates = templates_for(ctx, prof);
-  if (!templates) return std::unexpected(templates.error());
-
-  std::vector<const plan::JobSpec*> stages;
-  if (spec->stages.empty()) {
-    stages.push_back(&*spec);
-  } else {
-    for (const auto& st : spec->stages) stages.push_back(&st);
-  }
-  plan::PlanOptions plan_opts;
-  plan_opts.target = opts.target;
-  if (opts.gpus > 0) plan_opts.gpus = opts.gpus;
-  if (opts.nodes > 0) plan_opts.nodes = opts.nodes;
-  render::RequestOptions req_opts;
-  req_opts.launcher = *launcher;
-  req_opts.test_mode = opts.test;
-  req_opts.test_steps = opts.test_steps;
-  req_opts.sweep = sweep;
-  req_opts.sweep_parallel = opts.sweep_parallel;
-  req_opts.local = local;
-  req_opts.nodelist = opts.nodelist;
-  req_opts.qos = opts.qos;
-  req_opts.account = opts.account;
-  req_opts.log_dir = opts.log_dir;
-  req_opts.generated_by = opts.argv;
+  auto job = build_job_request(ctx, opts.request, prof, *s.catalog, local);
+  if (!job) return std::unexpected(job.error());
+  const bool staged = !job->spec.stages.empty();
 
   // Plan, build and check every stage before submitting any: a chain is all or nothing.
   std::vector<Prepared> prepared;
   Diagnostics problems;
-  for (const plan::JobSpec* st : stages) {
-    auto report = plan::make_plan(*st, prof, *s.catalog, plan_opts);
-    if (!report) return std::unexpected(report.error());
-    auto row = choose_row(*report, opts.row);
-    if (!row) return std::unexpected(row.error());
-    auto req = render::build_render_input(prof, *st, **row, req_opts);
-    if (!req) return std::unexpected(req.error());
-    if (!spec->stages.empty()) req->input.stage = st->name;
-    for (const auto& w : req->warnings) ctx.err << "jobgen: warning: " << w << '\n';
+  for (StageRequest& st : job->stages) {
     if (!local) {
-      for (auto& p : slurm::check_request(req->input.sbatch, prof, (*row)->group)) {
-        p.message = (spec->stages.empty() ? "" : "stage " + st->name + ": ") + p.message +
+      for (auto& p : slurm::check_request(st.request.input.sbatch, prof, st.row.group)) {
+        p.message = (staged ? "stage " + st.stage + ": " : "") + p.message +
                     " (see 'jobgen profile show " + prof.name + "')";
         problems.push_back(std::move(p));
       }
     }
-    Prepared p{spec->stages.empty() ? std::string() : st->name, **row, std::move(*req),
-               plan::plan_json(*report), std::nullopt};
-    if (!opts.test && (*row)->total_time_s > 0) {
-      p.estimate_s = static_cast<int64_t>((*row)->total_time_s / std::max(1, (*row)->chain_jobs));
+    Prepared p{st.stage, st.row, std::move(st.request), plan::plan_json(st.report), std::nullopt};
+    if (!opts.request.test && st.row.total_time_s > 0) {
+      p.estimate_s = static_cast<int64_t>(st.row.total_time_s / std::max(1, st.row.chain_jobs));
     }
     prepared.push_back(std::move(p));
   }
@@ -192,7 +104,7 @@ Expected<Exit> run_submit(Context& ctx, const SubmitOptions& opts) {
     // A dry run shows the dependency on the command line (the id is not known yet).
     const std::string dependency = sbatch.dependency;
     if (opts.dry_run && i > 0) sbatch.dependency.clear();
-    auto script = render::render_script(*templates, p.request.input);
+    auto script = render::render_script(job->templates, p.request.input);
     if (!script) return std::unexpected(script.error());
     sbatch.dependency = dependency;
 
@@ -243,7 +155,7 @@ Expected<Exit> run_submit(Context& ctx, const SubmitOptions& opts) {
     record.cluster = prof.name;
     record.target = p.row.group;
     record.job_name = sbatch.job_name;
-    record.spec_path = fs::absolute(opts.jobspec).string();
+    record.spec_path = fs::absolute(opts.request.jobspec).string();
     record.spec_hash = spec_text ? text_hash(*spec_text) : "";
     record.script_path = script_path.string();
     record.plan_json = p.plan.dump();
@@ -253,7 +165,7 @@ Expected<Exit> run_submit(Context& ctx, const SubmitOptions& opts) {
     record.stderr_path = sbatch.error;
     record.work_dir = sbatch.working_dir;
     record.estimated_runtime_s = p.estimate_s;
-    record.array_size = render::sweep_task_count(sweep);
+    record.array_size = render::sweep_task_count(job->sweep);
     if (auto ok = s.ledger->insert(record); !ok) {
       ctx.err << "jobgen: warning: job " << result->job_id
               << " was submitted but not recorded: " << ok.error().message << '\n';
@@ -289,42 +201,15 @@ void add_submit_command(CLI::App& app, Context& ctx, Action& action) {
       "submit",
       "Plan, render, check and submit a job (stages become an afterok chain, a sweep "
       "one job array)");
-  sub->add_option("jobspec", opts->jobspec, "Job spec file (docs/jobspec.md)")
-      ->capture_default_str();
-  sub->add_option("--target,-t", opts->target,
-                  "GPU (catalog id or alias), node group name or gres type");
+  add_job_request_options(sub, opts->request, "Submit");
   add_job_command_options(sub, opts->common);
-  sub->add_option("--gpus", opts->gpus, "GPUs (MIG: slices) per node")->check(CLI::PositiveNumber);
-  sub->add_option("--nodes", opts->nodes, "Nodes")->check(CLI::PositiveNumber);
-  sub->add_option("--row", opts->row, "Submit this row of `jobgen plan`")
-      ->check(CLI::PositiveNumber);
-  sub->add_option("--launcher,-l", opts->launcher, "torchrun, deepspeed, accelerate, python, srun")
-      ->capture_default_str();
-  sub->add_flag("--test", opts->test, "Smoke run: few steps, short time limit");
-  sub->add_option("--test-steps", opts->test_steps, "Steps of a --test run")
-      ->check(CLI::PositiveNumber);
   sub->add_flag("--test-only", opts->test_only,
                 "Ask the scheduler when the job would start; submit nothing (sbatch --test-only)");
   sub->add_flag("--dry-run", opts->dry_run, "Print the scripts and commands; submit nothing");
-  sub->add_option("--sweep", opts->sweeps, "key=v1,v2,...: ONE job array over every combination");
-  sub->add_option("--sweep-parallel", opts->sweep_parallel, "Array tasks running at once")
-      ->check(CLI::PositiveNumber);
   sub->add_option("--after", opts->after, "Start only after this job completed successfully");
-  sub->add_option("--nodelist", opts->nodelist, "Run on these nodes (Slurm hostlist)");
-  sub->add_option("--qos", opts->qos, "Slurm QoS");
-  sub->add_option("--account", opts->account, "Slurm account");
-  sub->add_option("--log-dir", opts->log_dir, "Directory for the job's logs")
-      ->capture_default_str();
   sub->add_flag("--json", opts->json, "Print {\"job_id\": ...}");
   sub->callback([&ctx, &action, opts, sub] {
-    opts->argv = {"jobgen", "submit"};
-    for (const auto* o : sub->get_options()) {
-      if (o->count() == 0 || o->get_name() == "--help") continue;
-      for (const auto& r : o->results()) {
-        if (!o->get_positional()) opts->argv.push_back(o->get_name());
-        if (o->get_positional() || o->get_expected_min() > 0) opts->argv.push_back(r);
-      }
-    }
+    record_command_line(sub, "submit", opts->request);
     action = [&ctx, opts] { return run_submit(ctx, *opts); };
   });
 }

@@ -106,6 +106,9 @@ CliBackend::CliBackend(sys::CommandRunner& runner, CliBackendOptions options)
 Expected<sys::CommandResult> CliBackend::run(std::vector<std::string> argv,
                                              std::optional<std::string> stdin_text) {
   sys::Command command;
+  // sbatch exports its whole environment into the job (--export=ALL): a slurmrestd token there
+  // would reach the training and make srun inside the job try auth/jwt.
+  if (argv.at(0) == "sbatch") command.env_remove = {"SLURM_JWT"};
   command.argv = std::move(argv);
   command.stdin_text = std::move(stdin_text);
   command.env = options_.env;

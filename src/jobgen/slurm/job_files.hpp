@@ -5,8 +5,9 @@
 // Marker contract (the templates implement it; render/ and the lead keep them in step):
 //   file   <directory of the job's resolved stdout log>/.jobgen-exit-<ID>
 //   ID     $SLURM_JOB_ID, or ${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID} for an array task
-//   text   the script's exit status as a decimal number and a newline, written by an EXIT trap:
-//     trap 'echo $? > "<logdir>/.jobgen-exit-${JOBGEN_TASK_ID}"' EXIT
+//   text   the script's exit status as a decimal number and a newline, written by an EXIT trap
+//          set right after the log directory is created (templates/partials/preamble.mustache;
+//          sbatch variants only: the local runner keeps its own exit file)
 #pragma once
 
 #include <filesystem>

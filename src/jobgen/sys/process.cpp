@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -20,13 +21,16 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 
-// The environment as "K=V" strings: the current one with `extra` overriding.
-std::vector<std::string> build_environment(const std::map<std::string, std::string>& extra) {
+// The environment as "K=V" strings: the current one without `removed`, with `extra` overriding.
+std::vector<std::string> build_environment(const std::map<std::string, std::string>& extra,
+                                           const std::vector<std::string>& removed = {}) {
   std::vector<std::string> result;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     const std::string_view entry(*e);
     const std::string key(entry.substr(0, entry.find('=')));
-    if (!extra.contains(key)) result.emplace_back(entry);
+    if (!extra.contains(key) && std::ranges::find(removed, key) == removed.end()) {
+      result.emplace_back(entry);
+    }
   }
   for (const auto& [key, value] : extra) result.push_back(key + "=" + value);
   return result;
@@ -121,7 +125,7 @@ Expected<CommandResult> RealCommandRunner::run(const Command& command) {
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
 
   std::vector<std::string> args = command.argv;
-  std::vector<std::string> env = build_environment(command.env);
+  std::vector<std::string> env = build_environment(command.env, command.env_remove);
   std::vector<char*> argv = pointers(args);
   std::vector<char*> envp = pointers(env);
   pid_t pid = -1;

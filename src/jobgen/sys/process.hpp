@@ -29,6 +29,7 @@ struct Command {
   std::vector<std::string> argv;           // argv[0] is looked up on PATH
   std::optional<std::string> stdin_text;   // nullopt = /dev/null
   std::map<std::string, std::string> env;  // added to (overriding) the current environment
+  std::vector<std::string> env_remove;     // names removed from the inherited environment
   std::filesystem::path cwd;               // empty = current directory
   std::chrono::milliseconds timeout{30'000};
 };

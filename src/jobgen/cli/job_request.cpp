@@ -1,0 +1,191 @@
+#include "jobgen/cli/job_request.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "jobgen/cli/resources.hpp"
+#include "jobgen/render/renderer.hpp"
+
+namespace jobgen::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+Expected<const plan::PlanRow*> choose_row(const plan::PlanReport& report, int wanted) {
+  if (wanted > 0) {
+    const plan::PlanRow* row = report.row(wanted);
+    if (row == nullptr) {
+      return fail(fmt::format("the plan has no row {} (it has {}): see jobgen plan", wanted,
+                              report.rows.size()),
+                  Exit::not_found);
+    }
+    return row;
+  }
+  for (const auto& rec : {report.balanced, report.fastest}) {
+    if (rec) {
+      if (const auto* row = report.row(rec->row)) return row;
+    }
+  }
+  for (const auto& row : report.rows) {
+    if (row.runnable) return &row;
+  }
+  std::string why = report.rows.empty() || report.rows.front().warnings.empty()
+                        ? std::string()
+                        : ": " + report.rows.front().warnings.front();
+  return invalid("no planned option can run this job" + why +
+                 " (see jobgen plan; --row N takes a row anyway)");
+}
+
+Expected<render::TemplateSet> load_template_set(Context& ctx, const profile::Profile& prof) {
+  std::vector<fs::path> dirs;
+  if (auto bundled = find_resource(ctx, "templates")) dirs.push_back(*bundled);
+  if (!prof.template_dir.empty()) {
+    fs::path dir = prof.template_dir;
+    if (dir.is_relative() && !prof.source.empty()) dir = fs::path(prof.source).parent_path() / dir;
+    if (!ctx.fs.is_directory(dir)) {
+      return fail(
+          fmt::format("profile {}: template_dir '{}' is not a directory", prof.name, dir.string()),
+          Exit::not_found);
+    }
+    dirs.push_back(dir);
+  }
+  return render::load_templates(ctx.fs, dirs);
+}
+
+}  // namespace
+
+void add_job_request_options(CLI::App* sub, JobRequestOptions& opts, const std::string& verb) {
+  sub->add_option("jobspec", opts.jobspec, "Job spec file (docs/jobspec.md)")
+      ->capture_default_str();
+  sub->add_option("--target,-t", opts.target,
+                  "GPU (catalog id or alias), node group name or gres type; default: the "
+                  "recommendation over every node group");
+  sub->add_option("--gpus", opts.gpus, "GPUs (MIG: slices) per node")->check(CLI::PositiveNumber);
+  sub->add_option("--nodes", opts.nodes, "Nodes")->check(CLI::PositiveNumber);
+  sub->add_option("--row", opts.row,
+                  verb + " this row of `jobgen plan` instead of the recommendation")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--launcher,-l", opts.launcher,
+                  "torchrun, deepspeed, accelerate, python (one process) or srun (one task per "
+                  "GPU); default: the job spec's 'launcher' (torchrun)");
+  sub->add_option("--template", opts.template_file,
+                  "Use this Mustache file instead of the launcher's template");
+  sub->add_flag("--test", opts.test,
+                "Smoke run: few steps, short time limit, the debug partition if there is one");
+  sub->add_option("--test-steps", opts.test_steps, "Steps of a --test run")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  sub->add_option("--sweep", opts.sweeps,
+                  "key=v1,v2,...: ONE job array over every combination (repeatable)");
+  sub->add_option("--sweep-parallel", opts.sweep_parallel,
+                  "Array tasks running at once (--array=0-N%P)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  sub->add_option("--nodelist", opts.nodelist, "Run on these nodes (Slurm hostlist)");
+  sub->add_option("--qos", opts.qos, "Slurm QoS");
+  sub->add_option("--account", opts.account, "Slurm account");
+  sub->add_option("--log-dir", opts.log_dir, "Directory for the job's logs")->capture_default_str();
+}
+
+void record_command_line(const CLI::App* sub, const std::string& command, JobRequestOptions& opts) {
+  opts.argv = {"jobgen", command};
+  for (const auto* o : sub->get_options()) {
+    if (o->count() == 0 || o->get_name() == "--help") continue;
+    for (const auto& r : o->results()) {
+      if (!o->get_positional()) opts.argv.push_back(o->get_name());
+      if (o->get_positional() || o->get_expected_min() > 0) opts.argv.push_back(r);
+    }
+  }
+}
+
+Expected<JobRequest> build_job_request(Context& ctx, const JobRequestOptions& opts,
+                                       const profile::Profile& prof,
+                                       const profile::Catalog& catalog, bool local) {
+  std::optional<render::Launcher> launcher;
+  if (!opts.launcher.empty()) {
+    auto parsed = render::parse_launcher(opts.launcher);
+    if (!parsed) return std::unexpected(parsed.error());
+    launcher = *parsed;
+  }
+  JobRequest job;
+  for (const auto& text : opts.sweeps) {
+    auto p = render::parse_sweep(text);
+    if (!p) return std::unexpected(p.error());
+    job.sweep.push_back(std::move(*p));
+  }
+  auto spec = plan::load_job_spec(ctx.fs, opts.jobspec);
+  if (!spec) return std::unexpected(spec.error());
+  job.spec = std::move(*spec);
+  auto templates = load_template_set(ctx, prof);
+  if (!templates) return std::unexpected(templates.error());
+  job.templates = std::move(*templates);
+  std::optional<render::Template> user_template;
+  if (!opts.template_file.empty()) {
+    auto text = ctx.fs.read_file(opts.template_file);
+    if (!text) return std::unexpected(text.error());
+    user_template = render::Template{*text, opts.template_file};
+  }
+
+  std::vector<const plan::JobSpec*> stages;
+  if (job.spec.stages.empty()) {
+    stages.push_back(&job.spec);
+  } else {
+    for (const auto& st : job.spec.stages) {
+      if (opts.stage.empty() || st.name == opts.stage) stages.push_back(&st);
+    }
+    if (stages.empty()) {
+      std::vector<std::string> names;
+      for (const auto& st : job.spec.stages) names.push_back(st.name);
+      return fail(fmt::format("no stage '{}' in {}; stages: {}", opts.stage, opts.jobspec,
+                              fmt::join(names, ", ")),
+                  Exit::not_found);
+    }
+  }
+
+  plan::PlanOptions plan_opts;
+  plan_opts.target = opts.target;
+  if (opts.gpus > 0) plan_opts.gpus = opts.gpus;
+  render::RequestOptions req_opts;
+  req_opts.launcher = launcher;
+  req_opts.test_mode = opts.test;
+  req_opts.test_steps = opts.test_steps;
+  req_opts.sweep = job.sweep;
+  req_opts.sweep_parallel = opts.sweep_parallel;
+  req_opts.local = local;
+  req_opts.nodelist = opts.nodelist;
+  req_opts.qos = opts.qos;
+  req_opts.account = opts.account;
+  req_opts.log_dir = opts.log_dir;
+  req_opts.generated_by = opts.argv;
+
+  for (const plan::JobSpec* st : stages) {
+    const render::Launcher stage_launcher = launcher.value_or(st->launcher);
+    if (user_template) {
+      job.templates.templates[render::template_name(render::launcher_name(stage_launcher), local)] =
+          *user_template;
+    }
+    // The python launcher runs one process: plan one node unless --nodes says otherwise.
+    plan_opts.nodes.reset();
+    if (opts.nodes > 0) {
+      plan_opts.nodes = opts.nodes;
+    } else if (stage_launcher == render::Launcher::python) {
+      plan_opts.nodes = 1;
+    }
+    auto report = plan::make_plan(*st, prof, catalog, plan_opts);
+    if (!report) return std::unexpected(report.error());
+    auto row = choose_row(*report, opts.row);
+    if (!row) return std::unexpected(row.error());
+    auto req = render::build_render_input(prof, *st, **row, req_opts);
+    if (!req) return std::unexpected(req.error());
+    const std::string stage = job.spec.stages.empty() ? std::string() : st->name;
+    req->input.stage = stage;
+    for (const auto& w : req->warnings) ctx.err << "jobgen: warning: " << w << '\n';
+    plan::PlanRow chosen = **row;
+    job.stages.push_back({stage, std::move(*report), std::move(chosen), std::move(*req)});
+  }
+  return job;
+}
+
+}  // namespace jobgen::cli
