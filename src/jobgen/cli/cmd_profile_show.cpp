@@ -1,8 +1,8 @@
 // `jobgen profile show [NAME|FILE] [--json]`: a profile's partitions, storage and node groups
 // with expanded node counts, GPUs, MIG slices, the Slurm Gres= line and cluster totals.
-// The JSON form is a contract (used by tests/integration/test_profile_sinfo.sh against sinfo --json):
-// memory in MiB, times in seconds, prices per whole GPU-hour; extra keys may be added, never
-// renamed.
+// The JSON form is a contract (used by tests/integration/test_profile_sinfo.sh against sinfo
+// --json): memory in MiB, times in seconds, prices per whole GPU-hour; extra keys may be added,
+// never renamed.
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -207,7 +207,8 @@ void add_profile_show_command(CLI::App& parent, Context& ctx, Action& action) {
   sub->add_option("profile", opts->profile,
                   "Profile name or YAML file (default: --profile, $JOBGEN_PROFILE, markov)");
   add_profile_option(sub, opts->profile);
-  sub->add_flag("--json", opts->json, "Print JSON (the format is documented in cluster-profiles/README.md)");
+  sub->add_flag("--json", opts->json,
+                "Print JSON (the format is documented in cluster-profiles/README.md)");
   sub->callback([&ctx, &action, opts] { action = [&ctx, opts] { return run_show(ctx, *opts); }; });
 }
 
