@@ -8,16 +8,20 @@
 
 namespace jobgen::cli {
 
-void report(Context& ctx, const Error& error) { ctx.err << format_error(error) << '\n'; }
+void report(Context& ctx, const Error& error) {
+  ctx.err << format_error(error) << '\n';
+}
 
 int run(const std::vector<std::string>& args, Context& ctx) {
-  CLI::App app{"jobgen: plan, render, submit and watch deep-learning training jobs on Slurm GPU "
-               "clusters",
-               "jobgen"};
+  CLI::App app{
+      "jobgen: plan, render, submit and watch deep-learning training jobs on Slurm GPU "
+      "clusters",
+      "jobgen"};
   app.require_subcommand(0, 1);
   app.set_version_flag("--version", std::string("jobgen ") + JOBGEN_VERSION);
-  app.footer("Exit codes: 0 ok, 1 runtime failure, 2 invalid input, 3 not found, 4 jobs failed, "
-             "5 authentication. See README.md.");
+  app.footer(
+      "Exit codes: 0 ok, 1 runtime failure, 2 invalid input, 3 not found, 4 jobs failed, "
+      "5 authentication. See README.md.");
 
   Action action;
   add_version_command(app, ctx, action);
@@ -60,8 +64,9 @@ int run(const std::vector<std::string>& args, Context& ctx) {
       ctx.out << shown->help();
       return 0;
     }
-    report(ctx, Error{std::string(e.what()) + " (run 'jobgen --help' for usage)", {},
-                      Exit::invalid_input});
+    report(
+        ctx,
+        Error{std::string(e.what()) + " (run 'jobgen --help' for usage)", {}, Exit::invalid_input});
     return static_cast<int>(Exit::invalid_input);
   }
   if (!action) {

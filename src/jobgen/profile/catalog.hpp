@@ -16,28 +16,28 @@
 namespace jobgen::profile {
 
 struct MigProfileSpec {
-  std::string name;         // NVIDIA's name, e.g. "1g.12gb"
-  double memory_gib = 0;    // memory of one instance as usable by a process
-  int compute_slices = 0;   // the "Ng" part: sevenths of the GPU's SMs (of 7)
-  int memory_slices = 0;    // eighths of the memory (of 8)
-  int max_instances = 0;    // how many of this profile fit on one GPU
+  std::string name;        // NVIDIA's name, e.g. "1g.12gb"
+  double memory_gib = 0;   // memory of one instance as usable by a process
+  int compute_slices = 0;  // the "Ng" part: sevenths of the GPU's SMs (of 7)
+  int memory_slices = 0;   // eighths of the memory (of 8)
+  int max_instances = 0;   // how many of this profile fit on one GPU
 };
 
 struct GpuSpec {
-  std::string id;                 // catalog id, e.g. "l40s", "h100-nvl", "a100-80g-sxm"
-  std::string name;               // display name, e.g. "NVIDIA L40S"
+  std::string id;                    // catalog id, e.g. "l40s", "h100-nvl", "a100-80g-sxm"
+  std::string name;                  // display name, e.g. "NVIDIA L40S"
   std::vector<std::string> aliases;  // what users type: "l40s", "4090", "rtx4090", "a100-80g"
-  std::string architecture;       // "volta", "turing", "ampere", "ada", "hopper"
-  double memory_gb_nominal = 0;   // the datasheet's "48 GB" (decimal, as marketed)
-  double memory_gib_usable = 0;   // what torch.cuda.get_device_properties reports, in GiB
+  std::string architecture;          // "volta", "turing", "ampere", "ada", "hopper"
+  double memory_gb_nominal = 0;      // the datasheet's "48 GB" (decimal, as marketed)
+  double memory_gib_usable = 0;      // what torch.cuda.get_device_properties reports, in GiB
   double memory_bandwidth_gbs = 0;
-  double tflops_fp16 = 0;         // dense tensor, FP32 accumulate
-  double tflops_bf16 = 0;         // 0 when the GPU has no BF16
-  double tflops_tf32 = 0;         // 0 when the GPU has no TF32 tensor cores
-  double tflops_fp32 = 0;         // non-tensor FP32
+  double tflops_fp16 = 0;  // dense tensor, FP32 accumulate
+  double tflops_bf16 = 0;  // 0 when the GPU has no BF16
+  double tflops_tf32 = 0;  // 0 when the GPU has no TF32 tensor cores
+  double tflops_fp32 = 0;  // non-tensor FP32
   bool bf16 = false;
-  double nvlink_gbs = 0;          // per-GPU NVLink/bridge bandwidth, 0 for none
-  std::string form_factor;        // "sxm", "pcie", "nvl", "geforce", ...
+  double nvlink_gbs = 0;    // per-GPU NVLink/bridge bandwidth, 0 for none
+  std::string form_factor;  // "sxm", "pcie", "nvl", "geforce", ...
   std::vector<MigProfileSpec> mig_profiles;
   std::vector<std::string> notes;  // provenance ("calc", "to check") shown by `jobgen gpus`
 

@@ -53,26 +53,26 @@ struct Interconnect {
 
 struct NodeGroup {
   std::string name;
-  std::string hostlist;             // as written, e.g. "classt[01-05,07-16]"
-  std::vector<std::string> nodes;   // expanded
+  std::string hostlist;            // as written, e.g. "classt[01-05,07-16]"
+  std::vector<std::string> nodes;  // expanded
   std::vector<std::string> partitions;
-  int cpus = 0;                     // per node
-  int64_t memory_mib = 0;           // per node (Slurm RealMemory)
-  std::string gpu;                  // catalog id (resolved from what the admin wrote)
-  int gpus_per_node = 0;            // physical GPUs
+  int cpus = 0;                          // per node
+  int64_t memory_mib = 0;                // per node (Slurm RealMemory)
+  std::string gpu;                       // catalog id (resolved from what the admin wrote)
+  int gpus_per_node = 0;                 // physical GPUs
   std::optional<std::string> gres_type;  // nullopt = untyped gres ("--gres=gpu:N")
-  std::optional<MigLayout> mig;     // present when the GPUs run in MIG mode
+  std::optional<MigLayout> mig;          // present when the GPUs run in MIG mode
   Interconnect interconnect;
   std::optional<double> price_per_gpu_hour;
-  std::string availability;         // the admin's note on contention, shown beside plans
-  std::optional<double> mfu;        // model FLOPs utilisation override for the estimator
-  int max_nodes_per_job = 1;        // how many nodes of this group one job may span
+  std::string availability;   // the admin's note on contention, shown beside plans
+  std::optional<double> mfu;  // model FLOPs utilisation override for the estimator
+  int max_nodes_per_job = 1;  // how many nodes of this group one job may span
   SourceLoc loc;
 };
 
 struct StorageArea {
-  std::string name;   // "home", "scratch", ...
-  std::string path;   // may contain $USER
+  std::string name;  // "home", "scratch", ...
+  std::string path;  // may contain $USER
   std::optional<int64_t> quota_bytes;
   std::string note;
   SourceLoc loc;
@@ -86,17 +86,17 @@ struct Defaults {
 enum class Backend { cli, rest, local };
 
 struct RestSettings {
-  std::string url;               // e.g. "http://127.0.0.1:6820" or "unix:/run/slurmrestd.sock"
-  std::string api_version;       // empty = discover
-  std::string token_file;        // optional path to a file holding a JWT
+  std::string url;          // e.g. "http://127.0.0.1:6820" or "unix:/run/slurmrestd.sock"
+  std::string api_version;  // empty = discover
+  std::string token_file;   // optional path to a file holding a JWT
   bool allow_scontrol_token = false;
-  std::string ca_bundle;         // optional path
+  std::string ca_bundle;  // optional path
 };
 
 struct Profile {
-  std::string name;          // cluster name
+  std::string name;  // cluster name
   std::string description;
-  std::string source;        // file it was loaded from
+  std::string source;  // file it was loaded from
   Backend backend = Backend::cli;
   std::optional<RestSettings> rest;
   std::string template_dir;  // optional site template directory overriding bundled templates

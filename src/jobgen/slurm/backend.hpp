@@ -42,28 +42,28 @@ JobState parse_job_state(std::string_view text);
 bool is_finished(JobState state);
 
 struct JobInfo {
-  std::string id;             // "123", or "123_4" for an array task
+  std::string id;  // "123", or "123_4" for an array task
   std::string name;
   std::string user;
   JobState state = JobState::unknown;
-  std::string reason;         // Slurm's state reason as given ("Resources", "Priority", ...)
+  std::string reason;            // Slurm's state reason as given ("Resources", "Priority", ...)
   std::optional<int> exit_code;  // the process's exit status when it ended
   std::optional<int> signal;     // the signal that ended it, if any
   std::string partition;
-  std::string nodes;          // hostlist expression of the allocation
-  std::string gres;           // what it asked for, "gpu:gpul40s:6"
+  std::string nodes;  // hostlist expression of the allocation
+  std::string gres;   // what it asked for, "gpu:gpul40s:6"
   int num_nodes = 0;
   std::optional<int64_t> submit_time;
   std::optional<int64_t> start_time;
   std::optional<int64_t> end_time;
   std::optional<int64_t> time_limit_s;  // nullopt = UNLIMITED
-  std::string std_out;        // log paths with %x/%j resolved where the backend knows them
+  std::string std_out;  // log paths with %x/%j resolved where the backend knows them
   std::string std_err;
   std::string dependency;
   std::optional<int64_t> array_job_id;
   std::optional<int64_t> array_task_id;
-  std::string job_number;     // Slurm's own id of this record (an array task has its own), "%j"
-  std::string working_dir;    // relative log paths are relative to it
+  std::string job_number;   // Slurm's own id of this record (an array task has its own), "%j"
+  std::string working_dir;  // relative log paths are relative to it
 };
 
 struct GresCount {
@@ -95,15 +95,15 @@ struct ClusterState {
 };
 
 struct SubmitRequest {
-  std::string script;              // the rendered script, with its #SBATCH header
-  render::SbatchOptions options;   // the same request as data (REST sends these fields)
-  bool test_only = false;          // ask when it would start, submit nothing
+  std::string script;             // the rendered script, with its #SBATCH header
+  render::SbatchOptions options;  // the same request as data (REST sends these fields)
+  bool test_only = false;         // ask when it would start, submit nothing
 };
 
 struct SubmitResult {
-  std::string job_id;              // empty for test_only
+  std::string job_id;                      // empty for test_only
   std::optional<int64_t> estimated_start;  // from a test-only submission
-  std::string message;             // the scheduler's own words (warnings, test-only answer)
+  std::string message;                     // the scheduler's own words (warnings, test-only answer)
 };
 
 class Backend {
