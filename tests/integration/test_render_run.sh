@@ -45,9 +45,9 @@ if [[ -n ${WAIT_FOR_SIGNAL-} ]]; then  # stand-in for a long run that checkpoint
   for _ in $(seq 1 120); do sleep 0.5; done
   exit 3
 fi
-printf 'ARGS:'
-printf ' [%s]' "$@"
-printf '\n'
+# One write per line: ranks share the log, and separate writes would interleave mid-line.
+line=ARGS:$(printf ' [%s]' "$@")
+printf '%s\n' "$line"
 echo "ENV: RANK=${RANK-} LOCAL_RANK=${LOCAL_RANK-} WORLD_SIZE=${WORLD_SIZE-} MASTER_ADDR=$MASTER_ADDR MASTER_PORT=$MASTER_PORT SLURM_JOB_ID=$SLURM_JOB_ID SLURM_NNODES=$SLURM_NNODES NODE=$SLURMD_NODENAME OMP=$OMP_NUM_THREADS NOTE=$RUN_NOTE"
 SH
 cat >bin/torchrun <<'SH'
