@@ -14,7 +14,7 @@ ASAN_INTEGRATION ?= 0
 
 DEB_PACKAGES := build-essential cmake ninja-build pkg-config libyaml-cpp-dev libcli11-dev \
   libcurl4-openssl-dev doctest-dev nlohmann-json3-dev libkainjow-mustache-dev libfmt-dev \
-  libsqlite3-dev slurm-wlm slurmrestd munge shellcheck curl python3 jq clang-format \
+  libsqlite3-dev slurm-wlm slurm-wlm-jwt-plugin slurmrestd munge shellcheck curl python3 jq clang-format \
   iproute2 procps
 
 # Builds of build/ serialise on one lock, so parallel make invocations do not collide. The ASan
@@ -36,6 +36,7 @@ deps:
 	  export DEBIAN_FRONTEND=noninteractive; \
 	  apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing </dev/null; \
 	fi
+	@tests/integration/cluster.sh check >/dev/null
 
 # Configure only when there is no cache yet: an existing build dir keeps its own generator
 # and options (the team shares one Ninja build dir).

@@ -22,7 +22,12 @@ unset SLURM_JWT
 # status in <log dir>/.jobgen-exit-<job id> (<array job id>_<task id> for an array task) for jobgen.
 jobgen_task=${SLURM_ARRAY_TASK_ID:+${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}}
 exit_marker=logs/".jobgen-exit-${jobgen_task:-$SLURM_JOB_ID}"
-trap '{ echo "$?" >"$exit_marker"; } 2>/dev/null || true' EXIT
+# shellcheck disable=SC2317  # called by the EXIT trap
+write_exit_marker() {  # written to a temporary file and renamed: never read half-written
+  local status=$?
+  { echo "$status" >"$exit_marker.tmp" && mv -f -- "$exit_marker.tmp" "$exit_marker"; } 2>/dev/null || true
+}
+trap write_exit_marker EXIT
 
 echo "jobgen: job $SLURM_JOB_ID ($SLURM_JOB_NAME) on ${SLURM_JOB_NODELIST:-$(hostname)}, started $(date -Is)"
 printf '%s\n' 'plan: gpu4090 x1 on 1 node(s)'

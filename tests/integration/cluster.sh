@@ -6,6 +6,7 @@
 #   cluster.sh start DIR    start (a cluster already running in DIR is stopped first)
 #   cluster.sh stop DIR     stop exactly the processes recorded in DIR/pids (safe to repeat)
 #   cluster.sh status DIR   print the recorded processes and sinfo; exit 0 only if all alive
+#   cluster.sh check        exit 1 naming the Debian package of each missing program or plugin
 #
 # Contract for tests: `source DIR/env.sh` exports SLURM_CONF, SLURMRESTD_URL, SLURM_JWT (root)
 # and JOBGEN_CLUSTER_DIR. Ports: slurmctld 17000, node classtNN 17000+NN, slurmrestd the first
@@ -239,9 +240,7 @@ cmd_start() {
   if [[ -n $held ]]; then
     die "ports $CTLD_PORT-17025 are in use (another test cluster? stop it with 'cluster.sh stop ITS_DIR'):"$'\n'"$held"
   fi
-  for cmd in slurmctld slurmd slurmrestd munged scontrol sinfo curl ss; do
-    command -v "$cmd" >/dev/null || die "$cmd not found (run 'make deps')"
-  done
+  cmd_check >/dev/null || die "$(cmd_check 2>&1)"
 
   # Fresh state every time; only our own subdirectories are wiped.
   rm -rf "${DIR:?}"/{etc,state,spool,log,run,dev,pids} "$DIR/env.sh"
@@ -380,9 +379,57 @@ cmd_status() {
   return "$ok"
 }
 
+# What the cluster needs, each with the Debian package that ships it: a missing auth/jwt plugin
+# otherwise surfaces only as slurmctld's "cannot find auth plugin for auth/jwt".
+readonly NEEDED=(
+  "program slurmctld slurmctld"
+  "program slurmd slurmd"
+  "program slurmrestd slurmrestd"
+  "program scontrol slurm-client"
+  "program sinfo slurm-client"
+  "program munged munge"
+  "program curl curl"
+  "program ss iproute2"
+  "plugin auth_munge.so slurm-wlm-basic-plugins"
+  "plugin gres_gpu.so slurm-wlm-basic-plugins"
+  "plugin select_cons_tres.so slurm-wlm-basic-plugins"
+  "plugin auth_jwt.so slurm-wlm-jwt-plugin"
+  "plugin rest_auth_jwt.so slurmrestd"
+)
+
+plugin_found() { # NAME: Slurm's plugin directory as Debian and source builds lay it out
+  local d
+  for d in /usr/lib/*/slurm-wlm /usr/lib/slurm-wlm /usr/lib64/slurm /usr/lib/slurm \
+    /usr/local/lib/slurm; do
+    [[ -e $d/$1 ]] && return 0
+  done
+  return 1
+}
+
+cmd_check() {
+  local entry kind name package missing=() packages=()
+  for entry in "${NEEDED[@]}"; do
+    read -r kind name package <<<"$entry"
+    if [[ $kind == program ]]; then
+      command -v "$name" >/dev/null && continue
+    else
+      plugin_found "$name" && continue
+    fi
+    missing+=("$name (package $package)")
+    [[ " ${packages[*]} " == *" $package "* ]] || packages+=("$package")
+  done
+  if ((${#missing[@]} > 0)); then
+    printf 'cluster.sh: missing: %s\n' "${missing[@]}" >&2
+    echo "cluster.sh: as root: apt-get install --reinstall ${packages[*]} (or run 'make deps')" >&2
+    return 1
+  fi
+  echo "cluster.sh: every program and plugin the test cluster needs is installed"
+}
+
 case "${1:-}" in
+  check) cmd_check ;;
   start) cmd_start "${2:-}" ;;
   stop) cmd_stop "${2:-}" ;;
   status) cmd_status "${2:-}" ;;
-  *) echo "usage: cluster.sh start|stop|status DIR" >&2; exit 2 ;;
+  *) echo "usage: cluster.sh start|stop|status DIR, or cluster.sh check" >&2; exit 2 ;;
 esac

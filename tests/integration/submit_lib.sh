@@ -12,9 +12,24 @@ WORK=$(mktemp -d)
 export XDG_STATE_HOME=$WORK/state
 cd "$WORK" || exit 1
 SUBMITTED=()
+# Keeps the test's own exit status: cancelled jobs still writing their logs must not turn a
+# passed test into a failed `rm`.
 cleanup() {
-  ((${#SUBMITTED[@]} == 0)) || scancel "${SUBMITTED[@]}" 2>/dev/null || true
-  rm -rf "$WORK"
+  local status=$? i
+  if ((${#SUBMITTED[@]} > 0)); then
+    scancel "${SUBMITTED[@]}" 2>/dev/null || true
+    local ids
+    ids=$(IFS=,; echo "${SUBMITTED[*]}")
+    for ((i = 0; i < 100; i++)); do
+      [[ -z $(squeue -h -t R,CG -j "$ids" -o %i 2>/dev/null) ]] && break
+      sleep 0.2
+    done
+  fi
+  for ((i = 0; i < 5; i++)); do
+    rm -rf "$WORK" 2>/dev/null && break
+    sleep 0.5
+  done
+  exit "$status"
 }
 trap cleanup EXIT
 

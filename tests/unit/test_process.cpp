@@ -166,3 +166,82 @@ TEST_CASE("local runner: run, status, logs, exit-code failure, cancel of a real 
   CHECK_FALSE(backend.submit(sweep));
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("local runner: a job that ends between the exit-file read and the liveness check") {
+  // The supervisor writes the exit file and then exits. A reader that finds no exit file, then
+  // a dead process group, must look at the exit file again before it calls the job FAILED.
+  const auto dir = temp_dir("local-race");
+  sys::RealClock clock;
+  slurm::LocalBackendOptions options;
+  options.dir = dir;
+  const auto job = dir / "jobs" / "7";
+  std::filesystem::create_directories(job);
+  std::ofstream(job / "meta.json") << R"({"name": "race", "submit_time": 1})";
+  std::ofstream(job / "pid") << "424242\n";
+
+  std::string written_by_supervisor;
+  int probes = 0;
+  options.group_alive = [&](int pgid) {
+    ++probes;
+    CHECK(pgid == 424242);
+    // Exactly here the supervisor finishes: it renames its exit file into place and exits.
+    if (!written_by_supervisor.empty()) std::ofstream(job / "exit") << written_by_supervisor;
+    return false;
+  };
+
+  SUBCASE("completed with exit 0") {
+    written_by_supervisor = "exit 0\n";
+    slurm::LocalBackend backend(clock, options);
+    const auto jobs = backend.jobs({"7"}).value();
+    REQUIRE(jobs.size() == 1);
+    CHECK(probes == 1);
+    CHECK(jobs[0].state == slurm::JobState::completed);
+    CHECK(jobs[0].exit_code == 0);
+    CHECK(jobs[0].reason.empty());
+  }
+  SUBCASE("failed with its own exit code") {
+    written_by_supervisor = "exit 3\n";
+    slurm::LocalBackend backend(clock, options);
+    const auto jobs = backend.jobs({"7"}).value();
+    CHECK(jobs[0].state == slurm::JobState::failed);
+    CHECK(jobs[0].exit_code == 3);
+  }
+  SUBCASE("no exit file after the group died: ended without an exit status") {
+    slurm::LocalBackend backend(clock, options);
+    const auto jobs = backend.jobs({"7"}).value();
+    CHECK(jobs[0].state == slurm::JobState::failed);
+    CHECK_FALSE(jobs[0].exit_code.has_value());
+    CHECK(jobs[0].reason.find("without an exit status") != std::string::npos);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("local runner: many short jobs polled in a tight loop never read as FAILED") {
+  const auto dir = temp_dir("local-poll");
+  sys::RealClock clock;
+  slurm::LocalBackendOptions options;
+  options.dir = dir / "state";
+  slurm::LocalBackend backend(clock, options);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 8; ++i) {
+    slurm::SubmitRequest quick;
+    quick.script = "#!/bin/bash\ntrue\n";
+    quick.options.job_name = "quick";
+    quick.options.output = (dir / "logs/%x-%j.out").string();
+    auto submitted = backend.submit(quick);
+    REQUIRE(submitted);
+    ids.push_back(submitted->job_id);
+  }
+  int finished = 0;
+  for (int poll = 0; poll < 4000 && finished < 8; ++poll) {
+    finished = 0;
+    const auto jobs = backend.jobs(ids).value();
+    for (const auto& job : jobs) {
+      REQUIRE_MESSAGE(job.state != slurm::JobState::failed, "job ", job.id, ": ", job.reason);
+      finished += slurm::is_finished(job.state) ? 1 : 0;
+    }
+    std::this_thread::sleep_for(1ms);
+  }
+  CHECK(finished == 8);
+  std::filesystem::remove_all(dir);
+}

@@ -46,6 +46,27 @@ std::optional<int64_t> mtime(const fs::path& path) {
   return static_cast<int64_t>(st.st_mtime);
 }
 
+// The supervisor's exit file ("exit N" / "signal N", written by rename): fills the final state.
+bool read_exit_file(const fs::path& dir, bool cancelled, JobInfo& job) {
+  const auto exit_text = slurp(dir / "exit");
+  if (!exit_text) return false;
+  job.end_time = mtime(dir / "exit");
+  int value = 0;
+  if (std::sscanf(exit_text->c_str(), "exit %d", &value) == 1) {
+    job.exit_code = value;
+    job.state =
+        value == 0 ? JobState::completed : (cancelled ? JobState::cancelled : JobState::failed);
+    if (value != 0 && !cancelled) job.reason = "NonZeroExitCode";
+  } else if (std::sscanf(exit_text->c_str(), "signal %d", &value) == 1) {
+    job.signal = value;
+    job.exit_code = 128 + value;
+    job.state = cancelled ? JobState::cancelled : JobState::failed;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 LocalBackend::LocalBackend(sys::Clock& clock, LocalBackendOptions options)
@@ -192,27 +213,16 @@ std::optional<JobInfo> LocalBackend::read_job(const std::string& id) const {
   if (meta.contains("time_limit_s")) job.time_limit_s = meta["time_limit_s"].get<int64_t>();
 
   const bool cancelled = fs::exists(dir / "cancelled");
-  if (const auto exit_text = slurp(dir / "exit")) {
-    job.end_time = mtime(dir / "exit");
-    int value = 0;
-    if (std::sscanf(exit_text->c_str(), "exit %d", &value) == 1) {
-      job.exit_code = value;
-      job.state =
-          value == 0 ? JobState::completed : (cancelled ? JobState::cancelled : JobState::failed);
-      if (value != 0 && !cancelled) job.reason = "NonZeroExitCode";
-    } else if (std::sscanf(exit_text->c_str(), "signal %d", &value) == 1) {
-      job.signal = value;
-      job.exit_code = 128 + value;
-      job.state = cancelled ? JobState::cancelled : JobState::failed;
-    }
-    return job;
-  }
+  if (read_exit_file(dir, cancelled, job)) return job;
   int pgid = 0;
   if (const auto pid_text = slurp(dir / "pid")) pgid = std::atoi(pid_text->c_str());
-  if (pgid > 0 && sys::process_group_alive(pgid)) {
+  if (pgid > 0 && options_.group_alive(pgid)) {
     job.state = JobState::running;
     return job;
   }
+  // The supervisor writes the exit file and then exits: a group found dead after the first read
+  // may have left its status in between, so only a second miss means "no exit status".
+  if (read_exit_file(dir, cancelled, job)) return job;
   if (pgid == 0 && !cancelled) {
     job.state = JobState::pending;  // between mkdir and the pid file of a submission
     return job;
@@ -258,7 +268,7 @@ Expected<void> LocalBackend::cancel(const std::vector<std::string>& ids) {
   const auto deadline = clock_.now() + options_.grace;
   for (;;) {
     const bool all_done = std::all_of(groups.begin(), groups.end(), [&](const auto& g) {
-      return fs::exists(job_dir(g.first) / "exit") || !sys::process_group_alive(g.second);
+      return fs::exists(job_dir(g.first) / "exit") || !options_.group_alive(g.second);
     });
     if (all_done) break;
     if (clock_.now() >= deadline) {

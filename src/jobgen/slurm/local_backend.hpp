@@ -4,17 +4,21 @@
 // exit ("exit N" / "signal N", written when it ends), cancelled (marker).
 //
 // States: exit file -> COMPLETED / FAILED (code) / CANCELLED; no exit file and the process group
-// alive -> RUNNING; neither -> FAILED ("ended without an exit status": killed with SIGKILL or the
-// machine rebooted). Cancel: SIGTERM to the process group, SIGKILL after `grace`.
+// alive -> RUNNING; a dead group means "read the exit file again" (the supervisor writes it and
+// then exits, so it may have appeared after the first read); still none -> FAILED ("ended without
+// an exit status": killed with SIGKILL or the machine rebooted). Cancel: SIGTERM to the process
+// group, SIGKILL after `grace`.
 // Not supported here: job arrays (sweeps) and dependencies (stages); submit says so.
 #pragma once
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "jobgen/slurm/backend.hpp"
+#include "jobgen/sys/process.hpp"
 #include "jobgen/sys/system.hpp"
 
 namespace jobgen::slurm {
@@ -24,6 +28,9 @@ struct LocalBackendOptions {
   std::vector<std::string> gpus;  // device indices this machine offers; empty = 0..N-1
   std::chrono::milliseconds grace{10'000};
   std::string user;  // shown as the job's user
+  // Whether a process group still has a live (non-zombie) member; tests pass a hook that acts
+  // between the backend's reads.
+  std::function<bool(int)> group_alive = sys::process_group_alive;
 };
 
 class LocalBackend final : public Backend {

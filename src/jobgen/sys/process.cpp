@@ -286,14 +286,19 @@ Expected<int> spawn_detached(const DetachedJob& job) {
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     return fail("could not start " + format_command(job.argv) + " in the background (fork failed)");
   }
+  // Written by rename, so a reader never sees a half-written pid.
   const std::string pid_text = std::to_string(leader) + "\n";
-  const int fd = ::open(job.pid_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0 ||
-      ::write(fd, pid_text.data(), pid_text.size()) != static_cast<ssize_t>(pid_text.size())) {
-    if (fd >= 0) ::close(fd);
-    return fail("cannot write " + job.pid_file.string() + ": " + std::strerror(errno));
+  const std::string pid_tmp = job.pid_file.string() + ".tmp";
+  const int fd = ::open(pid_tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  const bool written =
+      fd >= 0 &&
+      ::write(fd, pid_text.data(), pid_text.size()) == static_cast<ssize_t>(pid_text.size());
+  if (fd >= 0) ::close(fd);
+  if (!written || ::rename(pid_tmp.c_str(), job.pid_file.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    ::unlink(pid_tmp.c_str());
+    return fail("cannot write " + job.pid_file.string() + ": " + why);
   }
-  ::close(fd);
   return static_cast<int>(leader);
 }
 
