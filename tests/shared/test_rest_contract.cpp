@@ -18,6 +18,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "jobgen/slurm/job_files.hpp"
+#include "jobgen/slurm/records.hpp"
 #include "jobgen/slurm/rest_backend.hpp"
 #include "jobgen/slurm/rest_codec.hpp"
 #include "jobgen/slurm/rest_version.hpp"
@@ -186,8 +188,8 @@ TEST_CASE("submit bodies validate against the OpenAPI schema of their version") 
     SchemaChecker checker(spec);
     const RestDialect& d = dialect(s.version);
     for (const auto& options : submissions(d.required_nodes)) {
-      auto body = encode_submit(d, options,
-                                SubmitBody{"#!/bin/bash\nsrun true\n", {{"PATH", "/bin"}}, "/w"});
+      auto body = encode_submit(
+          d, options, SubmitBody{"#!/bin/bash\nsrun true\n", {{"PATH", "/bin"}}, "/w", ""});
       REQUIRE(body);
       auto errors = checker.check(schema, json::parse(*body));
       // Where the spec is wrong about the real server: 22.05.8's slurmrestd ignores the [min,max]
@@ -211,7 +213,7 @@ TEST_CASE("the schema checker rejects what it should") {
   SchemaChecker checker(spec);
   // A v0.0.38 body sent to v0.0.41: env object, plain int time limit, gres, deprecated script.
   auto old = encode_submit(dialect("v0.0.38"), submissions(false)[0],
-                           SubmitBody{"#!/bin/sh\n", {{"PATH", "/bin"}}, "/w"});
+                           SubmitBody{"#!/bin/sh\n", {{"PATH", "/bin"}}, "/w", ""});
   auto errors = checker.check(schema, json::parse(*old));
   auto has = [&](std::string_view text) {
     return std::ranges::any_of(errors,
@@ -282,18 +284,17 @@ TEST_CASE("recorded jobs v0.0.41-43: every field of single-job answers") {
     for (const auto& f : facts.at(r.version)) {
       std::string where = std::string(r.dir) + "/" + f.file;
       CAPTURE(where);
-      auto jobs = decode_jobs(dialect(r.version),
-                              slurp(std::string(r.dir) + "/slurm-job-" + f.file + ".json"));
+      auto jobs =
+          decode_job_list(slurp(std::string(r.dir) + "/slurm-job-" + f.file + ".json"), "GET /job");
       REQUIRE(jobs);
       REQUIRE(jobs->jobs.size() == 1);
-      const RestJob& job = jobs->jobs[0];
-      const JobInfo& i = job.info;
-      CHECK(job.job_id == f.id);
+      const JobInfo& i = jobs->jobs[0];
+      CHECK(i.job_number == std::to_string(f.id));
       CHECK(i.id == std::to_string(f.id));
       CHECK(i.name == "wrap");
       CHECK(i.user == f.user);
       CHECK(i.state == f.state);
-      CHECK(i.reason == f.reason);
+      CHECK(i.reason == (std::string_view(f.reason) == "None" ? "" : f.reason));
       CHECK(i.partition == f.partition);
       CHECK(i.nodes == f.nodes);
       CHECK(i.num_nodes == f.num_nodes);
@@ -302,7 +303,12 @@ TEST_CASE("recorded jobs v0.0.41-43: every field of single-job answers") {
       CHECK(i.start_time == f.start);
       CHECK(i.end_time == f.end);
       CHECK(i.time_limit_s == f.limit_s);
-      CHECK(i.std_out == f.std_out);
+      // Slurm's default (empty) log name is slurm-%j.out in the working directory.
+      if (std::string_view(f.std_out).empty()) {
+        CHECK(i.std_out.empty());
+      } else {
+        CHECK(resolve_log_path(i.std_out, i) == std::filesystem::path(f.std_out));
+      }
       CHECK(i.exit_code == f.exit_code);
       CHECK(i.signal == f.signal);
       CHECK_FALSE(i.array_job_id);
@@ -337,34 +343,34 @@ TEST_CASE("recorded jobs v0.0.41-43: the full job lists, every state, unknown jo
     const auto& r = kRecorded[n];
     std::string where = r.dir;
     CAPTURE(where);
-    auto jobs = decode_jobs(dialect(r.version), slurp(std::string(r.dir) + "/slurm-jobs.json"));
+    auto jobs = decode_job_list(slurp(std::string(r.dir) + "/slurm-jobs.json"), "GET /jobs");
     REQUIRE(jobs);
     CHECK(jobs->jobs.size() == counts[n].total);
     std::map<JobState, int> seen;
     for (const auto& j : jobs->jobs) {
-      ++seen[j.info.state];
-      CHECK(j.info.state != JobState::unknown);
-      if (is_finished(j.info.state)) CHECK((j.info.exit_code || j.info.signal));
+      ++seen[j.state];
+      CHECK(j.state != JobState::unknown);
+      if (is_finished(j.state)) CHECK((j.exit_code || j.signal));
     }
     CHECK(seen == counts[n].states);
     CHECK(jobs->last_update == counts[n].last_update);
 
     auto unfound =
-        decode_jobs(dialect(r.version), slurp(std::string(r.dir) + "/slurm-job-unfound.json"));
+        decode_job_list(slurp(std::string(r.dir) + "/slurm-job-unfound.json"), "GET /job");
     REQUIRE(unfound);
     CHECK(unfound->jobs.empty());
     REQUIRE(unfound->messages.errors.size() == 1);
     CHECK(unfound->messages.errors[0].number == 2017);
-    CHECK(format_rest_errors(unfound->messages.errors)
+    CHECK(format_slurm_errors(unfound->messages.errors)
               .starts_with("Slurm error 2017 (Invalid job id specified"));
   }
   // v0.0.42 cancelled jobs: signalled by TERM, no return code.
-  auto jobs42 = decode_jobs(dialect("v0.0.42"), slurp("24.11/0.0.42/slurm-jobs.json"));
+  auto jobs42 = decode_job_list(slurp("24.11/0.0.42/slurm-jobs.json"), "GET /jobs");
   for (const auto& j : jobs42->jobs) {
-    if (j.job_id == 6355) {
-      CHECK(j.info.state == JobState::cancelled);
-      CHECK(j.info.signal == 15);
-      CHECK_FALSE(j.info.exit_code);
+    if (j.job_number == "6355") {
+      CHECK(j.state == JobState::cancelled);
+      CHECK(j.signal == 15);
+      CHECK_FALSE(j.exit_code);
     }
   }
 }
@@ -403,7 +409,7 @@ TEST_CASE("recorded nodes v0.0.41-43: states, CPUs, memory, GPUs by type with us
     CAPTURE(where);
     std::string version = std::string("v") + (std::strrchr(f.dir, '/') + 1);
     auto nodes =
-        decode_nodes(dialect(version), slurp(std::string(f.dir) + "/slurm-" + f.file + ".json"));
+        decode_node_list(slurp(std::string(f.dir) + "/slurm-" + f.file + ".json"), "GET /nodes");
     REQUIRE(nodes);
     REQUIRE(nodes->size() == 1);
     const NodeInfo& n = (*nodes)[0];
@@ -420,7 +426,7 @@ TEST_CASE("recorded nodes v0.0.41-43: states, CPUs, memory, GPUs by type with us
     }
   }
   // Multi-type GPU nodes (24.11): two types on one node, each counted on its own.
-  auto all = decode_nodes(dialect("v0.0.42"), slurp("24.11/0.0.42/slurm-nodes.json"));
+  auto all = decode_node_list(slurp("24.11/0.0.42/slurm-nodes.json"), "GET /nodes");
   REQUIRE(all);
   REQUIRE(all->size() == 6);
   const NodeInfo& ia1 = (*all)[4];
@@ -432,16 +438,16 @@ TEST_CASE("recorded nodes v0.0.41-43: states, CPUs, memory, GPUs by type with us
   CHECK(ia1.gpus[1].type == "h200");
   CHECK(ia1.gpus[1].total == 4);
   CHECK(ia1.gpus[1].used == 0);
-  auto big = decode_nodes(dialect("v0.0.41"), slurp("24.05/0.0.41/slurm-nodes.json"));
+  auto big = decode_node_list(slurp("24.05/0.0.41/slurm-nodes.json"), "GET /nodes");
   REQUIRE(big);
   CHECK(big->size() == 100);
-  auto unfound = decode_nodes(dialect("v0.0.41"), slurp("24.05/0.0.41/slurm-node-unfound.json"));
+  auto unfound = decode_node_list(slurp("24.05/0.0.41/slurm-node-unfound.json"), "GET /nodes");
   REQUIRE(unfound);
   CHECK(unfound->empty());
 }
 
 TEST_CASE("recorded partitions v0.0.41-43: nodes and time limits (infinite = none)") {
-  auto p41 = decode_partitions(dialect("v0.0.41"), slurp("24.05/0.0.41/slurm-partitions.json"));
+  auto p41 = decode_partition_list(slurp("24.05/0.0.41/slurm-partitions.json"), "GET /partitions");
   REQUIRE(p41);
   REQUIRE(p41->size() == 4);
   CHECK((*p41)[0].name == "batch");
@@ -451,14 +457,14 @@ TEST_CASE("recorded partitions v0.0.41-43: nodes and time limits (infinite = non
   CHECK((*p41)[1].max_time_s == 3600);
   CHECK((*p41)[2].max_time_s == 600);
   CHECK((*p41)[3].nodes == "gn[01-40]");
-  auto p42 = decode_partitions(dialect("v0.0.42"), slurp("24.11/0.0.42/slurm-partitions.json"));
+  auto p42 = decode_partition_list(slurp("24.11/0.0.42/slurm-partitions.json"), "GET /partitions");
   REQUIRE(p42);
   REQUIRE(p42->size() == 2);
   CHECK((*p42)[0].name == "standard");
   CHECK((*p42)[0].nodes == "cn[1-4]");
   CHECK((*p42)[0].max_time_s == 7200);
   CHECK((*p42)[1].name == "ia");
-  auto p43 = decode_partitions(dialect("v0.0.43"), slurp("25.05/0.0.43/slurm-partitions.json"));
+  auto p43 = decode_partition_list(slurp("25.05/0.0.43/slurm-partitions.json"), "GET /partitions");
   REQUIRE(p43);
   REQUIRE(p43->size() == 2);
   CHECK((*p43)[1].name == "gpu");

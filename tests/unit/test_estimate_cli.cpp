@@ -76,7 +76,7 @@ TEST_CASE("jobgen estimate: errors name the problem and suggest a fix") {
   CHECK(model.code == 3);
   CHECK(model.err.find("did you mean 'bert-base'") != std::string::npos);
   const auto gpu =
-      run_cli({"estimate", "--model", "bert-base", "--gpu", "l40", "--seq-len", "128"});
+      run_cli({"estimate", "--model", "bert-base", "--gpu", "l41", "--seq-len", "128"});
   CHECK(gpu.code == 3);
   CHECK(gpu.err.find("unknown GPU") != std::string::npos);
   const auto strategy = run_cli({"estimate", "--model", "bert-base", "--gpu", "l40s", "--gpus", "2",

@@ -9,6 +9,8 @@
 #include <map>
 #include <thread>
 
+#include <sqlite3.h>
+
 #include "jobgen/ledger/ledger.hpp"
 
 using namespace jobgen;
@@ -49,26 +51,106 @@ TEST_CASE("ledger: insert, find (also by array task), unfinished, update") {
 
   auto found = ledger->find("101_3");
   REQUIRE(found);
-  REQUIRE(found->has_value());
-  CHECK((*found)->job_id == "101");
-  CHECK((*found)->array_size == 8);
-  CHECK((*found)->estimated_runtime_s == 3600);
-  CHECK((*found)->plan_json == R"({"rows":1})");
-  CHECK_FALSE(ledger->find("999")->has_value());
+  REQUIRE(found->size() == 1);
+  CHECK(found->front().job_id == "101");
+  CHECK(found->front().array_size == 8);
+  CHECK(found->front().estimated_runtime_s == 3600);
+  CHECK(found->front().plan_json == R"({"rows":1})");
+  CHECK(ledger->find("999")->empty());
 
-  REQUIRE(ledger->update_state("100", "cli", "FAILED", 3));
+  REQUIRE(ledger->update_state(record("100"), "FAILED", 3));
   auto open_jobs = ledger->unfinished();
   REQUIRE(open_jobs);
   REQUIRE(open_jobs->size() == 1);
   CHECK(open_jobs->front().job_id == "101");
   auto failed = ledger->find("100");
-  CHECK((*failed)->last_state == "FAILED");
-  CHECK((*failed)->exit_code == 3);
+  CHECK(failed->front().last_state == "FAILED");
+  CHECK(failed->front().exit_code == 3);
 
   // Reopening sees the same rows (and WAL mode persists).
   auto again = ledger::Ledger::open(path);
   REQUIRE(again);
   CHECK(again->count().value() == 2);
+  std::filesystem::remove_all(path.parent_path());
+}
+
+TEST_CASE("ledger: a job is (backend, cluster, id); intents are confirmed by tag") {
+  const auto path = temp_db("keys");
+  auto ledger = ledger::Ledger::open(path);
+  REQUIRE(ledger);
+  auto slurm6 = record("6");
+  auto local6 = record("6");
+  local6.backend = "local";
+  local6.cluster = "h100-workstation";
+  REQUIRE(ledger->insert(slurm6));
+  REQUIRE(ledger->insert(local6));
+  CHECK(ledger->find("6")->size() == 2);
+  CHECK(ledger->find("6", {"local", ""})->front().cluster == "h100-workstation");
+  CHECK(ledger->find("6", {"", "markov"})->front().backend == "cli");
+  CHECK(ledger->find("6", {"rest", ""})->empty());
+
+  // Updating one leaves the other alone.
+  REQUIRE(ledger->update_state(local6, "COMPLETED", 0));
+  CHECK(ledger->find("6", {"cli", ""})->front().last_state == "PENDING");
+
+  auto intent = record("");
+  intent.tag = "0123456789abcdef";
+  intent.last_state = ledger::kSubmitting;
+  REQUIRE(ledger->insert(intent));
+  auto open_jobs = ledger->unfinished();
+  REQUIRE(open_jobs->size() == 2);  // slurm job 6 and the intent
+  CHECK(open_jobs->back().tag == "0123456789abcdef");
+  REQUIRE(ledger->confirm("0123456789abcdef", "77"));
+  auto confirmed = ledger->find("77");
+  REQUIRE(confirmed->size() == 1);
+  CHECK(confirmed->front().last_state == "PENDING");
+
+  auto doomed = record("");
+  doomed.tag = "fedcba9876543210";
+  REQUIRE(ledger->insert(doomed));
+  REQUIRE(ledger->forget_intent("fedcba9876543210"));
+  CHECK(ledger->count().value() == 3);
+
+  REQUIRE(ledger->request_cancel(slurm6, 1'900'000'000));
+  CHECK(ledger->find("6", {"cli", ""})->front().cancel_requested == 1'900'000'000);
+
+  // Private: the directory is the user's alone, and so is the database.
+  namespace fs = std::filesystem;
+  CHECK((fs::status(path.parent_path()).permissions() & fs::perms::all) == fs::perms::owner_all);
+  CHECK((fs::status(path).permissions() & (fs::perms::group_all | fs::perms::others_all)) ==
+        fs::perms::none);
+  std::filesystem::remove_all(path.parent_path());
+}
+
+TEST_CASE("ledger: an older database gains the new columns") {
+  const auto path = temp_db("upgrade");
+  std::filesystem::create_directories(path.parent_path());
+  {
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+    REQUIRE(
+        sqlite3_exec(db,
+                     "CREATE TABLE jobs (row_id INTEGER PRIMARY KEY AUTOINCREMENT, job_id TEXT "
+                     "NOT NULL, backend TEXT NOT NULL, cluster TEXT NOT NULL DEFAULT '', "
+                     "target TEXT NOT NULL DEFAULT '', job_name TEXT NOT NULL DEFAULT '', "
+                     "spec_path TEXT NOT NULL DEFAULT '', spec_hash TEXT NOT NULL DEFAULT '', "
+                     "script_path TEXT NOT NULL DEFAULT '', plan_json TEXT NOT NULL DEFAULT '', "
+                     "submit_time INTEGER NOT NULL DEFAULT 0, last_state TEXT NOT NULL DEFAULT "
+                     "'PENDING', exit_code INTEGER, stdout_path TEXT NOT NULL DEFAULT '', "
+                     "stderr_path TEXT NOT NULL DEFAULT '', work_dir TEXT NOT NULL DEFAULT '', "
+                     "estimated_runtime_s INTEGER, array_size INTEGER NOT NULL DEFAULT 0, "
+                     "updated_time INTEGER NOT NULL DEFAULT 0);"
+                     "INSERT INTO jobs (job_id, backend) VALUES ('5', 'cli');",
+                     nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+  }
+  auto ledger = ledger::Ledger::open(path);
+  REQUIRE(ledger);
+  auto old = ledger->find("5");
+  REQUIRE(old);
+  REQUIRE(old->size() == 1);
+  CHECK(old->front().tag.empty());
+  REQUIRE(ledger->insert(record("6")));
   std::filesystem::remove_all(path.parent_path());
 }
 

@@ -52,7 +52,7 @@ TEST_CASE("jobgen plan exit codes") {
     CHECK(r.err.find("no job spec") != std::string::npos);
   }
   SUBCASE("unknown target: 3 with a suggestion") {
-    const auto r = run_cli({"plan", example("jobgen.yaml"), "--target", "l40"});
+    const auto r = run_cli({"plan", example("jobgen.yaml"), "--target", "l40z"});
     CHECK(r.code == 3);
     CHECK(r.err.find("did you mean") != std::string::npos);
   }

@@ -112,7 +112,7 @@ TEST_CASE("planner: targets by alias, gres type and group name; unknown targets 
   CHECK(plan_for(kSmall, opts("h100nvl_1g.12gb")).rows.size() == 1);
   CHECK(plan_for(kSmall).rows.size() == 7 + 4 + 7 + 1 + 4);
 
-  auto bad = plan::make_plan(spec_from(kSmall), markov(), catalog(), opts("l40"));
+  auto bad = plan::make_plan(spec_from(kSmall), markov(), catalog(), opts("l40z"));
   REQUIRE_FALSE(bad.has_value());
   CHECK(bad.error().exit == Exit::not_found);
   CHECK(bad.error().message.find("did you mean") != std::string::npos);

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "jobgen/slurm/job_files.hpp"
+#include "jobgen/slurm/records.hpp"
 #include "jobgen/slurm/rest_codec.hpp"
 #include "jobgen/slurm/rest_version.hpp"
 
@@ -35,8 +37,20 @@ render::SbatchOptions two_node_l40s() {
   return o;
 }
 
+// GET /jobs, /nodes, /partitions through the shared record decoders.
+Expected<JobList> decode_job_list(std::string_view body) {
+  return slurm::decode_job_list(body, "GET /jobs");
+}
+Expected<std::vector<NodeInfo>> decode_node_list(std::string_view body) {
+  return slurm::decode_node_list(body, "GET /nodes");
+}
+Expected<std::vector<PartitionInfo>> decode_partition_list(std::string_view body) {
+  return slurm::decode_partition_list(body, "GET /partitions");
+}
+
 SubmitBody body() {
-  return SubmitBody{"#!/bin/bash\nsrun python train.py\n", {{"PATH", "/usr/bin:/bin"}}, "/work/x"};
+  return SubmitBody{
+      "#!/bin/bash\nsrun python train.py\n", {{"PATH", "/usr/bin:/bin"}}, "/work/x", ""};
 }
 
 }  // namespace
@@ -148,7 +162,8 @@ TEST_CASE("encode_submit: array, dependency, account/qos, working dir and refusa
   o.qos = "gpu";
   o.working_dir = "/scratch/u/run";
   o.error = "logs/%x-%j.err";
-  auto doc = json::parse(*encode_submit(v("v0.0.38"), o, SubmitBody{"#!/bin/sh\n", {}, "/other"}));
+  auto doc =
+      json::parse(*encode_submit(v("v0.0.38"), o, SubmitBody{"#!/bin/sh\n", {}, "/other", ""}));
   CHECK(doc["job"]["array"] == "0-11%4");
   CHECK(doc["job"]["dependency"] == "afterok:123");
   CHECK(doc["job"]["account"] == "ml");
@@ -160,28 +175,29 @@ TEST_CASE("encode_submit: array, dependency, account/qos, working dir and refusa
   CHECK_FALSE(doc["job"].contains("gres"));
   CHECK_FALSE(doc["job"].contains("time_limit"));
 
-  CHECK_FALSE(encode_submit(v("v0.0.41"), o, SubmitBody{"", {}, "/w"}));  // no script
+  CHECK_FALSE(encode_submit(v("v0.0.41"), o, SubmitBody{"", {}, "/w", ""}));  // no script
   o.working_dir.clear();
-  CHECK_FALSE(encode_submit(v("v0.0.41"), o, SubmitBody{"#!/bin/sh\n", {}, ""}));  // no cwd
+  CHECK_FALSE(encode_submit(v("v0.0.41"), o, SubmitBody{"#!/bin/sh\n", {}, "", ""}));  // no cwd
   o.nodelist = "classt21";
-  auto pinned = encode_submit(v("v0.0.38"), o, SubmitBody{"#!/bin/sh\n", {}, "/w"});
+  auto pinned = encode_submit(v("v0.0.38"), o, SubmitBody{"#!/bin/sh\n", {}, "/w", ""});
   REQUIRE_FALSE(pinned);
   CHECK(pinned.error().message.find("--nodelist") != std::string::npos);
   o.nodelist.clear();
   o.mem_mib = 1024;
   o.mem_per_gpu_mib = 1024;
-  CHECK_FALSE(encode_submit(v("v0.0.41"), o, SubmitBody{"#!/bin/sh\n", {}, "/w"}));
+  CHECK_FALSE(encode_submit(v("v0.0.41"), o, SubmitBody{"#!/bin/sh\n", {}, "/w", ""}));
   o.mem_per_gpu_mib.reset();
   o.signal = "USR1@99999";
-  CHECK_FALSE(encode_submit(v("v0.0.41"), o, SubmitBody{"#!/bin/sh\n", {}, "/w"}));
+  CHECK_FALSE(encode_submit(v("v0.0.41"), o, SubmitBody{"#!/bin/sh\n", {}, "/w", ""}));
   o.signal = "SIGTERM";
-  auto term = json::parse(*encode_submit(v("v0.0.42"), o, SubmitBody{"#!/bin/sh\n", {}, "/w"}));
+  auto term = json::parse(*encode_submit(v("v0.0.42"), o, SubmitBody{"#!/bin/sh\n", {}, "/w", ""}));
   CHECK(term["job"]["kill_warning_signal"] == "TERM");
   CHECK(term["job"]["kill_warning_delay"]["number"] == 60);  // sbatch's default
   CHECK_FALSE(term["job"].contains("kill_warning_flags"));
   // A time limit is rounded up to whole minutes: 61 s -> 2 min.
   o.time_limit_s = 61;
-  auto rounded = json::parse(*encode_submit(v("v0.0.38"), o, SubmitBody{"#!/bin/sh\n", {}, "/w"}));
+  auto rounded =
+      json::parse(*encode_submit(v("v0.0.38"), o, SubmitBody{"#!/bin/sh\n", {}, "/w", ""}));
   CHECK(rounded["job"]["time_limit"] == 2);
 }
 
@@ -207,15 +223,15 @@ constexpr const char* kJobs38 = R"J({"meta":{},"errors":[],"jobs":[
   "submit_time":0}]})J";
 
 TEST_CASE("decode_jobs v0.0.38: string states, raw wait statuses, minutes, array ids") {
-  auto jobs = decode_jobs(v("v0.0.38"), kJobs38);
+  auto jobs = decode_job_list(kJobs38);
   REQUIRE(jobs);
   REQUIRE(jobs->jobs.size() == 5);
   CHECK_FALSE(jobs->last_update);
-  const JobInfo& run = jobs->jobs[0].info;
+  const JobInfo& run = jobs->jobs[0];
   CHECK(run.id == "11");
   CHECK(run.state == JobState::running);
   CHECK(run.user == "root");
-  CHECK(run.reason == "None");
+  CHECK(run.reason.empty());  // Slurm's "None"
   CHECK(run.partition == "markov_gpu");
   CHECK(run.nodes == "classt01");
   CHECK(run.num_nodes == 1);
@@ -223,50 +239,50 @@ TEST_CASE("decode_jobs v0.0.38: string states, raw wait statuses, minutes, array
   CHECK(*run.submit_time == 1795324888);
   CHECK(*run.start_time == 1795324889);
   CHECK(*run.time_limit_s == 2880 * 60);
-  CHECK(run.std_out == "/tmp/jg/wrap-11.out");
+  CHECK(run.std_out == "/tmp/jg/%x-%j.out");  // as Slurm gives it; resolved where it is used
+  CHECK(resolve_log_path(run.std_out, run) == "/tmp/jg/wrap-11.out");
   CHECK(run.working_dir == "/tmp/jg");
   CHECK_FALSE(run.exit_code);  // not finished: no exit code yet
   CHECK_FALSE(run.array_job_id);
 
-  const JobInfo& failed = jobs->jobs[1].info;
+  const JobInfo& failed = jobs->jobs[1];
   CHECK(failed.state == JobState::failed);
   CHECK(*failed.exit_code == 3);  // 768 = 3 << 8
   CHECK_FALSE(failed.signal);
   CHECK_FALSE(failed.time_limit_s);  // INFINITE
   CHECK(failed.gres.empty());
 
-  const JobInfo& slow = jobs->jobs[2].info;
+  const JobInfo& slow = jobs->jobs[2];
   CHECK(slow.state == JobState::timeout);
   CHECK(*slow.signal == 15);
   CHECK_FALSE(slow.exit_code);
   CHECK(*slow.time_limit_s == 60);
 
-  const RestJob& task = jobs->jobs[3];
-  CHECK(task.info.id == "20_1");
-  CHECK(task.job_id == 21);
-  CHECK(task.info.job_number == "21");
-  CHECK(*task.info.array_job_id == 20);
-  CHECK(*task.info.array_task_id == 1);
-  CHECK(task.info.std_out == "/tmp/jg/sweep-20_1.out");
-  CHECK(task.info.dependency == "afterok:11(unfulfilled)");
-  CHECK(*task.info.exit_code == 0);
+  const JobInfo& task = jobs->jobs[3];
+  CHECK(task.id == "20_1");
+  CHECK(task.job_number == "21");
+  CHECK(*task.array_job_id == 20);
+  CHECK(*task.array_task_id == 1);
+  CHECK(resolve_log_path(task.std_out, task) == "/tmp/jg/sweep-20_1.out");
+  CHECK(task.dependency == "afterok:11(unfulfilled)");
+  CHECK(*task.exit_code == 0);
 
-  const RestJob& pending = jobs->jobs[4];
-  CHECK(pending.info.id == "20_[2-3%1]");
-  CHECK(pending.info.state == JobState::pending);
-  CHECK_FALSE(pending.info.submit_time);  // 0 = unknown
+  const JobInfo& pending = jobs->jobs[4];
+  CHECK(pending.id == "20_[2-3%1]");
+  CHECK(pending.state == JobState::pending);
+  CHECK_FALSE(pending.submit_time);  // 0 = unknown
 
   // Matching user-given ids: the array id names every record of the array.
-  CHECK(rest_job_matches(task, "20"));
-  CHECK(rest_job_matches(task, "20_1"));
-  CHECK(rest_job_matches(task, "21"));
-  CHECK_FALSE(rest_job_matches(task, "20_2"));
-  CHECK(rest_job_matches(pending, "20"));
-  CHECK_FALSE(rest_job_matches(jobs->jobs[0], "1"));
+  CHECK(matches_id(task, "20"));
+  CHECK(matches_id(task, "20_1"));
+  CHECK(matches_id(task, "21"));
+  CHECK_FALSE(matches_id(task, "20_2"));
+  CHECK(matches_id(pending, "20"));
+  CHECK_FALSE(matches_id(jobs->jobs[0], "1"));
 }
 
 TEST_CASE("decode_jobs v0.0.39: exit code as a no-val raw wait status") {
-  auto jobs = decode_jobs(v("v0.0.39"), R"({"jobs":[{"job_id":5,"job_state":"FAILED",
+  auto jobs = decode_job_list(R"({"jobs":[{"job_id":5,"job_state":"FAILED",
     "exit_code":{"set":true,"infinite":false,"number":256},
     "time_limit":{"set":true,"infinite":false,"number":30},"submit_time":1795324000,
     "array_job_id":{"set":true,"infinite":false,"number":0},
@@ -275,18 +291,17 @@ TEST_CASE("decode_jobs v0.0.39: exit code as a no-val raw wait status") {
     "time_limit":{"set":false,"infinite":true,"number":0}}]})");
   REQUIRE(jobs);
   REQUIRE(jobs->jobs.size() == 2);
-  CHECK(jobs->jobs[0].info.id == "5");
-  CHECK(*jobs->jobs[0].info.exit_code == 1);
-  CHECK(*jobs->jobs[0].info.time_limit_s == 1800);
-  CHECK(*jobs->jobs[0].info.submit_time == 1795324000);
-  CHECK(jobs->jobs[1].info.state == JobState::cancelled);
-  CHECK(*jobs->jobs[1].info.signal == 9);
-  CHECK_FALSE(jobs->jobs[1].info.time_limit_s);
+  CHECK(jobs->jobs[0].id == "5");
+  CHECK(*jobs->jobs[0].exit_code == 1);
+  CHECK(*jobs->jobs[0].time_limit_s == 1800);
+  CHECK(*jobs->jobs[0].submit_time == 1795324000);
+  CHECK(jobs->jobs[1].state == JobState::cancelled);
+  CHECK(*jobs->jobs[1].signal == 9);
+  CHECK_FALSE(jobs->jobs[1].time_limit_s);
 }
 
 TEST_CASE("decode_jobs v0.0.40: state arrays with flags, structured exit codes, no-val times") {
-  auto jobs =
-      decode_jobs(v("v0.0.40"), R"({"last_update":{"set":true,"infinite":false,"number":1795325000},
+  auto jobs = decode_job_list(R"({"last_update":{"set":true,"infinite":false,"number":1795325000},
    "jobs":[{"job_id":7,"job_state":["FAILED"],"state_reason":"NonZeroExitCode",
     "exit_code":{"status":["ERROR"],"return_code":{"set":true,"infinite":false,"number":2},
                  "signal":{"id":{"set":false,"infinite":false,"number":0},"name":""}},
@@ -296,7 +311,7 @@ TEST_CASE("decode_jobs v0.0.40: state arrays with flags, structured exit codes, 
    {"job_id":8,"job_state":["RUNNING","COMPLETING"],"exit_code":{"status":["SUCCESS"]}}]})");
   REQUIRE(jobs);
   CHECK(*jobs->last_update == 1795325000);
-  const JobInfo& f = jobs->jobs[0].info;
+  const JobInfo& f = jobs->jobs[0];
   CHECK(f.state == JobState::failed);
   CHECK(*f.exit_code == 2);
   CHECK_FALSE(f.signal);
@@ -304,12 +319,25 @@ TEST_CASE("decode_jobs v0.0.40: state arrays with flags, structured exit codes, 
   CHECK(*f.end_time == 1795324160);
   CHECK(f.num_nodes == 2);
   CHECK(f.gres == "gpu:gpul40s:6");
-  CHECK(jobs->jobs[1].info.state == JobState::completing);
-  CHECK_FALSE(decode_jobs(v("v0.0.40"), "Authentication failure"));
+  CHECK(jobs->jobs[1].state == JobState::completing);
+  CHECK_FALSE(decode_job_list("Authentication failure"));
+  // Shapes that are not a job list are errors, never "no jobs".
+  CHECK_FALSE(decode_job_list(R"({"jobs":[[[{"job_id":1}]]]})"));
+  CHECK_FALSE(decode_job_list(R"({"jobs":[1,2]})"));
+  CHECK_FALSE(decode_job_list(R"({"jobs":"none"})"));
+  CHECK_FALSE(decode_job_list(R"({"jobs":[{"job_id":1}])"));  // truncated
+  CHECK_FALSE(decode_job_list(""));
+  CHECK_FALSE(decode_job_list("[]"));
+  // Slurm's errors are returned with the (empty) list: the caller decides it is a failed query.
+  auto failed = decode_job_list(R"({"errors":[{"error_number":-1,"error":"Unspecified error"}],
+    "jobs":[]})");
+  REQUIRE(failed);
+  CHECK(failed->messages.errors.size() == 1);
+  CHECK(classify_errors(failed->messages.errors) == SlurmFault::ambiguous);
 }
 
 TEST_CASE("decode_nodes v0.0.38 and partitions v0.0.38 (22.05 shapes)") {
-  auto nodes = decode_nodes(v("v0.0.38"), R"J({"nodes":[
+  auto nodes = decode_node_list(R"J({"nodes":[
     {"name":"classt25","state":"idle","state_flags":[],"partitions":["markov_gpu"],"cpus":32,
      "alloc_cpus":0,"real_memory":262144,"gres":"gpu:gpu4090:4","gres_used":"gpu:gpu4090:0(IDX:N/A)"},
     {"name":"classt23","state":"mixed","state_flags":["DRAIN"],"partitions":["markov_gpu"],"cpus":64,
@@ -329,7 +357,7 @@ TEST_CASE("decode_nodes v0.0.38 and partitions v0.0.38 (22.05 shapes)") {
   CHECK((*nodes)[1].gpus[0].total == 14);
   CHECK((*nodes)[1].gpus[0].used == 3);
 
-  auto parts = decode_partitions(v("v0.0.38"), R"({"partitions":[
+  auto parts = decode_partition_list(R"({"partitions":[
     {"flags":["default"],"max_time_limit":2880,"name":"markov_gpu","nodes":"classt[01-16,21-25]"},
     {"flags":[],"max_time_limit":-1,"name":"debug","nodes":"classt01"}]})");
   REQUIRE(parts);
@@ -368,7 +396,7 @@ TEST_CASE("Slurm errors: number, text and jobgen's explanation; submit answers")
   REQUIRE(m.errors.size() == 1);
   CHECK(m.errors[0].number == 2014);
   CHECK(m.warnings == std::vector<std::string>{"Job is pending (x)", "plain"});
-  std::string text = format_rest_errors(m.errors);
+  std::string text = format_slurm_errors(m.errors);
   CHECK(
       text.starts_with("Slurm error 2014 (Requested node configuration is not available: Batch "
                        "job submission failed): the request exceeds every node"));
@@ -385,7 +413,7 @@ TEST_CASE("Slurm errors: number, text and jobgen's explanation; submit answers")
     {"error_number":0,"error":"Invalid SIGNAL specification"}]})");
   CHECK(slurm_error_number(m38.errors[0]) == 2014);
   CHECK(slurm_error_number(m38.errors[1]) == 0);
-  CHECK(format_rest_errors(m38.errors) ==
+  CHECK(format_slurm_errors(m38.errors) ==
         "Slurm error 2014 (Requested node configuration is not available): " +
             explain_slurm_error(2014) + "\nSlurm (Invalid SIGNAL specification)");
 

@@ -9,6 +9,7 @@
 #include "jobgen/slurm/cli_parse.hpp"
 #include "jobgen/slurm/job_files.hpp"
 #include "jobgen/slurm/job_state.hpp"
+#include "jobgen/slurm/records.hpp"
 #include "jobgen/util/slurm_time.hpp"
 #include "recording_runner.hpp"
 
@@ -23,6 +24,17 @@ std::string data(const std::string& name) {
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+// The CLI backend reads squeue/sinfo --json through the shared record decoders.
+Expected<std::vector<JobInfo>> parse_squeue_json(std::string_view text) {
+  auto list = decode_job_list(text, "squeue --json");
+  if (!list) return std::unexpected(list.error());
+  return list->jobs;
+}
+
+Expected<std::vector<NodeInfo>> parse_sinfo_json(std::string_view text) {
+  return decode_node_list(text, "sinfo --json");
 }
 
 const JobInfo& by_id(const std::vector<JobInfo>& jobs, const std::string& id) {
@@ -84,9 +96,9 @@ TEST_CASE("squeue --json of Slurm 22.05: states, exit codes, arrays, reasons") {
 TEST_CASE("squeue fallback format (-h -o) parses every field") {
   const std::string text =
       "7|7|7|N/A|RUNNING|None|markov_gpu|1|classt25|2026-11-22T05:27:28|2026-11-22T05:27:28|"
-      "2026-11-22T05:37:28|10:00|gres:gpu:gpu4090:4|root|(null)|/tmp/jg5|jg5-long\n"
+      "2026-11-22T05:37:28|10:00|gres:gpu:gpu4090:4|root|(null)|/tmp/jg5|(null)|jg5-long\n"
       "10_2|13|10|2|PENDING|Resources|markov_gpu|2|||N/A|N/A|2-00:00:00|N/A|root|afterok:7|/"
-      "w|a|b\n";
+      "w|jobgen:00ff|a|b\n";
   auto jobs = parse_squeue_format(text);
   REQUIRE(jobs);
   REQUIRE(jobs->size() == 2);
@@ -107,6 +119,8 @@ TEST_CASE("squeue fallback format (-h -o) parses every field") {
   CHECK(b.num_nodes == 2);
   CHECK(b.time_limit_s == 172800);
   CHECK(b.name == "a|b");  // the name is last so a '|' in it stays in it
+  CHECK(tag_of(b) == "00ff");
+  CHECK(a.comment.empty());
   CHECK_FALSE(b.start_time.has_value());
   CHECK_FALSE(parse_squeue_format("1|2|3\n"));
 }
@@ -218,10 +232,10 @@ TEST_CASE("CLI backend: ONE squeue call for many ids, filtered; fallback without
   old.answer(1, "", "squeue: unrecognized option '--json'\n");
   old.answer(0,
              "7|7|7|N/A|RUNNING|None|markov_gpu|1|classt25|2026-11-22T05:27:28|"
-             "2026-11-22T05:27:28|2026-11-22T05:37:28|10:00|N/A|root|(null)|/tmp|x\n");
+             "2026-11-22T05:27:28|2026-11-22T05:37:28|10:00|N/A|root|(null)|/tmp|(null)|x\n");
   old.answer(0,
              "7|7|7|N/A|COMPLETED|None|markov_gpu|1|classt25|2026-11-22T05:27:28|"
-             "2026-11-22T05:27:28|2026-11-22T05:37:28|10:00|N/A|root|(null)|/tmp|x\n");
+             "2026-11-22T05:27:28|2026-11-22T05:37:28|10:00|N/A|root|(null)|/tmp|(null)|x\n");
   CliBackend fallback(old, {});
   auto found = fallback.jobs({"7"});
   REQUIRE(found);
@@ -286,16 +300,95 @@ TEST_CASE("CLI backend: sbatch gets the script on stdin; errors are explained") 
   CHECK_FALSE(backend.jobs({"1"}));
 }
 
+TEST_CASE("CLI backend: a failed squeue is an error with its cause, never an empty queue") {
+  // 22.05's squeue --json exits 0 with errors[] and no jobs when slurmctld is down, frozen or
+  // refuses the credentials (recorded live); one `scontrol show job` probe names the cause.
+  const std::string failed = R"({"meta":{},"errors":[{"description":"Failed while looking for jobs",
+    "error_number":-1,"error":"Unspecified error","source":"slurm_load_jobs"}],"jobs":[]})";
+  test::RecordingCommandRunner down;
+  down.answer(0, failed);
+  down.answer(1, "",
+              "slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n");
+  CliBackend backend(down, {});
+  auto unreachable = backend.jobs({"7"});
+  REQUIRE_FALSE(unreachable);
+  CHECK(unreachable.error().exit == Exit::failure);
+  CHECK(unreachable.error().transient);
+  CHECK(down.argv_of(1) == "scontrol show job 7");
+  CHECK(unreachable.error().message.find("cannot be reached") != std::string::npos);
+
+  test::RecordingCommandRunner refused;
+  refused.answer(0, failed);
+  refused.answer(1, "", "slurm_load_jobs error: Zero Bytes were transmitted or received\n");
+  CliBackend with_jwt(refused, {std::chrono::seconds(30), {}, "", true});
+  auto auth = with_jwt.jobs({"7"});
+  REQUIRE_FALSE(auth);
+  CHECK(auth.error().exit == Exit::auth);
+  CHECK(auth.error().message.find("SLURM_JWT") != std::string::npos);
+
+  // Garbage instead of JSON, and a "jobs" member that is not a list of records.
+  for (const std::string& body :
+       {std::string("<html>oops</html>"), std::string(R"({"jobs":[[[1]]]})"),
+        std::string(R"({"jobs":{"a":1}})"), std::string("")}) {
+    test::RecordingCommandRunner garbage;
+    garbage.answer(0, body);
+    CliBackend b(garbage, {});
+    auto answer = b.jobs({"7"});
+    REQUIRE_FALSE(answer);
+    CHECK(answer.error().transient);
+  }
+
+  // Ids are checked before anything runs.
+  test::RecordingCommandRunner none;
+  CliBackend strict(none, {});
+  for (const char* bad : {"--user=root", "-u", "-1", "1;touch x", "../x", "", "1_a"}) {
+    CHECK(strict.jobs({bad}).error().exit == Exit::invalid_input);
+    CHECK(strict.cancel({bad}).error().exit == Exit::invalid_input);
+  }
+  CHECK(none.commands.empty());
+}
+
+TEST_CASE("sbatch output that is not a job id is an uncertain submission") {
+  for (const char* out : {"-5\n", "0\n", "+7\n", "abc\n", "12 13\n"}) {
+    test::RecordingCommandRunner runner;
+    runner.answer(0, out);
+    CliBackend backend(runner, {});
+    SubmitRequest request;
+    request.script = "#!/bin/bash\ntrue\n";
+    auto submitted = backend.submit(request);
+    REQUIRE_FALSE(submitted);
+    CHECK(submitted.error().uncertain);
+  }
+  test::RecordingCommandRunner flood;
+  flood.answer(0, std::string(50'000'000, 'x'));
+  CliBackend backend(flood, {});
+  SubmitRequest request;
+  request.script = "#!/bin/bash\ntrue\n";
+  request.tag = "00ff";
+  auto submitted = backend.submit(request);
+  REQUIRE_FALSE(submitted);
+  CHECK(submitted.error().message.size() < 1000);
+  CHECK(flood.argv_of(0) == "sbatch --parsable --comment=jobgen:00ff");
+}
+
 TEST_CASE("scancel: one call for all ids; unknown id is not_found") {
   test::RecordingCommandRunner runner;
-  runner.answer(0, "");
-  runner.answer(1, "", "scancel: error: Invalid job id specified\n");
+  runner.answer(0, "", "scancel: Terminating job 5\nscancel: Terminating job 6\n");
+  // 22.05 exits 0 and, without -v, prints nothing at all for an id it does not know.
+  runner.answer(0, "",
+                "scancel: Terminating job 999\nscancel: error: Kill job error on job id 999: "
+                "Invalid job id specified\n");
+  runner.answer(0, "",
+                "scancel: Terminating job 8\nscancel: error: Kill job error on job id 8: Job/step "
+                "already completing or completed\n");
   CliBackend backend(runner, {});
   REQUIRE(backend.cancel({"5", "6", "7_2"}));
-  CHECK(runner.argv_of(0) == "scancel 5 6 7_2");
+  CHECK(runner.argv_of(0) == "scancel -v -- 5 6 7_2");
   auto bad = backend.cancel({"999"});
   REQUIRE_FALSE(bad);
   CHECK(bad.error().exit == Exit::not_found);
+  CHECK(bad.error().message.find("999") != std::string::npos);
+  CHECK(backend.cancel({"8"}));  // already over: nothing to cancel, not an error
 }
 
 TEST_CASE("sacct output, sinfo partitions, exit markers") {

@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "jobgen/cli/app.hpp"
-#include "jobgen/cli/job_backend.hpp"
+#include "jobgen/cli/job_session.hpp"
 #include "jobgen/profile/profile.hpp"
 #include "jobgen/slurm/request_check.hpp"
 #include "recording_runner.hpp"
@@ -88,15 +88,35 @@ TEST_CASE("status: ONE squeue call for three ids, reasons in words, exit 4 when 
   std::filesystem::remove_all(state);
 }
 
-TEST_CASE("cancel: one scancel for all ids") {
+TEST_CASE("cancel: one scancel for all ids, then what Slurm says of them") {
   const auto state =
       std::filesystem::temp_directory_path() / ("jobgen-cancel-" + std::to_string(::getpid()));
   test::RecordingCommandRunner runner;
-  runner.answer(0, "");
+  runner.answer(0, "", "scancel: Terminating job 8\nscancel: Terminating job 9\n");
+  runner.answer(0, squeue_sample());
   const Run r = run_with(runner, {"cancel", "8", "9"}, state);
   CHECK(r.code == 0);
-  REQUIRE(runner.commands.size() == 1);
-  CHECK(runner.argv_of(0) == "scancel 8 9");
+  REQUIRE(runner.commands.size() == 2);
+  CHECK(runner.argv_of(0) == "scancel -v -- 8 9");
+  CHECK(runner.argv_of(1) == "squeue --json");
+  CHECK(r.out.find("8: PENDING") != std::string::npos);
+
+  // Not a job id: refused before any command runs.
+  test::RecordingCommandRunner none;
+  for (const char* bad : {"--user=root", "-1", "1;touch /tmp/x", "../../etc"}) {
+    const Run refused = run_with(none, {"cancel", "--", bad}, state);
+    CHECK(refused.code == static_cast<int>(Exit::invalid_input));
+    CHECK(refused.err.find("is not a job id") != std::string::npos);
+  }
+  CHECK(none.commands.empty());
+
+  // Unknown to Slurm: exit 3 on the CLI backend as on REST.
+  test::RecordingCommandRunner unknown;
+  unknown.answer(0, "",
+                 "scancel: error: Kill job error on job id 123456: Invalid job id specified\n");
+  unknown.answer(0, squeue_sample());
+  const Run missing = run_with(unknown, {"cancel", "123456"}, state);
+  CHECK(missing.code == static_cast<int>(Exit::not_found));
   std::filesystem::remove_all(state);
 }
 

@@ -109,7 +109,8 @@ TEST_CASE("watch on a terminal: redraws in place with a progress bar and the las
   const std::string text = out.str();
   CHECK(text.find("\x1b[3F\x1b[J") != std::string::npos);  // move up over the 3 drawn lines
   CHECK(text.find("| step 10/100") != std::string::npos);
-  CHECK(text.find("[##--------------]  15%") != std::string::npos);  // 6 s of 40
+  CHECK(text.find("[----------------]   0%") != std::string::npos);  // just started
+  CHECK(text.find("[################] 100%") != std::string::npos);  // COMPLETED: done, not 6/40
   // Redrawn every second between polls (2 s then 4 s): more frames than polls.
   CHECK(std::count(text.begin(), text.end(), 'F') > 3);
 }
@@ -128,10 +129,12 @@ struct ForgetfulBackend final : Backend {
   int queries = 0;
   std::string name() const override { return "cli"; }
   Expected<SubmitResult> submit(const SubmitRequest&) override { return fail("unused"); }
-  Expected<std::vector<JobInfo>> jobs(const std::vector<std::string>&) override {
+  Expected<std::vector<JobInfo>> jobs(const JobQuery&) override {
     ++queries;
+    if (down) return transient_failure("squeue --json: Slurm error -1 (Unspecified error)");
     return std::vector<JobInfo>{};
   }
+  bool down = false;
   Expected<void> cancel(const std::vector<std::string>&) override { return {}; }
   Expected<ClusterState> cluster() override { return ClusterState{}; }
 };
@@ -153,13 +156,13 @@ TEST_CASE("forgotten jobs are resolved from exit markers, then from the ledger")
     t.work_dir = dir.string();
     t.array_size = array_size;
     t.last_state = std::move(last_state);
+    t.in_ledger = true;
     return t;
   };
   ForgetfulBackend backend;
-  auto views = query_jobs(backend,
-                          {tracked("55", 0, "RUNNING"), tracked("60", 2, "PENDING"),
-                           tracked("70", 0, "CANCELLED"), tracked("80", 0, "RUNNING")},
-                          fs);
+  const std::vector<Tracked> all{tracked("55", 0, "RUNNING"), tracked("60", 2, "PENDING"),
+                                 tracked("70", 0, "CANCELLED"), tracked("80", 0, "RUNNING")};
+  auto views = query_jobs(backend, all, fs, 1'800'000'000);
   REQUIRE(views);
   CHECK(backend.queries == 1);  // one query for all four
   REQUIRE(views->size() == 5);
@@ -169,9 +172,60 @@ TEST_CASE("forgotten jobs are resolved from exit markers, then from the ledger")
   CHECK((*views)[1].info.state == JobState::completed);
   CHECK((*views)[2].info.id == "60_1");
   CHECK((*views)[3].info.state == JobState::cancelled);  // the ledger's last word
-  CHECK((*views)[4].info.state == JobState::failed);     // no marker, ledger unfinished
-  CHECK((*views)[4].info.reason.find("no exit marker") != std::string::npos);
+  // No marker and an unfinished ledger state: gone from Slurm, but nothing says it FAILED.
+  CHECK((*views)[4].info.state == JobState::unknown);
+  CHECK((*views)[4].vanished);
+  CHECK((*views)[4].info.reason.find("exit marker") != std::string::npos);
   CHECK_FALSE((*views)[0].from_scheduler);
   CHECK(overall_exit(*views) == Exit::jobs_failed);
+  CHECK(all_finished(*views));
+
+  // A failed query is an error, never a list of forgotten jobs.
+  backend.down = true;
+  auto failed = query_jobs(backend, all, fs, 1'800'000'000);
+  REQUIRE_FALSE(failed);
+  CHECK(failed.error().transient);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("an unconfirmed submission is found by its tag, and expires after a day") {
+  struct Tagged final : Backend {
+    JobQuery asked;
+    std::vector<JobInfo> known;
+    std::string name() const override { return "cli"; }
+    Expected<SubmitResult> submit(const SubmitRequest&) override { return fail("unused"); }
+    Expected<std::vector<JobInfo>> jobs(const JobQuery& q) override {
+      asked = q;
+      return known;
+    }
+    Expected<void> cancel(const std::vector<std::string>&) override { return {}; }
+    Expected<ClusterState> cluster() override { return ClusterState{}; }
+  } backend;
+  sys::RealFileSystem fs;
+  Tracked intent;
+  intent.tag = "00ff00ff00ff00ff";
+  intent.submit_time = 1'000'000;
+  intent.in_ledger = true;
+  auto views = query_jobs(backend, {intent}, fs, 1'000'060);
+  REQUIRE(views);
+  CHECK(backend.asked.tags == std::vector<std::string>{"00ff00ff00ff00ff"});
+  CHECK(backend.asked.ids.empty());
+  REQUIRE(views->size() == 1);
+  CHECK((*views)[0].unconfirmed);
+  CHECK_FALSE(all_finished(*views));
+
+  JobInfo job;
+  job.id = job.job_number = "42";
+  job.state = JobState::running;
+  job.comment = tag_comment("00ff00ff00ff00ff");
+  backend.known = {job};
+  views = query_jobs(backend, {intent}, fs, 1'000'060);
+  REQUIRE(views->size() == 1);
+  CHECK((*views)[0].from_scheduler);
+  CHECK((*views)[0].info.id == "42");
+
+  backend.known.clear();
+  views = query_jobs(backend, {intent}, fs, 1'000'000 + kIntentExpiryS + 1);
+  CHECK((*views)[0].vanished);
+  CHECK(all_finished(*views));
 }

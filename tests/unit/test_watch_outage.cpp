@@ -32,7 +32,8 @@ TEST_CASE("watch: an unreachable scheduler mid-watch is reported, then the watch
   PollFn poll = [&]() -> Expected<std::vector<JobView>> {
     ++polls;
     if (polls == 1) return std::vector{view(JobState::running)};
-    if (polls <= 3) return fail("cannot reach slurmrestd at http://h:6820: Connection refused");
+    if (polls <= 3)
+      return transient_failure("cannot reach slurmrestd at http://h:6820: Connection refused");
     return std::vector{view(JobState::completed)};
   };
   WatchSettings settings;
@@ -48,7 +49,23 @@ TEST_CASE("watch: an unreachable scheduler mid-watch is reported, then the watch
   CHECK(text.find("7 COMPLETED") != std::string::npos);
 }
 
-TEST_CASE("watch: auth errors, input errors and a failing first poll still end the watch") {
+TEST_CASE("watch: a scheduler down from the first poll on is waited for, not misread") {
+  test::FakeClock clock;
+  std::ostringstream out;
+  std::atomic<bool> stop{false};
+  int polls = 0;
+  PollFn poll = [&]() -> Expected<std::vector<JobView>> {
+    ++polls;
+    if (polls <= 2) return transient_failure("squeue --json: Slurm error -1 (Unspecified error)");
+    return std::vector{view(JobState::completed)};
+  };
+  auto result = watch_jobs(poll, {}, clock, out, WatchSettings{}, stop);
+  REQUIRE(result);
+  CHECK(result->exit_code == 0);
+  CHECK(polls == 3);
+}
+
+TEST_CASE("watch: auth errors, input errors and lasting failures end the watch") {
   test::FakeClock clock;
   std::ostringstream out;
   std::atomic<bool> stop{false};
@@ -62,6 +79,6 @@ TEST_CASE("watch: auth errors, input errors and a failing first poll still end t
     auto result = watch_jobs(poll, {}, clock, out, WatchSettings{}, stop);
     REQUIRE_FALSE(result);
     CHECK(result.error().exit == exit);
-    CHECK(polls == (exit == Exit::failure ? 1 : 2));
+    CHECK(polls == (exit == Exit::failure ? 1 : 2));  // fail(): not transient
   }
 }

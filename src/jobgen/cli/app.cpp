@@ -12,6 +12,10 @@ void report(Context& ctx, const Error& error) {
   ctx.err << format_error(error) << '\n';
 }
 
+void warn(Context& ctx, std::string_view message) {
+  ctx.err << "jobgen: warning: " << message << '\n';
+}
+
 int run(const std::vector<std::string>& args, Context& ctx) {
   CLI::App app{
       "jobgen: plan, render, submit and watch deep-learning training jobs on Slurm GPU "

@@ -6,6 +6,7 @@
 #include <functional>
 #include <iosfwd>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "jobgen/sys/process.hpp"
@@ -31,6 +32,9 @@ using Action = std::function<Expected<Exit>()>;
 
 // Prints one error in the standard format on ctx.err.
 void report(Context& ctx, const Error& error);
+// Prints "jobgen: warning: <message>" on ctx.err: something went wrong that does not stop the
+// command (and does not change its exit code).
+void warn(Context& ctx, std::string_view message);
 
 // Runs jobgen with `args` (without argv[0]); returns the process exit code.
 int run(const std::vector<std::string>& args, Context& ctx);

@@ -1,7 +1,11 @@
-// `jobgen cancel JOBID...`: cancels jobs with one scancel (or local-runner) call per backend and
-// records CANCELLED in the ledger.
+// `jobgen cancel JOBID...`: cancels jobs with one scancel (or slurmrestd / local-runner) call per
+// backend. Ids are checked first (anything that is not a job id is refused before a scheduler
+// command runs), an id the scheduler does not know is "no such job" (exit 3) on every backend, and
+// the ledger records what the scheduler then reports (CANCELLED, or how the job had already
+// ended), never an assumed state.
 #include "jobgen/cli/commands.hpp"
-#include "jobgen/cli/job_backend.hpp"
+#include "jobgen/cli/job_session.hpp"
+#include "jobgen/util/strings.hpp"
 
 namespace jobgen::cli {
 
@@ -13,22 +17,49 @@ struct CancelOptions {
 };
 
 Expected<Exit> run_cancel(Context& ctx, const CancelOptions& options) {
-  auto session = open_job_session(ctx, options.common, false);
-  if (!session) return std::unexpected(session.error());
-  auto groups = tracked_jobs(**session, options.ids);
+  if (auto ok = check_job_ids(options.ids); !ok) return std::unexpected(ok.error());
+  auto opened = open_job_session(ctx, options.common, false);
+  if (!opened) return std::unexpected(opened.error());
+  JobSession& session = **opened;
+  auto groups = tracked_jobs(session, options.ids);
   if (!groups) return std::unexpected(groups.error());
-  for (const auto& [backend_name, tracked] : *groups) {
-    auto backend = (*session)->backend_for(backend_name);
+  std::optional<Error> not_found;
+  for (const auto& group : *groups) {
+    auto backend = session.backend_for(group.backend, group.cluster);
     if (!backend) return std::unexpected(backend.error());
     std::vector<std::string> ids;
-    for (const auto& t : tracked) ids.push_back(t.id);
+    for (const auto& t : group.jobs) ids.push_back(t.id);
     auto cancelled = (*backend)->cancel(ids);
-    if (!cancelled) return std::unexpected(cancelled.error());
-    for (const auto& id : ids) {
-      (void)(*session)->ledger->update_state(id, backend_name, "CANCELLED", std::nullopt);
-      ctx.out << "cancelled " << id << '\n';
+    if (!cancelled && cancelled.error().exit != Exit::not_found)
+      return std::unexpected(cancelled.error());
+    if (!cancelled) not_found = cancelled.error();
+    for (const auto& t : group.jobs) {
+      if (!t.in_ledger) continue;
+      ledger::JobRecord key;
+      key.job_id = t.id.substr(0, t.id.find('_'));
+      key.backend = group.backend;
+      key.cluster = group.cluster;
+      if (auto ok = session.ledger->request_cancel(key, unix_now(ctx)); !ok)
+        warn(ctx, ok.error().message);
     }
   }
+  // What the scheduler now says is what is reported and recorded.
+  auto refreshed = tracked_jobs(session, options.ids);
+  if (!refreshed) return std::unexpected(refreshed.error());
+  auto views = query_tracked(session, *refreshed);
+  if (!views) {
+    warn(ctx, "the cancellation was sent, but the jobs' state could not be read back: " +
+                  views.error().message);
+  } else {
+    for (const auto& v : *views) {
+      if (!v.from_scheduler && !v.vanished && v.info.state == slurm::JobState::unknown) continue;
+      ctx.out << util::printable(v.info.id, 40) << ": "
+              << util::printable(
+                     slurm::describe(v.info, unix_now(ctx), std::nullopt, session.names))
+              << '\n';
+    }
+  }
+  if (not_found) return std::unexpected(*not_found);
   return Exit::ok;
 }
 

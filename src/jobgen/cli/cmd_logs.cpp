@@ -1,11 +1,13 @@
 // `jobgen logs JOBID [-f] [--err]`: prints a job's log. The path comes from Slurm's record of the
 // job (squeue's StdOut/StdErr with %j etc. resolved; `scontrol show job` when squeue has none),
 // else from the ledger. -f follows the file until the job has finished.
+#include <algorithm>
 #include <fstream>
 
 #include "jobgen/cli/commands.hpp"
-#include "jobgen/cli/job_backend.hpp"
+#include "jobgen/cli/job_session.hpp"
 #include "jobgen/slurm/job_files.hpp"
+#include "jobgen/util/strings.hpp"
 
 namespace jobgen::cli {
 
@@ -34,6 +36,8 @@ std::string scontrol_path(sys::CommandRunner& runner, const std::string& id, boo
 
 // Prints the file from `offset` on; returns the new offset.
 std::streamoff print_from(Context& ctx, const std::filesystem::path& path, std::streamoff offset) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return offset;  // never block on a FIFO
   std::ifstream in(path, std::ios::binary);
   if (!in) return offset;
   in.seekg(0, std::ios::end);
@@ -47,18 +51,36 @@ std::streamoff print_from(Context& ctx, const std::filesystem::path& path, std::
   return size;
 }
 
+// An array's id names all its tasks, each with its own log: the user has to pick one.
+Expected<void> one_task(const std::string& id, const std::vector<slurm::JobView>& views) {
+  std::vector<std::string> tasks;
+  for (const auto& v : views)
+    if (v.info.id != id && std::ranges::find(tasks, v.info.id) == tasks.end())
+      tasks.push_back(v.info.id);
+  if (tasks.size() <= 1) return {};
+  std::string list;
+  for (std::size_t i = 0; i < tasks.size() && i < 8; ++i) list += (i ? ", " : "") + tasks[i];
+  if (tasks.size() > 8) list += ", ... (" + std::to_string(tasks.size()) + " in all)";
+  return invalid("job " + id +
+                 " is an array whose tasks have their own logs: name one, e.g. "
+                 "'jobgen logs " +
+                 tasks.front() + "' (tasks: " + util::printable(list) + ")");
+}
+
 Expected<Exit> run_logs(Context& ctx, const LogsOptions& options) {
+  if (auto ok = check_job_ids({options.id}); !ok) return std::unexpected(ok.error());
   auto opened = open_job_session(ctx, options.common, false);
   if (!opened) return std::unexpected(opened.error());
   JobSession& session = **opened;
   auto groups = tracked_jobs(session, {options.id});
   if (!groups) return std::unexpected(groups.error());
-  const auto& [backend_name, tracked] = groups->front();
+  const std::string backend_name = groups->front().backend;
   auto views = query_tracked(session, *groups);
   if (!views) return std::unexpected(views.error());
+  if (auto ok = one_task(options.id, *views); !ok) return std::unexpected(ok.error());
 
   std::filesystem::path path;
-  const slurm::Tracked& t = tracked.front();
+  const slurm::Tracked& t = groups->front().jobs.front();
   for (const auto& v : *views) {
     const std::string& pattern = options.err ? v.info.std_err : v.info.std_out;
     if (v.from_scheduler && !pattern.empty()) {
@@ -95,15 +117,23 @@ Expected<Exit> run_logs(Context& ctx, const LogsOptions& options) {
   std::streamoff offset = print_from(ctx, path, 0);
   if (!options.follow) return Exit::ok;
 
-  // Follow: read new bytes every 0.5 s, ask the scheduler every 5 s whether the job ended.
+  // Follow: read new bytes every 0.5 s, ask the scheduler every 5 s whether the job ended. A
+  // scheduler that cannot be reached says nothing about the job: keep following.
   auto last_query = ctx.clock.now();
+  bool warned = false;
   for (;;) {
     ctx.clock.sleep_for(std::chrono::milliseconds(500));
     offset = print_from(ctx, path, offset);
     if (ctx.clock.now() - last_query < std::chrono::seconds(5)) continue;
     last_query = ctx.clock.now();
     auto now_views = query_tracked(session, *groups);
-    if (!now_views) return std::unexpected(now_views.error());
+    if (!now_views) {
+      if (!now_views.error().transient) return std::unexpected(now_views.error());
+      if (!warned) warn(ctx, now_views.error().message + " (still following the log)");
+      warned = true;
+      continue;
+    }
+    warned = false;
     if (slurm::all_finished(*now_views)) {
       print_from(ctx, path, offset);
       return Exit::ok;

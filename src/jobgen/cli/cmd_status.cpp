@@ -1,8 +1,11 @@
 // `jobgen status [JOBID...] [--json]`: the state of jobs in plain words, with ONE scheduler query
-// for all of them. No ids: the caller's unfinished jobs from the ledger.
-// Exit: 0, or Exit::jobs_failed when a job ended in a state other than COMPLETED.
+// for all of them. No ids: the caller's unfinished jobs (and unconfirmed submissions) from the
+// ledger. A failed scheduler query is an error (exit 1, or 5 when the credentials were refused)
+// and changes nothing in the ledger.
+// Exit: 0, Exit::jobs_failed when a job ended in a state other than COMPLETED (a CANCELLED job that
+// `jobgen cancel` asked for is not a failure) or left the scheduler without a trace of how.
 #include "jobgen/cli/commands.hpp"
-#include "jobgen/cli/job_backend.hpp"
+#include "jobgen/cli/job_session.hpp"
 
 namespace jobgen::cli {
 
@@ -15,6 +18,7 @@ struct StatusOptions {
 };
 
 Expected<Exit> run_status(Context& ctx, const StatusOptions& options) {
+  if (auto ok = check_job_ids(options.ids); !ok) return std::unexpected(ok.error());
   auto session = open_job_session(ctx, options.common, false);
   if (!session) return std::unexpected(session.error());
   auto groups = tracked_jobs(**session, options.ids);
@@ -32,7 +36,8 @@ Expected<Exit> run_status(Context& ctx, const StatusOptions& options) {
   auto views = query_tracked(**session, *groups);
   if (!views) return std::unexpected(views.error());
   const bool none_known = std::all_of(views->begin(), views->end(), [](const auto& v) {
-    return !v.from_scheduler && v.info.state == slurm::JobState::unknown;
+    return !v.from_scheduler && !v.vanished && !v.unconfirmed &&
+           v.info.state == slurm::JobState::unknown;
   });
   if (views->empty() || none_known) {
     return fail("no such job: the scheduler and the ledger know none of the ids given",
@@ -44,10 +49,7 @@ Expected<Exit> run_status(Context& ctx, const StatusOptions& options) {
   } else {
     ctx.out << slurm::format_status_table(*views, now, (*session)->names);
   }
-  const bool any_failed = std::any_of(views->begin(), views->end(), [](const auto& v) {
-    return slurm::is_finished(v.info.state) && v.info.state != slurm::JobState::completed;
-  });
-  return any_failed ? Exit::jobs_failed : Exit::ok;
+  return slurm::overall_exit(*views);
 }
 
 }  // namespace

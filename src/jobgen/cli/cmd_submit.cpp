@@ -9,16 +9,19 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <random>
 
 #include "jobgen/cli/commands.hpp"
-#include "jobgen/cli/job_backend.hpp"
 #include "jobgen/cli/job_request.hpp"
+#include "jobgen/cli/job_session.hpp"
 #include "jobgen/plan/report.hpp"
 #include "jobgen/render/renderer.hpp"
 #include "jobgen/render/sbatch_header.hpp"
 #include "jobgen/slurm/request_check.hpp"
 #include "jobgen/sys/process.hpp"
+#include "jobgen/util/strings.hpp"
 
 namespace jobgen::cli {
 
@@ -53,21 +56,103 @@ struct Prepared {
   std::optional<int64_t> estimate_s;
 };
 
-Expected<Exit> run_submit(Context& ctx, const SubmitOptions& opts) {
-  auto spec_text = ctx.fs.read_file(opts.request.jobspec);
-  auto session = open_job_session(ctx, opts.common, true);
-  if (!session) return std::unexpected(session.error());
-  JobSession& s = **session;
-  const profile::Profile& prof = *s.profile;
-  const bool local = s.backend_name == "local";
-  auto job = build_job_request(ctx, opts.request, prof, *s.catalog, local);
-  if (!job) return std::unexpected(job.error());
-  const bool staged = !job->spec.stages.empty();
+// A submission's tag: 64 random bits, carried in the job's comment so that a job whose id never
+// reached the ledger (a submit killed or timed out after the scheduler took it) is found again.
+std::string new_tag() {
+  std::random_device random;
+  const uint64_t bits = (uint64_t{random()} << 32) ^ random();
+  return fmt::format("{:016x}", bits);
+}
 
+// Checks a profile made for another cluster, or the wrong gres names, before blaming the user:
+// what the partition's nodes really offer next to what the job asks for.
+std::string mismatch_hint(JobSession& s, const render::SbatchOptions& sbatch) {
+  auto backend = s.backend();
+  if (!backend) return "";
+  auto cluster = (*backend)->cluster();
+  if (!cluster) return "";
+  std::map<std::string, int> offered;  // gres "type:count" per node -> nodes
+  bool partition_found = false;
+  for (const auto& p : cluster->partitions) partition_found |= p.name == sbatch.partition;
+  for (const auto& node : cluster->nodes) {
+    if (std::ranges::find(node.partitions, sbatch.partition) == node.partitions.end()) continue;
+    for (const auto& g : node.gpus)
+      ++offered[(g.type.empty() ? std::string("(untyped)") : g.type) + " x" +
+                std::to_string(g.total)];
+  }
+  const std::string who = "profile '" + s.cluster_name() + "'";
+  if (!partition_found && !cluster->partitions.empty()) {
+    std::string names;
+    for (const auto& p : cluster->partitions) names += (names.empty() ? "" : ", ") + p.name;
+    return who + " names partition '" + sbatch.partition + "', which this cluster does not have (" +
+           names + "): is it the profile for this cluster?";
+  }
+  if (offered.empty()) return "";
+  std::string have;
+  for (const auto& [gres, nodes] : offered)
+    have += (have.empty() ? "" : ", ") + gres + " on " + std::to_string(nodes) + " node(s)";
+  return "the job asks for --gres=" + sbatch.gres + " per node; partition " + sbatch.partition +
+         " offers gpu:" + have + " (" + who + " disagrees with the cluster?)";
+}
+
+std::string profile_note(const JobSession& s) {
+  return s.profile_explicit ? std::string()
+                            : " (profile '" + s.cluster_name() +
+                                  "': the bundled default, as neither --profile nor "
+                                  "JOBGEN_PROFILE names one)";
+}
+
+// --after: the job must exist, and must still be able to succeed. Slurm itself starts a job at
+// once when its afterok dependency names a job it does not know.
+Expected<std::string> check_dependency(JobSession& s, const std::string& after) {
+  if (after.empty() || s.backend_name == "local") return after;
+  if (auto ok = check_job_ids({after}); !ok) return std::unexpected(ok.error());
+  auto groups = tracked_jobs(s, {after});
+  if (!groups) return std::unexpected(groups.error());
+  auto views = query_tracked(s, *groups);
+  if (!views) return std::unexpected(views.error());
+  for (const auto& v : *views) {
+    if (!v.from_scheduler && !v.vanished && v.info.state == slurm::JobState::unknown)
+      return fail(
+          "--after " + after + ": no such job (neither the scheduler nor the ledger knows it)",
+          Exit::not_found);
+    if (slurm::is_finished(v.info.state) && v.info.state != slurm::JobState::completed)
+      return invalid("--after " + after + ": that job ended " + slurm::to_string(v.info.state) +
+                     ", so a job waiting for its success would never start");
+    if (v.vanished)
+      return invalid("--after " + after + ": how that job ended is unknown (" + v.info.reason +
+                     ")");
+    if (!v.from_scheduler && v.info.state == slurm::JobState::completed) {
+      warn(*s.ctx, "job " + after + " already completed; the job starts without waiting");
+      return std::string();
+    }
+  }
+  return after;
+}
+
+// Prints what a dry run would do.
+void print_dry_run(Context& ctx, const SubmitOptions& opts, bool local, const Prepared& p,
+                   const std::string& dependency, const std::string& label,
+                   const std::string& script) {
+  std::vector<std::string> argv{"sbatch", "--parsable"};
+  if (opts.test_only) argv.emplace_back("--test-only");
+  if (!dependency.empty()) argv.push_back("--dependency=" + dependency);
+  ctx.out << "# "
+          << (local ? "local runner: /bin/bash SCRIPT in the background"
+                    : sys::format_command(argv) + " < SCRIPT")
+          << label << " on " << p.row.label() << "\n"
+          << script;
+  if (!script.ends_with('\n')) ctx.out << '\n';
+}
+
+Expected<std::vector<Prepared>> prepare_stages(Context& ctx, JobSession& s, JobRequest& job,
+                                               const SubmitOptions& opts, bool local) {
+  const profile::Profile& prof = *s.profile;
+  const bool staged = !job.spec.stages.empty();
   // Plan, build and check every stage before submitting any: a chain is all or nothing.
   std::vector<Prepared> prepared;
   Diagnostics problems;
-  for (StageRequest& st : job->stages) {
+  for (StageRequest& st : job.stages) {
     if (!local) {
       for (auto& p : slurm::check_request(st.request.input.sbatch, prof, st.row.group)) {
         p.message = (staged ? "stage " + st.stage + ": " : "") + p.message +
@@ -83,14 +168,38 @@ Expected<Exit> run_submit(Context& ctx, const SubmitOptions& opts) {
   }
   if (!problems.empty()) {
     for (const auto& p : problems) report(ctx, p);
-    return fail(
-        fmt::format("the request does not fit the {} cluster; nothing was submitted", prof.name),
-        Exit::invalid_input);
+    return fail(fmt::format("the request does not fit the {} cluster{}; nothing was submitted",
+                            prof.name, profile_note(s)),
+                Exit::invalid_input);
   }
+  return prepared;
+}
+
+Expected<Exit> run_submit(Context& ctx, const SubmitOptions& opts) {
+  auto spec_text = ctx.fs.read_file(opts.request.jobspec);
+  auto session = open_job_session(ctx, opts.common, true);
+  if (!session) return std::unexpected(session.error());
+  JobSession& s = **session;
+  const profile::Profile& prof = *s.profile;
+  const bool local = s.backend_name == "local";
+  auto job = build_job_request(ctx, opts.request, prof, *s.catalog, local);
+  if (!job) return std::unexpected(job.error());
+  auto stages = prepare_stages(ctx, s, *job, opts, local);
+  if (!stages) return std::unexpected(stages.error());
+  std::vector<Prepared>& prepared = *stages;
+  auto backend = s.backend();
+  if (!backend) return std::unexpected(backend.error());
+  std::string previous = opts.after;
+  if (!opts.dry_run && !opts.test_only) {
+    auto checked = check_dependency(s, opts.after);
+    if (!checked) return std::unexpected(checked.error());
+    previous = *checked;
+  }
+  if (!opts.dry_run && !s.profile_explicit)
+    ctx.err << "jobgen: using" << profile_note(s).substr(1) << '\n';
 
   const fs::path cwd = fs::current_path();
   std::vector<std::pair<std::string, std::string>> submitted;  // stage, job id
-  std::string previous = opts.after;
   nlohmann::json answers = nlohmann::json::array();
   for (std::size_t i = 0; i < prepared.size(); ++i) {
     Prepared& p = prepared[i];
@@ -110,15 +219,7 @@ Expected<Exit> run_submit(Context& ctx, const SubmitOptions& opts) {
 
     const std::string label = p.stage.empty() ? "" : " (stage " + p.stage + ")";
     if (opts.dry_run) {
-      std::vector<std::string> argv{"sbatch", "--parsable"};
-      if (opts.test_only) argv.emplace_back("--test-only");
-      if (!dependency.empty()) argv.push_back("--dependency=" + dependency);
-      ctx.out << "# "
-              << (local ? "local runner: /bin/bash SCRIPT in the background"
-                        : sys::format_command(argv) + " < SCRIPT")
-              << label << " on " << p.row.label() << "\n"
-              << *script;
-      if (!script->ends_with('\n')) ctx.out << '\n';
+      print_dry_run(ctx, opts, local, p, dependency, label, *script);
       previous = "<job id>";
       continue;
     }
@@ -127,30 +228,25 @@ Expected<Exit> run_submit(Context& ctx, const SubmitOptions& opts) {
     if (!sbatch.output.empty()) fs::create_directories((cwd / sbatch.output).parent_path(), ec);
     if (!sbatch.error.empty()) fs::create_directories((cwd / sbatch.error).parent_path(), ec);
 
-    slurm::SubmitRequest request{*script, sbatch, opts.test_only};
-    auto result = s.backend->submit(request);
-    if (!result) {
-      if (!submitted.empty()) {
-        ctx.err << "jobgen: stages submitted before the failure: ";
-        for (const auto& [stage, id] : submitted) ctx.err << stage << "=" << id << ' ';
-        ctx.err << "(cancel them with jobgen cancel)\n";
-      }
-      return std::unexpected(result.error());
-    }
+    slurm::SubmitRequest request{*script, sbatch, opts.test_only, {}};
     if (opts.test_only) {
-      ctx.out << result->message << label << '\n';
+      auto result = (*backend)->submit(request);
+      if (!result) return std::unexpected(result.error());
+      ctx.out << util::printable(result->message) << label << '\n';
       continue;
     }
-    const auto now = unix_now(ctx);
-    const std::string stem = fmt::format("{}-{}-{}{}", prof.name, result->job_id,
-                                         render::sanitize_job_name(sbatch.job_name),
-                                         p.stage.empty() ? "" : "-" + p.stage);
-    const fs::path script_path = s.state_dir / "scripts" / (stem + ".sh");
-    if (auto ok = ctx.fs.write_file(script_path, *script, 0755); !ok) {
-      ctx.err << "jobgen: warning: " << ok.error().message << '\n';
+    // The ledger first: a job the ledger cannot record is not submitted, and a submit interrupted
+    // after the scheduler took it leaves a record to reconcile (by the tag in the job's comment).
+    request.tag = new_tag();
+    const fs::path script_path =
+        s.state_dir / "scripts" /
+        fmt::format("{}-{}-{}-{}{}.sh", s.backend_name, prof.name,
+                    render::sanitize_job_name(sbatch.job_name), request.tag,
+                    p.stage.empty() ? "" : "-" + render::sanitize_job_name(p.stage));
+    if (auto ok = ctx.fs.write_file(script_path, *script, 0700); !ok) {
+      warn(ctx, ok.error().message);
     }
     ledger::JobRecord record;
-    record.job_id = result->job_id;
     record.backend = s.backend_name;
     record.cluster = prof.name;
     record.target = p.row.group;
@@ -159,17 +255,46 @@ Expected<Exit> run_submit(Context& ctx, const SubmitOptions& opts) {
     record.spec_hash = spec_text ? text_hash(*spec_text) : "";
     record.script_path = script_path.string();
     record.plan_json = p.plan.dump();
-    record.submit_time = now;
-    record.last_state = "PENDING";
+    record.submit_time = unix_now(ctx);
+    record.last_state = ledger::kSubmitting;
     record.stdout_path = sbatch.output;
     record.stderr_path = sbatch.error;
     record.work_dir = sbatch.working_dir;
     record.estimated_runtime_s = p.estimate_s;
     record.array_size = render::sweep_task_count(job->sweep);
+    record.tag = request.tag;
     if (auto ok = s.ledger->insert(record); !ok) {
-      ctx.err << "jobgen: warning: job " << result->job_id
-              << " was submitted but not recorded: " << ok.error().message << '\n';
+      return fail("cannot record the submission in the job ledger, so nothing was submitted: " +
+                  ok.error().message);
     }
+    auto result = (*backend)->submit(request);
+    if (!result) {
+      Error error = result.error();
+      if (error.uncertain) {
+        error.message += "\n  The scheduler may have created the job anyway: it is tagged jobgen:" +
+                         request.tag + ", and 'jobgen status' will find it if it exists";
+      } else if (auto ok = s.ledger->forget_intent(request.tag); !ok) {
+        warn(ctx, ok.error().message);
+      }
+      if (error.exit == Exit::invalid_input) {
+        if (const std::string hint = mismatch_hint(s, sbatch); !hint.empty())
+          error.message += "\n  " + hint;
+        error.message += profile_note(s);
+      }
+      if (!submitted.empty()) {
+        error.message += "\n  Stages submitted before the failure:";
+        for (const auto& [stage, id] : submitted) error.message += " " + stage + "=" + id;
+        error.message += " (cancel them with 'jobgen cancel')";
+      }
+      return std::unexpected(error);
+    }
+    if (auto ok = s.ledger->confirm(request.tag, result->job_id); !ok) {
+      return fail("job " + result->job_id +
+                  " was submitted, but the ledger could not record its id (" + ok.error().message +
+                  "); it is tagged jobgen:" + request.tag + ": follow it with 'jobgen status " +
+                  result->job_id + "'");
+    }
+    if (!result->message.empty()) ctx.err << "jobgen: " << util::printable(result->message) << '\n';
     submitted.emplace_back(p.stage, result->job_id);
     previous = result->job_id;
     if (opts.json) {

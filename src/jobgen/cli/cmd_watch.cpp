@@ -5,10 +5,11 @@
 #include <signal.h>
 
 #include <atomic>
+#include <cmath>
 #include <fstream>
 
 #include "jobgen/cli/commands.hpp"
-#include "jobgen/cli/job_backend.hpp"
+#include "jobgen/cli/job_session.hpp"
 #include "jobgen/slurm/job_files.hpp"
 
 namespace jobgen::cli {
@@ -28,8 +29,10 @@ struct WatchOptions {
   double max_interval_s = 60;
 };
 
-// The last line of a log without reading all of it.
+// The last line of a log without reading all of it (a regular file only: never a FIFO).
 std::string tail_line(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return "";
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return "";
   const std::streamoff size = in.tellg();
@@ -55,6 +58,13 @@ struct InterruptGuard {
 };
 
 Expected<Exit> run_watch(Context& ctx, const WatchOptions& options) {
+  if (auto ok = check_job_ids(options.ids); !ok) return std::unexpected(ok.error());
+  for (const double seconds : {options.interval_s, options.max_interval_s}) {
+    if (!std::isfinite(seconds) || seconds < 0.1 || seconds > 86400) {
+      return invalid("poll intervals must be between 0.1 s and 86400 s (got " +
+                     std::to_string(seconds) + ")");
+    }
+  }
   auto opened = open_job_session(ctx, options.common, false);
   if (!opened) return std::unexpected(opened.error());
   JobSession& session = **opened;
@@ -65,8 +75,8 @@ Expected<Exit> run_watch(Context& ctx, const WatchOptions& options) {
     return Exit::ok;
   }
   std::map<std::string, slurm::Tracked> by_id;
-  for (const auto& [name, tracked] : *groups) {
-    for (const auto& t : tracked) by_id[t.id] = t;
+  for (const auto& group : *groups) {
+    for (const auto& t : group.jobs) by_id[t.id] = t;
   }
   slurm::WatchSettings settings;
   settings.terminal = ctx.out_is_terminal;

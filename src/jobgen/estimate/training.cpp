@@ -196,7 +196,7 @@ Hardware make_hardware(const profile::GpuSpec& gpu, const profile::MigProfileSpe
   hw.bf16 = gpu.bf16;
   hw.memory_bandwidth_gbs = gpu.memory_bandwidth_gbs;
   if (mig != nullptr) {
-    const double share = mig->compute_slices / 7.0;
+    const double share = mig->compute_fraction();
     hw.mig_profile = mig->name;
     hw.capacity_gib = mig->memory_gib;
     // "1g.12gb" -> 12: the nominal size users quote for a slice.
@@ -212,7 +212,7 @@ Hardware make_hardware(const profile::GpuSpec& gpu, const profile::MigProfileSpe
     hw.tflops_bf16 *= share;
     hw.tflops_tf32 *= share;
     hw.tflops_fp32 *= share;
-    hw.memory_bandwidth_gbs *= mig->memory_slices / 8.0;
+    hw.memory_bandwidth_gbs *= mig->memory_fraction();
   }
   hw.intra = link.intra;
   if (link.intra_gbs > 0) {

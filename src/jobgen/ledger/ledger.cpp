@@ -3,7 +3,9 @@
 #include <sqlite3.h>
 
 #include <chrono>
+#include <string>
 #include <thread>
+#include <utility>
 
 namespace jobgen::ledger {
 
@@ -29,21 +31,30 @@ CREATE TABLE IF NOT EXISTS jobs (
   work_dir TEXT NOT NULL DEFAULT '',
   estimated_runtime_s INTEGER,
   array_size INTEGER NOT NULL DEFAULT 0,
-  updated_time INTEGER NOT NULL DEFAULT 0
+  updated_time INTEGER NOT NULL DEFAULT 0,
+  tag TEXT NOT NULL DEFAULT '',
+  cancel_requested INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS jobs_by_id ON jobs(job_id, backend);
 )sql";
 
+// Columns added after the first schema; older databases get them on open.
+constexpr std::pair<const char*, const char*> kAddedColumns[] = {
+    {"tag", "TEXT NOT NULL DEFAULT ''"},
+    {"cancel_requested", "INTEGER NOT NULL DEFAULT 0"},
+};
+
 // States after which a job never changes again (as slurm::is_finished; kept here as text so the
 // ledger does not depend on the Slurm layer).
+// UNKNOWN: the scheduler no longer lists the job and nothing says how it ended.
 constexpr const char* kFinished =
     "('COMPLETED','FAILED','TIMEOUT','OUT_OF_MEMORY','CANCELLED','PREEMPTED','NODE_FAIL',"
-    "'BOOT_FAIL','DEADLINE')";
+    "'BOOT_FAIL','DEADLINE','UNKNOWN')";
 
 constexpr const char* kColumns =
     "job_id, backend, cluster, target, job_name, spec_path, spec_hash, script_path, plan_json, "
     "submit_time, last_state, exit_code, stdout_path, stderr_path, work_dir, estimated_runtime_s, "
-    "array_size";
+    "array_size, tag, cancel_requested";
 
 constexpr int kBusyTimeoutMs = 30'000;
 
@@ -88,12 +99,17 @@ std::filesystem::path state_dir(const sys::Environment& env) {
 
 Expected<Ledger> Ledger::open(const std::filesystem::path& path) {
   std::error_code ec;
-  std::filesystem::create_directories(path.parent_path(), ec);
+  const auto dir = path.parent_path();
+  const bool existed = std::filesystem::exists(dir, ec);
+  std::filesystem::create_directories(dir, ec);
   if (ec) {
-    return fail("cannot create " + path.parent_path().string() + ": " + ec.message() +
+    return fail("cannot create " + dir.string() + ": " + ec.message() +
                 " (set XDG_STATE_HOME to a writable directory)");
   }
+  // Owner only: scripts and plans kept here may carry the job spec's secrets.
+  if (!existed) std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);
   sqlite3* db = nullptr;
+  const bool new_file = !std::filesystem::exists(path, ec);
   if (sqlite3_open_v2(path.c_str(), &db,
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
                       nullptr) != SQLITE_OK) {
@@ -109,11 +125,22 @@ Expected<Ledger> Ledger::open(const std::filesystem::path& path) {
   if (exec_retry(db, "PRAGMA journal_mode=WAL;") != SQLITE_OK) {
     return db_error(db, "cannot switch " + path.string() + " to WAL mode");
   }
+  // SQLite gives its -wal and -shm files the database file's mode.
+  if (new_file)
+    std::filesystem::permissions(
+        path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write, ec);
   exec_retry(db, "PRAGMA synchronous=NORMAL;");
   const std::string schema = std::string("BEGIN IMMEDIATE;") + kSchema + "COMMIT;";
   if (exec_retry(db, schema.c_str()) != SQLITE_OK) {
     sqlite3_exec(db, "ROLLBACK;", nullptr, nullptr, nullptr);
     return db_error(db, "cannot create the schema in " + path.string());
+  }
+  for (const auto& [column, type] : kAddedColumns) {
+    const std::string add = std::string("ALTER TABLE jobs ADD COLUMN ") + column + " " + type;
+    const int rc = exec_retry(db, add.c_str());
+    if (rc != SQLITE_OK &&
+        std::string(sqlite3_errmsg(db)).find("duplicate column") == std::string::npos)
+      return db_error(db, "cannot upgrade the schema in " + path.string());
   }
   return ledger;
 }
@@ -137,7 +164,7 @@ Ledger::~Ledger() {
 
 Expected<void> Ledger::insert(const JobRecord& r) {
   const std::string sql = std::string("INSERT INTO jobs (") + kColumns +
-                          ", updated_time) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+                          ", updated_time) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
   if (exec_retry(db_, "BEGIN IMMEDIATE;") != SQLITE_OK) return db_error(db_, "cannot lock");
   Statement s;
   if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.stmt, nullptr) != SQLITE_OK) {
@@ -173,6 +200,8 @@ Expected<void> Ledger::insert(const JobRecord& r) {
     sqlite3_bind_null(s.stmt, ++i);
   }
   sqlite3_bind_int(s.stmt, ++i, r.array_size);
+  text(r.tag);
+  sqlite3_bind_int64(s.stmt, ++i, r.cancel_requested);
   sqlite3_bind_int64(s.stmt, ++i, now_seconds());
   if (sqlite3_step(s.stmt) != SQLITE_DONE) {
     auto error = db_error(db_, "cannot record job " + r.job_id);
@@ -229,53 +258,96 @@ Expected<std::vector<JobRecord>> Ledger::select(const std::string& where,
     r.work_dir = text();
     r.estimated_runtime_s = opt_int();
     r.array_size = sqlite3_column_int(s.stmt, c++);
+    r.tag = text();
+    r.cancel_requested = sqlite3_column_int64(s.stmt, c++);
     result.push_back(std::move(r));
   }
   if (rc != SQLITE_DONE) return db_error(db_, "cannot read records");
   return result;
 }
 
-Expected<std::optional<JobRecord>> Ledger::find(const std::string& job_id,
-                                                const std::string& backend) {
+Expected<std::vector<JobRecord>> Ledger::find(const std::string& job_id, const Scope& scope) {
+  if (job_id.empty()) return std::vector<JobRecord>{};
   // "123_4" is a task of the array recorded as "123".
   const std::string base = job_id.substr(0, job_id.find('_'));
-  auto rows = backend.empty()
-                  ? select("WHERE job_id IN (?, ?) ORDER BY row_id DESC LIMIT 1", {job_id, base})
-                  : select("WHERE job_id IN (?, ?) AND backend = ? ORDER BY row_id DESC LIMIT 1",
-                           {job_id, base, backend});
-  if (!rows) return std::unexpected(rows.error());
-  if (rows->empty()) return std::optional<JobRecord>();
-  return std::optional<JobRecord>(std::move(rows->front()));
+  std::string where = "WHERE job_id IN (?, ?)";
+  std::vector<std::string> args{job_id, base};
+  if (!scope.backend.empty()) {
+    where += " AND backend = ?";
+    args.push_back(scope.backend);
+  }
+  if (!scope.cluster.empty()) {
+    where += " AND cluster = ?";
+    args.push_back(scope.cluster);
+  }
+  return select(where + " ORDER BY row_id DESC", args);
 }
 
-Expected<std::vector<JobRecord>> Ledger::unfinished() {
-  return select(std::string("WHERE last_state NOT IN ") + kFinished + " ORDER BY row_id", {});
+Expected<std::vector<JobRecord>> Ledger::unfinished(const Scope& scope) {
+  std::string where = std::string("WHERE last_state NOT IN ") + kFinished;
+  std::vector<std::string> args;
+  if (!scope.backend.empty()) {
+    where += " AND backend = ?";
+    args.push_back(scope.backend);
+  }
+  if (!scope.cluster.empty()) {
+    where += " AND cluster = ?";
+    args.push_back(scope.cluster);
+  }
+  return select(where + " ORDER BY row_id", args);
 }
 
-Expected<std::vector<JobRecord>> Ledger::all() {
-  return select("ORDER BY row_id", {});
-}
-
-Expected<void> Ledger::update_state(const std::string& job_id, const std::string& backend,
-                                    const std::string& state, std::optional<int> exit_code) {
+Expected<void> Ledger::execute(const std::string& sql, const std::vector<std::string>& args,
+                               const std::string& what) {
   Statement s;
-  const char* sql =
-      "UPDATE jobs SET last_state = ?, exit_code = ?, updated_time = ? WHERE job_id = ? AND "
-      "backend = ?";
-  if (sqlite3_prepare_v2(db_, sql, -1, &s.stmt, nullptr) != SQLITE_OK) {
-    return db_error(db_, "cannot prepare an update");
+  if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.stmt, nullptr) != SQLITE_OK) {
+    return db_error(db_, "cannot prepare to " + what);
   }
-  sqlite3_bind_text(s.stmt, 1, state.c_str(), -1, SQLITE_TRANSIENT);
-  if (exit_code) {
-    sqlite3_bind_int(s.stmt, 2, *exit_code);
-  } else {
-    sqlite3_bind_null(s.stmt, 2);
+  for (std::size_t a = 0; a < args.size(); ++a) {
+    sqlite3_bind_text(s.stmt, static_cast<int>(a + 1), args[a].c_str(),
+                      static_cast<int>(args[a].size()), SQLITE_TRANSIENT);
   }
-  sqlite3_bind_int64(s.stmt, 3, now_seconds());
-  sqlite3_bind_text(s.stmt, 4, job_id.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(s.stmt, 5, backend.c_str(), -1, SQLITE_TRANSIENT);
-  if (sqlite3_step(s.stmt) != SQLITE_DONE) return db_error(db_, "cannot update job " + job_id);
+  if (sqlite3_step(s.stmt) != SQLITE_DONE) return db_error(db_, "cannot " + what);
   return {};
+}
+
+// The row a record names: its tag while it is an intent, else (backend, cluster, job id).
+namespace {
+std::pair<std::string, std::vector<std::string>> key_of(const JobRecord& key) {
+  if (key.job_id.empty()) return {"tag = ? AND tag != ''", {key.tag}};
+  return {"job_id = ? AND backend = ? AND cluster = ?", {key.job_id, key.backend, key.cluster}};
+}
+}  // namespace
+
+Expected<void> Ledger::confirm(const std::string& tag, const std::string& job_id) {
+  return execute(
+      "UPDATE jobs SET job_id = ?, last_state = CASE last_state WHEN 'SUBMITTING' THEN 'PENDING' "
+      "ELSE last_state END, updated_time = ? WHERE tag = ? AND tag != ''",
+      {job_id, std::to_string(now_seconds()), tag}, "record job " + job_id);
+}
+
+Expected<void> Ledger::forget_intent(const std::string& tag) {
+  return execute("DELETE FROM jobs WHERE tag = ? AND tag != '' AND job_id = ''", {tag},
+                 "remove the submission record " + tag);
+}
+
+Expected<void> Ledger::update_state(const JobRecord& key, const std::string& state,
+                                    std::optional<int> exit_code) {
+  auto [where, args] = key_of(key);
+  std::vector<std::string> all{state, std::to_string(now_seconds())};
+  all.insert(all.end(), args.begin(), args.end());
+  const std::string code = exit_code ? std::to_string(*exit_code) : "NULL";
+  return execute(
+      "UPDATE jobs SET last_state = ?, exit_code = " + code + ", updated_time = ? WHERE " + where,
+      all, "update job " + (key.job_id.empty() ? key.tag : key.job_id));
+}
+
+Expected<void> Ledger::request_cancel(const JobRecord& key, int64_t when) {
+  auto [where, args] = key_of(key);
+  std::vector<std::string> all{std::to_string(when)};
+  all.insert(all.end(), args.begin(), args.end());
+  return execute("UPDATE jobs SET cancel_requested = ? WHERE " + where, all,
+                 "record the cancellation of job " + key.job_id);
 }
 
 Expected<int64_t> Ledger::count() {

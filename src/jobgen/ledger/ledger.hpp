@@ -2,9 +2,17 @@
 // jobs, their plans and log files after Slurm has forgotten them.
 //
 // Where: $XDG_STATE_HOME/jobgen/jobs.db (default ~/.local/state/jobgen/jobs.db); scripts jobgen
-// rendered are kept next to it under scripts/. Concurrency: WAL mode, a busy timeout and one
-// transaction per write, so several jobgen processes (and threads with their own Ledger) can
-// record at once without losing rows. Times are Unix seconds.
+// rendered are kept next to it under scripts/. The directory is made 0700 and the database 0600
+// (job specs' env values, e.g. API keys, end up in scripts and plans). Concurrency: WAL mode, a
+// busy timeout and one transaction per write, so several jobgen processes (and threads with their
+// own Ledger) can record at once without losing rows. Times are Unix seconds.
+//
+// Identity: a job is (backend, cluster, job_id): Slurm job 6 and local job 6 are different jobs.
+// A submission is first recorded as an intent (job_id "", last_state "SUBMITTING", a random tag
+// the scheduler also carries in the job's comment) and confirmed with its id once the scheduler
+// answered, so a submit that is killed or times out after the scheduler created the job is found
+// again by its tag (reconciled by the monitoring commands). States change only on evidence the
+// caller has (the scheduler's answer, sacct, an exit marker); the ledger itself never infers one.
 #pragma once
 
 #include <cstdint>
@@ -21,8 +29,11 @@ struct sqlite3;
 
 namespace jobgen::ledger {
 
+inline constexpr const char* kSubmitting = "SUBMITTING";  // an intent: submitted, id not known
+
 struct JobRecord {
-  std::string job_id;   // the scheduler's id ("123"; an array is recorded once as "123")
+  std::string
+      job_id;  // the scheduler's id ("123"; an array is recorded once as "123"); "" = intent
   std::string backend;  // "cli", "rest", "local"
   std::string cluster;  // profile name
   std::string target;   // node group / GPU target the plan chose
@@ -32,21 +43,29 @@ struct JobRecord {
   std::string script_path;  // the rendered script, kept under the state directory
   std::string plan_json;
   int64_t submit_time = 0;
-  std::string last_state;  // "PENDING", ... as to_string(JobState)
+  std::string last_state;  // "PENDING", ... as to_string(JobState); "SUBMITTING"; "UNKNOWN"
   std::optional<int> exit_code;
   std::string stdout_path;  // pattern or resolved path (%j etc. resolved by the reader)
   std::string stderr_path;
   std::string work_dir;
   std::optional<int64_t> estimated_runtime_s;  // from the plan; for "about N left"
   int array_size = 0;                          // tasks of a sweep; 0 = not an array
+  std::string tag;                             // the submission's tag (job comment "jobgen:<tag>")
+  int64_t cancel_requested = 0;                // when `jobgen cancel` asked for it; 0 = never
 };
 
 // The state directory ($XDG_STATE_HOME/jobgen or ~/.local/state/jobgen).
 std::filesystem::path state_dir(const sys::Environment& env);
 
+// Which records a lookup may return: "" = any.
+struct Scope {
+  std::string backend;
+  std::string cluster;
+};
+
 class Ledger {
  public:
-  // Opens (creating the file and schema if needed) the database at `path`.
+  // Opens (creating the file, the 0700 directory and the schema if needed) the database at `path`.
   static Expected<Ledger> open(const std::filesystem::path& path);
 
   Ledger(Ledger&& other) noexcept;
@@ -54,20 +73,26 @@ class Ledger {
   ~Ledger();
 
   Expected<void> insert(const JobRecord& record);
-  // The record of `job_id` ("123", or "123_4" -> the array's record "123"); backend "" = any.
-  Expected<std::optional<JobRecord>> find(const std::string& job_id,
-                                          const std::string& backend = "");
-  // Records whose last state is not finished, oldest first.
-  Expected<std::vector<JobRecord>> unfinished();
-  Expected<std::vector<JobRecord>> all();
-  Expected<void> update_state(const std::string& job_id, const std::string& backend,
-                              const std::string& state, std::optional<int> exit_code);
+  // The intent `tag` becomes job `job_id` (state PENDING unless it already has a later one).
+  Expected<void> confirm(const std::string& tag, const std::string& job_id);
+  // Removes the intent `tag` (the scheduler certainly did not take the submission).
+  Expected<void> forget_intent(const std::string& tag);
+  // Every record of `job_id` ("123", or "123_4" -> the array's record "123") in `scope`, newest
+  // first: several when the id exists for more than one backend or cluster.
+  Expected<std::vector<JobRecord>> find(const std::string& job_id, const Scope& scope = {});
+  // Records (and intents) whose last state is not final, oldest first.
+  Expected<std::vector<JobRecord>> unfinished(const Scope& scope = {});
+  Expected<void> update_state(const JobRecord& key, const std::string& state,
+                              std::optional<int> exit_code);
+  Expected<void> request_cancel(const JobRecord& key, int64_t when);
   Expected<int64_t> count();
 
  private:
   explicit Ledger(sqlite3* db) : db_(db) {}
   Expected<std::vector<JobRecord>> select(const std::string& where,
                                           const std::vector<std::string>& args);
+  Expected<void> execute(const std::string& sql, const std::vector<std::string>& args,
+                         const std::string& what);
   sqlite3* db_ = nullptr;
 };
 

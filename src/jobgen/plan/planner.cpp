@@ -307,7 +307,7 @@ PlanRow plan_row(const JobSpec& spec, const profile::Profile& prof, const Candid
   row.tokens_per_s = chosen.tp.tokens_per_s;
   row.gpu_hours = row.total_time_s / 3600.0 * row.world_size();
   if (g.price_per_gpu_hour) {
-    const double fraction = cand.mig ? cand.mig->compute_slices / 7.0 : 1.0;
+    const double fraction = cand.mig ? cand.mig->compute_fraction() : 1.0;
     row.cost = row.gpu_hours * *g.price_per_gpu_hour * fraction;
   }
   row.runnable = row.fits;
@@ -359,9 +359,10 @@ PlanRow plan_row(const JobSpec& spec, const profile::Profile& prof, const Candid
             ? fmt::format("MIG slices cannot do multi-GPU data parallel (no NCCL/peer-to-peer "
                           "between slices): {} slices cannot train one model together",
                           cand.gpus_per_node)
-            : fmt::format("one MIG slice ({}/7 of an {}, {:.1f} GiB); MIG slices cannot do "
+            : fmt::format("one MIG slice ({}/{} of an {}, {:.1f} GiB); MIG slices cannot do "
                           "multi-GPU data parallel, so a run uses one slice",
-                          cand.mig->compute_slices, cand.gpu->name, hw.capacity_gib));
+                          cand.mig->compute_slices, cand.mig->compute_total, cand.gpu->name,
+                          hw.capacity_gib));
     if (cand.gpus_per_node > 1) row.runnable = false;
   }
   if (row.fits && row.partition_max_time_s &&

@@ -35,12 +35,16 @@ const std::vector<std::string> kGpuKeys = {"id",
                                            "bf16",
                                            "nvlink_gbs",
                                            "mig",
+                                           "mig_slices",
                                            "notes"};
 const std::vector<std::string> kMigKeys = {"name", "memory_gib", "compute_slices", "memory_slices",
                                            "max_instances"};
 
-MigProfileSpec parse_mig(detail::YamlReader& r, const YAML::Node& node, const std::string& gpu) {
+MigProfileSpec parse_mig(detail::YamlReader& r, const YAML::Node& node, const std::string& gpu,
+                         int compute_total, int memory_total) {
   MigProfileSpec mig;
+  mig.compute_total = compute_total;
+  mig.memory_total = memory_total;
   const std::string what = "a MIG profile of GPU '" + gpu + "'";
   if (!r.expect_map(node, what)) return mig;
   r.check_keys(node, kMigKeys, what);
@@ -49,10 +53,11 @@ MigProfileSpec parse_mig(detail::YamlReader& r, const YAML::Node& node, const st
   mig.compute_slices = static_cast<int>(r.integer(node, "compute_slices", what, true).value_or(0));
   mig.memory_slices = static_cast<int>(r.integer(node, "memory_slices", what, true).value_or(0));
   mig.max_instances = static_cast<int>(r.integer(node, "max_instances", what, true).value_or(0));
-  if (mig.compute_slices < 1 || mig.compute_slices > 7 || mig.memory_slices < 1 ||
-      mig.memory_slices > 8 || mig.max_instances < 1) {
-    r.problem(node, what + " '" + mig.name +
-                        "' needs compute_slices 1-7, memory_slices 1-8 and max_instances >= 1");
+  if (mig.compute_slices < 1 || mig.compute_slices > compute_total || mig.memory_slices < 1 ||
+      mig.memory_slices > memory_total || mig.max_instances < 1) {
+    r.problem(node, what + " '" + mig.name + "' needs compute_slices 1-" +
+                        std::to_string(compute_total) + ", memory_slices 1-" +
+                        std::to_string(memory_total) + " and max_instances >= 1");
   }
   return mig;
 }
@@ -85,9 +90,22 @@ GpuSpec parse_gpu(detail::YamlReader& r, const YAML::Node& node) {
   if (gpu.memory_gib_usable <= 0 || gpu.tflops_fp16 <= 0) {
     r.problem(node, what + " needs positive memory_gib_usable and tflops_fp16");
   }
+  // How many compute and memory slices the GPU has for MIG: 7 and 8, except the A30 (4 and 4).
+  int compute_total = 7;
+  int memory_total = 8;
+  if (const YAML::Node totals = node["mig_slices"];
+      totals && r.expect_map(totals, what + ": 'mig_slices'")) {
+    r.check_keys(totals, {"compute", "memory"}, what + ": 'mig_slices'");
+    compute_total = static_cast<int>(r.integer(totals, "compute", what, true).value_or(7));
+    memory_total = static_cast<int>(r.integer(totals, "memory", what, true).value_or(8));
+    if (compute_total < 1 || compute_total > 8 || memory_total < 1 || memory_total > 8) {
+      r.problem(totals, what + ": 'mig_slices' needs compute and memory between 1 and 8");
+    }
+  }
   if (const YAML::Node mig = node["mig"]; mig && !mig.IsNull()) {
     if (r.expect_sequence(mig, what + ": 'mig'")) {
-      for (const auto& item : mig) gpu.mig_profiles.push_back(parse_mig(r, item, gpu.id));
+      for (const auto& item : mig)
+        gpu.mig_profiles.push_back(parse_mig(r, item, gpu.id, compute_total, memory_total));
     }
   }
   return gpu;

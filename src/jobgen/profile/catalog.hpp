@@ -18,9 +18,14 @@ namespace jobgen::profile {
 struct MigProfileSpec {
   std::string name;        // NVIDIA's name, e.g. "1g.12gb"
   double memory_gib = 0;   // memory of one instance as usable by a process
-  int compute_slices = 0;  // the "Ng" part: sevenths of the GPU's SMs (of 7)
-  int memory_slices = 0;   // eighths of the memory (of 8)
+  int compute_slices = 0;  // the "Ng" part: slices of the GPU's SMs (of compute_total)
+  int memory_slices = 0;   // slices of the memory (of memory_total)
   int max_instances = 0;   // how many of this profile fit on one GPU
+  int compute_total = 7;   // the GPU's compute slices: 7 (A100, H100, ...), 4 (A30)
+  int memory_total = 8;    // the GPU's memory slices: 8, 4 (A30)
+
+  double compute_fraction() const { return double(compute_slices) / compute_total; }
+  double memory_fraction() const { return double(memory_slices) / memory_total; }
 };
 
 struct GpuSpec {

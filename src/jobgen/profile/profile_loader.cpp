@@ -493,11 +493,17 @@ class Loader {
       }
       mig.slices.push_back(std::move(slice));
     }
-    if (compute > 7 || memory_slices > 8) {
+    const int compute_total =
+        gpu != nullptr && !gpu->mig_profiles.empty() ? gpu->mig_profiles.front().compute_total : 7;
+    const int memory_total =
+        gpu != nullptr && !gpu->mig_profiles.empty() ? gpu->mig_profiles.front().memory_total : 8;
+    if (compute > compute_total || memory_slices > memory_total) {
       r_.problem(slices, "the MIG slices of " + group_what + " need " + std::to_string(compute) +
-                             "/7 compute and " + std::to_string(memory_slices) +
-                             "/8 memory slices of each GPU; a GPU has only 7 and 8. Use fewer "
-                             "or smaller instances");
+                             "/" + std::to_string(compute_total) + " compute and " +
+                             std::to_string(memory_slices) + "/" + std::to_string(memory_total) +
+                             " memory slices of each GPU; a GPU has only " +
+                             std::to_string(compute_total) + " and " +
+                             std::to_string(memory_total) + ". Use fewer or smaller instances");
     }
     const int per_node = [&] {
       int n = 0;

@@ -3,13 +3,18 @@
 // and a local runner (background processes, no Slurm). States are normalised here so the CLI
 // commands never see a backend's own spelling.
 //
-// Contract: jobs() answers for many ids with ONE scheduler query (never one per job); an empty id
-// list means "the caller's jobs". Times are Unix seconds; durations are seconds.
+// Contract: jobs() answers for many ids with ONE scheduler query (never one per job); an empty
+// query means "the caller's jobs". An answer lists every job the scheduler knows among those asked
+// for: a job absent from a successful answer is no longer in the scheduler (finished and purged,
+// or never existed). A query that did not get a complete answer is an error (Error::transient when
+// asking again may help), never a shorter list. Times are Unix seconds; durations are seconds.
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "jobgen/render/sbatch_options.hpp"
@@ -64,6 +69,7 @@ struct JobInfo {
   std::optional<int64_t> array_task_id;
   std::string job_number;   // Slurm's own id of this record (an array task has its own), "%j"
   std::string working_dir;  // relative log paths are relative to it
+  std::string comment;      // Slurm's job comment; jobgen's submissions carry their tag there
 };
 
 struct GresCount {
@@ -98,7 +104,14 @@ struct SubmitRequest {
   std::string script;             // the rendered script, with its #SBATCH header
   render::SbatchOptions options;  // the same request as data (REST sends these fields)
   bool test_only = false;         // ask when it would start, submit nothing
+  // Identifies this submission (the job comment "jobgen:<tag>", the local runner's meta.json), so
+  // a job whose id never reached the ledger (a timed-out or killed submit) can be found later.
+  std::string tag;
 };
+
+// The comment a submission tagged `tag` carries, and the tag in a job's comment ("" if none).
+std::string tag_comment(std::string_view tag);
+std::string tag_of(const JobInfo& job);
 
 struct SubmitResult {
   std::string job_id;                      // empty for test_only
@@ -106,12 +119,25 @@ struct SubmitResult {
   std::string message;                     // the scheduler's own words (warnings, test-only answer)
 };
 
+// Which jobs to report: these ids (as users type them, see records.hpp is_job_id) and the jobs
+// whose comment carries one of these submission tags. Both empty: the caller's jobs.
+struct JobQuery {
+  JobQuery() = default;
+  JobQuery(std::initializer_list<std::string> job_ids) : ids(job_ids) {}
+  JobQuery(std::vector<std::string> job_ids) : ids(std::move(job_ids)) {}  // NOLINT: a list of ids
+  std::vector<std::string> ids;
+  std::vector<std::string> tags;
+  bool empty() const { return ids.empty() && tags.empty(); }
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string name() const = 0;  // "cli", "rest", "local"
   virtual Expected<SubmitResult> submit(const SubmitRequest& request) = 0;
-  virtual Expected<std::vector<JobInfo>> jobs(const std::vector<std::string>& ids) = 0;
+  virtual Expected<std::vector<JobInfo>> jobs(const JobQuery& query) = 0;
+  // Ids must be job ids (is_job_id), else Exit::invalid_input and nothing is cancelled; an id the
+  // scheduler does not know is Exit::not_found (the known ones are still cancelled).
   virtual Expected<void> cancel(const std::vector<std::string>& ids) = 0;
   virtual Expected<ClusterState> cluster() = 0;
 };

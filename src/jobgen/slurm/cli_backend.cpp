@@ -4,31 +4,14 @@
 #include <set>
 
 #include "jobgen/slurm/cli_parse.hpp"
+#include "jobgen/slurm/job_state.hpp"
+#include "jobgen/slurm/records.hpp"
 #include "jobgen/util/slurm_time.hpp"
+#include "jobgen/util/strings.hpp"
 
 namespace jobgen::slurm {
 
 namespace {
-
-std::string join(const std::vector<std::string>& items, std::string_view sep) {
-  std::string out;
-  for (const auto& item : items) {
-    if (!out.empty()) out += sep;
-    out += item;
-  }
-  return out;
-}
-
-std::vector<std::string_view> split(std::string_view text, char sep) {
-  std::vector<std::string_view> parts;
-  for (;;) {
-    const std::size_t pos = text.find(sep);
-    parts.push_back(text.substr(0, pos));
-    if (pos == std::string_view::npos) break;
-    text.remove_prefix(pos + 1);
-  }
-  return parts;
-}
 
 bool contains(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;
@@ -40,19 +23,43 @@ bool unsupported_option(std::string_view err) {
          contains(err, "unknown option");
 }
 
-// Keeps the jobs the caller asked for, in the order of `ids`, each job once.
-std::vector<JobInfo> keep_requested(std::vector<JobInfo> all, const std::vector<std::string>& ids) {
-  if (ids.empty()) return all;
+bool wanted(const JobInfo& job, const JobQuery& query) {
+  if (query.empty()) return true;
+  if (std::ranges::any_of(query.ids, [&](const std::string& id) { return matches_id(job, id); }))
+    return true;
+  const std::string tag = tag_of(job);
+  return !tag.empty() && std::ranges::find(query.tags, tag) != query.tags.end();
+}
+
+// Keeps the jobs the caller asked for, each job once, in the order Slurm listed them.
+std::vector<JobInfo> keep_requested(std::vector<JobInfo> all, const JobQuery& query) {
   std::vector<JobInfo> kept;
   std::set<std::string> seen;
-  for (const auto& id : ids) {
-    for (auto& job : all) {
-      if (matches_id(job, id) && seen.insert(job.job_number + "/" + job.id).second) {
-        kept.push_back(job);
-      }
-    }
+  for (auto& job : all) {
+    if (wanted(job, query) && seen.insert(job.job_number + "/" + job.id).second)
+      kept.push_back(std::move(job));
   }
   return kept;
+}
+
+Error fault_error(SlurmFault fault, std::string message, bool jwt_in_environment) {
+  Error error{std::move(message), {}, Exit::failure};
+  if (fault == SlurmFault::auth) {
+    error.exit = Exit::auth;
+    error.message +=
+        jwt_in_environment
+            ? " (slurmctld refused the credentials: SLURM_JWT is set in the environment and the "
+              "token is expired or not valid for this cluster; unset SLURM_JWT to use munge, or "
+              "get a new one with 'scontrol token')"
+            : " (slurmctld refused the credentials: check that munged runs and its key matches "
+              "the cluster's)";
+  } else if (fault == SlurmFault::unreachable) {
+    error.transient = true;
+    error.message +=
+        " (slurmctld cannot be reached or did not answer in time: it is down, frozen or "
+        "restarting; check SLURM_CONF, or try again)";
+  }
+  return error;
 }
 
 }  // namespace
@@ -63,41 +70,50 @@ const char* const kSacctFormat =
 
 std::string explain_slurm_error(std::string_view command, std::string_view err) {
   std::string text;
-  for (std::string_view line : split(err, '\n')) {
+  for (std::string_view line : util::split(err.substr(0, 2000), '\n')) {
     for (std::string_view prefix : {"sbatch: error: ", "squeue: error: ", "scancel: error: ",
                                     "sinfo: error: ", "sacct: error: ", "error: "}) {
       if (line.starts_with(prefix)) line.remove_prefix(prefix.size());
     }
-    if (line.empty() || line.starts_with("Batch job submission failed: ")) {
-      if (!line.empty()) line.remove_prefix(29);
-      if (line.empty()) continue;
-    }
+    if (line.starts_with("Batch job submission failed: ")) line.remove_prefix(29);
+    line = util::trim(line);
+    if (line.empty()) continue;
     if (!text.empty()) text += "; ";
-    text += line;
+    text += util::printable(line, 500);
   }
   if (text.empty()) text = "failed without a message";
   std::string hint;
   if (contains(err, "Requested node configuration is not available")) {
     hint =
-        "no node in the partition has that many GPUs, CPUs or that much memory; check the "
-        "target and GPU count against 'jobgen profile show'";
+        "no node in the partition has that many GPUs of that type, CPUs or that much memory; "
+        "check the target and GPU count against 'jobgen profile show'";
   } else if (contains(err, "Invalid generic resource")) {
     hint = "this cluster has no such gres type; see the gres names in 'jobgen profile show'";
   } else if (contains(err, "time limit")) {
     hint = "the time limit exceeds the partition's MaxTime; ask for less time";
-  } else if (contains(err, "Unable to contact slurm controller") ||
-             contains(err, "Zero Bytes were transmitted") ||
-             contains(err, "Could not establish a configuration source") ||
-             contains(err, "Connection refused")) {
-    hint = "slurmctld cannot be reached; check SLURM_CONF and that the controller is up";
   } else if (contains(err, "Invalid job id")) {
     hint = "Slurm does not know this job (finished jobs are forgotten after MinJobAge)";
   } else if (contains(err, "Invalid account") || contains(err, "Invalid qos")) {
     hint = "check the account/QoS you may use with 'sacctmgr show assoc user=$USER'";
+  } else if (contains(err, "invalid partition specified")) {
+    hint = "this cluster has no such partition: is the profile the one for this cluster?";
   }
   std::string message = std::string(command) + ": " + text;
   if (!hint.empty()) message += " (" + hint + ")";
   return message;
+}
+
+std::vector<std::string> unknown_ids_in_scancel(std::string_view err) {
+  // "scancel: error: Kill job error on job id 99999: Invalid job id specified"
+  std::vector<std::string> ids;
+  constexpr std::string_view key = "Kill job error on job id ";
+  for (std::string_view line : util::split(err, '\n')) {
+    const std::size_t at = line.find(key);
+    if (at == std::string_view::npos || !contains(line, "Invalid job id specified")) continue;
+    std::string_view rest = line.substr(at + key.size());
+    ids.emplace_back(rest.substr(0, rest.find(':')));
+  }
+  return ids;
 }
 
 CliBackend::CliBackend(sys::CommandRunner& runner, CliBackendOptions options)
@@ -114,12 +130,41 @@ Expected<sys::CommandResult> CliBackend::run(std::vector<std::string> argv,
   command.env = options_.env;
   command.cwd = options_.working_dir;
   command.timeout = options_.timeout;
-  return runner_.run(command);
+  auto result = runner_.run(command);
+  if (!result) {
+    Error error = result.error();
+    // A timed-out command may still have reached slurmctld, which is busy or frozen.
+    error.transient = true;
+    return std::unexpected(error);
+  }
+  return result;
+}
+
+Error CliBackend::command_error(std::string_view command, std::string_view err,
+                                std::string_view probe_id) {
+  std::string message = explain_slurm_error(command, err);
+  SlurmFault fault = classify_error_text(err);
+  if (fault == SlurmFault::ambiguous && !probe_id.empty()) {
+    // squeue --json reports every failure as Slurm's unspecified error -1: a small single-job
+    // request in text form names the cause.
+    auto probe = run({"scontrol", "show", "job", std::string(probe_id)});
+    if (!probe) {
+      fault = SlurmFault::unreachable;
+    } else if (probe->exit_code != 0) {
+      fault = classify_error_text(probe->err);
+      if (fault != SlurmFault::ambiguous)
+        message += "; " + explain_slurm_error("scontrol", probe->err);
+    }
+  }
+  Error error = fault_error(fault, std::move(message), options_.jwt_in_environment);
+  if (fault == SlurmFault::ambiguous) error.transient = true;
+  return error;
 }
 
 Expected<SubmitResult> CliBackend::submit(const SubmitRequest& request) {
   std::vector<std::string> argv{"sbatch", "--parsable"};
   if (request.test_only) argv.emplace_back("--test-only");
+  if (!request.tag.empty()) argv.push_back("--comment=" + tag_comment(request.tag));
   // The script's #SBATCH header carries the request; the dependency is added here because it
   // is only known once the previous stage has an id.
   if (!request.options.dependency.empty() &&
@@ -127,12 +172,19 @@ Expected<SubmitResult> CliBackend::submit(const SubmitRequest& request) {
     argv.push_back("--dependency=" + request.options.dependency);
   }
   auto result = run(argv, request.script);
-  if (!result) return std::unexpected(result.error());
+  if (!result) {
+    Error error = result.error();
+    error.uncertain = !request.test_only;  // sbatch was killed: Slurm may have the job anyway
+    return std::unexpected(error);
+  }
   if (result->exit_code != 0) {
-    return fail(explain_slurm_error("sbatch", result->err),
-                contains(result->err, "Invalid") || contains(result->err, "not available")
-                    ? Exit::invalid_input
-                    : Exit::failure);
+    Error error = command_error("sbatch", result->err, "");
+    // "Socket timed out" after sending: slurmctld may still create the job (seen on 22.05).
+    error.uncertain = !request.test_only && contains(result->err, "timed out");
+    if (contains(result->err, "Invalid") || contains(result->err, "not available") ||
+        contains(result->err, "invalid"))
+      error.exit = Exit::invalid_input;
+    return std::unexpected(error);
   }
   SubmitResult submitted;
   if (request.test_only) {
@@ -148,105 +200,126 @@ Expected<SubmitResult> CliBackend::submit(const SubmitRequest& request) {
     return submitted;
   }
   auto id = parse_sbatch_parsable(result->out);
-  if (!id) return std::unexpected(id.error());
+  if (!id) {
+    Error error = id.error();
+    error.uncertain = true;  // sbatch exited 0: whatever it printed, a job may exist
+    return std::unexpected(error);
+  }
   submitted.job_id = *id;
-  submitted.message = result->err;
+  submitted.message = util::printable(result->err, 2000);
   return submitted;
 }
 
-Expected<std::vector<JobInfo>> CliBackend::jobs(const std::vector<std::string>& ids) {
-  std::vector<JobInfo> found;
-  if (squeue_json_) {
-    std::vector<std::string> argv{"squeue", "--json"};
-    if (ids.empty()) argv.emplace_back("--me");
-    auto result = run(argv);
-    if (!result) return std::unexpected(result.error());
-    if (result->exit_code != 0 && unsupported_option(result->err)) {
-      squeue_json_ = false;
-    } else if (result->exit_code != 0) {
-      return fail(explain_slurm_error("squeue", result->err));
-    } else {
-      auto parsed = parse_squeue_json(result->out);
-      if (!parsed) return std::unexpected(parsed.error());
-      found = keep_requested(std::move(*parsed), ids);
-    }
+Expected<std::vector<JobInfo>> CliBackend::squeue_json(const JobQuery& query) {
+  std::vector<std::string> argv{"squeue", "--json"};
+  if (query.empty()) argv.emplace_back("--me");
+  auto result = run(argv);
+  if (!result) return std::unexpected(result.error());
+  if (result->exit_code != 0 && unsupported_option(result->err)) {
+    squeue_json_ = false;
+    return squeue_text(query);
   }
-  if (!squeue_json_) {
-    // -t all: also the finished jobs slurmctld still remembers. Without ids: the caller's jobs.
-    std::vector<std::string> argv{"squeue", "-h", "-t", "all", "-o", kSqueueFormat};
-    if (ids.empty()) {
-      argv.emplace_back("--me");
-    } else {
-      argv.insert(argv.end(), {"-j", join(ids, ",")});
-    }
-    auto result = run(argv);
-    if (!result) return std::unexpected(result.error());
-    if (result->exit_code != 0 && contains(result->err, "Invalid job id")) {
-      // One of the ids is forgotten, and squeue then answers for none: ask for all jobs.
-      argv.resize(argv.size() - 2);
-      result = run(argv);
-      if (!result) return std::unexpected(result.error());
-    }
-    if (result->exit_code != 0) return fail(explain_slurm_error("squeue", result->err));
-    auto parsed = parse_squeue_format(result->out);
-    if (!parsed) return std::unexpected(parsed.error());
-    found = keep_requested(std::move(*parsed), ids);
+  const std::string probe =
+      query.ids.empty() ? "1" : query.ids.front().substr(0, query.ids.front().find('_'));
+  if (result->exit_code != 0) return std::unexpected(command_error("squeue", result->err, probe));
+  auto list = decode_job_list(result->out, "squeue --json",
+                              [&](const JobInfo& job) { return wanted(job, query); });
+  if (!list) {
+    Error error = list.error();
+    error.transient = true;
+    return std::unexpected(error);
   }
+  if (!list->messages.errors.empty()) {
+    const std::string errors = format_slurm_errors(list->messages.errors);
+    Error error = command_error("squeue --json", errors, probe);
+    if (classify_errors(list->messages.errors) == SlurmFault::auth) error.exit = Exit::auth;
+    return std::unexpected(error);
+  }
+  return keep_requested(std::move(list->jobs), query);
+}
+
+Expected<std::vector<JobInfo>> CliBackend::squeue_text(const JobQuery& query) {
+  // -t all: also the finished jobs slurmctld still remembers. Without ids: the caller's jobs;
+  // tagged submissions are the caller's own, so they are found among those.
+  std::vector<std::string> argv{"squeue", "-h", "-t", "all", "-o", kSqueueFormat};
+  if (query.ids.empty() || !query.tags.empty()) {
+    argv.emplace_back("--me");
+  } else {
+    argv.insert(argv.end(), {"-j", util::join(query.ids, ",")});
+  }
+  auto result = run(argv);
+  if (!result) return std::unexpected(result.error());
+  if (result->exit_code != 0 && contains(result->err, "Invalid job id")) {
+    // One of the ids is forgotten, and squeue then answers for none: ask for the caller's jobs.
+    argv.resize(argv.size() - 2);
+    argv.emplace_back("--me");
+    result = run(argv);
+    if (!result) return std::unexpected(result.error());
+  }
+  if (result->exit_code != 0) return std::unexpected(command_error("squeue", result->err, ""));
+  auto parsed = parse_squeue_format(result->out);
+  if (!parsed) return std::unexpected(parsed.error());
+  return keep_requested(std::move(*parsed), query);
+}
+
+Expected<std::vector<JobInfo>> CliBackend::jobs(const JobQuery& query) {
+  for (const auto& id : query.ids) {
+    if (!is_job_id(id)) return invalid("'" + id + "' is not a job id (expected e.g. 123 or 123_4)");
+  }
+  auto found = squeue_json_ ? squeue_json(query) : squeue_text(query);
+  if (!found) return std::unexpected(found.error());
   // Ids squeue no longer knows: ask accounting, if this cluster has it (one call for all).
   std::vector<std::string> missing;
-  for (const auto& id : ids) {
-    const bool known = std::any_of(found.begin(), found.end(),
-                                   [&](const JobInfo& job) { return matches_id(job, id); });
-    if (!known) missing.push_back(id);
+  for (const auto& id : query.ids) {
+    if (std::ranges::none_of(*found, [&](const JobInfo& job) { return matches_id(job, id); }))
+      missing.push_back(id);
   }
   if (!missing.empty() && accounting_) {
     auto old = sacct(missing);
+    if (!old && accounting_) return std::unexpected(old.error());
     if (old) {
-      for (auto& job : *old) found.push_back(std::move(job));
+      for (auto& job : *old) found->push_back(std::move(job));
     }
   }
   return found;
 }
 
 Expected<std::vector<JobInfo>> CliBackend::sacct(const std::vector<std::string>& ids) {
-  auto result = run({"sacct", "-n", "-P", "-X", "-o", kSacctFormat, "-j", join(ids, ",")});
+  auto result = run({"sacct", "-n", "-P", "-X", "-o", kSacctFormat, "-j", util::join(ids, ",")});
   if (!result) return std::unexpected(result.error());
   if (result->exit_code != 0) {
     if (contains(result->err, "accounting storage is disabled") ||
         contains(result->err, "Accounting storage") || contains(result->err, "slurmdbd")) {
       accounting_ = false;  // remembered: one failed sacct per jobgen process at most
     }
-    return fail(explain_slurm_error("sacct", result->err));
+    return std::unexpected(command_error("sacct", result->err, ""));
   }
   return parse_sacct(result->out);
 }
 
 Expected<std::vector<JobInfo>> parse_sacct(std::string_view text) {
   std::vector<JobInfo> jobs;
-  for (std::string_view line : split(text, '\n')) {
+  for (std::string_view line : util::split(text, '\n')) {
     if (line.empty()) continue;
-    const auto f = split(line, '|');
-    if (f.size() < 13) return fail("unexpected sacct output line: '" + std::string(line) + "'");
+    const auto f = util::split(line, '|');
+    if (f.size() < 13)
+      return fail("unexpected sacct output line: '" + util::printable(line, 200) + "'");
     JobInfo job;
     job.id = std::string(f[0]);
     job.job_number = std::string(f[1]);
     if (const std::size_t underscore = job.id.find('_'); underscore != std::string::npos) {
-      try {
-        job.array_job_id = std::stoll(job.id.substr(0, underscore));
-        job.array_task_id = std::stoll(job.id.substr(underscore + 1));
-      } catch (const std::exception&) {
-      }
+      job.array_job_id = util::parse_int(std::string_view(job.id).substr(0, underscore));
+      job.array_task_id = util::parse_int(std::string_view(job.id).substr(underscore + 1));
+      if (!job.array_job_id || !job.array_task_id) job.array_job_id.reset();
     }
     job.name = std::string(f[2]);
     job.state = parse_job_state(f[3]);
-    const std::string exit(f[4]);
-    if (const std::size_t colon = exit.find(':'); colon != std::string::npos) {
-      try {
-        job.exit_code = std::stoi(exit.substr(0, colon));
-        const int sig = std::stoi(exit.substr(colon + 1));
-        if (sig != 0) job.signal = sig;
-      } catch (const std::exception&) {
-      }
+    const std::string_view exit = f[4];
+    if (const std::size_t colon = exit.find(':'); colon != std::string_view::npos) {
+      const auto code = util::parse_int(exit.substr(0, colon));
+      const auto sig = util::parse_int(exit.substr(colon + 1));
+      if (code && *code >= 0 && *code < 256) job.exit_code = static_cast<int>(*code);
+      if (sig && *sig > 0 && *sig < 128) job.signal = static_cast<int>(*sig);
     }
     job.submit_time = parse_slurm_timestamp(f[5]);
     job.start_time = parse_slurm_timestamp(f[6]);
@@ -263,13 +336,26 @@ Expected<std::vector<JobInfo>> parse_sacct(std::string_view text) {
 
 Expected<void> CliBackend::cancel(const std::vector<std::string>& ids) {
   if (ids.empty()) return {};
-  std::vector<std::string> argv{"scancel"};
+  for (const auto& id : ids) {
+    if (!is_job_id(id)) return invalid("'" + id + "' is not a job id (expected e.g. 123 or 123_4)");
+  }
+  // -v: without it scancel says nothing (and exits 0) for an id Slurm does not know.
+  std::vector<std::string> argv{"scancel", "-v", "--"};
   argv.insert(argv.end(), ids.begin(), ids.end());
   auto result = run(argv);
   if (!result) return std::unexpected(result.error());
-  if (result->exit_code != 0) {
-    return fail(explain_slurm_error("scancel", result->err),
-                contains(result->err, "Invalid job id") ? Exit::not_found : Exit::failure);
+  const auto unknown = unknown_ids_in_scancel(result->err);
+  const bool other_error = std::ranges::any_of(util::split(result->err, '\n'), [](auto line) {
+    return contains(line, "error") && !contains(line, "Invalid job id specified") &&
+           !contains(line, "already completing or completed");
+  });
+  if (result->exit_code != 0 || other_error)
+    return std::unexpected(command_error("scancel", result->err, ids.front()));
+  if (!unknown.empty()) {
+    return fail("no such job: " + util::join(unknown, ", ") +
+                    " (Slurm does not know it: it never existed, or ended long enough ago to be "
+                    "forgotten)",
+                Exit::not_found);
   }
   return {};
 }
@@ -278,13 +364,17 @@ Expected<ClusterState> CliBackend::cluster() {
   ClusterState state;
   auto nodes = run({"sinfo", "--json"});
   if (!nodes) return std::unexpected(nodes.error());
-  if (nodes->exit_code != 0) return fail(explain_slurm_error("sinfo", nodes->err));
-  auto parsed = parse_sinfo_json(nodes->out);
+  if (nodes->exit_code != 0) return std::unexpected(command_error("sinfo", nodes->err, ""));
+  if (const auto messages = decode_messages(nodes->out); !messages.errors.empty()) {
+    return std::unexpected(
+        command_error("sinfo --json", format_slurm_errors(messages.errors), "1"));
+  }
+  auto parsed = decode_node_list(nodes->out, "sinfo --json");
   if (!parsed) return std::unexpected(parsed.error());
   state.nodes = std::move(*parsed);
   auto parts = run({"sinfo", "-h", "-o", kPartitionFormat});
   if (!parts) return std::unexpected(parts.error());
-  if (parts->exit_code != 0) return fail(explain_slurm_error("sinfo", parts->err));
+  if (parts->exit_code != 0) return std::unexpected(command_error("sinfo", parts->err, ""));
   auto partitions = parse_partitions(parts->out);
   if (!partitions) return std::unexpected(partitions.error());
   state.partitions = std::move(*partitions);

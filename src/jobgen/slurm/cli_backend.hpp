@@ -2,10 +2,16 @@
 // through a CommandRunner with a timeout. One call of each command per operation, whatever the
 // number of jobs: slurmctld sees one REQUEST_JOB_INFO per status query.
 //
-// squeue: `squeue --json` first (22.05 ignores -j there and lists every job it knows; jobs() then
-// keeps the requested ones); when this Slurm has no --json, `squeue -h -t all -o kSqueueFormat`.
-// Finished jobs Slurm has forgotten are not returned; callers (monitor.hpp) resolve them from the
-// ledger and exit markers, or via sacct when accounting is enabled.
+// squeue: `squeue --json` first (22.05 ignores -j there and lists every job it knows; jobs() keeps
+// the requested ones while it parses, so memory stays bounded); when this Slurm has no --json,
+// `squeue -h -t all -o kSqueueFormat`. An answer with Slurm errors[] (22.05 prints them, exit 0,
+// and no jobs when slurmctld is down or frozen or refuses the credentials) is a failed query.
+// Finished jobs Slurm has forgotten are asked of sacct when accounting is on (a sacct failure
+// other than "accounting is disabled" fails the query: absence is only evidence when complete).
+//
+// Failures are told apart (Exit::auth when slurmctld refuses the credentials, e.g. a bad SLURM_JWT
+// in the environment; a transient Exit::failure when it cannot be reached); squeue --json hides
+// the cause behind Slurm's unspecified error -1, so one `scontrol show job ID` probe tells.
 #pragma once
 
 #include <chrono>
@@ -21,6 +27,7 @@ struct CliBackendOptions {
   std::chrono::milliseconds timeout{30'000};
   std::map<std::string, std::string> env;  // e.g. SLURM_CONF for a test cluster
   std::string working_dir;                 // sbatch runs here (relative log paths)
+  bool jwt_in_environment = false;  // SLURM_JWT is set: Slurm's commands authenticate with it
 };
 
 class CliBackend final : public Backend {
@@ -28,14 +35,19 @@ class CliBackend final : public Backend {
   CliBackend(sys::CommandRunner& runner, CliBackendOptions options);
   std::string name() const override { return "cli"; }
   Expected<SubmitResult> submit(const SubmitRequest& request) override;
-  Expected<std::vector<JobInfo>> jobs(const std::vector<std::string>& ids) override;
+  Expected<std::vector<JobInfo>> jobs(const JobQuery& query) override;
   Expected<void> cancel(const std::vector<std::string>& ids) override;
   Expected<ClusterState> cluster() override;
 
  private:
   Expected<sys::CommandResult> run(std::vector<std::string> argv,
                                    std::optional<std::string> stdin_text = std::nullopt);
+  Expected<std::vector<JobInfo>> squeue_json(const JobQuery& query);
+  Expected<std::vector<JobInfo>> squeue_text(const JobQuery& query);
   Expected<std::vector<JobInfo>> sacct(const std::vector<std::string>& ids);
+  // The error for a failed Slurm command: its stderr in one line, the cause (auth / unreachable)
+  // and its exit code; `probe_id` is used when the text does not tell the cause.
+  Error command_error(std::string_view command, std::string_view err, std::string_view probe_id);
 
   sys::CommandRunner& runner_;
   CliBackendOptions options_;
@@ -48,6 +60,10 @@ extern const char* const kSacctFormat;
 Expected<std::vector<JobInfo>> parse_sacct(std::string_view text);
 
 // Slurm's stderr in one line without the "sbatch: error: " prefixes, plus a hint when known.
+// Bounded: at most the first 2,000 bytes of what the command printed, control characters escaped.
 std::string explain_slurm_error(std::string_view command, std::string_view stderr_text);
+
+// scancel -v's stderr: the ids it reported "Invalid job id specified" for.
+std::vector<std::string> unknown_ids_in_scancel(std::string_view stderr_text);
 
 }  // namespace jobgen::slurm

@@ -11,8 +11,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "jobgen/render/sbatch_header.hpp"
 #include "jobgen/slurm/job_files.hpp"
 #include "jobgen/slurm/job_state.hpp"
+#include "jobgen/slurm/records.hpp"
 #include "jobgen/sys/process.hpp"
 
 namespace jobgen::slurm {
@@ -46,6 +48,9 @@ std::optional<int64_t> mtime(const fs::path& path) {
   return static_cast<int64_t>(st.st_mtime);
 }
 
+// How long a job directory may exist without a pid file while it is being submitted.
+constexpr int64_t kStartGraceS = 60;
+
 // The supervisor's exit file ("exit N" / "signal N", written by rename): fills the final state.
 bool read_exit_file(const fs::path& dir, bool cancelled, JobInfo& job) {
   const auto exit_text = slurp(dir / "exit");
@@ -65,6 +70,12 @@ bool read_exit_file(const fs::path& dir, bool cancelled, JobInfo& job) {
     return false;
   }
   return true;
+}
+
+// A local job id is the decimal name of its directory under jobs/: nothing else may reach paths.
+bool local_job_id(std::string_view id) {
+  return !id.empty() && id.size() <= 10 && id.front() != '0' &&
+         std::ranges::all_of(id, [](char c) { return c >= '0' && c <= '9'; });
 }
 
 }  // namespace
@@ -119,7 +130,7 @@ Expected<SubmitResult> LocalBackend::submit(const SubmitRequest& request) {
   std::string id;
   for (;; ++next) {
     id = std::to_string(next);
-    if (::mkdir(job_dir(id).c_str(), 0755) == 0) break;
+    if (::mkdir(job_dir(id).c_str(), 0700) == 0) break;
     if (errno != EEXIST) {
       return fail("cannot create " + job_dir(id).string() + ": " + std::strerror(errno));
     }
@@ -127,13 +138,14 @@ Expected<SubmitResult> LocalBackend::submit(const SubmitRequest& request) {
   const fs::path dir = job_dir(id);
   const fs::path script = dir / "script.sh";
   if (!write_text(script, request.script)) return fail("cannot write " + script.string());
-  fs::permissions(script, fs::perms::owner_all | fs::perms::group_read | fs::perms::others_read,
-                  ec);
+  // The script may hold secrets from the job spec's env: owner only.
+  fs::permissions(script, fs::perms::owner_all, ec);
 
   JobInfo job;
   job.id = id;
   job.job_number = id;
-  job.name = o.job_name.empty() ? "job" : o.job_name;
+  // Slurm-safe characters only: the name becomes part of log paths (%x).
+  job.name = render::sanitize_job_name(o.job_name);
   job.user = options_.user;
   job.nodes = "localhost";
   job.working_dir = o.working_dir.empty() ? fs::current_path(ec).string() : o.working_dir;
@@ -174,7 +186,8 @@ Expected<SubmitResult> LocalBackend::submit(const SubmitRequest& request) {
             {"stderr", err.string()},
             {"gres", o.gres},
             {"working_dir", job.working_dir},
-            {"cuda_visible_devices", visible}};
+            {"cuda_visible_devices", visible},
+            {"tag", request.tag}};
   if (o.time_limit_s) meta["time_limit_s"] = *o.time_limit_s;
   if (!write_text(dir / "meta.json", meta.dump(2))) {
     return fail("cannot write " + (dir / "meta.json").string());
@@ -190,12 +203,17 @@ std::optional<JobInfo> LocalBackend::read_job(const std::string& id) const {
   const fs::path dir = job_dir(id);
   const auto meta_text = slurp(dir / "meta.json");
   if (!meta_text) return std::nullopt;
-  json meta;
+  const json meta = json::parse(*meta_text, nullptr, false);
+  if (!meta.is_object()) return std::nullopt;
   try {
-    meta = json::parse(*meta_text);
+    return read_job(id, meta);
   } catch (const json::exception&) {
-    return std::nullopt;
+    return std::nullopt;  // a meta.json jobgen did not write: not a job it can describe
   }
+}
+
+JobInfo LocalBackend::read_job(const std::string& id, const json& meta) const {
+  const fs::path dir = job_dir(id);
   JobInfo job;
   job.id = id;
   job.job_number = id;
@@ -206,6 +224,7 @@ std::optional<JobInfo> LocalBackend::read_job(const std::string& id) const {
   job.num_nodes = 1;
   job.gres = meta.value("gres", "");
   job.working_dir = meta.value("working_dir", "");
+  if (const std::string tag = meta.value("tag", ""); !tag.empty()) job.comment = tag_comment(tag);
   job.std_out = meta.value("stdout", "");
   job.std_err = meta.value("stderr", "");
   job.submit_time = meta.value("submit_time", int64_t{0});
@@ -224,7 +243,16 @@ std::optional<JobInfo> LocalBackend::read_job(const std::string& id) const {
   // may have left its status in between, so only a second miss means "no exit status".
   if (read_exit_file(dir, cancelled, job)) return job;
   if (pgid == 0 && !cancelled) {
-    job.state = JobState::pending;  // between mkdir and the pid file of a submission
+    // The job's group leader writes the pid file before anything runs: without one, the job is
+    // being submitted right now, or its submission was interrupted before it started.
+    const auto written = mtime(dir / "meta.json");
+    const int64_t now = unix_seconds(clock_.now());
+    if (written && now - *written < kStartGraceS) {
+      job.state = JobState::pending;
+      return job;
+    }
+    job.state = JobState::failed;
+    job.reason = "never started: its submission was interrupted before the job was launched";
     return job;
   }
   job.state = cancelled ? JobState::cancelled : JobState::failed;
@@ -233,12 +261,18 @@ std::optional<JobInfo> LocalBackend::read_job(const std::string& id) const {
   return job;
 }
 
-Expected<std::vector<JobInfo>> LocalBackend::jobs(const std::vector<std::string>& ids) {
-  std::vector<std::string> wanted = ids;
-  if (wanted.empty()) {
+Expected<std::vector<JobInfo>> LocalBackend::jobs(const JobQuery& query) {
+  for (const auto& id : query.ids) {
+    if (!local_job_id(id))
+      return invalid("'" + id + "' is not a local job id (a number such as 7)");
+  }
+  std::vector<std::string> wanted = query.ids;
+  if (wanted.empty() || !query.tags.empty()) {
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(options_.dir / "jobs", ec)) {
-      wanted.push_back(entry.path().filename().string());
+      const std::string name = entry.path().filename().string();
+      if (local_job_id(name) && std::ranges::find(wanted, name) == wanted.end())
+        wanted.push_back(name);
     }
     std::sort(wanted.begin(), wanted.end(), [](const std::string& a, const std::string& b) {
       return a.size() != b.size() ? a.size() < b.size() : a < b;
@@ -246,12 +280,20 @@ Expected<std::vector<JobInfo>> LocalBackend::jobs(const std::vector<std::string>
   }
   std::vector<JobInfo> result;
   for (const auto& id : wanted) {
-    if (auto job = read_job(id)) result.push_back(std::move(*job));
+    auto job = read_job(id);
+    if (!job) continue;
+    const bool asked = query.empty() || std::ranges::find(query.ids, id) != query.ids.end() ||
+                       std::ranges::find(query.tags, tag_of(*job)) != query.tags.end();
+    if (asked) result.push_back(std::move(*job));
   }
   return result;
 }
 
 Expected<void> LocalBackend::cancel(const std::vector<std::string>& ids) {
+  for (const auto& id : ids) {
+    if (!local_job_id(id))
+      return invalid("'" + id + "' is not a local job id (a number such as 7)");
+  }
   std::vector<std::pair<std::string, int>> groups;
   for (const auto& id : ids) {
     const fs::path dir = job_dir(id);

@@ -8,12 +8,16 @@
 // then exits, so it may have appeared after the first read); still none -> FAILED ("ended without
 // an exit status": killed with SIGKILL or the machine rebooted). Cancel: SIGTERM to the process
 // group, SIGKILL after `grace`.
+// Ids are job numbers only (a job directory name); anything else is refused, so no path and no
+// foreign process group is ever touched. A submission's tag is kept in meta.json (the job's
+// comment "jobgen:<tag>"), so a submit killed before it recorded the id can be reconciled.
 // Not supported here: job arrays (sweeps) and dependencies (stages); submit says so.
 #pragma once
 
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -38,13 +42,14 @@ class LocalBackend final : public Backend {
   LocalBackend(sys::Clock& clock, LocalBackendOptions options);
   std::string name() const override { return "local"; }
   Expected<SubmitResult> submit(const SubmitRequest& request) override;
-  Expected<std::vector<JobInfo>> jobs(const std::vector<std::string>& ids) override;
+  Expected<std::vector<JobInfo>> jobs(const JobQuery& query) override;
   Expected<void> cancel(const std::vector<std::string>& ids) override;
   Expected<ClusterState> cluster() override;
 
  private:
   std::filesystem::path job_dir(const std::string& id) const;
   std::optional<JobInfo> read_job(const std::string& id) const;
+  JobInfo read_job(const std::string& id, const nlohmann::json& meta) const;
 
   sys::Clock& clock_;
   LocalBackendOptions options_;

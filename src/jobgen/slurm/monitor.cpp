@@ -4,9 +4,10 @@
 #include <cmath>
 #include <map>
 
-#include "jobgen/slurm/cli_parse.hpp"
 #include "jobgen/slurm/job_files.hpp"
+#include "jobgen/slurm/records.hpp"
 #include "jobgen/util/slurm_time.hpp"
+#include "jobgen/util/strings.hpp"
 
 namespace jobgen::slurm {
 
@@ -26,26 +27,56 @@ JobInfo from_marker(const Tracked& t, std::string id, int code) {
   return job;
 }
 
-// A job the scheduler no longer lists: its exit marker(s), else what the ledger last saw.
-std::vector<JobInfo> resolve_forgotten(const Tracked& t, const sys::FileSystem& fs) {
+// A job the scheduler's complete answer no longer lists: its exit marker(s), else what the ledger
+// last recorded if that was final; otherwise its end is unknown.
+std::vector<JobView> resolve_forgotten(const Tracked& t, const sys::FileSystem& fs, int64_t now) {
+  const auto view = [&](JobInfo job) {
+    JobView v;
+    v.tracked_id = t.id;
+    v.info = std::move(job);
+    v.estimated_runtime_s = t.estimated_runtime_s;
+    v.from_scheduler = false;
+    v.tag = t.tag;
+    v.cancel_requested = t.cancel_requested;
+    return v;
+  };
+  if (t.id.empty()) {  // a submission whose job id never reached the ledger
+    JobInfo job;
+    job.name = t.name;
+    job.id = "?";
+    job.state = JobState::unknown;
+    JobView v = view(std::move(job));
+    if (now - t.submit_time < kIntentExpiryS) {
+      v.unconfirmed = true;
+      v.info.reason =
+          "submission not confirmed: the scheduler lists no job tagged jobgen:" + t.tag +
+          " (yet); jobgen was interrupted or timed out while submitting";
+    } else {
+      v.vanished = true;
+      v.info.reason = "submission never confirmed: no job tagged jobgen:" + t.tag +
+                      " appeared within a day (it was not created, or ended and was forgotten)";
+    }
+    return {v};
+  }
   JobInfo probe;
   probe.id = t.id;
   probe.job_number = t.id;
   probe.name = t.name;
   probe.working_dir = t.work_dir;
   const auto log = resolve_log_path(t.stdout_path, probe);
-  std::vector<JobInfo> found;
+  std::vector<JobView> found;
   if (t.array_size > 0) {
     const std::string prefix = std::string(kExitMarkerPrefix) + t.id + "_";
     for (const auto& file : fs.list_files(log.parent_path())) {
       const std::string name = file.filename().string();
-      if (!name.starts_with(prefix)) continue;
+      if (!name.starts_with(prefix) || name.ends_with(".tmp")) continue;
       const auto text = fs.read_file(file);
       const auto code = text ? parse_exit_marker(*text) : std::nullopt;
-      if (code) found.push_back(from_marker(t, name.substr(kExitMarkerPrefix.size()), *code));
+      if (code) found.push_back(view(from_marker(t, name.substr(kExitMarkerPrefix.size()), *code)));
     }
   } else if (const auto text = fs.read_file(exit_marker_path(log, t.id))) {
-    if (const auto code = parse_exit_marker(*text)) found.push_back(from_marker(t, t.id, *code));
+    if (const auto code = parse_exit_marker(*text))
+      found.push_back(view(from_marker(t, t.id, *code)));
   }
   if (!found.empty()) return found;
   JobInfo job;
@@ -53,14 +84,18 @@ std::vector<JobInfo> resolve_forgotten(const Tracked& t, const sys::FileSystem& 
   job.name = t.name;
   job.state = parse_job_state(t.last_state);
   job.exit_code = t.exit_code;
-  if (t.last_state.empty()) {
-    job.state = JobState::unknown;  // an id the user typed that nobody knows
-    job.reason = "no such job: neither the scheduler nor jobgen's ledger knows it";
-  } else if (!is_finished(job.state)) {
-    job.state = JobState::failed;
-    job.reason = "Slurm no longer knows this job and it left no exit marker";
+  JobView v = view(std::move(job));
+  if (!t.in_ledger) {
+    v.info.state = JobState::unknown;  // an id the user typed that nobody knows
+    v.info.reason = "no such job: neither the scheduler nor jobgen's ledger knows it";
+  } else if (!is_finished(v.info.state)) {
+    v.info.state = JobState::unknown;
+    v.vanished = true;
+    v.info.reason =
+        "Slurm no longer lists this job, and neither an exit marker nor accounting says how it "
+        "ended (killed before its exit trap ran, or the log directory is not visible here)";
   }
-  return {job};
+  return {v};
 }
 
 std::string pad(std::string text, std::size_t width) {
@@ -89,44 +124,62 @@ std::string signature(const std::vector<JobView>& views) {
 }  // namespace
 
 Expected<std::vector<JobView>> query_jobs(Backend& backend, const std::vector<Tracked>& tracked,
-                                          const sys::FileSystem& fs) {
-  std::vector<std::string> ids;
-  for (const auto& t : tracked) ids.push_back(t.id);
-  auto jobs = backend.jobs(ids);
+                                          const sys::FileSystem& fs, int64_t now) {
+  JobQuery query;
+  for (const auto& t : tracked) {
+    if (!t.id.empty()) {
+      query.ids.push_back(t.id);
+    } else if (!t.tag.empty()) {
+      query.tags.push_back(t.tag);
+    }
+  }
+  auto jobs = backend.jobs(query);
   if (!jobs) return std::unexpected(jobs.error());
   std::vector<JobView> views;
   for (const auto& t : tracked) {
     bool any = false;
     for (const auto& job : *jobs) {
-      if (!matches_id(job, t.id)) continue;
-      JobView view{t.id, job, t.estimated_runtime_s, true};
+      const bool mine =
+          t.id.empty() ? !t.tag.empty() && tag_of(job) == t.tag : matches_id(job, t.id);
+      if (!mine) continue;
+      JobView view;
+      view.tracked_id = t.id;
+      view.info = job;
+      view.estimated_runtime_s = t.estimated_runtime_s;
+      view.tag = t.tag;
+      view.cancel_requested = t.cancel_requested;
       if (job.id.find("_[") != std::string::npos && t.id.find('_') != std::string::npos) {
         view.info.id = t.id;  // one task of a pending array: name it as asked
-        view.info.array_task_id = std::stoll(t.id.substr(t.id.find('_') + 1));
+        view.info.array_task_id =
+            util::parse_int(std::string_view(t.id).substr(t.id.find('_') + 1));
       }
       views.push_back(std::move(view));
       any = true;
     }
     if (!any) {
-      for (auto& job : resolve_forgotten(t, fs)) {
-        views.push_back(JobView{t.id, std::move(job), t.estimated_runtime_s, false});
-      }
+      for (auto& view : resolve_forgotten(t, fs, now)) views.push_back(std::move(view));
     }
   }
   return views;
 }
 
+bool is_settled(const JobView& v) {
+  return is_finished(v.info.state) || v.vanished ||
+         (!v.from_scheduler && !v.unconfirmed && v.info.state == JobState::unknown);
+}
+
 bool all_finished(const std::vector<JobView>& views) {
-  // A job nobody knows will not change any more either.
-  return std::all_of(views.begin(), views.end(), [](const JobView& v) {
-    return is_finished(v.info.state) || (!v.from_scheduler && v.info.state == JobState::unknown);
-  });
+  return std::all_of(views.begin(), views.end(), is_settled);
 }
 
 Exit overall_exit(const std::vector<JobView>& views) {
-  const bool ok = std::all_of(views.begin(), views.end(),
-                              [](const JobView& v) { return v.info.state == JobState::completed; });
-  return ok ? Exit::ok : Exit::jobs_failed;
+  const bool failed = std::any_of(views.begin(), views.end(), [](const JobView& v) {
+    if (v.vanished) return true;
+    if (!is_finished(v.info.state)) return false;
+    if (v.info.state == JobState::cancelled && v.cancel_requested) return false;
+    return v.info.state != JobState::completed;
+  });
+  return failed ? Exit::jobs_failed : Exit::ok;
 }
 
 std::string progress_bar(int64_t elapsed, std::optional<int64_t> estimate, int width) {
@@ -152,14 +205,15 @@ std::string format_status_table(const std::vector<JobView>& views, int64_t now,
                                 const GresNames& names) {
   std::size_t id_w = 6, name_w = 4;
   for (const auto& v : views) {
-    id_w = std::max(id_w, v.info.id.size());
-    name_w = std::min<std::size_t>(24, std::max(name_w, v.info.name.size()));
+    id_w = std::max(id_w, std::min<std::size_t>(40, util::printable(v.info.id).size()));
+    name_w = std::min<std::size_t>(24, std::max(name_w, util::printable(v.info.name).size()));
   }
   std::string out = pad("JOBID", id_w + 2) + pad("NAME", name_w + 2) + "STATE\n";
   for (const auto& v : views) {
-    std::string name = v.info.name.substr(0, name_w);
-    out += pad(v.info.id, id_w + 2) + pad(name, name_w + 2) +
-           describe(v.info, now, v.estimated_runtime_s, names) + "\n";
+    // Names, reasons and nodes come from the scheduler: never raw control characters.
+    const std::string name = util::printable(v.info.name).substr(0, name_w);
+    out += pad(util::printable(v.info.id, 40), id_w + 2) + pad(name, name_w + 2) +
+           util::printable(describe(v.info, now, v.estimated_runtime_s, names)) + "\n";
   }
   return out;
 }
@@ -189,7 +243,9 @@ nlohmann::json status_json(const std::vector<JobView>& views, int64_t now, const
                     {"submit_time", optional(j.submit_time)},
                     {"start_time", optional(j.start_time)},
                     {"end_time", optional(j.end_time)},
-                    {"finished", is_finished(j.state)},
+                    {"finished", is_settled(v)},
+                    {"vanished", v.vanished},
+                    {"unconfirmed", v.unconfirmed},
                     {"source", v.from_scheduler ? "scheduler" : "ledger"}});
   }
   return list;
@@ -211,7 +267,8 @@ Expected<WatchResult> watch_jobs(const PollFn& poll, const LastLineFn& last_log_
     if (!settings.terminal) {
       for (const auto& v : views) {
         const std::string line =
-            v.info.id + " " + describe(v.info, now, v.estimated_runtime_s, names);
+            util::printable(v.info.id) + " " +
+            util::printable(describe(v.info, now, v.estimated_runtime_s, names));
         auto& previous = printed[v.info.id];
         // Running lines change every second (elapsed time); only a new state is news.
         const std::string key = to_string(v.info.state) + v.info.reason + v.info.nodes;
@@ -225,7 +282,7 @@ Expected<WatchResult> watch_jobs(const PollFn& poll, const LastLineFn& last_log_
     std::string frame;
     if (drawn_lines > 0) frame += "\x1b[" + std::to_string(drawn_lines) + "F\x1b[J";
     int finished = 0;
-    for (const auto& v : views) finished += is_finished(v.info.state) ? 1 : 0;
+    for (const auto& v : views) finished += is_settled(v) ? 1 : 0;
     frame += fit(std::to_string(finished) + "/" + std::to_string(views.size()) +
                      " jobs finished; next query in " + std::to_string(interval.count() / 1000) +
                      " s (Ctrl-C stops watching, "
@@ -233,13 +290,17 @@ Expected<WatchResult> watch_jobs(const PollFn& poll, const LastLineFn& last_log_
                  settings.width) +
              "\n";
     for (const auto& v : views) {
-      std::string line =
-          pad(v.info.id, 10) + " " +
-          pad(progress_bar(elapsed_seconds(v.info, now), v.estimated_runtime_s, 16), 24) +
-          describe(v.info, now, v.estimated_runtime_s, names);
+      // A completed job is done, whatever the estimate said.
+      const int64_t elapsed = v.info.state == JobState::completed && v.estimated_runtime_s
+                                  ? *v.estimated_runtime_s
+                                  : elapsed_seconds(v.info, now);
+      std::string line = pad(util::printable(v.info.id, 40), 10) + " " +
+                         pad(progress_bar(elapsed, v.estimated_runtime_s, 16), 24) +
+                         util::printable(describe(v.info, now, v.estimated_runtime_s, names));
       frame += fit(line, settings.width) + "\n";
       const std::string tail = last_log_line ? last_log_line(v) : "";
-      if (!tail.empty()) frame += fit("           | " + tail, settings.width) + "\n";
+      if (!tail.empty())
+        frame += fit("           | " + util::printable(tail), settings.width) + "\n";
     }
     drawn_lines = static_cast<int>(std::count(frame.begin(), frame.end(), '\n'));
     out << frame;
@@ -254,13 +315,12 @@ Expected<WatchResult> watch_jobs(const PollFn& poll, const LastLineFn& last_log_
     auto polled = poll();
     ++result.polls;
     if (!polled) {
-      // (issue 6) A scheduler briefly unreachable (slurmrestd or slurmctld restarting) must not
-      // end a watch that has started: say so and keep polling with backoff. Bad credentials,
-      // bad input, or a failure on the very first poll still end it.
-      if (polled.error().exit != Exit::failure || result.polls == 1) {
-        return std::unexpected(polled.error());
-      }
-      out << "jobgen: " << polled.error().message << "\n  (still watching; next try in "
+      // A scheduler briefly unreachable, frozen or answering garbage (slurmrestd or slurmctld
+      // restarting) must not end a watch, nor change what it knows of the jobs: say so and keep
+      // polling with backoff. Bad credentials, bad input and other lasting failures end it.
+      if (!polled.error().transient) return std::unexpected(polled.error());
+      out << "jobgen: " << util::printable(polled.error().message)
+          << "\n  (still watching; next try in "
           << std::min(interval * 2, settings.max_interval).count() / 1000 << " s)\n";
       out.flush();
       drawn_lines = 0;  // the table is redrawn below the message

@@ -1,8 +1,10 @@
 // Status and watch, independent of the backend (CLI, REST and local share it).
 //
-// query_jobs: ONE Backend::jobs() call for all tracked ids; a job the scheduler has forgotten
-// (no accounting, older than MinJobAge) is resolved from its exit marker (job_files.hpp) and then
-// from the ledger's last state.
+// query_jobs: ONE Backend::jobs() call for all tracked ids and submission tags. A failed query is
+// an error (never a list of finished jobs). A job absent from a successful answer has left the
+// scheduler (no accounting, older than MinJobAge): its exit marker (job_files.hpp) says how it
+// ended, else the ledger's final state; without either its outcome is UNKNOWN (`vanished`), never
+// a guessed FAILED. A submission whose id never reached the ledger (an intent) is found by its tag.
 // watch_jobs: polls with one query per interval, starting at `min_interval` and doubling while
 // nothing changes up to `max_interval` (2 s, 4 s, ... 60 s); any change resets it. On a terminal
 // it redraws a table in place (ANSI) every `redraw` with a progress bar of elapsed time against
@@ -28,7 +30,10 @@ namespace jobgen::slurm {
 
 // A job jobgen follows: from the ledger, or only an id the user typed.
 struct Tracked {
-  std::string id;
+  std::string id;   // "" for a submission not yet confirmed (found by `tag`)
+  std::string tag;  // the submission's tag (job comment "jobgen:<tag>"); "" for a typed id
+  std::string backend;
+  std::string cluster;
   std::string name;
   std::string stdout_path;  // as recorded (may hold %j, %x, ...)
   std::string stderr_path;
@@ -37,6 +42,9 @@ struct Tracked {
   std::string last_state;  // the ledger's, "" if unknown
   std::optional<int> exit_code;
   int array_size = 0;
+  int64_t submit_time = 0;
+  bool cancel_requested = false;  // `jobgen cancel` asked for it: CANCELLED is what was wanted
+  bool in_ledger = false;
 };
 
 struct JobView {
@@ -44,14 +52,24 @@ struct JobView {
   JobInfo info;
   std::optional<int64_t> estimated_runtime_s;
   bool from_scheduler = true;  // false: resolved from a marker or the ledger
+  bool vanished = false;       // gone from the scheduler, outcome unknown (state UNKNOWN)
+  bool unconfirmed = false;    // a submission no job carries the tag of (yet)
+  std::string tag;             // the tracked submission's tag, when it has one
+  bool cancel_requested = false;
 };
 
+// `now` (Unix seconds) ages unconfirmed submissions: after kIntentExpiryS without a job carrying
+// their tag they count as vanished.
 Expected<std::vector<JobView>> query_jobs(Backend& backend, const std::vector<Tracked>& tracked,
-                                          const sys::FileSystem& fs);
+                                          const sys::FileSystem& fs, int64_t now);
+inline constexpr int64_t kIntentExpiryS = 24 * 3600;
 
-// 0 (ok) when every view is COMPLETED, Exit::jobs_failed when one ended otherwise.
+// Exit::ok when every view is COMPLETED (or CANCELLED because `jobgen cancel` asked for it) or
+// still running; Exit::jobs_failed when one ended otherwise or vanished without a trace.
 Exit overall_exit(const std::vector<JobView>& views);
+// Nothing more will change: every view finished, vanished, or is an id nobody knows.
 bool all_finished(const std::vector<JobView>& views);
+bool is_settled(const JobView& view);
 
 // The status table (one line per view) and its JSON form (an array of objects).
 std::string format_status_table(const std::vector<JobView>& views, int64_t now,

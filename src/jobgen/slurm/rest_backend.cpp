@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <nlohmann/json.hpp>
+
+#include "jobgen/util/strings.hpp"
 
 namespace jobgen::slurm {
 
@@ -9,28 +12,32 @@ namespace {
 
 constexpr int kNoChange = 1900;  // SLURM_NO_CHANGE_IN_DATA
 
-bool has_error(const RestMessages& m, int number) {
+constexpr int kInvalidJobId = 2017;  // ESLURM_INVALID_JOB_ID
+
+bool has_error(const SlurmMessages& m, int number) {
   return std::ranges::any_of(m.errors,
-                             [&](const RestError& e) { return slurm_error_number(e) == number; });
+                             [&](const SlurmError& e) { return slurm_error_number(e) == number; });
 }
 
 // Errors that mean "the request itself is wrong", not "something failed".
-bool is_request_error(const RestMessages& m) {
-  constexpr std::array kNumbers{2014, 2072, 2051, 2045, 2066};
-  return std::ranges::any_of(m.errors, [&](const RestError& e) {
+bool is_request_error(const SlurmMessages& m) {
+  constexpr std::array kNumbers{2014, 2072, 2051, 2045, 2066, 2081};
+  return std::ranges::any_of(m.errors, [&](const SlurmError& e) {
     return std::ranges::find(kNumbers, slurm_error_number(e)) != kNumbers.end();
   });
 }
 
-bool valid_job_id(std::string_view id) {
-  return !id.empty() &&
-         std::ranges::all_of(id, [](char c) { return (c >= '0' && c <= '9') || c == '_'; });
+bool plain_number(std::string_view id) {
+  return !id.empty() && std::ranges::all_of(id, [](char c) { return c >= '0' && c <= '9'; });
+}
+
+Error transient(Error error) {
+  error.transient = true;
+  return error;
 }
 
 std::string snippet(std::string_view body) {
-  std::string s(body.substr(0, 300));
-  std::ranges::replace(s, '\n', ' ');
-  while (!s.empty() && s.back() == ' ') s.pop_back();
+  std::string s = util::printable(util::trim(body.substr(0, 300)), 300);
   return s;
 }
 
@@ -193,30 +200,39 @@ Expected<sys::HttpResponse> RestBackend::send(const std::string& method, const s
         ". The request may or may not have arrived: check with `jobgen status` before "
         "submitting again";
   text += ". Is slurmrestd running? (URL from SLURMRESTD_URL or the profile's rest.url)";
-  return std::unexpected(clean(Error{text, {}, Exit::failure}));
+  Error error{text, {}, Exit::failure};
+  error.transient = true;
+  return std::unexpected(clean(std::move(error)));
 }
 
-Error RestBackend::answer_error(const sys::HttpResponse& response, const RestMessages& messages,
-                                const std::string& what) const {
+SlurmFault RestBackend::probe_fault() {
+  // Slurm 22.05-24.05 answer a refused token, a down and a frozen slurmctld alike (HTTP 500, error
+  // -1) for GETs; cancelling job 0 (which never exists) names the cause: 2017 reachable and
+  // authorised, 5005 token refused, 1800/5004 controller unreachable.
+  auto response = send("DELETE", api("job/0"), "", false);
+  if (!response) return SlurmFault::unreachable;
+  if (response->status == 401 || response->status == 403) return SlurmFault::auth;
+  const SlurmMessages messages = decode_messages(response->body);
+  if (has_error(messages, kInvalidJobId)) return SlurmFault::none;
+  return classify_errors(messages.errors);
+}
+
+Error RestBackend::answer_error(const sys::HttpResponse& response, const SlurmMessages& messages,
+                                const std::string& what) {
   const int64_t now =
       std::chrono::duration_cast<std::chrono::seconds>(clock_.now().time_since_epoch()).count();
-  std::string url =
+  const std::string url =
       endpoint_.unix_socket.empty() ? endpoint_.base_url : "unix:" + endpoint_.unix_socket;
-  // Slurm 22.05-24.05 report a token slurmctld refused (bad signature, expired, other user) as
-  // HTTP 500 with only error -1 "Unspecified error" (checked live on 22.05.8); only a request
-  // without credentials gets a 401 from slurmrestd itself.
+  SlurmFault fault = classify_errors(messages.errors);
+  if (response.status == 401 || response.status == 403) fault = SlurmFault::auth;
   const bool unspecified =
-      !token_.token.empty() && !messages.errors.empty() &&
-      std::ranges::all_of(messages.errors, [](const RestError& e) { return e.number == -1; });
-  if (response.status == 401 || response.status == 403 || has_error(messages, 1007) ||
-      unspecified) {
+      !messages.errors.empty() &&
+      std::ranges::all_of(messages.errors, [](const SlurmError& e) { return e.number == -1; });
+  if (fault == SlurmFault::ambiguous && unspecified && dialect_ != nullptr) fault = probe_fault();
+  if (fault == SlurmFault::auth) {
     std::string text = explain_unauthorized(token_, now, url);
-    if (unspecified && response.status != 401 && response.status != 403) {
-      const auto& e = messages.errors.front();
-      text = "slurmrestd answered " + what + " with Slurm's unspecified error -1 (" + e.error +
-             (e.description.empty() ? "" : ": " + e.description) +
-             "), which is how Slurm 22.05-24.05 report a token that slurmctld refused. " + text;
-    }
+    if (response.status != 401 && response.status != 403)
+      text = "slurmrestd: " + what + ": slurmctld refused the credentials. " + text;
     return clean(Error{text, {}, Exit::auth});
   }
   std::string text =
@@ -226,22 +242,30 @@ Error RestBackend::answer_error(const sys::HttpResponse& response, const RestMes
             std::string(dialect_ ? " for API " + std::string(dialect_->version) : "") +
             "; leave rest.api_version empty to use the version it offers";
   } else if (!messages.errors.empty()) {
-    std::string errors = format_rest_errors(messages.errors);
+    std::string errors = format_slurm_errors(messages.errors);
     for (size_t p = errors.find('\n'); p != std::string::npos; p = errors.find('\n', p + 3))
       errors.insert(p + 1, "  ");
     text += ":\n  " + errors;
   } else if (!response.body.empty()) {
     text += ": " + snippet(response.body);
   }
-  for (const auto& w : messages.warnings) text += "\n  warning: " + w;
-  return clean(Error{text, {}, is_request_error(messages) ? Exit::invalid_input : Exit::failure});
+  if (fault == SlurmFault::unreachable)
+    text +=
+        "\n  (slurmctld cannot be reached or did not answer in time: it is down, frozen or "
+        "restarting; try again)";
+  for (const auto& w : messages.warnings) text += "\n  warning: " + util::printable(w, 500);
+  Error error{text, {}, is_request_error(messages) ? Exit::invalid_input : Exit::failure};
+  error.transient =
+      error.exit == Exit::failure &&
+      (fault != SlurmFault::none || response.status >= 500 || messages.errors.empty());
+  return clean(std::move(error));
 }
 
 Expected<RestBackend::Answer> RestBackend::get(const std::string& path, const std::string& what,
                                                bool allow_no_change) {
   auto response = send("GET", path, "", true);
   if (!response) return std::unexpected(response.error());
-  RestMessages messages = decode_messages(response->body);
+  SlurmMessages messages = decode_messages(response->body);
   Answer answer{std::move(*response), std::move(messages)};
   // "No change since update_time": HTTP 304 (22.05 for /nodes, and Slurm's master), or HTTP 500
   // with error 1900 (23.02-25.05). Both mean: keep what you have.
@@ -249,7 +273,9 @@ Expected<RestBackend::Answer> RestBackend::get(const std::string& path, const st
     answer.response.status = 304;
     return answer;
   }
-  if (answer.response.status != 200 || has_error(answer.messages, 1007))
+  // An answer with Slurm errors is a failed query, whatever its HTTP status: 22.05 sends HTTP 500
+  // and an empty list when slurmctld is down, later versions may send 200.
+  if (answer.response.status != 200 || !answer.messages.errors.empty())
     return std::unexpected(answer_error(answer.response, answer.messages, what));
   return answer;
 }
@@ -258,9 +284,10 @@ Expected<SubmitResult> RestBackend::submit(const SubmitRequest& request) {
   if (request.test_only)
     return invalid(
         "slurmrestd has no test-only submission (sbatch --test-only): use --backend cli for "
-        "--test, or submit and watch the pending reason");
+        "--test-only, or submit and watch the pending reason");
   if (auto ok = prepare(); !ok) return std::unexpected(ok.error());
-  SubmitBody body{request.script, config_.environment, config_.working_dir};
+  SubmitBody body{request.script, config_.environment, config_.working_dir,
+                  request.tag.empty() ? std::string() : tag_comment(request.tag)};
   // The token must never reach a job: not by name, not by value.
   std::erase_if(body.environment, [&](const auto& kv) {
     return kv.first == "SLURM_JWT" ||
@@ -276,17 +303,28 @@ Expected<SubmitResult> RestBackend::submit(const SubmitRequest& request) {
   if (!json) return std::unexpected(json.error());
 
   auto response = send("POST", api("job/submit"), *json, false);
-  if (!response) return std::unexpected(response.error());
-  RestMessages messages = decode_messages(response->body);
-  if (response->status != 200 || has_error(messages, 1007)) {
+  if (!response) {
+    Error e = response.error();
+    e.uncertain = true;  // send() fails a POST only once it may have arrived
+    return std::unexpected(e);
+  }
+  const SlurmMessages messages = decode_messages(response->body);
+  if (response->status != 200 || !messages.errors.empty()) {
     Error e = answer_error(*response, messages, "job submission");
-    if (response->status != 401 && response->status != 403 && e.exit != Exit::auth)
+    // A timed-out submission may still be created once slurmctld gets to it (seen on 22.05).
+    e.uncertain = has_error(messages, 5004) || response->status >= 502;
+    if (response->status != 401 && response->status != 403 && e.exit != Exit::auth &&
+        !e.uncertain && classify_errors(messages.errors) == SlurmFault::ambiguous)
       if (auto pos = e.message.find(" failed"); pos != std::string::npos)
         e.message.replace(0, pos + 7, "slurmrestd: Slurm rejected the job");
     return std::unexpected(e);
   }
   auto decoded = decode_submit(response->body);
-  if (!decoded) return std::unexpected(clean(decoded.error()));
+  if (!decoded) {
+    Error e = clean(decoded.error());
+    e.uncertain = true;  // HTTP 200 without a readable id: a job may exist
+    return std::unexpected(e);
+  }
   warnings_.clear();
   for (const auto& w : decoded->messages.warnings) warnings_.push_back(redact(w, token_.token));
   SubmitResult result;
@@ -298,8 +336,31 @@ Expected<SubmitResult> RestBackend::submit(const SubmitRequest& request) {
   return result;
 }
 
-Expected<std::vector<JobInfo>> RestBackend::jobs(const std::vector<std::string>& ids) {
+Expected<std::vector<JobInfo>> RestBackend::jobs(const JobQuery& query) {
+  for (const auto& id : query.ids) {
+    if (!is_job_id(id)) return invalid("'" + id + "' is not a job id (expected e.g. 123 or 123_4)");
+  }
   if (auto ok = prepare(); !ok) return std::unexpected(ok.error());
+  const auto keep = [&](const JobInfo& job) {
+    if (query.empty()) return token_.user.empty() || job.user == token_.user;
+    if (std::ranges::any_of(query.ids, [&](const std::string& id) { return matches_id(job, id); }))
+      return true;
+    const std::string tag = tag_of(job);
+    return !tag.empty() && std::ranges::find(query.tags, tag) != query.tags.end();
+  };
+  // One job: ask for it alone (a 20,000-job queue is not downloaded to find one).
+  if (query.tags.empty() && query.ids.size() == 1 && plain_number(query.ids.front())) {
+    auto response = send("GET", api("job/" + query.ids.front()), "", true);
+    if (!response) return std::unexpected(response.error());
+    const SlurmMessages messages = decode_messages(response->body);
+    if (has_error(messages, kInvalidJobId) && messages.errors.size() == 1)
+      return std::vector<JobInfo>{};  // Slurm says it does not know the job
+    if (response->status != 200 || !messages.errors.empty())
+      return std::unexpected(answer_error(*response, messages, "GET /job/" + query.ids.front()));
+    auto list = decode_job_list(response->body, "GET /job/" + query.ids.front(), keep);
+    if (!list) return std::unexpected(transient(clean(list.error())));
+    return std::move(list->jobs);
+  }
   const int64_t started =
       std::chrono::duration_cast<std::chrono::seconds>(clock_.now().time_since_epoch()).count();
   std::string path = api("jobs");
@@ -308,8 +369,10 @@ Expected<std::vector<JobInfo>> RestBackend::jobs(const std::vector<std::string>&
   if (!answer) return std::unexpected(answer.error());
   warnings_.clear();
   if (answer->response.status != 304) {
-    auto decoded = decode_jobs(*dialect_, answer->response.body);
-    if (!decoded) return std::unexpected(clean(decoded.error()));
+    // Every job is kept while the document is parsed: later polls filter the cached list, and
+    // only JobInfo records (not the JSON) stay in memory.
+    auto decoded = decode_job_list(answer->response.body, "GET /jobs");
+    if (!decoded) return std::unexpected(transient(clean(decoded.error())));
     // With update_time, an unchanged cluster answers no jobs at all (plus a warning): keep what
     // we had. Without it, an empty list is the truth.
     if (!jobs_update_ || !decoded->jobs.empty()) {
@@ -319,37 +382,49 @@ Expected<std::vector<JobInfo>> RestBackend::jobs(const std::vector<std::string>&
     }
   }
   std::vector<JobInfo> out;
-  for (const auto& job : jobs_cache_) {
-    bool wanted = ids.empty() ? (token_.user.empty() || job.info.user == token_.user)
-                              : std::ranges::any_of(ids, [&](const std::string& id) {
-                                  return rest_job_matches(job, id);
-                                });
-    if (wanted) out.push_back(job.info);
-  }
+  for (const auto& job : jobs_cache_)
+    if (keep(job)) out.push_back(job);
   return out;
 }
 
 Expected<void> RestBackend::cancel(const std::vector<std::string>& ids) {
+  for (const auto& id : ids) {
+    if (!is_job_id(id)) return invalid("'" + id + "' is not a job id (expected e.g. 123 or 123_4)");
+  }
   if (auto ok = prepare(); !ok) return std::unexpected(ok.error());
   std::string problems;
-  Exit exit = Exit::failure;
+  std::vector<std::string> unknown;
   for (const auto& id : ids) {
-    if (!valid_job_id(id))
-      return invalid("'" + id + "' is not a job id (expected e.g. 123 or 123_4)");
     // DELETE is safe to repeat, but only a request that never left is retried (send()).
     auto response = send("DELETE", api("job/" + id), "", false);
     if (!response) return std::unexpected(response.error());
-    RestMessages messages = decode_messages(response->body);
-    std::vector<RestError> real;
+    const SlurmMessages messages = decode_messages(response->body);
+    std::vector<SlurmError> real;
     for (const auto& e : messages.errors)
-      if (e.number != 0) real.push_back(e);
-    if (response->status == 200 && real.empty()) continue;
-    Error e = answer_error(*response, RestMessages{real, messages.warnings}, "cancel " + id);
+      if (e.number != 0 || !e.error.empty()) real.push_back(e);
+    const bool json_answer = nlohmann::json::accept(response->body);
+    if (response->status == 200 && real.empty() && json_answer) continue;
+    if (has_error(messages, kInvalidJobId) && real.size() == 1) {
+      unknown.push_back(id);
+      continue;
+    }
+    if (response->status == 200 && !json_answer) {
+      problems += (problems.empty() ? "" : "\n") +
+                  std::string("slurmrestd answered the cancellation of ") + id +
+                  " with something that is not JSON (" + snippet(response->body) +
+                  "): whether it was cancelled is unknown";
+      continue;
+    }
+    Error e = answer_error(*response, SlurmMessages{real, messages.warnings}, "cancel " + id);
     if (e.exit == Exit::auth) return std::unexpected(e);
-    if (has_error(messages, 2017)) exit = Exit::not_found;
     problems += (problems.empty() ? "" : "\n") + e.message;
   }
-  if (!problems.empty()) return std::unexpected(clean(Error{problems, {}, exit}));
+  if (!problems.empty()) return std::unexpected(clean(Error{problems, {}, Exit::failure}));
+  if (!unknown.empty())
+    return fail("no such job: " + util::join(unknown, ", ") +
+                    " (Slurm does not know it: it never existed, or ended long enough ago to be "
+                    "forgotten)",
+                Exit::not_found);
   return {};
 }
 
@@ -363,8 +438,8 @@ Expected<ClusterState> RestBackend::cluster() {
   auto nodes = get(path, "GET /nodes", true);
   if (!nodes) return std::unexpected(nodes.error());
   if (nodes->response.status != 304) {
-    auto decoded = decode_nodes(*dialect_, nodes->response.body);
-    if (!decoded) return std::unexpected(clean(decoded.error()));
+    auto decoded = decode_node_list(nodes->response.body, "GET /nodes");
+    if (!decoded) return std::unexpected(transient(clean(decoded.error())));
     if (!nodes_update_ || !decoded->empty()) {
       nodes_cache_ = std::move(*decoded);
       nodes_update_ = started;
@@ -372,8 +447,8 @@ Expected<ClusterState> RestBackend::cluster() {
   }
   auto partitions = get(api("partitions"), "GET /partitions", false);
   if (!partitions) return std::unexpected(partitions.error());
-  auto decoded = decode_partitions(*dialect_, partitions->response.body);
-  if (!decoded) return std::unexpected(clean(decoded.error()));
+  auto decoded = decode_partition_list(partitions->response.body, "GET /partitions");
+  if (!decoded) return std::unexpected(transient(clean(decoded.error())));
   return ClusterState{nodes_cache_, std::move(*decoded)};
 }
 

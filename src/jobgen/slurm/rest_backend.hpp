@@ -5,9 +5,13 @@
 // - The API version is the profile's (or $JOBGEN_REST_API_VERSION's) when given, else the newest
 //   one the server offers that jobgen supports (GET /openapi/v3, else probing /slurm/vX/ping from
 //   the newest), decided once per backend object.
-// - jobs(): ONE GET /jobs per call for all ids; after the first call it sends update_time, and an
-//   empty/"no change" answer keeps the previous state. cluster(): GET /nodes + /partitions, with
-//   /nodes' HTTP 500 + error 1900 ("no change") read as unchanged.
+// - jobs(): ONE GET /jobs per call for all ids (GET /job/{id} when exactly one plain id is asked
+//   for); after the first call it sends update_time, and an empty/"no change" answer keeps the
+//   previous state. An answer with Slurm errors[] is a failed query (never "no jobs").
+// - Failures say their cause: Exit::auth when slurmctld refuses the token (Slurm's ambiguous error
+//   -1 is resolved by one probe, see probe_fault), transient Exit::failure when it cannot be
+//   reached, Error::uncertain for a submission that may have been created. cluster(): GET /nodes +
+//   /partitions, with /nodes' HTTP 500 + error 1900 ("no change") read as unchanged.
 // - Retries with exponential backoff only for GETs (any connection failure, 502/503/504) and for
 //   requests that certainly never left (connection refused). A submission is never re-sent once
 //   it may have reached the server.
@@ -59,7 +63,7 @@ class RestBackend final : public Backend {
 
   std::string name() const override { return "rest"; }
   Expected<SubmitResult> submit(const SubmitRequest& request) override;
-  Expected<std::vector<JobInfo>> jobs(const std::vector<std::string>& ids) override;
+  Expected<std::vector<JobInfo>> jobs(const JobQuery& query) override;
   Expected<void> cancel(const std::vector<std::string>& ids) override;
   Expected<ClusterState> cluster() override;
 
@@ -71,14 +75,16 @@ class RestBackend final : public Backend {
  private:
   struct Answer {
     sys::HttpResponse response;
-    RestMessages messages;
+    SlurmMessages messages;
   };
   Expected<void> prepare();
   Expected<sys::HttpResponse> send(const std::string& method, const std::string& path,
                                    const std::string& body, bool retry_any_failure);
   // Error for a non-2xx answer or Slurm errors[]; `what` is e.g. "GET /jobs".
-  Error answer_error(const sys::HttpResponse& response, const RestMessages& messages,
-                     const std::string& what) const;
+  Error answer_error(const sys::HttpResponse& response, const SlurmMessages& messages,
+                     const std::string& what);
+  // Why Slurm answered with only its unspecified error -1: see the .cpp.
+  SlurmFault probe_fault();
   Expected<Answer> get(const std::string& path, const std::string& what, bool allow_no_change);
   std::string api(const std::string& tail) const;
   Error clean(Error error) const;
@@ -99,7 +105,7 @@ class RestBackend final : public Backend {
 
   // Monitoring state: the last full answers and when they were taken.
   std::optional<int64_t> jobs_update_;
-  std::vector<RestJob> jobs_cache_;
+  std::vector<JobInfo> jobs_cache_;
   std::optional<int64_t> nodes_update_;
   std::vector<NodeInfo> nodes_cache_;
 };

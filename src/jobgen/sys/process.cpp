@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <thread>
@@ -217,12 +218,25 @@ Expected<int> spawn_detached(const DetachedJob& job) {
   const std::string err_path = job.stderr_path.empty() ? out_path : job.stderr_path.string();
   const std::string exit_path = job.exit_file.string();
   const std::string exit_tmp = exit_path + ".tmp";
+  const std::string pid_path = job.pid_file.string();
+  const std::string pid_tmp = pid_path + ".tmp";
 
   const pid_t leader = ::fork();
   if (leader < 0) return fail(std::string("fork failed: ") + std::strerror(errno));
   if (leader == 0) {
     // Session and group leader; exits at once so the supervisor is reparented to init.
     ::setsid();
+    // The leader records the group id itself (written by rename, never half-written), so the
+    // record exists even if the caller is killed right after fork.
+    char pid_text[32];
+    char* pid_end = std::to_chars(pid_text, pid_text + 30, static_cast<int>(::getpid())).ptr;
+    *pid_end++ = '\n';
+    const int pid_len = static_cast<int>(pid_end - pid_text);
+    const int pid_fd = ::open(pid_tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (pid_fd < 0 || ::write(pid_fd, pid_text, static_cast<size_t>(pid_len)) != pid_len ||
+        ::close(pid_fd) != 0 || ::rename(pid_tmp.c_str(), pid_path.c_str()) != 0) {
+      ::_exit(1);
+    }
     const int null_fd = ::open("/dev/null", O_RDWR);
     ::dup2(null_fd, STDIN_FILENO);
     ::dup2(null_fd, STDOUT_FILENO);
@@ -272,7 +286,7 @@ Expected<int> spawn_detached(const DetachedJob& job) {
                     : WIFSIGNALED(status)
                         ? std::snprintf(text, sizeof text, "signal %d\n", WTERMSIG(status))
                         : std::snprintf(text, sizeof text, "exit %d\n", WEXITSTATUS(status));
-    const int fd = ::open(exit_tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int fd = ::open(exit_tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (fd >= 0) {
       if (::write(fd, text, static_cast<size_t>(len)) == len)
         ::rename(exit_tmp.c_str(), exit_path.c_str());
@@ -284,20 +298,12 @@ Expected<int> spawn_detached(const DetachedJob& job) {
   while (::waitpid(leader, &status, 0) < 0 && errno == EINTR) {
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return fail("could not start " + format_command(job.argv) + " in the background (fork failed)");
+    return fail("could not start " + format_command(job.argv) +
+                " in the background (fork failed, or " + pid_path + " could not be written)");
   }
-  // Written by rename, so a reader never sees a half-written pid.
-  const std::string pid_text = std::to_string(leader) + "\n";
-  const std::string pid_tmp = job.pid_file.string() + ".tmp";
-  const int fd = ::open(pid_tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  const bool written =
-      fd >= 0 &&
-      ::write(fd, pid_text.data(), pid_text.size()) == static_cast<ssize_t>(pid_text.size());
-  if (fd >= 0) ::close(fd);
-  if (!written || ::rename(pid_tmp.c_str(), job.pid_file.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    ::unlink(pid_tmp.c_str());
-    return fail("cannot write " + job.pid_file.string() + ": " + why);
+  if (::access(job.pid_file.c_str(), F_OK) != 0) {
+    return fail("cannot write " + job.pid_file.string() +
+                " (the job's directory is not writable?)");
   }
   return static_cast<int>(leader);
 }

@@ -31,6 +31,12 @@ struct Error {
   std::string message;
   SourceLoc where;
   Exit exit = Exit::failure;
+  // The cause may pass if the same request is made again later (the scheduler unreachable or
+  // frozen, a timeout, a garbled answer): `watch` keeps polling instead of giving up.
+  bool transient = false;
+  // A request with effects (a submission) may have taken effect although it failed (it timed out
+  // after it was sent): never repeat it blindly, reconcile instead.
+  bool uncertain = false;
 };
 
 template <class T>
@@ -46,6 +52,13 @@ inline std::unexpected<Error> fail(std::string message, Exit exit = Exit::failur
 
 inline std::unexpected<Error> invalid(std::string message, SourceLoc where = {}) {
   return fail(std::move(message), Exit::invalid_input, std::move(where));
+}
+
+// A runtime failure that may pass on its own (Error::transient).
+inline std::unexpected<Error> transient_failure(std::string message) {
+  Error error{std::move(message), {}, Exit::failure};
+  error.transient = true;
+  return std::unexpected<Error>(std::move(error));
 }
 
 // "jobgen: error: FILE:LINE:COL: message" (the location parts that are known).

@@ -1,0 +1,503 @@
+#include "jobgen/slurm/records.hpp"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "jobgen/slurm/job_state.hpp"
+#include "jobgen/util/strings.hpp"
+
+namespace jobgen::slurm {
+
+namespace {
+
+using nlohmann::json;
+
+// Slurm's NO_VAL / INFINITE markers of 32-bit fields as they leak into plain integers.
+constexpr int64_t kNoVal32 = 0xfffffffe;
+
+std::string str(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// A plain integer or a no-val struct; nullopt for unset, infinite, negative or sentinel values.
+std::optional<int64_t> number_of(const json& v) {
+  if (v.is_object()) {
+    const auto set = v.find("set");
+    const auto inf = v.find("infinite");
+    if ((inf != v.end() && inf->is_boolean() && inf->get<bool>()) ||
+        (set != v.end() && set->is_boolean() && !set->get<bool>()))
+      return std::nullopt;
+    const auto it = v.find("number");
+    return it == v.end() ? std::nullopt : number_of(*it);
+  }
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<uint64_t>();
+    if (u >= static_cast<uint64_t>(kNoVal32)) return std::nullopt;
+    return static_cast<int64_t>(u);
+  }
+  if (v.is_number_integer()) {
+    const auto i = v.get<int64_t>();
+    if (i < 0 || i >= kNoVal32) return std::nullopt;
+    return i;
+  }
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (!(d >= 0 && d < static_cast<double>(kNoVal32))) return std::nullopt;  // NaN too
+    return static_cast<int64_t>(d);
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> number_at(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return it == j.end() ? std::nullopt : number_of(*it);
+}
+
+std::optional<int64_t> positive(std::optional<int64_t> v) {
+  return v && *v > 0 ? v : std::nullopt;
+}
+
+int small_int(std::optional<int64_t> v) {
+  return v && *v <= 1'000'000'000 ? static_cast<int>(*v) : 0;
+}
+
+std::vector<std::string> strings_of(const json& v) {
+  std::vector<std::string> out;
+  if (v.is_string()) out.push_back(v.get<std::string>());
+  if (v.is_array())
+    for (const auto& s : v)
+      if (s.is_string()) out.push_back(s.get<std::string>());
+  return out;
+}
+
+std::string none_to_empty(std::string text) {
+  if (text == "(null)" || text == "N/A" || text == "None") return "";
+  return text;
+}
+
+void decode_exit(const json& j, JobInfo& info) {
+  const auto it = j.find("exit_code");
+  if (it == j.end()) return;
+  if (it->is_object() && (it->contains("return_code") || it->contains("signal"))) {
+    if (const auto rc = it->find("return_code"); rc != it->end())
+      if (const auto n = number_of(*rc)) info.exit_code = small_int(n);
+    if (const auto sig = it->find("signal"); sig != it->end() && sig->is_object())
+      if (const auto id = sig->find("id"); id != sig->end())
+        if (const auto n = number_of(*id); n && *n > 0) info.signal = small_int(n);
+    return;
+  }
+  if (const auto raw = number_of(*it)) {  // a raw wait status, plain or no-val
+    const ExitStatus status = decode_wait_status(*raw);
+    if (status.signal != 0) {
+      info.signal = status.signal;
+    } else {
+      info.exit_code = status.code;
+    }
+  }
+}
+
+JobInfo decode_job(const json& j) {
+  JobInfo info;
+  const int64_t job_id = number_at(j, "job_id").value_or(0);
+  info.job_number = std::to_string(job_id);
+  info.name = str(j, "name");
+  info.user = str(j, "user_name");
+  info.comment = str(j, "comment");
+  // v0.0.40+: ["RUNNING", "COMPLETING", ...] = base state + flags; before: one string.
+  const auto states = strings_of(j.value("job_state", json()));
+  if (!states.empty()) info.state = parse_job_state(states.front());
+  if (std::ranges::find(states, "COMPLETING") != states.end()) info.state = JobState::completing;
+  info.reason = none_to_empty(str(j, "state_reason"));
+  info.partition = str(j, "partition");
+  info.nodes = none_to_empty(str(j, "nodes"));
+  info.num_nodes = small_int(number_at(j, "node_count"));
+  info.gres = normalise_gres(str(j, "tres_per_node"));
+  info.submit_time = positive(number_at(j, "submit_time"));
+  info.start_time = positive(number_at(j, "start_time"));
+  info.end_time = positive(number_at(j, "end_time"));
+  if (const auto minutes = positive(number_at(j, "time_limit"))) info.time_limit_s = *minutes * 60;
+  info.dependency = none_to_empty(str(j, "dependency"));
+  info.working_dir = str(j, "current_working_directory");
+  info.std_out = str(j, "standard_output");
+  info.std_err = str(j, "standard_error");
+  if (info.std_err.empty()) info.std_err = info.std_out;
+
+  const auto array_job = positive(number_at(j, "array_job_id"));
+  const auto task = number_at(j, "array_task_id");
+  if (array_job) {
+    info.array_job_id = array_job;
+    if (task) {
+      info.array_task_id = task;
+      info.id = std::to_string(*array_job) + "_" + std::to_string(*task);
+    } else {
+      // A pending array whose tasks are not split off yet: "10_[0-199]".
+      info.id = std::to_string(*array_job) + "_[" + str(j, "array_task_string") + "]";
+    }
+  } else {
+    info.id = info.job_number;
+  }
+  if (is_finished(info.state)) decode_exit(j, info);
+  return info;
+}
+
+NodeInfo decode_node(const json& j) {
+  NodeInfo node;
+  node.name = str(j, "name");
+  // v0.0.38: "state":"idle" + "state_flags":["DRAIN"]; later one upper-case array.
+  for (auto& s : strings_of(j.value("state", json()))) node.states.push_back(util::upper(s));
+  for (auto& s : strings_of(j.value("state_flags", json()))) node.states.push_back(util::upper(s));
+  node.partitions = strings_of(j.value("partitions", json()));
+  node.cpus = small_int(number_at(j, "cpus"));
+  node.alloc_cpus = small_int(number_at(j, "alloc_cpus"));
+  node.memory_mib = number_at(j, "real_memory").value_or(0);
+  node.gpus = parse_node_gpus(str(j, "gres"), str(j, "gres_used"));
+  return node;
+}
+
+PartitionInfo decode_partition(const json& j) {
+  PartitionInfo p;
+  p.name = str(j, "name");
+  // v0.0.38: "nodes":"a[1-2]", "max_time_limit": minutes, "flags":["default"];
+  // later: "nodes":{"configured":...}, "maximums":{"time":{no-val minutes}}.
+  const json& nodes = j.value("nodes", json());
+  p.nodes = nodes.is_string()   ? nodes.get<std::string>()
+            : nodes.is_object() ? str(nodes, "configured")
+                                : "";
+  std::optional<int64_t> minutes;
+  if (j.contains("max_time_limit")) {
+    minutes = number_at(j, "max_time_limit");
+  } else if (const auto m = j.find("maximums"); m != j.end() && m->is_object()) {
+    minutes = number_at(*m, "time");
+  }
+  if (minutes) p.max_time_s = *minutes * 60;
+  for (const auto& f : strings_of(j.value("flags", json())))
+    if (util::upper(f) == "DEFAULT") p.is_default = true;
+  if (const auto it = j.find("partition"); it != j.end() && it->is_object())
+    for (const auto& s : strings_of(it->value("state", json())))
+      if (util::upper(s) == "DEFAULT") p.is_default = true;
+  return p;
+}
+
+Expected<json> parse_object(std::string_view body, std::string_view what,
+                            const json::parser_callback_t& callback = nullptr) {
+  json doc = json::parse(body, callback, false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    return fail(std::string(what) + " answered with something that is not a JSON object (" +
+                std::to_string(body.size()) + " bytes" +
+                (body.empty() ? "" : ", starting '" + util::printable(body.substr(0, 60)) + "'") +
+                ")");
+  }
+  return doc;
+}
+
+// Records of one kind: `key` must be absent (then Slurm's errors say why) or an array of objects.
+template <class Decode>
+Expected<std::vector<std::invoke_result_t<Decode, const json&>>> records(const json& doc,
+                                                                         const char* key,
+                                                                         std::string_view what,
+                                                                         Decode decode) {
+  std::vector<std::invoke_result_t<Decode, const json&>> out;
+  const auto it = doc.find(key);
+  if (it == doc.end()) return out;
+  if (!it->is_array())
+    return fail(std::string(what) + ": '" + key + "' is not a list; is this a Slurm answer?");
+  for (const auto& element : *it) {
+    if (!element.is_object())
+      return fail(std::string(what) + ": an entry of '" + key +
+                  "' is not a record; is this a Slurm answer?");
+    out.push_back(decode(element));
+  }
+  return out;
+}
+
+}  // namespace
+
+SlurmMessages decode_messages(std::string_view body) {
+  SlurmMessages out;
+  const json doc = json::parse(body, nullptr, false);
+  if (!doc.is_object()) return out;
+  if (const auto it = doc.find("errors"); it != doc.end() && it->is_array()) {
+    for (const auto& e : *it) {
+      if (!e.is_object()) continue;
+      SlurmError err;
+      for (const char* key : {"error_number", "errno", "error_code"}) {
+        if (const auto n = e.find(key); n != e.end() && n->is_number_integer()) {
+          const auto value = n->get<int64_t>();
+          if (value >= -1 && value < 100000) err.number = static_cast<int>(value);
+          if (err.number != 0) break;
+        }
+      }
+      err.error = str(e, "error");
+      err.description = str(e, "description");
+      err.source = str(e, "source");
+      out.errors.push_back(std::move(err));
+    }
+  }
+  if (const auto it = doc.find("warnings"); it != doc.end() && it->is_array()) {
+    for (const auto& w : *it) {
+      if (w.is_string()) out.warnings.push_back(w.get<std::string>());
+      if (w.is_object()) {
+        std::string text = str(w, "description");
+        if (auto src = str(w, "source"); !src.empty()) text += " (" + src + ")";
+        out.warnings.push_back(text);
+      }
+    }
+  }
+  return out;
+}
+
+int slurm_error_number(const SlurmError& e) {
+  if (e.number != 0) return e.number;
+  // 22.05 reports some rejections with error_number 0 and only Slurm's text for the number.
+  static constexpr std::pair<std::string_view, int> kTexts[] = {
+      {"Requested node configuration is not available", 2014},
+      {"Invalid generic resource (gres) specification", 2072},
+      {"Requested time limit is invalid (missing or exceeds some limit)", 2051},
+      {"Invalid account or account/partition combination specified", 2045},
+      {"Invalid qos specification", 2066},
+      {"Unable to contact slurm controller (connect failure)", 1800},
+      {"Invalid job id specified", 2017},
+      {"Zero Bytes were transmitted or received", 5005},
+      {"Socket timed out on send/recv operation", 5004},
+      {"Protocol authentication error", 1007},
+  };
+  for (const auto& [text, number] : kTexts)
+    if (e.error == text || e.description == text) return number;
+  return 0;
+}
+
+std::string explain_slurm_error(int number) {
+  switch (number) {
+    case 1007:
+      return "slurmctld refused the credentials slurmrestd passed on (munge or JWT keys differ "
+             "between slurmrestd and slurmctld?); ask the admin";
+    case 1800:
+      return "slurmrestd cannot reach slurmctld: the controller is down or restarting; try again "
+             "in a minute";
+    case 1900:
+      return "nothing changed since the last query";
+    case 5004:
+      return "slurmctld did not answer in time (overloaded, frozen or restarting); try again";
+    case 5005:
+      return "slurmctld closed the connection: with a JWT this means it refused the token";
+    case 2014:
+      return "the request exceeds every node of the partition: no single node has that many GPUs, "
+             "CPUs or that much memory; ask for less per node (or more nodes), see "
+             "`jobgen profile show`";
+    case 2017:
+      return "Slurm does not know this job (it never existed, or ended long enough ago to be "
+             "purged)";
+    case 2045:
+      return "the account does not exist or you may not use it; check `sacctmgr show assoc "
+             "user=$USER` or the profile's accounts";
+    case 2051:
+      return "the time limit is invalid or longer than the partition allows; ask for less time";
+    case 2066:
+      return "the QoS does not exist or is not allowed for your account/partition; check the "
+             "profile's qos list";
+    case 2072:
+      return "the gres type does not exist on this cluster (see the gres types in `jobgen profile "
+             "show`; Slurm's names are site-made, e.g. gpul40s)";
+    case 2127:
+      return "the submission carried no environment; this is a jobgen bug, please report it";
+    default:
+      return "";
+  }
+}
+
+std::string format_slurm_errors(const std::vector<SlurmError>& errors) {
+  std::string out;
+  for (const auto& e : errors) {
+    if (!out.empty()) out += "\n";
+    const int number = slurm_error_number(e);
+    out += number != 0 ? "Slurm error " + std::to_string(number) : std::string("Slurm");
+    std::string text = e.error;
+    if (!e.description.empty() && e.description != e.error)
+      text += (text.empty() ? "" : ": ") + e.description;
+    if (!text.empty()) out += " (" + text + ")";
+    if (auto why = explain_slurm_error(number); !why.empty()) out += ": " + why;
+  }
+  return out;
+}
+
+SlurmFault classify_errors(const std::vector<SlurmError>& errors) {
+  if (errors.empty()) return SlurmFault::none;
+  SlurmFault fault = SlurmFault::ambiguous;
+  for (const auto& e : errors) {
+    switch (slurm_error_number(e)) {
+      case 1007:
+      case 5005:
+        return SlurmFault::auth;
+      case 1800:
+      case 5004:
+        fault = SlurmFault::unreachable;
+        break;
+      default:
+        if (const auto text = classify_error_text(e.error + " " + e.description);
+            text != SlurmFault::ambiguous)
+          fault = text;
+        break;
+    }
+  }
+  return fault;
+}
+
+SlurmFault classify_error_text(std::string_view text) {
+  const auto has = [&](std::string_view needle) {
+    return text.find(needle) != std::string_view::npos;
+  };
+  if (has("Zero Bytes were transmitted or received") || has("Protocol authentication error") ||
+      has("Invalid authentication credential") || has("Authentication failure"))
+    return SlurmFault::auth;
+  if (has("Unable to contact slurm controller") || has("Socket timed out") ||
+      has("Connection refused") || has("Could not establish a configuration source") ||
+      has("Communication connection failure"))
+    return SlurmFault::unreachable;
+  return SlurmFault::ambiguous;
+}
+
+Expected<JobList> decode_job_list(std::string_view body, std::string_view what,
+                                  const JobFilter& keep) {
+  // Jobs are decoded as the parser finishes each record and then dropped from the document, so
+  // a 20,000-job queue never sits in memory as a JSON tree.
+  JobList list;
+  std::string bad;
+  std::string key;  // the member of the top-level object being parsed
+  const json::parser_callback_t callback = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (depth == 1 && event == json::parse_event_t::key) key = parsed.get<std::string>();
+    if (depth == 2 && key == "jobs" && event == json::parse_event_t::object_end) {
+      JobInfo job = decode_job(parsed);
+      if (!keep || keep(job)) list.jobs.push_back(std::move(job));
+      return false;
+    }
+    if (depth == 2 && key == "jobs" && event == json::parse_event_t::value && bad.empty())
+      bad = "an entry of 'jobs' is not a record";
+    if (depth == 2 && key == "jobs" && event == json::parse_event_t::array_end && bad.empty())
+      bad = "an entry of 'jobs' is not a record";
+    if (depth == 1 && key == "jobs" && event == json::parse_event_t::value && bad.empty())
+      bad = "'jobs' is not a list";
+    return true;
+  };
+  auto doc = parse_object(body, what, callback);
+  if (!doc) return std::unexpected(doc.error());
+  if (!bad.empty()) return fail(std::string(what) + ": " + bad + "; is this a Slurm answer?");
+  if (const auto it = doc->find("jobs"); it != doc->end() && !it->is_array())
+    return fail(std::string(what) + ": 'jobs' is not a list; is this a Slurm answer?");
+  list.messages = decode_messages(body);
+  list.last_update = positive(number_at(*doc, "last_update"));
+  return list;
+}
+
+Expected<std::vector<NodeInfo>> decode_node_list(std::string_view body, std::string_view what) {
+  auto doc = parse_object(body, what);
+  if (!doc) return std::unexpected(doc.error());
+  return records(*doc, "nodes", what, decode_node);
+}
+
+Expected<std::vector<PartitionInfo>> decode_partition_list(std::string_view body,
+                                                           std::string_view what) {
+  auto doc = parse_object(body, what);
+  if (!doc) return std::unexpected(doc.error());
+  return records(*doc, "partitions", what, decode_partition);
+}
+
+std::vector<GresCount> parse_node_gpus(std::string_view gres, std::string_view gres_used) {
+  const auto parse = [](std::string_view text) {
+    std::vector<GresCount> out;
+    for (auto item : util::split_top(text, ',')) {
+      item = item.substr(0, item.find('('));
+      const auto parts = util::split_top(item, ':');
+      if (parts.empty() || parts[0] != "gpu") continue;
+      GresCount e{"", 1, 0};
+      if (parts.size() == 2) {
+        if (const auto n = util::parse_int(parts[1])) {
+          e.total = static_cast<int>(std::clamp<int64_t>(*n, 0, 1 << 20));
+        } else {
+          e.type = std::string(parts[1]);
+        }
+      } else if (parts.size() >= 3) {
+        e.type = parts[1] == "(null)" ? "" : std::string(parts[1]);
+        e.total = static_cast<int>(
+            std::clamp<int64_t>(util::parse_int(parts[2]).value_or(0), 0, 1 << 20));
+      }
+      out.push_back(std::move(e));
+    }
+    return out;
+  };
+  std::vector<GresCount> out = parse(gres);
+  for (const auto& u : parse(gres_used)) {
+    for (auto& g : out)
+      if (g.type == u.type) g.used = u.total;
+  }
+  return out;
+}
+
+std::string normalise_gres(std::string_view tres) {
+  std::string out;
+  for (auto item : util::split_top(tres, ',')) {
+    for (std::string_view prefix : {"gres:", "gres/"})
+      if (item.starts_with(prefix)) item.remove_prefix(prefix.size());
+    out += (out.empty() ? "" : ",") + std::string(item);
+  }
+  return out;
+}
+
+bool is_job_id(std::string_view id) {
+  const auto digits = [](std::string_view s) {
+    return !s.empty() && s.size() <= 10 &&
+           std::ranges::all_of(s, [](char c) { return c >= '0' && c <= '9'; });
+  };
+  const std::size_t underscore = id.find('_');
+  if (underscore == std::string_view::npos) return digits(id);
+  if (!digits(id.substr(0, underscore))) return false;
+  std::string_view task = id.substr(underscore + 1);
+  if (digits(task)) return true;
+  if (task.size() < 3 || task.front() != '[' || task.back() != ']') return false;
+  task = task.substr(1, task.size() - 2);
+  return std::ranges::all_of(task, [](char c) {
+    return (c >= '0' && c <= '9') || c == ',' || c == '-' || c == '%' || c == ':';
+  });
+}
+
+bool array_spec_contains(std::string_view spec, int64_t task) {
+  spec = spec.substr(0, spec.find('%'));  // "0-49%10": the throttle is not part of the set
+  for (std::string_view item : util::split(spec, ',')) {
+    const std::string_view range = item.substr(0, item.find(':'));  // "0-9:2" steps: approximate
+    const std::size_t dash = range.find('-');
+    const auto low = util::parse_int(range.substr(0, dash));
+    const auto high =
+        dash == std::string_view::npos ? low : util::parse_int(range.substr(dash + 1));
+    if (low && high && task >= *low && task <= *high) return true;
+  }
+  return false;
+}
+
+bool matches_id(const JobInfo& job, std::string_view id) {
+  if (id == job.id || id == job.job_number) return true;
+  if (!job.array_job_id) return false;
+  const std::string array = std::to_string(*job.array_job_id);
+  if (id == array) return true;
+  // A pending array not yet split into tasks, "144_[0-49]", stands for each of its tasks.
+  if (!job.array_task_id && id.size() > array.size() + 1 && id.starts_with(array) &&
+      id[array.size()] == '_') {
+    const auto task = util::parse_int(id.substr(array.size() + 1));
+    const std::size_t open = job.id.find("_[");
+    if (task && open != std::string::npos) {
+      const std::string_view spec = std::string_view(job.id).substr(open + 2);
+      return array_spec_contains(spec.substr(0, spec.find(']')), *task);
+    }
+  }
+  return false;
+}
+
+std::string tag_comment(std::string_view tag) {
+  return "jobgen:" + std::string(tag);
+}
+
+std::string tag_of(const JobInfo& job) {
+  constexpr std::string_view prefix = "jobgen:";
+  return job.comment.starts_with(prefix) ? job.comment.substr(prefix.size()) : std::string();
+}
+
+}  // namespace jobgen::slurm

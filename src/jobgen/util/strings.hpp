@@ -1,0 +1,34 @@
+// Small string helpers written once: case folding, splitting, strict integer parsing and making
+// untrusted text safe to print on a terminal. ASCII only (Slurm names, ids and keys are ASCII).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace jobgen::util {
+
+std::string lower(std::string_view s);
+std::string upper(std::string_view s);
+bool iequals(std::string_view a, std::string_view b);
+
+// Views into `text` at every `sep` ("a,,b" -> "a", "", "b"; "" -> one empty piece).
+std::vector<std::string_view> split(std::string_view text, char sep);
+// The same, but not inside [...] or (...), and without empty pieces:
+// "classt[01-03,05],x" -> "classt[01-03,05]", "x"; "gpu:a:1(IDX:0,2)" stays whole.
+std::vector<std::string_view> split_top(std::string_view text, char sep);
+
+std::string join(const std::vector<std::string>& items, std::string_view sep);
+std::string_view trim(std::string_view s);
+
+// The whole text as a base-10 integer (optional leading '-'); nullopt for anything else,
+// including overflow, spaces and an empty string.
+std::optional<int64_t> parse_int(std::string_view text);
+
+// Text from outside (Slurm's job names, log lines, server answers) made safe for a terminal:
+// control characters (ESC, BEL, CR, ...) and DEL become \xNN; `max` bytes at most, then "...".
+std::string printable(std::string_view text, std::size_t max = 4096);
+
+}  // namespace jobgen::util
