@@ -18,9 +18,10 @@ set -euo pipefail
 mkdir -p -- logs /scratch/alice/bert/ckpt
 # A slurmrestd token is no business of the training (and breaks Slurm's auth inside the job).
 unset SLURM_JWT
+# The id users know the job by: <array job id>_<task id> for an array task, else the job id.
+jobgen_task=${SLURM_ARRAY_TASK_ID:+${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}}
 # Without accounting Slurm forgets a finished job after MinJobAge: an EXIT trap leaves its exit
 # status in <log dir>/.jobgen-exit-<job id> (<array job id>_<task id> for an array task) for jobgen.
-jobgen_task=${SLURM_ARRAY_TASK_ID:+${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}}
 exit_marker=logs/".jobgen-exit-${jobgen_task:-$SLURM_JOB_ID}"
 # shellcheck disable=SC2317  # called by the EXIT trap
 write_exit_marker() {  # written to a temporary file and renamed: never read half-written
@@ -29,7 +30,7 @@ write_exit_marker() {  # written to a temporary file and renamed: never read hal
 }
 trap write_exit_marker EXIT
 
-echo "jobgen: job $SLURM_JOB_ID ($SLURM_JOB_NAME) on ${SLURM_JOB_NODELIST:-$(hostname)}, started $(date -Is)"
+echo "jobgen: job ${jobgen_task:-$SLURM_JOB_ID} ($SLURM_JOB_NAME) on ${SLURM_JOB_NODELIST:-$(hostname)}, started $(date -Is)"
 printf '%s\n' 'plan: gpul40s x6 on 2 node(s)'
 printf '%s\n' 'micro-batch 32, accumulation 2, estimated 3.6 h'
 if command -v nvidia-smi >/dev/null 2>&1; then

@@ -6,11 +6,13 @@ set -euo pipefail
 mkdir -p -- logs /scratch/alice/bert/ckpt
 # A slurmrestd token is no business of the training (and breaks Slurm's auth inside the job).
 unset SLURM_JWT
+# The id users know the job by: <array job id>_<task id> for an array task, else the job id.
+jobgen_task=${SLURM_ARRAY_TASK_ID:+${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}}
 # Local run: jobgen's local runner sets the Slurm-like variables; the logs follow Slurm's names.
 : "${SLURM_JOB_ID:?is set by the jobgen local runner}" "${SLURM_JOB_NAME:?is set by the jobgen local runner}"
 exec >>logs/"$SLURM_JOB_NAME-$SLURM_JOB_ID.out" 2>>logs/"$SLURM_JOB_NAME-$SLURM_JOB_ID.err"
 
-echo "jobgen: job $SLURM_JOB_ID ($SLURM_JOB_NAME) on ${SLURM_JOB_NODELIST:-$(hostname)}, started $(date -Is)"
+echo "jobgen: job ${jobgen_task:-$SLURM_JOB_ID} ($SLURM_JOB_NAME) on ${SLURM_JOB_NODELIST:-$(hostname)}, started $(date -Is)"
 printf '%s\n' 'plan: gpu4090 x2 on 1 node(s)'
 printf '%s\n' 'micro-batch 32, accumulation 2, estimated 3.6 h'
 if command -v nvidia-smi >/dev/null 2>&1; then

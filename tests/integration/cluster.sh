@@ -7,6 +7,8 @@
 #   cluster.sh stop DIR     stop exactly the processes recorded in DIR/pids (safe to repeat)
 #   cluster.sh status DIR   print the recorded processes and sinfo; exit 0 only if all alive
 #   cluster.sh check        exit 1 naming the Debian package of each missing program or plugin
+#   cluster.sh restart DIR slurmctld|slurmrestd
+#                           stop that daemon (if it runs) and start it again, recorded (fault tests)
 #
 # Contract for tests: `source DIR/env.sh` exports SLURM_CONF, SLURMRESTD_URL, SLURM_JWT (root)
 # and JOBGEN_CLUSTER_DIR. Ports: slurmctld 17000, node classtNN 17000+NN, slurmrestd the first
@@ -214,6 +216,8 @@ all_nodes_idle() {
   [[ $n -eq 21 ]]
 }
 
+ctld_up() { scontrol ping >/dev/null 2>&1; }
+
 rest_ping() {
   curl -sf -o /dev/null -H "X-SLURM-USER-NAME: root" -H "X-SLURM-USER-TOKEN: $SLURM_JWT" \
     "$SLURMRESTD_URL/slurm/v0.0.38/ping"
@@ -228,6 +232,7 @@ start_failed() { # EXIT trap while starting: leave nothing running behind
 
 cmd_start() {
   set_dir "$1" create
+  cd "$DIR" # the daemons' working directory must outlive the caller's
   local t0=$SECONDS
   if any_alive; then
     log "a cluster is already running in $DIR: stopping it first"
@@ -426,8 +431,39 @@ cmd_check() {
   echo "cluster.sh: every program and plugin the test cluster needs is installed"
 }
 
+# Restarts one daemon of a running cluster with the configuration and port it had.
+cmd_restart() {
+  set_dir "$1"
+  local name=${2:-} pid
+  [[ -f $DIR/env.sh ]] || die "no cluster in $DIR"
+  # shellcheck source=/dev/null
+  source "$DIR/env.sh"
+  # The daemons outlive the caller's (temporary) directory: they must not run in it.
+  cd "$DIR"
+  if [[ -e $DIR/pids/$name.pid ]] && pid=$(alive "$DIR/pids/$name.pid"); then
+    kill -CONT "$pid" 2>/dev/null || true # a frozen daemon cannot exit
+    terminate "$pid"
+  fi
+  case $name in
+    slurmctld)
+      # Started without SLURM_JWT, as at first (a token there makes it switch AuthType).
+      SLURM_JWT='' launch slurmctld env -u SLURM_JWT slurmctld -D -i -f "$CONF"
+      wait_for "slurmctld answering" ctld_up
+      ;;
+    slurmrestd)
+      local port=${SLURMRESTD_URL##*:}
+      SLURM_JWT=daemon launch slurmrestd slurmrestd -f "$CONF" -a rest_auth/jwt -u nobody \
+        -g nogroup -s openapi/v0.0.38 "127.0.0.1:$port"
+      wait_for "slurmrestd ping on $SLURMRESTD_URL" rest_ping
+      ;;
+    *) die "restart: unknown daemon '$name' (slurmctld or slurmrestd)" ;;
+  esac
+  log "restarted $name"
+}
+
 case "${1:-}" in
   check) cmd_check ;;
+  restart) cmd_restart "${2:-}" "${3:-}" ;;
   start) cmd_start "${2:-}" ;;
   stop) cmd_stop "${2:-}" ;;
   status) cmd_status "${2:-}" ;;

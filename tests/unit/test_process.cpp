@@ -245,3 +245,16 @@ TEST_CASE("local runner: many short jobs polled in a tight loop never read as FA
   CHECK(finished == 8);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("RealCommandRunner: a timeout kills the command's children too") {
+  const auto dir = temp_dir("runner-group");
+  sys::RealCommandRunner runner;
+  sys::Command parent;
+  // The child outlives its parent's kill only if the group is not killed.
+  parent.argv = {"sh", "-c", "(sleep 3; touch " + (dir / "child-survived").string() + ") & wait"};
+  parent.timeout = 300ms;
+  REQUIRE_FALSE(runner.run(parent));
+  std::this_thread::sleep_for(3500ms);
+  CHECK_FALSE(std::filesystem::exists(dir / "child-survived"));
+  std::filesystem::remove_all(dir);
+}

@@ -171,8 +171,10 @@ TEST_CASE("pending reasons in plain words") {
   job.reason = "QOSMaxGRESPerUser";
   CHECK(explain_reason(job).find("QoS") != std::string::npos);
   job.reason = "ReqNodeNotAvail, UnavailableNodes:classt21";
-  CHECK(explain_reason(job) ==
-        "a node it needs is unavailable (down, drained or reserved): classt21");
+  CHECK(explain_reason(job) == "a node it needs is down, drained or not responding: classt21");
+  // 22.05 also says ReqNodeNotAvail, listing no node, when the nodes are idle but reserved.
+  job.reason = "ReqNodeNotAvail, UnavailableNodes:";
+  CHECK(explain_reason(job).find("busy or reserved") != std::string::npos);
   job.reason = "PartitionTimeLimit";
   CHECK(explain_reason(job).find("shorter time") != std::string::npos);
   job.reason = "AssocGrpGRES";

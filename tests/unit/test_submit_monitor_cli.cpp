@@ -193,3 +193,178 @@ TEST_CASE("submit: the job spec's launcher per stage (python on one node), --lau
         std::string::npos);
   std::filesystem::remove_all(dir);
 }
+
+namespace {
+std::filesystem::path submit_dir() {
+  char tmpl[] = "/tmp/jobgen-submit-rules-XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const std::filesystem::path dir = tmpl;
+  std::ofstream(dir / "job.yaml") << "name: train\nmodel: gpt2\nseq_len: 512\nsteps: 100\n"
+                                     "command: python train.py\nlauncher: python\n";
+  return dir;
+}
+}  // namespace
+
+TEST_CASE("submit: the ledger first, the tag in the comment, then Slurm") {
+  const auto dir = submit_dir();
+  const std::string spec = (dir / "job.yaml").string();
+  test::RecordingCommandRunner runner;
+  runner.answer(0, "41\n");
+  auto r = run_with(runner, {"submit", spec, "--target", "l40s", "--gpus", "1", "--backend", "cli"},
+                    dir / "state");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  REQUIRE(runner.commands.size() == 1);
+  const std::string argv = runner.argv_of(0);
+  CHECK(argv.starts_with("sbatch --parsable --comment=jobgen:"));
+  const std::string tag = argv.substr(argv.find("jobgen:") + 7, 16);
+  auto ledger = ledger::Ledger::open(dir / "state/jobgen/jobs.db");
+  REQUIRE(ledger);
+  auto rows = ledger->find("41");
+  REQUIRE(rows->size() == 1);
+  CHECK(rows->front().tag == tag);
+  CHECK(rows->front().last_state == "PENDING");
+  // The stored script is the user's alone (the job spec's env may hold secrets).
+  namespace fs = std::filesystem;
+  CHECK((fs::status(rows->front().script_path).permissions() &
+         (fs::perms::group_all | fs::perms::others_all)) == fs::perms::none);
+
+  // A ledger that cannot be written: nothing is submitted.
+  const auto broken = dir / "broken";
+  fs::create_directories(broken / "jobgen");
+  std::ofstream(broken / "jobgen/jobs.db") << std::string(8192, 'x');
+  test::RecordingCommandRunner untouched;
+  r = run_with(untouched, {"submit", spec, "--target", "l40s", "--gpus", "1", "--backend", "cli"},
+               broken);
+  CHECK(r.code == static_cast<int>(Exit::failure));
+  CHECK(untouched.commands.empty());
+
+  // sbatch killed by jobgen's timeout: exit 1, and the record stays for `status` to reconcile.
+  test::RecordingCommandRunner timing_out;
+  timing_out.responder = [](const sys::Command&) -> Expected<sys::CommandResult> {
+    return fail("'sbatch --parsable' did not finish within 30 s and was killed");
+  };
+  r = run_with(timing_out, {"submit", spec, "--target", "l40s", "--gpus", "1", "--backend", "cli"},
+               dir / "state");
+  CHECK(r.code == static_cast<int>(Exit::failure));
+  CHECK(r.err.find("may have created the job anyway") != std::string::npos);
+  auto open_rows = ledger->unfinished();
+  REQUIRE(open_rows);
+  CHECK(std::ranges::count_if(*open_rows, [](const auto& row) { return row.job_id.empty(); }) == 1);
+
+  // Slurm's own rejection: nothing was created, so nothing is kept.
+  test::RecordingCommandRunner rejecting;
+  rejecting.answer(1, "",
+                   "sbatch: error: Batch job submission failed: Invalid qos specification\n");
+  rejecting.answer(0, "[]");  // the hint's sinfo --json
+  r = run_with(rejecting, {"submit", spec, "--target", "l40s", "--gpus", "1", "--backend", "cli"},
+               dir / "state");
+  CHECK(r.code == static_cast<int>(Exit::invalid_input));
+  CHECK(std::ranges::count_if(*ledger->unfinished(),
+                              [](const auto& row) { return row.job_id.empty(); }) == 1);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("submit --after: the job must exist and be able to succeed") {
+  const auto dir = submit_dir();
+  const std::string spec = (dir / "job.yaml").string();
+  test::RecordingCommandRunner runner;
+  runner.answer(0, squeue_sample());                               // squeue: no job 99999
+  runner.answer(1, "", "Slurm accounting storage is disabled\n");  // sacct
+  auto r = run_with(
+      runner,
+      {"submit", spec, "--target", "l40s", "--gpus", "1", "--backend", "cli", "--after", "99999"},
+      dir / "state");
+  CHECK(r.code == static_cast<int>(Exit::not_found));
+  CHECK(r.err.find("--after 99999: no such job") != std::string::npos);
+  for (const auto& c : runner.commands) CHECK(c.argv.front() != "sbatch");
+
+  test::RecordingCommandRunner failed;
+  failed.answer(0, squeue_sample());  // job 6 FAILED with exit code 3
+  r = run_with(
+      failed,
+      {"submit", spec, "--target", "l40s", "--gpus", "1", "--backend", "cli", "--after", "6"},
+      dir / "state");
+  CHECK(r.code == static_cast<int>(Exit::invalid_input));
+  CHECK(r.err.find("would never start") != std::string::npos);
+
+  test::RecordingCommandRunner bad;
+  r = run_with(
+      bad, {"submit", spec, "--target", "l40s", "--gpus", "1", "--backend", "cli", "--after", "-1"},
+      dir / "state");
+  CHECK(r.code == static_cast<int>(Exit::invalid_input));
+  CHECK(bad.commands.empty());
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE(
+    "status: a job cancelled with jobgen cancel is not a failure; one Slurm forgot is unknown") {
+  const auto dir = submit_dir();
+  const std::string spec = (dir / "job.yaml").string();
+  test::RecordingCommandRunner runner;
+  runner.answer(0, "7\n");  // sbatch: job 7, which the sample lists as RUNNING
+  REQUIRE(run_with(runner, {"submit", spec, "--target", "l40s", "--gpus", "1", "--backend", "cli"},
+                   dir / "state")
+              .code == 0);
+  std::string cancelled = squeue_sample();
+  const auto at = cancelled.find("\"job_state\": \"RUNNING\"");
+  REQUIRE(at != std::string::npos);
+  cancelled.replace(at, 22, "\"job_state\": \"CANCELLED\"");
+  runner.answer(0, "", "scancel: Terminating job 7\n");
+  runner.answer(0, cancelled);
+  auto r = run_with(runner, {"cancel", "7"}, dir / "state");
+  CHECK_MESSAGE(r.code == 0, r.err);
+  runner.answer(0, cancelled);
+  r = run_with(runner, {"status", "7"}, dir / "state");
+  CHECK(r.out.find("CANCELLED") != std::string::npos);
+  CHECK(r.code == 0);  // asked for: not a failure
+
+  // Slurm answers without job 7 and nothing says how it ended: UNKNOWN, not FAILED.
+  test::RecordingCommandRunner forgetful;
+  forgetful.answer(0, R"({"meta":{},"errors":[],"jobs":[]})");
+  forgetful.answer(1, "", "Slurm accounting storage is disabled\n");
+  auto ledger = ledger::Ledger::open(dir / "state/jobgen/jobs.db");
+  ledger::JobRecord key;
+  key.job_id = "7";
+  key.backend = "cli";
+  key.cluster = "markov";
+  REQUIRE(ledger->update_state(key, "RUNNING", std::nullopt));
+  r = run_with(forgetful, {"status", "7"}, dir / "state");
+  CHECK(r.out.find("UNKNOWN") != std::string::npos);
+  CHECK(r.out.find("FAILED") == std::string::npos);
+  CHECK(ledger->find("7")->front().last_state == "UNKNOWN");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("status: a local submission killed before it recorded its id is found by its tag") {
+  const auto dir = submit_dir();
+  const auto state = dir / "state";
+  {
+    auto ledger = ledger::Ledger::open(state / "jobgen/jobs.db");
+    REQUIRE(ledger);
+    ledger::JobRecord intent;
+    intent.backend = "local";
+    intent.cluster = "markov";
+    intent.job_name = "train";
+    intent.tag = "feedfacefeedface";
+    intent.last_state = ledger::kSubmitting;
+    intent.submit_time = 1'800'000'000;
+    REQUIRE(ledger->insert(intent));
+  }
+  // What the local runner left: the job ran and ended, but jobgen died before recording id 3.
+  const auto job = state / "jobgen/local/jobs/3";
+  std::filesystem::create_directories(job);
+  std::ofstream(job / "meta.json")
+      << R"({"name":"train","tag":"feedfacefeedface","submit_time":1})";
+  std::ofstream(job / "pid") << "999999\n";
+  std::ofstream(job / "exit") << "exit 0\n";
+  test::RecordingCommandRunner runner;
+  const Run r = run_with(runner, {"status"}, state);
+  CHECK_MESSAGE(r.code == 0, r.err);
+  CHECK(r.out.find("COMPLETED") != std::string::npos);
+  auto ledger = ledger::Ledger::open(state / "jobgen/jobs.db");
+  auto rows = ledger->find("3", {"local", ""});
+  REQUIRE(rows->size() == 1);
+  CHECK(rows->front().tag == "feedfacefeedface");
+  CHECK(rows->front().last_state == "COMPLETED");
+  std::filesystem::remove_all(dir);
+}

@@ -195,8 +195,10 @@ Expected<Exit> run_submit(Context& ctx, const SubmitOptions& opts) {
     if (!checked) return std::unexpected(checked.error());
     previous = *checked;
   }
-  if (!opts.dry_run && !s.profile_explicit)
-    ctx.err << "jobgen: using" << profile_note(s).substr(1) << '\n';
+  if (!opts.dry_run && !s.profile_explicit) {
+    ctx.err << "jobgen: using profile '" << prof.name
+            << "', the bundled default (choose one with --profile or JOBGEN_PROFILE)\n";
+  }
 
   const fs::path cwd = fs::current_path();
   std::vector<std::pair<std::string, std::string>> submitted;  // stage, job id

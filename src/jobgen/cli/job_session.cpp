@@ -235,7 +235,9 @@ Expected<std::vector<TrackedGroup>> tracked_jobs(JobSession& session,
     if (!records) return std::unexpected(records.error());
     for (const auto& r : *records) groups[{r.backend, r.cluster}].push_back(tracked_from(r));
   } else {
+    std::set<std::string> seen;
     for (const auto& id : ids) {
+      if (!seen.insert(id).second) continue;  // "status 3 3" asks once
       auto records = session.ledger->find(id, scope);
       if (!records) return std::unexpected(records.error());
       std::set<std::pair<std::string, std::string>> owners;

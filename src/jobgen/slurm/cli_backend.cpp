@@ -130,7 +130,9 @@ Expected<sys::CommandResult> CliBackend::run(std::vector<std::string> argv,
   command.env = options_.env;
   command.cwd = options_.working_dir;
   command.timeout = options_.timeout;
+  const auto started = std::chrono::steady_clock::now();
   auto result = runner_.run(command);
+  last_run_ = std::chrono::steady_clock::now() - started;
   if (!result) {
     Error error = result.error();
     // A timed-out command may still have reached slurmctld, which is busy or frozen.
@@ -144,6 +146,9 @@ Error CliBackend::command_error(std::string_view command, std::string_view err,
                                 std::string_view probe_id) {
   std::string message = explain_slurm_error(command, err);
   SlurmFault fault = classify_error_text(err);
+  // A command that waited out Slurm's MessageTimeout did not get through: no need to ask again.
+  if (fault == SlurmFault::ambiguous && last_run_ > std::chrono::seconds(5))
+    fault = SlurmFault::unreachable;
   if (fault == SlurmFault::ambiguous && !probe_id.empty()) {
     // squeue --json reports every failure as Slurm's unspecified error -1: a small single-job
     // request in text form names the cause.

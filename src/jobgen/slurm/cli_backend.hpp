@@ -53,6 +53,7 @@ class CliBackend final : public Backend {
   CliBackendOptions options_;
   bool squeue_json_ = true;  // cleared when this squeue has no --json
   bool accounting_ = true;   // cleared when sacct says accounting is disabled
+  std::chrono::steady_clock::duration last_run_{};  // how long the last command took
 };
 
 // sacct -n -P -X -o kSacctFormat output -> jobs (exit "2:0" = code:signal).

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "jobgen/util/slurm_time.hpp"
+#include "jobgen/util/strings.hpp"
 
 namespace jobgen::slurm {
 
@@ -201,11 +202,17 @@ std::string explain_reason(const JobInfo& job, const GresNames& names) {
            "); it may never start: resubmit with less";
   }
   if (head == "ReqNodeNotAvail") {
-    std::string text = "a node it needs is unavailable (down, drained or reserved)";
-    if (const std::size_t colon = detail.find(':'); colon != std::string_view::npos) {
-      text += ": " + std::string(detail.substr(colon + 1));
+    // Slurm 22.05 gives this reason whenever a node the job can only run on is not usable now:
+    // busy with other jobs, inside a reservation (a maintenance window its time limit overlaps),
+    // or down/drained/not responding; only the last kind is listed as UnavailableNodes.
+    const std::size_t colon = detail.find(':');
+    const std::string_view listed =
+        colon == std::string_view::npos ? std::string_view() : util::trim(detail.substr(colon + 1));
+    if (!listed.empty()) {
+      return "a node it needs is down, drained or not responding: " + std::string(listed);
     }
-    return text;
+    return "the nodes it can run on are busy or reserved (e.g. a maintenance reservation its "
+           "time limit overlaps); it starts when they are free";
   }
   if (head == "PartitionTimeLimit") {
     return "its time limit is longer than the partition allows; it will never start: resubmit "

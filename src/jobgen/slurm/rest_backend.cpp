@@ -228,7 +228,9 @@ Error RestBackend::answer_error(const sys::HttpResponse& response, const SlurmMe
   const bool unspecified =
       !messages.errors.empty() &&
       std::ranges::all_of(messages.errors, [](const SlurmError& e) { return e.number == -1; });
-  if (fault == SlurmFault::ambiguous && unspecified && dialect_ != nullptr) fault = probe_fault();
+  if (fault == SlurmFault::ambiguous && (unspecified || !is_request_error(messages)) &&
+      !messages.errors.empty() && dialect_ != nullptr)
+    fault = probe_fault();
   if (fault == SlurmFault::auth) {
     std::string text = explain_unauthorized(token_, now, url);
     if (response.status != 401 && response.status != 403)

@@ -123,7 +123,9 @@ Expected<CommandResult> RealCommandRunner::run(const Command& command) {
   sigemptyset(&defaults);
   sigaddset(&defaults, SIGPIPE);
   posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+  // Its own process group, so a timeout kills the program and everything it started.
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
 
   std::vector<std::string> args = command.argv;
   std::vector<std::string> env = build_environment(command.env, command.env_remove);
@@ -150,7 +152,7 @@ Expected<CommandResult> RealCommandRunner::run(const Command& command) {
   }
   const auto deadline = SteadyClock::now() + command.timeout;
   auto timed_out = [&] {
-    ::kill(pid, SIGKILL);
+    ::kill(-pid, SIGKILL);
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }

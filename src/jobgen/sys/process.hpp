@@ -4,7 +4,8 @@
 // Contract:
 // - CommandRunner::run returns the exit status and both outputs whenever the program ran, even
 //   when it failed (exit_code != 0 is the caller's to interpret). An Error means it could not run:
-//   not found / not executable, or it outlived `timeout` (it is then killed with SIGKILL).
+//   not found / not executable, or it outlived `timeout` (it is then killed with SIGKILL, with
+//   every process it started: it runs in its own process group).
 //   A program killed by a signal reports exit_code 128 + signal, as shells do.
 // - spawn_detached starts a job in its own session (setsid), so terminal signals and the caller's
 //   exit never reach it, with stdout/stderr appended to log files. A supervisor process in the

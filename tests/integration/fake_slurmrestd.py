@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""A misbehaving slurmrestd on 127.0.0.1 for fault tests: every request gets the same bad answer.
+
+    fake_slurmrestd.py MODE PORT_FILE
+
+MODE: 500 (HTTP 500, empty body), html (200 with an HTML page), truncated (200, JSON cut off),
+empty200 (200, empty body), nested (200, {"jobs":[[[...]]]}), unspecified (500 with Slurm's error
+-1 and no jobs, as 22.05 says when slurmctld is down), text200 (200, "OK" for a DELETE).
+The port it listens on is written to PORT_FILE once it accepts connections.
+"""
+import http.server
+import sys
+
+BODIES = {
+    "500": (500, b""),
+    "html": (200, b"<html><body><h1>502 Bad Gateway</h1></body></html>"),
+    "truncated": (200, b'{"meta":{},"errors":[],"jobs":[{"job_id":1,"job_state":"RUNN'),
+    "empty200": (200, b""),
+    "nested": (200, b'{"meta":{},"errors":[],"jobs":[[[{"job_id":1,"job_state":"COMPLETED"}]]]}'),
+    "unspecified": (
+        500,
+        b'{"meta":{},"errors":[{"description":"Failed while looking for jobs",'
+        b'"error_number":-1,"error":"Unspecified error","source":"slurm_load_jobs"}],"jobs":[]}',
+    ),
+    "text200": (200, b"OK"),
+}
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def answer(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            self.rfile.read(length)
+        status, body = BODIES[self.server.mode]
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = do_DELETE = answer
+
+    def log_message(self, *args):
+        pass
+
+
+def main():
+    mode, port_file = sys.argv[1], sys.argv[2]
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    server.mode = mode
+    with open(port_file + ".tmp", "w") as f:
+        f.write(str(server.server_address[1]))
+    import os
+
+    os.replace(port_file + ".tmp", port_file)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

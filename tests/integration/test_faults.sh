@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# Fault injection: slurmctld frozen and killed mid-watch and mid-submit, jobgen killed with -9
+# during a submit, bad tokens on both backends, slurmrestd stopped, and a fake slurmrestd answering
+# 500 / HTML / truncated / empty-200 / nested garbage / Slurm's error -1. Afterwards every job jobgen
+# submitted is compared with what Slurm says, and the test prints three counts that must be 0:
+# jobs misreported (ledger or output disagrees with Slurm), jobs lost from the ledger (Slurm has a
+# job tagged by jobgen that the ledger cannot name), jobs cancelled that were not asked for.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=submit_lib.sh
+source "$(dirname "$0")/submit_lib.sh"
+HERE=$(cd "$(dirname "$0")" && pwd)
+CLUSTER_SH=$HERE/cluster.sh
+FAKE_PID=
+
+ctld_pid() { cut -d' ' -f1 "$JOBGEN_CLUSTER_DIR/pids/slurmctld.pid"; }
+# Whatever happens, the shared cluster is left running for the next test.
+restore() {
+  local status=$?
+  [[ -z $FAKE_PID ]] || kill "$FAKE_PID" 2>/dev/null || true
+  kill -CONT "$(ctld_pid)" 2>/dev/null || true
+  scontrol ping >/dev/null 2>&1 || "$CLUSTER_SH" restart "$JOBGEN_CLUSTER_DIR" slurmctld || true
+  curl -sf -o /dev/null "$SLURMRESTD_URL/slurm/v0.0.38/ping" -H "X-SLURM-USER-NAME: root" \
+    -H "X-SLURM-USER-TOKEN: $SLURM_JWT" ||
+    "$CLUSTER_SH" restart "$JOBGEN_CLUSTER_DIR" slurmrestd || true
+  set +e
+  (exit "$status")
+  cleanup
+}
+trap restore EXIT
+
+# The ledger as "job_id|backend|last_state|tag" lines (python3's sqlite3: no extra package).
+ledger() {
+  python3 - "$XDG_STATE_HOME/jobgen/jobs.db" <<'EOF'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+for row in db.execute("SELECT job_id, backend, last_state, tag FROM jobs ORDER BY row_id"):
+    print("|".join(str(x) for x in row))
+EOF
+}
+ledger_state() { ledger | awk -F'|' -v id="$1" -v b="${2:-cli}" '$1 == id && $2 == b { s = $3 } END { print s }'; }
+expect_rc() { # WANT DESCRIPTION COMMAND... : runs it, checks its exit code
+  local want=$1 what=$2 rc=0
+  shift 2
+  "$@" >"$WORK/out.txt" 2>&1 || rc=$?
+  [[ $rc -eq $want ]] || fail "$what: exit $rc, expected $want: $(head -c 600 "$WORK/out.txt")"
+  echo "ok: $what (exit $rc)"
+}
+CANCEL_ASKED=()
+
+write_spec spec.yaml jg-fault "sleep 45"
+a=$(submit spec.yaml --target rtx2080ti --gpus 1)
+b=$(submit spec.yaml --target rtx4090 --gpus 1)
+r=$(submit spec.yaml --target l40s --gpus 1 --backend rest)
+wait_state "$a" RUNNING
+wait_state "$b" RUNNING
+wait_state "$r" RUNNING
+
+# --- slurmctld frozen, then killed, under a running watch ---------------------------------------
+"$JOBGEN" watch --interval 1 --max-interval 2 "$a" "$b" >watch.out 2>&1 &
+watch_pid=$!
+sleep 2
+kill -STOP "$(ctld_pid)"
+expect_rc 1 "status while slurmctld is frozen" "$JOBGEN" status "$a" "$b"
+grep -q "cannot be reached" "$WORK/out.txt" || fail "frozen: no cause given: $(cat "$WORK/out.txt")"
+expect_rc 1 "REST status while slurmctld is frozen" "$JOBGEN" status --backend rest "$r"
+[[ $(ledger_state "$a") == PENDING || $(ledger_state "$a") == RUNNING ]] ||
+  fail "a failed query changed the ledger: job $a is $(ledger_state "$a")"
+kill -CONT "$(ctld_pid)"
+kill -TERM "$(ctld_pid)"
+sleep 1
+expect_rc 1 "status while slurmctld is down" "$JOBGEN" status "$a" "$b"
+expect_rc 1 "REST status while slurmctld is down (not an auth failure)" \
+  "$JOBGEN" status --backend rest "$r"
+"$CLUSTER_SH" restart "$JOBGEN_CLUSTER_DIR" slurmctld
+expect_rc 0 "status after slurmctld is back" "$JOBGEN" status "$a" "$b"
+grep -q RUNNING "$WORK/out.txt" || fail "after the outage the jobs should run: $(cat "$WORK/out.txt")"
+
+# --- a submit while slurmctld is frozen: it times out, Slurm creates the job later ---------------
+kill -STOP "$(ctld_pid)"
+rc=0
+"$JOBGEN" submit spec.yaml --launcher python --target rtx2080ti --gpus 1 >frozen.out 2>&1 || rc=$?
+kill -CONT "$(ctld_pid)"
+[[ $rc -eq 1 ]] || fail "submit to a frozen slurmctld: exit $rc: $(cat frozen.out)"
+grep -q "tagged jobgen:" frozen.out || fail "the uncertain submit names no tag: $(cat frozen.out)"
+tag=$(sed -n 's/.*tagged jobgen:\([0-9a-f]*\).*/\1/p' frozen.out | head -n1)
+echo "ok: submit to a frozen slurmctld exits 1 and keeps its record (tag $tag)"
+
+# --- jobgen killed with -9 after sbatch submitted, before it recorded the id ---------------------
+mkdir -p bin
+cat >bin/sbatch <<EOF
+#!/bin/bash
+/usr/bin/sbatch "\$@"
+rc=\$?
+touch "$WORK/sbatch.done"
+sleep 20
+exit \$rc
+EOF
+chmod +x bin/sbatch
+PATH="$WORK/bin:$PATH" "$JOBGEN" submit spec.yaml --launcher python --target rtx2080ti --gpus 1 \
+  >killed.out 2>&1 &
+killed_pid=$!
+for ((i = 0; i < 100; i++)); do [[ -e sbatch.done ]] && break; sleep 0.1; done
+[[ -e sbatch.done ]] || fail "the wrapped sbatch never ran"
+kill -9 "$killed_pid"
+wait "$killed_pid" 2>/dev/null || true
+pkill -f "$WORK/bin/sbatch" || true
+echo "ok: jobgen killed with -9 after sbatch submitted"
+
+# The next status finds both by their tags and records their ids.
+expect_rc 0 "status reconciles the interrupted submissions" "$JOBGEN" status
+[[ $(ledger | awk -F'|' '$1 == ""' | wc -l) -eq 0 ]] ||
+  fail "submissions still without an id after status: $(ledger | awk -F'|' '$1 == ""')"
+frozen_id=$(ledger | awk -F'|' -v t="$tag" '$4 == t { print $1 }')
+[[ -n $frozen_id ]] || fail "the frozen submission (tag $tag) is not in the ledger"
+SUBMITTED+=("$frozen_id")
+while IFS= read -r id; do SUBMITTED+=("$id"); done < <(ledger | awk -F'|' '$2 == "cli" { print $1 }')
+echo "ok: the frozen submission is job $frozen_id"
+
+# --- bad tokens: exit 5, and nothing cancelled ----------------------------------------------------
+expect_rc 5 "CLI status with a forged SLURM_JWT" env SLURM_JWT=forged.token.x "$JOBGEN" status "$a"
+expect_rc 5 "REST status with a forged token" env SLURM_JWT=forged.token.x \
+  "$JOBGEN" status --backend rest "$r"
+expect_rc 5 "REST cancel with a forged token" env SLURM_JWT=forged.token.x \
+  "$JOBGEN" cancel --backend rest "$r"
+[[ $(job_field "$r" JobState) == RUNNING ]] || fail "a refused cancel cancelled job $r"
+
+# --- slurmrestd stopped ---------------------------------------------------------------------------
+kill "$(cut -d' ' -f1 "$JOBGEN_CLUSTER_DIR/pids/slurmrestd.pid")"
+sleep 0.5
+expect_rc 1 "REST status with slurmrestd stopped" "$JOBGEN" status --backend rest "$r"
+"$CLUSTER_SH" restart "$JOBGEN_CLUSTER_DIR" slurmrestd
+
+# --- a slurmrestd answering garbage --------------------------------------------------------------
+for mode in 500 html truncated empty200 nested unspecified text200; do
+  rm -f port
+  python3 "$HERE/fake_slurmrestd.py" "$mode" port &
+  FAKE_PID=$!
+  for ((i = 0; i < 50; i++)); do [[ -s port ]] && break; sleep 0.1; done
+  export JOBGEN_REST_API_VERSION=v0.0.38
+  fake="http://127.0.0.1:$(cat port)"
+  expect_rc 1 "REST status against a server answering '$mode'" \
+    env SLURMRESTD_URL="$fake" "$JOBGEN" status --backend rest "$r"
+  # (A 200 whose JSON carries an empty errors[] is how slurmrestd confirms a cancellation, so
+  # 'nested' is the one answer a cancel may take at its word.)
+  if [[ $mode != nested ]]; then
+    rc=0
+    SLURMRESTD_URL="$fake" "$JOBGEN" cancel --backend rest "$r" >out.txt 2>&1 || rc=$?
+    [[ $rc -ne 0 ]] || fail "cancel against '$mode' claimed success: $(cat out.txt)"
+  fi
+  unset JOBGEN_REST_API_VERSION
+  kill "$FAKE_PID"
+  wait "$FAKE_PID" 2>/dev/null || true
+  FAKE_PID=
+  [[ $(ledger_state "$r" rest) == PENDING || $(ledger_state "$r" rest) == RUNNING ]] ||
+    fail "answer '$mode' changed the ledger: job $r is $(ledger_state "$r" rest)"
+done
+echo "ok: garbage answers are failures and leave the ledger alone"
+
+# --- the watch outlived all of it ------------------------------------------------------------------
+rc=0
+wait "$watch_pid" || rc=$?
+[[ $rc -eq 0 ]] || fail "watch ended with $rc: $(tail -n 20 watch.out)"
+grep -q "still watching" watch.out || fail "watch did not report the outage: $(cat watch.out)"
+echo "ok: watch rode out the outages and exited 0"
+
+# --- the counts --------------------------------------------------------------------------------------
+for id in "${SUBMITTED[@]}"; do wait_state "$id" COMPLETED CANCELLED FAILED TIMEOUT; done
+wait_state "$r" COMPLETED
+"$JOBGEN" status "${SUBMITTED[@]}" >/dev/null 2>&1 || true
+"$JOBGEN" status --backend rest "$r" >/dev/null 2>&1 || true
+misreported=0 lost=0 wrongly_cancelled=0
+while IFS='|' read -r id backend state tagged; do
+  [[ -n $id ]] || { lost=$((lost + 1)); continue; }
+  actual=$(job_field "$id" JobState)
+  if [[ $actual != "$state" ]]; then
+    echo "misreported: job $id ($backend): ledger $state, Slurm $actual"
+    misreported=$((misreported + 1))
+  fi
+  if [[ $actual == CANCELLED && " ${CANCEL_ASKED[*]} " != *" $id "* ]]; then
+    wrongly_cancelled=$((wrongly_cancelled + 1))
+  fi
+  : "$tagged"
+done < <(ledger)
+# Every job Slurm has with a jobgen tag is in the ledger under its id.
+while IFS='|' read -r id comment name; do
+  [[ $comment == jobgen:* && $name == jg-fault ]] || continue
+  if ! ledger | awk -F'|' -v id="$id" '$1 == id { found = 1 } END { exit !found }'; then
+    echo "lost: Slurm job $id ($comment) is not in the ledger"
+    lost=$((lost + 1))
+  fi
+done < <(squeue -h -t all -o '%i|%k|%j')
+echo "faults: $misreported jobs misreported, $lost jobs lost from the ledger, $wrongly_cancelled jobs cancelled that were not asked for"
+[[ $misreported -eq 0 && $lost -eq 0 && $wrongly_cancelled -eq 0 ]] || fail "see above"
+echo "PASS"
