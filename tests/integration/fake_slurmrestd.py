@@ -5,7 +5,8 @@
 
 MODE: 500 (HTTP 500, empty body), html (200 with an HTML page), truncated (200, JSON cut off),
 empty200 (200, empty body), nested (200, {"jobs":[[[...]]]}), unspecified (500 with Slurm's error
--1 and no jobs, as 22.05 says when slurmctld is down), text200 (200, "OK" for a DELETE).
+-1 and no jobs, as 22.05 says when slurmctld is down), text200 (200, "OK" for a DELETE),
+many:N (a healthy v0.0.38 answer listing N running jobs, ids 1..N: for benchmarks).
 The port it listens on is written to PORT_FILE once it accepts connections.
 """
 import http.server
@@ -44,8 +45,25 @@ class Handler(http.server.BaseHTTPRequestHandler):
         pass
 
 
+def many_jobs(n):
+    job = (
+        '{"job_id":%d,"name":"train-%d","user_name":"alice","job_state":"RUNNING",'
+        '"state_reason":"None","partition":"gpu","nodes":"node%04d","node_count":1,'
+        '"tres_per_node":"gres:gpu:a100:4","submit_time":1795324888,"start_time":1795324889,'
+        '"end_time":1795497689,"time_limit":2880,"standard_output":"/home/alice/logs/%%x-%%j.out",'
+        '"standard_error":"","dependency":"","array_job_id":0,"array_task_id":null,'
+        '"array_task_string":"","exit_code":0,"comment":"","current_working_directory":"/home/alice",'
+        '"account":"research","qos":"normal","priority":4294901759,"cpus":32,"memory_per_node":65536,'
+        '"features":"","batch_host":"node%04d","command":"/home/alice/run.sh"}'
+    )
+    jobs = ",".join(job % (i, i, i % 1000, i % 1000) for i in range(1, n + 1))
+    return ('{"meta":{},"errors":[],"jobs":[%s]}' % jobs).encode()
+
+
 def main():
     mode, port_file = sys.argv[1], sys.argv[2]
+    if mode.startswith("many:"):
+        BODIES[mode] = (200, many_jobs(int(mode[5:])))
     server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
     server.mode = mode
     with open(port_file + ".tmp", "w") as f:

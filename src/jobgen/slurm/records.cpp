@@ -213,10 +213,10 @@ Expected<std::vector<std::invoke_result_t<Decode, const json&>>> records(const j
 
 }  // namespace
 
-SlurmMessages decode_messages(std::string_view body) {
+namespace {
+
+SlurmMessages messages_of(const json& doc) {
   SlurmMessages out;
-  const json doc = json::parse(body, nullptr, false);
-  if (!doc.is_object()) return out;
   if (const auto it = doc.find("errors"); it != doc.end() && it->is_array()) {
     for (const auto& e : *it) {
       if (!e.is_object()) continue;
@@ -247,10 +247,32 @@ SlurmMessages decode_messages(std::string_view body) {
   return out;
 }
 
+}  // namespace
+
+SlurmMessages decode_messages(std::string_view body) {
+  // Only errors[] and warnings[] are built: the records beside them (a whole queue) are skipped.
+  std::string key;
+  const json::parser_callback_t keep_messages = [&](int depth, json::parse_event_t event,
+                                                    json& parsed) {
+    if (depth != 1) return true;
+    if (event == json::parse_event_t::key) {
+      key = parsed.get<std::string>();
+      return true;
+    }
+    if (event == json::parse_event_t::object_end || event == json::parse_event_t::array_end)
+      return true;
+    return key == "errors" || key == "warnings";
+  };
+  const json doc = json::parse(body, keep_messages, false);
+  if (!doc.is_object()) return {};
+  return messages_of(doc);
+}
+
 int slurm_error_number(const SlurmError& e) {
   if (e.number != 0) return e.number;
   // 22.05 reports some rejections with error_number 0 and only Slurm's text for the number.
   static constexpr std::pair<std::string_view, int> kTexts[] = {
+      {"Invalid partition name specified", 2000},
       {"Requested node configuration is not available", 2014},
       {"Invalid generic resource (gres) specification", 2072},
       {"Requested time limit is invalid (missing or exceeds some limit)", 2051},
@@ -281,6 +303,9 @@ std::string explain_slurm_error(int number) {
       return "slurmctld did not answer in time (overloaded, frozen or restarting); try again";
     case 5005:
       return "slurmctld closed the connection: with a JWT this means it refused the token";
+    case 2000:
+      return "this cluster has no such partition: is the profile the one for this cluster? "
+             "(--profile NAME or JOBGEN_PROFILE)";
     case 2014:
       return "the request exceeds every node of the partition: no single node has that many GPUs, "
              "CPUs or that much memory; ask for less per node (or more nodes), see "
@@ -384,7 +409,7 @@ Expected<JobList> decode_job_list(std::string_view body, std::string_view what,
   if (!bad.empty()) return fail(std::string(what) + ": " + bad + "; is this a Slurm answer?");
   if (const auto it = doc->find("jobs"); it != doc->end() && !it->is_array())
     return fail(std::string(what) + ": 'jobs' is not a list; is this a Slurm answer?");
-  list.messages = decode_messages(body);
+  list.messages = messages_of(*doc);
   list.last_update = positive(number_at(*doc, "last_update"));
   return list;
 }

@@ -21,7 +21,7 @@ bool has_error(const SlurmMessages& m, int number) {
 
 // Errors that mean "the request itself is wrong", not "something failed".
 bool is_request_error(const SlurmMessages& m) {
-  constexpr std::array kNumbers{2014, 2072, 2051, 2045, 2066, 2081};
+  constexpr std::array kNumbers{2000, 2014, 2072, 2051, 2045, 2066, 2081};
   return std::ranges::any_of(m.errors, [&](const SlurmError& e) {
     return std::ranges::find(kNumbers, slurm_error_number(e)) != kNumbers.end();
   });
@@ -365,28 +365,33 @@ Expected<std::vector<JobInfo>> RestBackend::jobs(const JobQuery& query) {
   }
   const int64_t started =
       std::chrono::duration_cast<std::chrono::seconds>(clock_.now().time_since_epoch()).count();
+  // update_time only while the same jobs are asked for: the cache holds just those.
+  const bool same_query =
+      jobs_update_ && cached_query_.ids == query.ids && cached_query_.tags == query.tags;
   std::string path = api("jobs");
-  if (jobs_update_) path += "?update_time=" + std::to_string(*jobs_update_);
-  auto answer = get(path, "GET /jobs", true);
+  if (same_query) path += "?update_time=" + std::to_string(*jobs_update_);
+  auto answer = get(path, "GET /jobs", same_query);
   if (!answer) return std::unexpected(answer.error());
   warnings_.clear();
   if (answer->response.status != 304) {
-    // Every job is kept while the document is parsed: later polls filter the cached list, and
-    // only JobInfo records (not the JSON) stay in memory.
-    auto decoded = decode_job_list(answer->response.body, "GET /jobs");
+    // Jobs are filtered while the document is parsed: a 20,000-job queue is never held as JSON,
+    // and only the jobs asked for are kept.
+    std::size_t listed = 0;
+    auto decoded = decode_job_list(answer->response.body, "GET /jobs", [&](const JobInfo& job) {
+      ++listed;
+      return keep(job);
+    });
     if (!decoded) return std::unexpected(transient(clean(decoded.error())));
     // With update_time, an unchanged cluster answers no jobs at all (plus a warning): keep what
     // we had. Without it, an empty list is the truth.
-    if (!jobs_update_ || !decoded->jobs.empty()) {
+    if (!same_query || listed > 0) {
       jobs_cache_ = std::move(decoded->jobs);
+      cached_query_ = query;
       for (const auto& w : decoded->messages.warnings) warnings_.push_back(redact(w, token_.token));
       jobs_update_ = decoded->last_update.value_or(started);
     }
   }
-  std::vector<JobInfo> out;
-  for (const auto& job : jobs_cache_)
-    if (keep(job)) out.push_back(job);
-  return out;
+  return jobs_cache_;
 }
 
 Expected<void> RestBackend::cancel(const std::vector<std::string>& ids) {

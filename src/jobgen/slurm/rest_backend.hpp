@@ -105,7 +105,8 @@ class RestBackend final : public Backend {
 
   // Monitoring state: the last full answers and when they were taken.
   std::optional<int64_t> jobs_update_;
-  std::vector<JobInfo> jobs_cache_;
+  std::vector<JobInfo> jobs_cache_;  // the jobs cached_query_ asked for
+  JobQuery cached_query_;
   std::optional<int64_t> nodes_update_;
   std::vector<NodeInfo> nodes_cache_;
 };
