@@ -30,14 +30,18 @@ struct EstimateOptions {
   std::string micro_batch = "auto";
   int accumulation = 1;
   bool grad_checkpointing = false;
+  std::string recompute = "full";
+  bool compile = false;
   bool flash_attention = false;
   bool chunked_loss = false;
   bool optimizer_in_backward = false;
-  std::string link = "pcie";
+  std::string link;        // "" = default for the GPU class
+  std::string inter_link;  // "" = default for the GPU class
   double inter_gbs = 0;
   double mfu = 0;
   std::string empirical;
   bool json = false;
+  bool explain = false;
 };
 
 Expected<model::Architecture> resolve_model(Context& ctx, const std::string& ref) {
@@ -101,18 +105,13 @@ Expected<estimate::Hardware> resolve_hardware(Context& ctx, const EstimateOption
       return invalid(msg);
     }
   }
-  profile::Interconnect link;
-  if (o.link == "nvlink")
-    link.intra = profile::IntraLink::nvlink;
-  else if (o.link != "pcie")
-    return invalid("--link must be pcie or nvlink, got '" + o.link + "'");
-  if (o.nodes > 1) {
-    link.inter = profile::InterLink::ethernet;
-    link.inter_gbs = o.inter_gbs > 0 ? o.inter_gbs : 1.25;  // 10 Gb/s Ethernet
-  }
+  estimate::LinkOptions links;
+  links.intra = o.link;
+  links.inter = o.inter_link;
+  links.inter_gbs = o.inter_gbs;
   std::optional<double> mfu;
   if (o.mfu > 0) mfu = o.mfu;
-  return estimate::make_hardware(*gpu, mig, link, mfu);
+  return estimate::hardware_for(*gpu, mig, links, mfu);
 }
 
 Expected<estimate::TrainingSetup> build_setup(Context& ctx, const EstimateOptions& o) {
@@ -133,6 +132,8 @@ Expected<estimate::TrainingSetup> build_setup(Context& ctx, const EstimateOption
   if (!finetune) return std::unexpected(finetune.error());
   auto targets = estimate::parse_lora_targets(o.lora_targets);
   if (!targets) return std::unexpected(targets.error());
+  auto recompute = estimate::parse_recompute(o.recompute);
+  if (!recompute) return std::unexpected(recompute.error());
   s.precision = *precision;
   s.optimizer = *optimizer;
   s.strategy = *strategy;
@@ -141,7 +142,10 @@ Expected<estimate::TrainingSetup> build_setup(Context& ctx, const EstimateOption
   s.lora_rank = o.lora_rank;
   s.lora_targets = *targets;
   s.seq_len = o.seq_len;
-  s.grad_checkpointing = o.grad_checkpointing;
+  // --recompute selective says what checkpointing recomputes, so it switches checkpointing on.
+  s.grad_checkpointing = o.grad_checkpointing || *recompute == estimate::Recompute::selective;
+  s.recompute = *recompute;
+  s.compile = o.compile;
   s.flash_attention = o.flash_attention;
   s.chunked_loss = o.chunked_loss;
   s.optimizer_in_backward = o.optimizer_in_backward;
@@ -156,51 +160,87 @@ Expected<estimate::TrainingSetup> build_setup(Context& ctx, const EstimateOption
   return s;
 }
 
-json to_json(const estimate::Estimate& e, const estimate::Hardware& hw) {
-  const auto& m = e.memory;
-  const auto& t = e.throughput;
-  return {{"model", e.setup.model.name},
-          {"params", derive_params(e.setup.model)},
-          {"gpu", hw.gpu_id},
-          {"mig_profile", hw.mig_profile.empty() ? json(nullptr) : json(hw.mig_profile)},
-          {"gpus_per_node", e.setup.gpus_per_node},
-          {"nodes", e.setup.nodes},
-          {"precision", estimate::to_string(e.setup.precision)},
-          {"optimizer", estimate::to_string(e.setup.optimizer)},
-          {"strategy", estimate::to_string(e.setup.strategy)},
-          {"finetune", estimate::to_string(e.setup.finetune)},
-          {"seq_len", e.setup.seq_len},
-          {"memory_gib",
-           {{"weights", m.weights},
-            {"gradients", m.gradients},
-            {"optimizer", m.optimizer},
-            {"activations", m.activations},
-            {"context", m.context},
-            {"slack", m.slack},
-            {"total", m.total}}},
-          {"capacity_gib", e.capacity_gib},
-          {"fits", e.fits},
-          {"micro_batch", e.micro_batch},
-          {"accumulation", e.accumulation},
-          {"max_micro_batch",
-           {{"conservative", e.max.conservative},
-            {"recommended", e.max.recommended},
-            {"aggressive", e.max.aggressive}}},
-          {"throughput",
-           {{"samples_per_s", t.samples_per_s},
-            {"tokens_per_s", t.tokens_per_s},
-            {"step_time_s", t.step_time_s},
-            {"compute_s", t.compute_s},
-            {"exposed_comm_s", t.exposed_comm_s},
-            {"optimizer_s", t.optimizer_s},
-            {"flops_per_sample", t.flops_per_sample},
-            {"peak_tflops", t.peak_tflops},
-            {"mfu", t.mfu},
-            {"scaling_efficiency", t.scaling_efficiency}}},
-          {"warnings", e.warnings}};
+json terms_json(const std::vector<estimate::Term>& terms) {
+  json out = json::array();
+  for (const auto& t : terms)
+    out.push_back({{"name", t.name}, {"value", t.value}, {"unit", t.unit}, {"formula", t.formula}});
+  return out;
 }
 
-void print_human(std::ostream& out, const estimate::Estimate& e, const estimate::Hardware& hw) {
+json to_json(const estimate::Estimate& e, const estimate::Hardware& hw, bool explain) {
+  const auto& m = e.memory;
+  const auto& t = e.throughput;
+  json assumptions = json::array();
+  for (const auto& a : e.assumptions)
+    assumptions.push_back({{"what", a.what}, {"value", a.value}, {"why", a.why}});
+  json j = {
+      {"model", e.setup.model.name},
+      {"params", derive_params(e.setup.model)},
+      {"gpu", hw.gpu_id},
+      {"mig_profile", hw.mig_profile.empty() ? json(nullptr) : json(hw.mig_profile)},
+      {"gpus_per_node", e.setup.gpus_per_node},
+      {"nodes", e.setup.nodes},
+      {"precision", estimate::to_string(e.setup.precision)},
+      {"optimizer", estimate::to_string(e.setup.optimizer)},
+      {"strategy", estimate::to_string(e.setup.strategy)},
+      {"finetune", estimate::to_string(e.setup.finetune)},
+      {"seq_len", e.setup.seq_len},
+      {"grad_checkpointing",
+       e.setup.grad_checkpointing ? json(estimate::to_string(e.setup.recompute)) : json(false)},
+      {"compile", e.setup.compile},
+      {"memory_gib",
+       {{"weights", m.weights},
+        {"gradients", m.gradients},
+        {"optimizer", m.optimizer},
+        {"activations", m.activations},
+        {"context", m.context},
+        {"slack", m.slack},
+        {"total", m.total},
+        {"allocated", m.allocated()},
+        {"reserved", m.reserved()},
+        {"peak_phase", m.peak_phase}}},
+      {"capacity_gib", e.capacity_gib},
+      {"fits", e.fits},
+      {"micro_batch", e.micro_batch},
+      {"accumulation", e.accumulation},
+      {"max_micro_batch",
+       {{"conservative", e.max.conservative},
+        {"recommended", e.max.recommended},
+        {"aggressive", e.max.aggressive}}},
+      {"throughput",
+       {{"samples_per_s", t.samples_per_s},
+        {"tokens_per_s", t.tokens_per_s},
+        {"step_time_s", t.step_time_s},
+        {"compute_s", t.compute_s},
+        {"comm_s", t.comm_s},
+        {"exposed_comm_s", t.exposed_comm_s},
+        {"bus_gbs", t.bus_gbs},
+        {"optimizer_s", t.optimizer_s},
+        {"flops_per_sample", t.flops_per_sample},
+        {"model_flops_per_sample", t.model_flops_per_sample},
+        {"peak_tflops", t.peak_tflops},
+        {"mfu", t.mfu},
+        {"gemm_efficiency", t.gemm_efficiency},
+        {"scaling_efficiency", t.scaling_efficiency}}},
+      {"assumptions", assumptions},
+      {"warnings", e.warnings}};
+  if (explain)
+    j["explain"] = {{"memory", terms_json(e.memory_terms)}, {"time", terms_json(e.time_terms)}};
+  return j;
+}
+
+void print_terms(std::ostream& out, const char* title, const std::vector<estimate::Term>& terms) {
+  out << title << '\n';
+  for (const auto& t : terms) {
+    if (t.unit.empty())
+      out << fmt::format("  {:<34} {}\n", t.name, t.formula);
+    else
+      out << fmt::format("  {:<34} {:>9.4g} {:<3}  {}\n", t.name, t.value, t.unit, t.formula);
+  }
+}
+
+void print_human(std::ostream& out, const estimate::Estimate& e, const estimate::Hardware& hw,
+                 bool explain) {
   const auto& s = e.setup;
   const auto& m = e.memory;
   const auto& t = e.throughput;
@@ -209,12 +249,13 @@ void print_human(std::ostream& out, const estimate::Estimate& e, const estimate:
                      hw.mig_profile.empty() ? "" : " MIG " + hw.mig_profile,
                      s.nodes > 1 ? fmt::format(" ({} nodes)", s.nodes) : "");
   out << fmt::format(
-      "{} | {} | {} | {}{} | seq {}{}{}\n", estimate::to_string(s.precision),
+      "{} | {} | {} | {}{} | seq {}{}{}{}\n", estimate::to_string(s.precision),
       estimate::to_string(s.optimizer), estimate::to_string(s.strategy),
       estimate::to_string(s.finetune),
       s.finetune == estimate::Finetune::full ? "" : fmt::format(" r={}", s.lora_rank), s.seq_len,
-      s.grad_checkpointing ? " | checkpointing" : "",
-      s.flash_attention ? " | flash attention" : "");
+      s.grad_checkpointing ? fmt::format(" | checkpointing ({})", estimate::to_string(s.recompute))
+                           : "",
+      s.flash_attention ? " | flash attention" : "", s.compile ? " | torch.compile" : "");
   out << fmt::format("\nMemory per GPU at micro-batch {}{}:\n", e.micro_batch,
                      s.empirical ? " (empirical model)" : "");
   auto row = [&](const char* name, double gib) {
@@ -230,6 +271,11 @@ void print_human(std::ostream& out, const estimate::Estimate& e, const estimate:
   row("total", m.total);
   out << fmt::format("  {:<12} {:>8.2f} GiB  -> {}\n", "capacity", e.capacity_gib,
                      e.fits ? "fits" : "DOES NOT FIT");
+  if (!s.empirical)
+    out << fmt::format(
+        "  (peak in the {}; torch would report {:.2f} GiB allocated, {:.2f} GiB reserved)\n",
+        m.peak_phase, m.allocated(), m.reserved());
+  if (explain) print_terms(out, "\nMemory terms:", e.memory_terms);
   out << fmt::format("\nLargest micro-batch: conservative {}, recommended {}, aggressive {}\n",
                      e.max.conservative, e.max.recommended, e.max.aggressive);
   out << fmt::format(
@@ -238,10 +284,14 @@ void print_human(std::ostream& out, const estimate::Estimate& e, const estimate:
       t.samples_per_s, t.tokens_per_s, t.step_time_s, e.micro_batch, e.accumulation,
       s.world_size());
   out << fmt::format(
-      "  {:.3g} TFLOP/sample at {:.1f} TFLOPS x MFU {:.2f}; exposed communication {:.3f} s, "
-      "optimizer {:.3f} s; scaling efficiency {:.0f}%\n",
-      t.flops_per_sample / 1e12, t.peak_tflops, t.mfu, t.exposed_comm_s, t.optimizer_s,
-      t.scaling_efficiency * 100);
+      "  {:.3g} TFLOP/sample ({:.3g} model) at {:.1f} TFLOPS: MFU {:.2f}; compute {:.3f} s per "
+      "micro-batch, exposed communication {:.3f} s, optimizer {:.3f} s; scaling efficiency "
+      "{:.0f}%\n",
+      t.flops_per_sample / 1e12, t.model_flops_per_sample / 1e12, t.peak_tflops, t.mfu, t.compute_s,
+      t.exposed_comm_s, t.optimizer_s, t.scaling_efficiency * 100);
+  if (explain) print_terms(out, "\nTime terms:", e.time_terms);
+  out << "\nAssumptions:\n";
+  for (const auto& a : e.assumptions) out << fmt::format("  {}: {} ({})\n", a.what, a.value, a.why);
   for (const auto& w : e.warnings) out << "warning: " << w << '\n';
 }
 
@@ -250,13 +300,17 @@ void print_human(std::ostream& out, const estimate::Estimate& e, const estimate:
 void add_estimate_command(CLI::App& app, Context& ctx, Action& action) {
   auto opts = std::make_shared<EstimateOptions>();
   CLI::App* sub = app.add_subcommand(
-      "estimate", "Estimate memory per GPU, the largest micro-batch and throughput for a model");
+      "estimate",
+      "Estimate memory per GPU, the largest micro-batch and throughput for a model on "
+      "--gpus GPUs per node x --nodes nodes");
   sub->add_option("--model", opts->model, "Preset name (e.g. llama-3.1-8b) or a model file")
       ->required();
   sub->add_option("--gpu", opts->gpu, "GPU catalog id or alias, or GPU:MIG (h100-nvl:1g.12gb)")
       ->required();
-  sub->add_option("--gpus", opts->gpus, "GPUs per node")->check(CLI::PositiveNumber);
-  sub->add_option("--nodes", opts->nodes, "Nodes")->check(CLI::PositiveNumber);
+  sub->add_option("--gpus", opts->gpus, "GPUs per node (the total is --gpus x --nodes); default 1")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--nodes", opts->nodes, "Nodes, each with --gpus GPUs; default 1")
+      ->check(CLI::PositiveNumber);
   sub->add_option("--precision", opts->precision, "fp32|tf32|amp-fp16|amp-bf16|bf16");
   sub->add_option("--optimizer", opts->optimizer, "adamw|adam8bit|adafactor|sgd|sgd-momentum|lamb");
   sub->add_option("--strategy", opts->strategy,
@@ -270,18 +324,33 @@ void add_estimate_command(CLI::App& app, Context& ctx, Action& action) {
   sub->add_option("--micro-batch", opts->micro_batch, "Per-GPU micro-batch, or auto");
   sub->add_option("--accumulation", opts->accumulation, "Gradient accumulation steps")
       ->check(CLI::PositiveNumber);
-  sub->add_flag("--grad-checkpointing", opts->grad_checkpointing, "Activation checkpointing");
+  sub->add_flag("--grad-checkpointing", opts->grad_checkpointing,
+                "Activation checkpointing (what it recomputes: --recompute)");
+  sub->add_option("--recompute", opts->recompute,
+                  "full|selective: what checkpointing recomputes (selective switches it on)");
+  sub->add_flag("--compile", opts->compile, "torch.compile (fused pointwise ops)");
   sub->add_flag("--flash-attention", opts->flash_attention, "Fused/flash attention");
   sub->add_flag("--chunked-loss", opts->chunked_loss, "Chunked/fused cross-entropy");
   sub->add_flag("--optimizer-in-backward", opts->optimizer_in_backward,
                 "Optimizer step fused into backward (torchtune)");
-  sub->add_option("--link", opts->link, "Intra-node link: pcie|nvlink");
-  sub->add_option("--inter-gbs", opts->inter_gbs, "Inter-node GB/s per node (default 1.25)");
+  sub->add_option("--link", opts->link,
+                  "Intra-node link pcie|nvlink (default: nvlink for SXM/OAM/superchip GPUs, "
+                  "else pcie)");
+  sub->add_option(
+      "--inter-link", opts->inter_link,
+      "Inter-node link with --nodes > 1: none|ib-edr|ib-hdr|ib-ndr|ib-xdr|roce-100g|"
+      "roce-200g|roce-400g|eth-10g|eth-25g|eth-100g (default by GPU class: InfiniBand "
+      "one NIC per GPU for SXM, 100 Gb/s for PCIe datacenter cards, 10 GbE for GeForce)");
+  sub->add_option("--inter-gbs", opts->inter_gbs,
+                  "Inter-node line rate in GB/s per node (overrides the link's rate)")
+      ->check(CLI::PositiveNumber);
   sub->add_option("--mfu", opts->mfu, "Model FLOPs utilisation override (0-1)")
       ->check(CLI::Range(0.0, 1.0));
   sub->add_option("--empirical", opts->empirical,
                   "Measured memory BASE,PER_SAMPLE,OVERHEAD in GB (e.g. 5,1.2,2)");
   sub->add_flag("--json", opts->json, "JSON output");
+  sub->add_flag("--explain", opts->explain,
+                "Print every memory and time term with its formula and inputs");
   sub->callback([&ctx, &action, opts] {
     action = [&ctx, opts]() -> Expected<Exit> {
       const EstimateOptions& o = *opts;
@@ -301,11 +370,12 @@ void add_estimate_command(CLI::App& app, Context& ctx, Action& action) {
       if (!setup) return std::unexpected(setup.error());
       auto hw = resolve_hardware(ctx, o);
       if (!hw) return std::unexpected(hw.error());
-      const estimate::Estimate e = estimate::estimate(*setup, *hw, micro, o.accumulation);
+      const estimate::Estimate e =
+          estimate::estimate(*setup, *hw, micro, o.accumulation, o.explain);
       if (o.json)
-        ctx.out << to_json(e, *hw).dump(2) << '\n';
+        ctx.out << to_json(e, *hw, o.explain).dump(2) << '\n';
       else
-        print_human(ctx.out, e, *hw);
+        print_human(ctx.out, e, *hw, o.explain);
       return Exit::ok;
     };
   });

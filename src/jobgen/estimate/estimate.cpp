@@ -7,18 +7,63 @@
 
 namespace jobgen::estimate {
 
+std::vector<Assumption> assumptions(const TrainingSetup& s, const Hardware& hw, const Throughput& t,
+                                    const MemoryBreakdown& m) {
+  std::vector<Assumption> out;
+  if (s.world_size() > 1 || hw.links.intra_assumed)
+    out.push_back({"intra-node link", hw.links.intra_desc,
+                   hw.links.intra_assumed
+                       ? "default for " + hw.form_factor + " GPUs; --link pcie|nvlink to change"
+                       : "as given"});
+  if (s.nodes > 1 || hw.links.inter_assumed) {
+    std::string value = hw.links.inter_desc;
+    if (s.nodes > 1)
+      value += fmt::format("; {:.1f} GB/s per node with {} GPUs per node",
+                           hw.links.inter_gbs(s.gpus_per_node), s.gpus_per_node);
+    out.push_back({"inter-node link", value,
+                   hw.links.inter_assumed ? "default for the GPU class; --inter-link NAME or "
+                                            "--inter-gbs GB/s per node to change"
+                                          : "as given"});
+  }
+  if (hw.mfu) {
+    out.push_back({"MFU", fmt::format("{:.2f}", *hw.mfu), "override (--mfu or the node group)"});
+  } else {
+    out.push_back({"MFU",
+                   fmt::format("{:.2f} of {:.0f} dense TFLOPS ({} GEMMs at {:.2f} of peak)", t.mfu,
+                               t.peak_tflops, to_string(t.precision), t.gemm_efficiency),
+                   "derived from GEMM sizes, attention, pointwise traffic, launch overhead and "
+                   "communication (--mfu to override)"});
+  }
+  if (!s.empirical) {
+    out.push_back({"allocator margin",
+                   fmt::format("{:.2f} GiB: cached blocks of the caching allocator", m.slack),
+                   "10% of what is allocated and freed every step + 2% of the resident tensors"});
+    out.push_back({"CUDA context", fmt::format("{:.2f} GiB", m.context),
+                   "CUDA context and kernels with lazy loading (CUDA >= 11.7), + NCCL buffers "
+                   "with more than one GPU; counted by nvidia-smi, not by torch"});
+    out.push_back({"gradients at the activation peak",
+                   s.accumulation == 1 ? "only the first produced (accumulation 1)"
+                                       : "all of them (accumulation > 1 or not yet known)",
+                   "zero_grad(set_to_none) frees them after each step"});
+  }
+  return out;
+}
+
 Estimate estimate(const TrainingSetup& setup, const Hardware& hw, std::optional<int> micro_batch,
-                  int accumulation) {
+                  int accumulation, bool explain) {
   Estimate e;
   e.setup = setup;
   e.setup.precision = effective_precision(setup.precision, hw, &e.warnings);
+  e.accumulation = std::max(1, accumulation);
+  e.setup.accumulation = e.accumulation;
   e.capacity_gib = hw.capacity_gib;
   e.max = max_micro_batch(e.setup, hw);
   e.micro_batch = micro_batch ? std::max(1, *micro_batch) : std::max(1, e.max.recommended);
-  e.accumulation = std::max(1, accumulation);
-  e.memory = estimate_memory(e.setup, e.micro_batch, hw);
+  e.memory = estimate_memory(e.setup, e.micro_batch, hw, explain ? &e.memory_terms : nullptr);
   e.fits = e.memory.total <= hw.capacity_gib;
-  e.throughput = estimate_throughput(e.setup, e.micro_batch, e.accumulation, hw);
+  e.throughput = estimate_throughput(e.setup, e.micro_batch, e.accumulation, hw,
+                                     explain ? &e.time_terms : nullptr);
+  e.assumptions = assumptions(e.setup, hw, e.throughput, e.memory);
   if (!hw.mig_profile.empty() && setup.world_size() > 1)
     e.warnings.push_back("MIG instances (" + hw.mig_profile +
                          ") cannot do multi-GPU data parallel (no NCCL peer access between "
@@ -36,6 +81,10 @@ Estimate estimate(const TrainingSetup& setup, const Hardware& hw, std::optional<
     e.warnings.push_back(
         "DataParallel (dp) replicates the model every step through GPU 0 and "
         "scales poorly; use ddp");
+  if (setup.nodes > 1 && hw.links.inter == profile::InterLink::none)
+    e.warnings.push_back(
+        "more than one node but no inter-node link: timed as if the nodes "
+        "shared the intra-node link");
   return e;
 }
 

@@ -2,57 +2,71 @@
 //
 // Units: GiB (2^30 bytes) per GPU (per rank; GPU 0 for DataParallel, the worst one).
 //
-// Model (all per rank, k = data-parallel ranks, P = parameters, T = trainable parameters):
-//  weights     fp32/tf32 4 B/param; amp 4 B master + 2 B autocast half copies; bf16 2 B;
-//              DeepSpeed ZeRO with amp: 2 B half params (the fp32 master is optimizer state);
-//              FSDP: the fp32 (bf16: 2 B) flat shard / k + unsharded half params (all of them
-//              for shard-grad-op, a gathered working set of 2 blocks for full-shard);
-//              ZeRO-3 divides by k and adds the gathered working set; frozen_params in the
-//              compute precision (2 B, fp32 4 B);
-//              LoRA: frozen base at 2 B (4 B in fp32), QLoRA: block Linear weights NF4 0.5 B +
-//              0.016 B double-quantised block constants, rest at 2 B, + one block dequantised.
-//  gradients   T x (4 B fp32, torch amp and FSDP amp; 2 B bf16 and DeepSpeed amp); /k when
-//              sharded (zero2/3, fsdp-*); x2 for multi-GPU DDP (bucket buffers, default
-//              gradient_as_bucket_view=False); the largest tensor with optimizer_in_backward.
-//  optimizer   T x state bytes (adamw/lamb 8, adam8bit 2, sgd-momentum 4, sgd 0, adafactor ~
-//              4 x (rows+cols) per matrix ~ 0.03 B/param) in fp32, halved for pure bf16 except
-//              adam8bit; + 4 B fp32 master for ZeRO/FSDP amp; /k when sharded; 0 when offloaded.
-//  activations Korthikanti et al. 2022 per block: s*b*h*(34 + 5*a*s/h) bytes at 16 bits (fp32
-//              doubles the tensor part); flash attention removes the 5*a*s^2*b term; GQA and
-//              SwiGLU widths adjust the 34; full checkpointing keeps 2*s*b*h per block plus one
-//              block's working set; + two gradients the size of a block's largest tensor
-//              (scores or FFN intermediate) in flight during backward.
-//              Under torch autocast (single/dp/ddp with amp-*) the residual
-//              stream, norms and softmax stay fp32 (4 B) and matmuls save half casts; DeepSpeed
-//              and FSDP mixed precision run the module in half, so activations are pure half;
-//              + logits (token_logits): per element of s*b*vocab, the half logits (2 B, none in
-//              fp32) + fp32 upcast, log-softmax and its gradient (12 B); chunked_loss keeps the
-//              logits + one of 8 chunks of the fp32 copies (1.5 B).
-//  context     CUDA context + cuBLAS/cuDNN workspaces: 0.45 GiB (lazy module loading, CUDA >=
-//              11.7; PyTorch PR #86509 measured 287 MB lazy vs 667 MB eager) + NCCL buffers
-//              0.3 GiB when k > 1. nvidia-smi readings include it; torch "peak reserved" don't.
-//  slack       allocator fragmentation: 5% of (weights + gradients + optimizer + activations).
-//  total       sum; MIG instances compare it with the slice's memory.
+// Storage (k = ranks a ZeRO/FSDP strategy shards over, 1 otherwise; P = parameters of the
+// trainable part, F = frozen parameters):
+//  weights     full fine-tune: fp32/amp 4 B (the fp32 weights are the master copy), pure bf16
+//              2 B; DeepSpeed ZeRO with amp 2 B half params (/k for ZeRO-3); FSDP the fp32
+//              (bf16: 2 B) flat shard / k. LoRA/QLoRA: the frozen base in half (fp32: 4 B),
+//              QLoRA's block Linear weights NF4 (0.5625 B: 4 bits + an fp32 absmax per 64) +
+//              one block dequantised; adapters 4 B (2 B pure bf16). ZeRO-3 / full shard divide
+//              frozen weights by k too.
+//  gathered    ZeRO-3 / FSDP full shard: the current and the prefetched block, or the root unit
+//              (embedding + LM head, unsharded from forward to backward) and one block, in half,
+//              + one unit's unsharded gradient; FSDP shard-grad-op keeps all half params
+//              unsharded from forward to backward (forward/backward only).
+//  gradients   P x (fp32 4 B for torch amp and FSDP's fp32 shard, half for DeepSpeed and pure
+//              bf16) / k when sharded (ZeRO-2/3, FSDP); DDP adds its bucket copy (P x 4 B,
+//              gradient_as_bucket_view=False); optimizer_in_backward keeps one tensor's.
+//  optimizer   P x state bytes (AdamW/LAMB 8, adam8bit 2, sgd-momentum 4, SGD 0, Adafactor
+//              factored rows+columns), halved for pure bf16 except adam8bit; + DeepSpeed amp's
+//              fp32 master (4 B); / k when sharded; 0 when offloaded.
+//  activations activations.hpp.
+// Phases: the peak is the larger of
+//  forward/backward  weights + gathered + optimizer + activations + the gradients alive at
+//                    the activation peak (all of them with accumulation > 1 or DDP buckets;
+//                    else the LM head's and the last block's, produced first);
+//  optimizer step    weights + optimizer + all gradients + the step's temporaries (torch
+//                    AdamW's foreach sqrt(v) copy, one state-sized tensor; DeepSpeed's fp32
+//                    copy of the gradient shard).
+// Then what the caching allocator and CUDA add:
+//  slack       allocator reserve: cached free blocks that cannot be reused, 10% of what is
+//              allocated and freed every step (activations, gathered units, gradients,
+//              temporaries) + 2% of the resident tensors: torch max_memory_reserved - allocated.
+//  context     CUDA context + kernels 0.45 GiB (lazy module loading, CUDA >= 11.7) + NCCL
+//              buffers 0.3 GiB with more than one rank or DeepSpeed (which starts NCCL even on
+//              one GPU): nvidia-smi counts it, torch's counters do not.
+//  total       allocated + slack + context: the device figure fits are judged on.
 #pragma once
 
+#include <vector>
+
+#include "jobgen/estimate/explain.hpp"
 #include "jobgen/estimate/training.hpp"
 
 namespace jobgen::estimate {
 
 struct MemoryBreakdown {
-  double weights = 0;
-  double gradients = 0;
-  double optimizer = 0;
+  double weights = 0;      // incl. gathered units at the forward/backward peak
+  double gradients = 0;    // alive at the peak
+  double optimizer = 0;    // states (+ master copy) + step temporaries at an optimizer-step peak
   double activations = 0;  // including logits and the DataParallel GPU-0 gather
   double context = 0;
   double slack = 0;
   double total = 0;
+  const char* peak_phase = "forward/backward";  // or "optimizer step"
+
+  // torch.cuda.max_memory_allocated(): live tensors.
+  double allocated() const { return weights + gradients + optimizer + activations; }
+  // torch.cuda.max_memory_reserved(): + the allocator's cached blocks.
+  double reserved() const { return allocated() + slack; }
 };
 
-MemoryBreakdown estimate_memory(const TrainingSetup& setup, int micro_batch, const Hardware& hw);
+// With `explain`, every term is appended with its formula and inputs.
+MemoryBreakdown estimate_memory(const TrainingSetup& setup, int micro_batch, const Hardware& hw,
+                                std::vector<Term>* explain = nullptr);
 
-// Fraction of capacity_gib each safety level may use. The analytic totals already include
-// context and 5% slack; the levels add headroom for what the model does not see (data loader
+// Fraction of capacity_gib each safety level may use. The totals already include context and
+// the allocator's reserve; the levels add headroom for what the model does not see (data loader
 // pinned buffers, eval passes, variable-length batches, PyTorch version drift).
 inline constexpr double kConservativeUse = 0.80;
 inline constexpr double kRecommendedUse = 0.90;

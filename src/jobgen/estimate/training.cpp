@@ -39,6 +39,9 @@ constexpr Names<Finetune, 3> kFinetune{
 constexpr Names<LoraTargets, 2> kLoraTargets{
     {{LoraTargets::attention, "attention"}, {LoraTargets::all_linear, "all-linear"}}};
 
+constexpr Names<Recompute, 2> kRecompute{
+    {{Recompute::full, "full"}, {Recompute::selective, "selective"}}};
+
 template <class E, size_t N>
 std::string_view name_of(const Names<E, N>& names, E value) {
   for (const auto& [e, s] : names)
@@ -84,6 +87,12 @@ std::string_view to_string(Finetune v) {
 std::string_view to_string(LoraTargets v) {
   return name_of(kLoraTargets, v);
 }
+std::string_view to_string(Recompute v) {
+  return name_of(kRecompute, v);
+}
+Expected<Recompute> parse_recompute(std::string_view t) {
+  return parse_name(kRecompute, t, "recompute mode");
+}
 Expected<Precision> parse_precision(std::string_view t) {
   return parse_name(kPrecision, t, "precision");
 }
@@ -119,6 +128,21 @@ bool shards_gradients(Strategy s) {
 }
 bool shards_params(Strategy s) {
   return s == Strategy::zero3 || s == Strategy::fsdp_full_shard;
+}
+
+double lora_params(const model::Architecture& a, int rank, LoraTargets targets) {
+  const double h = a.hidden;
+  const double qw = double(a.heads) * a.effective_head_dim();
+  const double kvw = double(a.effective_kv_heads()) * a.effective_head_dim();
+  const double f = a.effective_ffn();
+  double per_block = rank * ((h + qw) + 2 * (h + kvw) + (qw + h));
+  if (targets == LoraTargets::all_linear) per_block += (a.gated_ffn ? 3 : 2) * rank * (h + f);
+  return per_block * a.total_layers();
+}
+
+double trainable_params(const TrainingSetup& s) {
+  if (s.finetune != Finetune::full) return lora_params(s.model, s.lora_rank, s.lora_targets);
+  return double(derive_params(s.model) - s.model.frozen_params);
 }
 
 Expected<void> validate(const TrainingSetup& s) {
@@ -166,22 +190,8 @@ double Hardware::peak_tflops(Precision p) const {
 
 namespace {
 
-// NCCL all-reduce bus bandwidth over PCIe by generation (x16), GB/s. GeForce cards have no P2P,
-// so traffic bounces through host memory at about half that.
-double pcie_busbw(const profile::GpuSpec& gpu) {
-  double bw = 20;
-  if (gpu.architecture == "volta" || gpu.architecture == "turing")
-    bw = 10;
-  else if (gpu.architecture == "hopper" || gpu.architecture == "blackwell")
-    bw = 40;
-  if (gpu.form_factor == "geforce") bw *= 0.5;
-  return bw;
-}
-
-}  // namespace
-
-Hardware make_hardware(const profile::GpuSpec& gpu, const profile::MigProfileSpec* mig,
-                       const profile::Interconnect& link, std::optional<double> mfu) {
+Hardware device(const profile::GpuSpec& gpu, const profile::MigProfileSpec* mig,
+                std::optional<double> mfu) {
   Hardware hw;
   hw.gpu_id = gpu.id;
   hw.gpu_name = gpu.name;
@@ -195,38 +205,34 @@ Hardware make_hardware(const profile::GpuSpec& gpu, const profile::MigProfileSpe
   hw.tflops_fp32 = gpu.tflops_fp32;
   hw.bf16 = gpu.bf16;
   hw.memory_bandwidth_gbs = gpu.memory_bandwidth_gbs;
-  if (mig != nullptr) {
-    const double share = mig->compute_fraction();
-    hw.mig_profile = mig->name;
-    hw.capacity_gib = mig->memory_gib;
-    // "1g.12gb" -> 12: the nominal size users quote for a slice.
-    const auto dot = mig->name.find('.');
-    hw.vram_nominal_gb = mig->memory_gib;
-    if (dot != std::string::npos) {
-      try {
-        hw.vram_nominal_gb = std::stod(mig->name.substr(dot + 1));
-      } catch (...) {
-      }
-    }
-    hw.tflops_fp16 *= share;
-    hw.tflops_bf16 *= share;
-    hw.tflops_tf32 *= share;
-    hw.tflops_fp32 *= share;
-    hw.memory_bandwidth_gbs *= mig->memory_fraction();
-  }
-  hw.intra = link.intra;
-  if (link.intra_gbs > 0) {
-    hw.intra_gbs = link.intra_gbs * 0.8;
-  } else if (link.intra == profile::IntraLink::nvlink && gpu.nvlink_gbs > 0) {
-    hw.intra_gbs = gpu.nvlink_gbs * 0.4;
-  } else {
-    hw.intra_gbs = pcie_busbw(gpu);
-  }
-  hw.inter = link.inter;
-  hw.inter_gbs = link.inter == profile::InterLink::none ? 0 : link.inter_gbs * 0.8;
-  if (link.inter != profile::InterLink::none && link.inter_gbs <= 0)
-    hw.inter_gbs = link.inter == profile::InterLink::infiniband ? 20 : 1.0;  // 200 Gb/s IB, 10 GbE
   hw.mfu = mfu;
+  if (mig == nullptr) return hw;
+  const double share = mig->compute_fraction();
+  hw.mig_profile = mig->name;
+  hw.capacity_gib = mig->memory_gib;
+  // "1g.12gb" -> 12: the nominal size users quote for a slice.
+  const auto dot = mig->name.find('.');
+  hw.vram_nominal_gb = mig->memory_gib;
+  if (dot != std::string::npos) {
+    try {
+      hw.vram_nominal_gb = std::stod(mig->name.substr(dot + 1));
+    } catch (...) {
+    }
+  }
+  hw.tflops_fp16 *= share;
+  hw.tflops_bf16 *= share;
+  hw.tflops_tf32 *= share;
+  hw.tflops_fp32 *= share;
+  hw.memory_bandwidth_gbs *= mig->memory_fraction();
+  return hw;
+}
+
+}  // namespace
+
+Hardware make_hardware(const profile::GpuSpec& gpu, const profile::MigProfileSpec* mig,
+                       const profile::Interconnect& link, std::optional<double> mfu) {
+  Hardware hw = device(gpu, mig, mfu);
+  hw.links = profile_links(gpu, link);
   return hw;
 }
 
@@ -235,6 +241,15 @@ Hardware make_hardware(const profile::GpuSpec& gpu, const profile::NodeGroup& gr
   if (group.mig && !group.mig->slices.empty())
     mig = gpu.find_mig(group.mig->slices.front().profile);
   return make_hardware(gpu, mig, group.interconnect, group.mfu);
+}
+
+Expected<Hardware> hardware_for(const profile::GpuSpec& gpu, const profile::MigProfileSpec* mig,
+                                const LinkOptions& links, std::optional<double> mfu) {
+  auto resolved = resolve_links(gpu, links);
+  if (!resolved) return std::unexpected(resolved.error());
+  Hardware hw = device(gpu, mig, mfu);
+  hw.links = *resolved;
+  return hw;
 }
 
 Precision effective_precision(Precision requested, const Hardware& hw,

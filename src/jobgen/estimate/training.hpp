@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "jobgen/estimate/links.hpp"
 #include "jobgen/model/architecture.hpp"
 #include "jobgen/profile/catalog.hpp"
 #include "jobgen/profile/profile.hpp"
@@ -31,6 +32,10 @@ enum class Strategy { single, dp, ddp, zero1, zero2, zero3, fsdp_shard_grad_op, 
 enum class Offload { none, optimizer, params };
 enum class Finetune { full, lora, qlora };
 enum class LoraTargets { attention, all_linear };
+// What activation checkpointing recomputes when it is on: full = everything but each block's
+// input (one extra forward); selective = the cheap ops and every other matmul, keeping about
+// half of a block's saved tensors (torchtitan's op-level policy, Megatron's "selective").
+enum class Recompute { full, selective };
 
 // CLI spellings: fp32 tf32 amp-fp16 amp-bf16 bf16 | adamw adam8bit adafactor sgd sgd-momentum lamb
 // | single dp ddp zero1 zero2 zero3 fsdp-shard-grad-op fsdp-full-shard | none optimizer params |
@@ -42,12 +47,14 @@ std::string_view to_string(Strategy);
 std::string_view to_string(Offload);
 std::string_view to_string(Finetune);
 std::string_view to_string(LoraTargets);
+std::string_view to_string(Recompute);
 Expected<Precision> parse_precision(std::string_view);
 Expected<Optimizer> parse_optimizer(std::string_view);
 Expected<Strategy> parse_strategy(std::string_view);
 Expected<Offload> parse_offload(std::string_view);
 Expected<Finetune> parse_finetune(std::string_view);
 Expected<LoraTargets> parse_lora_targets(std::string_view);
+Expected<Recompute> parse_recompute(std::string_view);
 
 bool is_half(Precision p);          // amp_fp16, amp_bf16, bf16
 bool uses_bf16(Precision p);        // amp_bf16, bf16
@@ -75,13 +82,18 @@ struct TrainingSetup {
   Finetune finetune = Finetune::full;
   int lora_rank = 16;
   LoraTargets lora_targets = LoraTargets::all_linear;
-  int seq_len = 512;                // tokens per sample (model.prefix_tokens are added)
-  bool grad_checkpointing = false;  // full activation recomputation, one checkpoint per block
-  bool flash_attention = false;     // fused attention: no s^2 score/softmax/dropout tensors
-  bool chunked_loss = false;        // chunked/fused cross-entropy (torchtune, Liger): no full fp32
-                                    // copy of the logits
+  int seq_len = 512;                      // tokens per sample (model.prefix_tokens are added)
+  bool grad_checkpointing = false;        // activation checkpointing, one checkpoint per block
+  Recompute recompute = Recompute::full;  // what checkpointing recomputes when on
+  bool flash_attention = false;           // fused attention: no s^2 score/softmax/dropout tensors
+  bool chunked_loss = false;  // chunked/fused cross-entropy (torchtune, Liger): no full fp32
+                              // copy of the logits
   bool optimizer_in_backward = false;  // step each parameter during backward (torchtune): at most
                                        // one parameter's gradient is alive at a time
+  bool compile = false;  // torch.compile: fused pointwise ops (fewer saved tensors, kernels)
+  // Micro-batches per optimizer step; 0 = not known yet (the planner sizes the micro-batch
+  // before it picks the accumulation): gradients are then assumed to live across micro-batches.
+  int accumulation = 0;
   int gpus_per_node = 1;
   int nodes = 1;
   std::optional<EmpiricalMemory> empirical;
@@ -89,6 +101,12 @@ struct TrainingSetup {
   int world_size() const { return gpus_per_node * nodes; }
   int tokens_per_sample() const { return seq_len + model.prefix_tokens; }
 };
+
+// LoRA adapter parameters (rank x (in + out) per adapted Linear): q, k, v, o for `attention`,
+// and the FFN's two (GELU) or three (SwiGLU) matrices too for `all-linear`.
+double lora_params(const model::Architecture& arch, int rank, LoraTargets targets);
+// Parameters that get gradients: all but frozen_params for a full fine-tune, else the adapters.
+double trainable_params(const TrainingSetup& setup);
 
 // Validates combinations (offload=params needs zero3/fsdp-full-shard, dp is single-node, ranks
 // > 0, lora rank > 0, seq_len > 0, ...). Exit::invalid_input with how to fix it.
@@ -98,8 +116,8 @@ Expected<void> validate(const TrainingSetup& setup);
 struct Hardware {
   std::string gpu_id;          // catalog id
   std::string gpu_name;        // display name
-  std::string architecture;    // "volta", "ampere", ... (MFU defaults)
-  std::string form_factor;     // "geforce" lowers default MFU
+  std::string architecture;    // "volta", "ampere", ... (GEMM efficiency, PCIe generation)
+  std::string form_factor;     // "sxm", "pcie", "nvl", "geforce", "superchip", "oam"
   std::string mig_profile;     // "" = whole GPU, else e.g. "1g.12gb"
   double capacity_gib = 0;     // usable memory of the GPU or MIG instance
   double vram_nominal_gb = 0;  // marketed size (MIG: the profile name's "12gb"): empirical formula
@@ -108,25 +126,22 @@ struct Hardware {
   double tflops_tf32 = 0;
   double tflops_fp32 = 0;
   bool bf16 = false;
-  double memory_bandwidth_gbs = 0;  // HBM/GDDR bandwidth (optimizer step time); MIG: scaled
-  double intra_gbs = 0;  // effective collective bandwidth between GPUs of one node (bus bw)
-  double inter_gbs = 0;  // effective collective bandwidth per node between nodes; 0 = no link
-  profile::IntraLink intra = profile::IntraLink::pcie;
-  profile::InterLink inter = profile::InterLink::none;
-  std::optional<double> mfu;  // the node group's override
+  double memory_bandwidth_gbs = 0;  // HBM/GDDR bandwidth; MIG: scaled
+  Links links;                      // intra- and inter-node, resolved (links.hpp)
+  std::optional<double> mfu;        // the user's or node group's override
 
   // Dense TFLOPS for the compute precision (fp32 -> tflops_fp32, tf32 -> tf32 or fp32, ...).
   double peak_tflops(Precision p) const;
 };
 
-// From the catalog entry, an optional MIG profile and the node group's interconnect and MFU.
-// Interconnect bandwidths of 0 are derived: NVLink from the catalog (x0.4: NCCL bus bandwidth vs
-// the bidirectional datasheet figure), PCIe by architecture generation (volta/turing gen3 ~10,
-// ampere/ada gen4 ~20, hopper gen5 ~40 GB/s; GeForce without P2P ~ half). Ethernet and
-// InfiniBand figures given in the profile are taken x0.8 (protocol efficiency).
+// From the catalog entry, an optional MIG profile, the node group's interconnect and MFU
+// (links.hpp: profile_links).
 Hardware make_hardware(const profile::GpuSpec& gpu, const profile::MigProfileSpec* mig = nullptr,
                        const profile::Interconnect& link = {}, std::optional<double> mfu = {});
 Hardware make_hardware(const profile::GpuSpec& gpu, const profile::NodeGroup& group);
+// What `jobgen estimate` uses: the class defaults of links.hpp with the user's choices.
+Expected<Hardware> hardware_for(const profile::GpuSpec& gpu, const profile::MigProfileSpec* mig,
+                                const LinkOptions& links, std::optional<double> mfu = {});
 
 // The precision actually used on this hardware: BF16 requested on a GPU without BF16 becomes
 // amp-fp16 (bf16 -> amp-fp16 too: pure fp16 training is unstable), tf32 without TF32 becomes

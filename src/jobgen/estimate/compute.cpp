@@ -1,0 +1,188 @@
+// The compute-time model described in compute.hpp.
+#include "jobgen/estimate/compute.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "jobgen/estimate/activations.hpp"
+
+namespace jobgen::estimate {
+
+namespace {
+
+constexpr double kWidthHalf = 512;       // hidden size at which GEMMs reach half of e_max
+constexpr double kRowsHalf = 128;        // tokens per micro-batch at which GEMMs reach half
+constexpr double kFlashFraction = 0.75;  // flash attention vs large GEMMs
+constexpr double kBmmFraction = 0.5;     // unfused attention matmuls (head_dim-deep)
+constexpr double kHbmFraction = 0.8;     // achievable share of HBM bandwidth, pointwise ops
+constexpr double kDequantHbm = 0.7;      // bitsandbytes dequantisation kernels
+constexpr double kDequantBytes = 4.5;    // read NF4 0.52 + write and re-read half 2 + 2
+constexpr double kOpSeconds = 15e-6;     // eager PyTorch: Python + dispatch + launch per op
+constexpr double kEagerOps = 35, kCompiledOps = 10, kLoraOps = 5, kQuantOps = 3;
+
+// Parameters that take part in a matmul per token: the blocks' Linear weights, the LM head
+// (tied or not), and extra_params (treated as dense per-token layers).
+double matmul_params(const model::Architecture& a) {
+  const model::ParamCounts c = count_params(a);
+  double p = double(c.block_linear()) + double(c.extra);
+  if (a.token_logits) p += double(a.vocab) * a.hidden;
+  return p;
+}
+
+// Forward attention FLOPs per token at full s^2: QK^T and PV, 2 x 2 x s x (heads x head_dim)
+// per layer; decoder blocks of encoder-decoder models also cross-attend.
+double attention_fwd_flops_per_token(const model::Architecture& a, double s) {
+  const double width = double(a.heads) * a.effective_head_dim();
+  const int dec = a.effective_decoder_layers();
+  return 4.0 * s * width * (a.layers + 2.0 * dec);
+}
+
+// Adapted Linear layers per block (for the op count).
+int adapted_linears(const TrainingSetup& s) {
+  if (s.finetune == Finetune::full) return 0;
+  const int ffn = s.model.gated_ffn ? 3 : 2;
+  return 4 + (s.lora_targets == LoraTargets::all_linear ? ffn : 0);
+}
+
+}  // namespace
+
+double gemm_peak_fraction(const Hardware& hw, Precision p) {
+  if (p == Precision::fp32) return 0.75;  // SIMT FP32 GEMMs run close to peak
+  if (p == Precision::tf32 && hw.tflops_tf32 > 0) return 0.55;
+  if (p == Precision::tf32) return 0.75;
+  const std::string& a = hw.architecture;
+  const std::string& ff = hw.form_factor;
+  const bool board = ff == "sxm" || ff == "superchip" || ff == "oam" || ff == "nvl";
+  // Sustained tensor-core rate of large bf16/fp16 GEMMs under each card's power limit, as the
+  // best public training runs reach it (A100 SXM ~250 of 312 TFLOPS in cuBLAS, H100 SXM
+  // ~600 of 989, power-capped PCIe cards such as L40S/L4 about half their datasheet figure).
+  if (a == "pascal") return 0.60;
+  if (a == "volta") return 0.55;
+  if (a == "turing") return 0.55;
+  if (a == "ampere") return board ? 0.72 : (ff == "geforce" ? 0.70 : 0.62);
+  if (a == "ada") return ff == "geforce" ? 0.70 : 0.50;
+  if (a == "hopper") return board ? 0.55 : 0.50;
+  if (a == "blackwell") return ff == "geforce" ? 0.65 : 0.50;
+  if (a == "cdna2" || a == "cdna3") return 0.45;
+  return 0.55;
+}
+
+double model_flops_per_sample(const TrainingSetup& s) {
+  const model::Architecture& a = s.model;
+  const double t = s.tokens_per_sample();
+  const double pm = matmul_params(a);
+  const double attn = attention_fwd_flops_per_token(a, t);
+  double per_token =
+      s.finetune == Finetune::full
+          ? 6.0 * pm + 3.0 * attn
+          : 4.0 * pm + 3.0 * attn + 6.0 * lora_params(a, s.lora_rank, s.lora_targets);
+  per_token += 2.0 * double(a.frozen_params);  // frozen component: forward only
+  return per_token * t;
+}
+
+ComputeTime compute_time(const TrainingSetup& s, int micro_batch, const Hardware& hw,
+                         std::vector<Term>* explain) {
+  const model::Architecture& a = s.model;
+  const Precision p = effective_precision(s.precision, hw, nullptr);
+  const double t = s.tokens_per_sample();
+  const double b = std::max(1, micro_batch);
+  const double tokens = t * b;
+  const double pm = matmul_params(a);
+  const double lora =
+      s.finetune == Finetune::full ? 0 : lora_params(a, s.lora_rank, s.lora_targets);
+  const bool full_ckpt = s.grad_checkpointing && s.recompute == Recompute::full;
+  const double recompute = !s.grad_checkpointing ? 0.0 : (full_ckpt ? 1.0 : 0.5);
+  ComputeTime r;
+  r.peak_tflops = hw.peak_tflops(p);
+  r.model_flops = model_flops_per_sample(s);
+
+  // --- executed FLOPs of one micro-batch ---
+  const double fwd_mm = 2.0 * pm + 2.0 * lora;  // per token
+  const double bwd_mm = (s.finetune == Finetune::full ? 4.0 * pm : 2.0 * pm) + 4.0 * lora;
+  const double frozen = 2.0 * double(a.frozen_params);
+  const double gemm_flops = tokens * ((1.0 + recompute) * fwd_mm + bwd_mm + frozen);
+  const bool causal = a.kind == model::Kind::decoder;
+  const double attn_fwd =
+      attention_fwd_flops_per_token(a, t) * tokens * (s.flash_attention && causal ? 0.5 : 1.0);
+  const double attn_passes = 1.0 + (s.flash_attention ? 2.5 : 2.0) + (full_ckpt ? 1.0 : 0.0);
+  const double attn_flops = attn_fwd * attn_passes;
+  r.executed_flops = (gemm_flops + attn_flops) / b;
+
+  const double peak = r.peak_tflops * 1e12;
+  if (hw.mfu) {
+    // The override: executed FLOPs at the given utilisation.
+    r.gemm_efficiency = *hw.mfu;
+    r.gemm_s = peak > 0 ? (gemm_flops + attn_flops) / (peak * *hw.mfu) : 0;
+    r.gpu_s = r.micro_batch_s = r.gemm_s;
+    r.forward_s = r.micro_batch_s / 3.0;
+    return r;
+  }
+
+  // --- GPU time ---
+  const double e_max = gemm_peak_fraction(hw, p);
+  // SIMT fp32 GEMMs reach their peak at much smaller sizes than tensor-core tiles.
+  const bool simt = p == Precision::fp32 || (p == Precision::tf32 && hw.tflops_tf32 <= 0);
+  const double width = a.hidden / (a.hidden + (simt ? kWidthHalf / 4 : kWidthHalf));
+  const double rows = tokens / (tokens + kRowsHalf);
+  r.gemm_efficiency = e_max * width * rows;
+  r.gemm_s = peak > 0 ? gemm_flops / (peak * r.gemm_efficiency) : 0;
+  const double bw = hw.memory_bandwidth_gbs * 1e9;
+  const bool half_module = module_in_half(s) || p == Precision::bf16;
+  const double elem =
+      (p == Precision::fp32 || p == Precision::tf32) ? 4.0 : (half_module ? 2.0 : 3.0);
+  if (s.flash_attention) {
+    r.attention_s = peak > 0 ? attn_flops / (peak * kFlashFraction * e_max) : 0;
+  } else {
+    const double scores =
+        double(a.heads) * t * t * b * (a.layers + 2.0 * a.effective_decoder_layers());
+    const double soft = elem > 2 ? 4.0 : 2.0;
+    r.attention_s = (peak > 0 ? attn_flops / (peak * kBmmFraction * e_max) : 0) +
+                    (bw > 0 ? scores * 30.0 * soft / (bw * kHbmFraction) : 0);
+  }
+  const double f = a.effective_ffn();
+  const double per_layer =
+      s.compile ? 10.0 * a.hidden + 2.0 * f : 30.0 * a.hidden + (a.gated_ffn ? 6.0 : 3.0) * f;
+  const double passes = 3.0 + recompute;
+  r.pointwise_s =
+      bw > 0 ? tokens * a.total_layers() * per_layer * elem * passes / (bw * kHbmFraction) : 0;
+  if (s.finetune == Finetune::qlora && bw > 0) {
+    const double quantised = double(count_params(a).block_linear());
+    r.dequant_s = quantised * kDequantBytes * (2.0 + recompute) / (bw * kDequantHbm);
+  }
+  r.gpu_s = r.gemm_s + r.attention_s + r.pointwise_s + r.dequant_s;
+
+  // --- CPU time: launching the ops ---
+  double ops = s.compile ? kCompiledOps : kEagerOps;
+  ops += kLoraOps * adapted_linears(s);
+  if (s.finetune == Finetune::qlora) ops += kQuantOps * (a.gated_ffn ? 7 : 6);
+  r.cpu_s = a.total_layers() * ops * (1.0 + 2.0 + recompute) * kOpSeconds;
+  r.micro_batch_s = std::max(r.gpu_s, r.cpu_s);
+  r.forward_s = r.micro_batch_s * 1.0 / (3.0 + recompute);
+
+  if (explain != nullptr) {
+    auto add = [&](std::string name, double v, std::string formula) {
+      explain->push_back({std::move(name), v, "s", std::move(formula)});
+    };
+    add("GEMMs", r.gemm_s,
+        fmt::format(
+            "{} FLOP / ({:.0f} TFLOPS x e {:.2f} = {:.2f} max x {:.2f} width x {:.2f} rows)",
+            sci(gemm_flops), r.peak_tflops, r.gemm_efficiency, e_max, width, rows));
+    add("attention", r.attention_s,
+        fmt::format("{} FLOP{}{}", sci(attn_flops), s.flash_attention ? " (flash" : " (unfused",
+                    causal && s.flash_attention ? ", causal half)" : ")"));
+    add("pointwise", r.pointwise_s,
+        fmt::format(
+            "{} tokens x {} layers x {:.0f} elements x {} B x {} passes / ({:.0f} GB/s x {})",
+            tokens, a.total_layers(), per_layer, elem, passes, hw.memory_bandwidth_gbs,
+            kHbmFraction));
+    if (r.dequant_s > 0)
+      add("QLoRA dequantisation", r.dequant_s, "4.5 B x quantised params x passes");
+    add("CPU (op launches)", r.cpu_s,
+        fmt::format("{} layers x {:.0f} ops x {} passes x {:.0f} us", a.total_layers(), ops,
+                    3.0 + recompute, kOpSeconds * 1e6));
+  }
+  return r;
+}
+
+}  // namespace jobgen::estimate
