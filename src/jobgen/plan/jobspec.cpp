@@ -62,6 +62,8 @@ estimate::TrainingSetup JobSpec::setup(int gpus_per_node, int nodes) const {
   s.flash_attention = flash_attention;
   s.chunked_loss = chunked_loss;
   s.optimizer_in_backward = optimizer_in_backward;
+  s.compile = compile;
+  s.recompute = recompute;
   s.gpus_per_node = gpus_per_node;
   s.nodes = nodes;
   s.empirical = empirical_memory;
@@ -96,6 +98,8 @@ const std::vector<std::string> kStageKeys{"name",
                                           "flash_attention",
                                           "chunked_loss",
                                           "optimizer_in_backward",
+                                          "compile",
+                                          "recompute",
                                           "effective_batch",
                                           "micro_batch",
                                           "steps",
@@ -172,6 +176,8 @@ class SpecParser {
     if (auto v = r_.boolean(map, "flash_attention", what)) spec.flash_attention = *v;
     if (auto v = r_.boolean(map, "chunked_loss", what)) spec.chunked_loss = *v;
     if (auto v = r_.boolean(map, "optimizer_in_backward", what)) spec.optimizer_in_backward = *v;
+    if (auto v = r_.boolean(map, "compile", what)) spec.compile = *v;
+    read_enum(map, "recompute", what, estimate::parse_recompute, spec.recompute);
     read_batch(map, spec, what);
     read_micro_batch(map, spec, what);
     if (auto v = positive(map, "steps", what)) spec.steps = *v;

@@ -83,6 +83,8 @@ struct JobSpec {
   bool flash_attention = true;
   bool chunked_loss = false;
   bool optimizer_in_backward = false;
+  bool compile = false;                                       // torch.compile
+  estimate::Recompute recompute = estimate::Recompute::full;  // when checkpointing is on
 
   std::optional<BatchRange> effective_batch;  // nullopt: accumulation 1 at the largest micro-batch
   std::optional<int> micro_batch;             // fixed per-GPU micro-batch; nullopt = auto
