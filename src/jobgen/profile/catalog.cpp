@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 
 #include "jobgen/profile/yaml_reader.hpp"
@@ -123,6 +124,60 @@ const MigProfileSpec* GpuSpec::find_mig(std::string_view profile_name) const {
   return nullptr;
 }
 
+namespace {
+
+// A GPU name split into what it says: the model ("a100", "rtx6000ada"), the memory ("80" from
+// "80g" or "80gb") and the form factor ("sxm" from sxm/sxm2..sxm5, "pcie", "nvl"), in any order.
+struct NameParts {
+  std::string base;
+  std::string memory;
+  std::string form;
+};
+
+NameParts split_name(std::string_view name) {
+  NameParts p;
+  std::string token;
+  auto flush = [&] {
+    if (token.empty()) return;
+    std::string t;
+    for (const char c : token) t += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    token.clear();
+    const auto unit = t.ends_with("gb") ? t.size() - 2 : t.ends_with("g") ? t.size() - 1 : 0;
+    const bool digits = unit > 0 && std::all_of(t.begin(), t.begin() + long(unit), [](char c) {
+                          return std::isdigit(static_cast<unsigned char>(c)) != 0;
+                        });
+    if (digits && p.memory.empty()) {
+      p.memory = t.substr(0, unit);
+    } else if ((t.starts_with("sxm") && t.size() <= 4) || t == "pcie" || t == "nvl") {
+      p.form = t.starts_with("sxm") ? "sxm" : t;
+    } else {
+      p.base += t;
+    }
+  };
+  for (const char c : name) {
+    if (c == '-' || c == '_' || c == ' ')
+      flush();
+    else
+      token += c;
+  }
+  flush();
+  return p;
+}
+
+// Does `wanted` name this GPU by one of its model names, with a memory size and form factor
+// (when given) that are the GPU's own?
+bool parts_match(const GpuSpec& gpu, const NameParts& wanted) {
+  if (!wanted.memory.empty() &&
+      wanted.memory != std::to_string(static_cast<long>(std::lround(gpu.memory_gb_nominal))))
+    return false;
+  if (!wanted.form.empty() && wanted.form != gpu.form_factor) return false;
+  if (split_name(gpu.id).base == wanted.base) return true;
+  return std::any_of(gpu.aliases.begin(), gpu.aliases.end(),
+                     [&](const std::string& a) { return split_name(a).base == wanted.base; });
+}
+
+}  // namespace
+
 const GpuSpec* Catalog::find(std::string_view id_or_alias) const {
   const std::string wanted = normalize(id_or_alias);
   if (wanted.empty()) return nullptr;
@@ -132,7 +187,17 @@ const GpuSpec* Catalog::find(std::string_view id_or_alias) const {
       if (normalize(alias) == wanted) return &gpu;
     }
   }
-  return nullptr;
+  // Not written as listed: the same model, memory and form factor in another order or spelling
+  // ("a100-sxm-80g", "a100-80gb-sxm4"), when exactly one GPU has them.
+  const NameParts parts = split_name(id_or_alias);
+  if (parts.base.empty() || (parts.memory.empty() && parts.form.empty())) return nullptr;
+  const GpuSpec* found = nullptr;
+  for (const auto& gpu : gpus) {
+    if (!parts_match(gpu, parts)) continue;
+    if (found != nullptr) return nullptr;  // ambiguous: say which with "did you mean"
+    found = &gpu;
+  }
+  return found;
 }
 
 std::vector<std::string> Catalog::all_names() const {

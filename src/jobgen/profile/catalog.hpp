@@ -32,9 +32,11 @@ struct GpuSpec {
   std::string id;                    // catalog id, e.g. "l40s", "h100-nvl", "a100-80g-sxm"
   std::string name;                  // display name, e.g. "NVIDIA L40S"
   std::vector<std::string> aliases;  // what users type: "l40s", "4090", "rtx4090", "a100-80g"
-  std::string architecture;          // "volta", "turing", "ampere", "ada", "hopper"
-  double memory_gb_nominal = 0;      // the datasheet's "48 GB" (decimal, as marketed)
-  double memory_gib_usable = 0;      // what torch.cuda.get_device_properties reports, in GiB
+  // "pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell" (NVIDIA); "cdna2",
+  // "cdna3" (AMD Instinct)
+  std::string architecture;
+  double memory_gb_nominal = 0;  // the datasheet's "48 GB" (decimal, as marketed)
+  double memory_gib_usable = 0;  // what torch.cuda.get_device_properties reports, in GiB
   double memory_bandwidth_gbs = 0;
   double tflops_fp16 = 0;  // dense tensor, FP32 accumulate
   double tflops_bf16 = 0;  // 0 when the GPU has no BF16
@@ -42,7 +44,7 @@ struct GpuSpec {
   double tflops_fp32 = 0;  // non-tensor FP32
   bool bf16 = false;
   double nvlink_gbs = 0;    // per-GPU NVLink/bridge bandwidth, 0 for none
-  std::string form_factor;  // "sxm", "pcie", "nvl", "geforce", ...
+  std::string form_factor;  // "sxm", "pcie", "nvl", "geforce", "superchip" (GH200), "oam" (AMD)
   std::vector<MigProfileSpec> mig_profiles;
   std::vector<std::string> notes;  // provenance ("calc", "to check") shown by `jobgen gpus`
 
@@ -53,6 +55,10 @@ struct Catalog {
   std::vector<GpuSpec> gpus;
 
   // Case-insensitive lookup by id or alias; ignores '-', '_' and ' ' ("RTX-4090" == "rtx4090").
+  // A name not listed is split into model, memory (<n>g or <n>gb) and form factor (sxm, sxm2-5,
+  // pcie, nvl) in any order, and found when exactly one GPU has that model name (its id or an
+  // alias without memory and form factor), that nominal memory and that form factor:
+  // "a100-sxm-80g" == "a100-80g-sxm" == "a100-80gb-sxm4". nullptr when none or several do.
   const GpuSpec* find(std::string_view id_or_alias) const;
   std::vector<std::string> all_names() const;  // ids and aliases, for "did you mean"
 };
