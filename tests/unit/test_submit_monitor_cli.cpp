@@ -65,7 +65,7 @@ profile::Profile small_profile() {
   mig.memory_mib = 524288;
   mig.gpu = "h100-nvl";
   mig.gpus_per_node = 2;
-  mig.mig = profile::MigLayout{{{"1g.12gb", 7, "h100nvl_1g.12gb", {}}}, 1, {}};
+  mig.mig = profile::MigLayout{{{"1g.12gb", 7, "h100nvl_1g.12gb", std::nullopt, {}}}, 1, {}};
   p.node_groups.push_back(mig);
   return p;
 }

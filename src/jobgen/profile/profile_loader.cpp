@@ -41,7 +41,8 @@ const std::vector<std::string> kGroupKeys = {"name",
                                              "mfu",
                                              "max_nodes_per_job"};
 const std::vector<std::string> kMigKeys = {"slices", "max_slices_per_job"};
-const std::vector<std::string> kSliceKeys = {"profile", "per_gpu", "gres_type"};
+const std::vector<std::string> kSliceKeys = {"profile", "per_gpu", "gres_type",
+                                             "price_per_slice_hour"};
 const std::vector<std::string> kLinkKeys = {"intra", "intra_bandwidth", "inter", "inter_bandwidth"};
 
 // Slurm type names and partition names: no separators Slurm would split on.
@@ -455,6 +456,11 @@ class Loader {
       r_.check_keys(item, kSliceKeys, swhat);
       slice.per_gpu = static_cast<int>(r_.integer(item, "per_gpu", swhat, true).value_or(0));
       slice.gres_type = r_.string(item, "gres_type", swhat).value_or(slice.profile);
+      slice.price_per_slice_hour = r_.number(item, "price_per_slice_hour", swhat);
+      if (slice.price_per_slice_hour && !(*slice.price_per_slice_hour >= 0)) {
+        r_.problem(item["price_per_slice_hour"],
+                   "'price_per_slice_hour' of " + swhat + " must be a price of at least 0");
+      }
       if (!valid_slurm_name(slice.gres_type)) {
         r_.problem(item["gres_type"], "gres_type '" + slice.gres_type + "' of " + swhat +
                                           " may only contain letters, digits, '_', '-' and '.'");
