@@ -7,6 +7,7 @@
 
 #include "jobgen/plan/report.hpp"
 #include "jobgen/util/slurm_time.hpp"
+#include "jobgen/util/units.hpp"
 
 namespace jobgen::plan {
 
@@ -106,7 +107,7 @@ std::string render_markdown(const PlanReport& r) {
         "| {} | {} |\n",
         row.id, cell(row.label()), row.micro_batch, row.max_micro.conservative,
         row.max_micro.recommended, row.max_micro.aggressive, row.grad_accum, row.effective_batch,
-        row.learning_rate ? fmt::format("{:.2e}", *row.learning_rate) : "-",
+        row.learning_rate ? util::format_learning_rate(*row.learning_rate) : "-",
         row.grad_checkpointing ? "on" : "off", row.memory.total, row.capacity_gib,
         ok ? fmt::format("{:.3g} s", row.step_time_s) : "-",
         ok ? util::format_duration(row.total_time_s) : "-",

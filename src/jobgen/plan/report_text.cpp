@@ -5,6 +5,7 @@
 
 #include "jobgen/plan/report.hpp"
 #include "jobgen/util/slurm_time.hpp"
+#include "jobgen/util/units.hpp"
 
 namespace jobgen::plan {
 
@@ -92,7 +93,7 @@ std::string count_label(const PlanRow& row) {
 }
 
 std::string lr_text(const std::optional<double>& lr) {
-  return lr ? fmt::format("{:.2e}", *lr) : "-";
+  return lr ? util::format_learning_rate(*lr) : "-";
 }
 
 std::string group_header(const PlanReport& r, const GroupInfo& g) {
