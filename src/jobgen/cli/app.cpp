@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <exception>
 #include <iostream>
+#include <new>
 
 #include "jobgen/cli/commands.hpp"
 
@@ -73,7 +75,17 @@ int run(const std::vector<std::string>& args, Context& ctx) {
     ctx.out << app.help();
     return 0;
   }
-  const Expected<Exit> result = action();
+  // The last resort: every named limit is checked where the input is read, but an exception that
+  // escapes anyway (an allocation failure, a library's throw) becomes one error line and exit 1,
+  // never an abort with a core dump.
+  Expected<Exit> result = Exit::ok;
+  try {
+    result = action();
+  } catch (const std::bad_alloc&) {
+    result = fail("out of memory: the input is too large for this machine");
+  } catch (const std::exception& e) {
+    result = fail(std::string("internal error: ") + e.what() + " (please report it)");
+  }
   if (!result) {
     report(ctx, result.error());
     return static_cast<int>(result.error().exit);
