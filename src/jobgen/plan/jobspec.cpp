@@ -5,7 +5,14 @@
 #include <charconv>
 #include <cmath>
 
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
 #include "jobgen/profile/yaml_reader.hpp"
+#include "jobgen/util/checked.hpp"
+#include "jobgen/util/names.hpp"
 
 namespace jobgen::plan {
 
@@ -79,7 +86,10 @@ std::optional<double> JobSpec::scaled_learning_rate(int effective) const {
 int64_t JobSpec::steps_for(int effective) const {
   if (steps) return *steps;
   if (!epochs || !dataset_size || effective <= 0) return 0;
-  return static_cast<int64_t>(std::ceil(*epochs * static_cast<double>(*dataset_size) / effective));
+  // epochs x dataset_size is at most kMaxSamplesSeen (checked at load), so this fits; the clamp
+  // only guards specs built by hand.
+  const double s = std::ceil(*epochs * static_cast<double>(*dataset_size) / effective);
+  return util::to_int64(s).value_or(kMaxSteps);
 }
 
 namespace {
@@ -162,7 +172,7 @@ class SpecParser {
     spec.loc = r_.at(map);
     if (auto v = r_.string(map, "name", what)) spec.name = *v;
     read_model(map, spec);
-    if (auto v = positive(map, "seq_len", what)) spec.seq_len = static_cast<int>(*v);
+    if (auto v = bounded(map, "seq_len", what, kMaxSeqLen)) spec.seq_len = static_cast<int>(*v);
     read_enum(map, "precision", what, estimate::parse_precision, spec.precision);
     read_enum(map, "optimizer", what, estimate::parse_optimizer, spec.optimizer);
     read_enum(map, "strategy", what, estimate::parse_strategy, spec.strategy);
@@ -174,22 +184,24 @@ class SpecParser {
     if (auto v = r_.boolean(map, "optimizer_in_backward", what)) spec.optimizer_in_backward = *v;
     read_batch(map, spec, what);
     read_micro_batch(map, spec, what);
-    if (auto v = positive(map, "steps", what)) spec.steps = *v;
-    if (auto v = r_.number(map, "epochs", what)) {
+    if (auto v = bounded(map, "steps", what, kMaxSteps)) spec.steps = *v;
+    if (auto v = number(map, "epochs", what, kMaxEpochs)) {
       if (*v > 0)
         spec.epochs = *v;
       else
-        r_.problem(map["epochs"], "'epochs' must be greater than 0");
+        bad(map, "epochs", "'epochs' must be greater than 0");
     }
-    if (auto v = positive(map, "dataset_size", what)) spec.dataset_size = *v;
-    if (auto v = r_.number(map, "learning_rate", what)) {
+    if (auto v = bounded(map, "dataset_size", what, kMaxDatasetSize)) spec.dataset_size = *v;
+    if (auto v = number(map, "learning_rate", what, kMaxLearningRate)) {
       if (*v > 0)
         spec.learning_rate = *v;
       else
-        r_.problem(map["learning_rate"], "'learning_rate' must be greater than 0, e.g. 1e-4");
+        bad(map, "learning_rate", "'learning_rate' must be greater than 0, e.g. 1e-4");
     }
     read_lr_scaling(map, spec, what);
-    if (auto v = positive(map, "lr_base_batch", what)) spec.lr_base_batch = static_cast<int>(*v);
+    if (auto v = bounded(map, "lr_base_batch", what, kMaxBatch)) {
+      spec.lr_base_batch = static_cast<int>(*v);
+    }
     read_checkpoint(map, spec, what);
     read_command(map, spec, what);
     read_launcher(map, spec, what);
@@ -205,13 +217,24 @@ class SpecParser {
                          " has no 'model': give a preset name (e.g. 'model: bert-base'), a "
                          "model file path, or a mapping of architecture numbers");
     }
-    if (spec.seq_len <= 0) {
+    if (spec.seq_len <= 0 && !bad_.contains("seq_len")) {
       r_.problem(at, what +
                          " has no 'seq_len': the tokens per training sample, e.g. "
                          "'seq_len: 512'");
     }
     const bool by_epochs = spec.epochs || spec.dataset_size;
-    if (spec.steps && by_epochs) {
+    const bool length_bad =
+        bad_.contains("steps") || bad_.contains("epochs") || bad_.contains("dataset_size");
+    if (spec.epochs && spec.dataset_size &&
+        *spec.epochs * static_cast<double>(*spec.dataset_size) > kMaxSamplesSeen) {
+      r_.problem(r_.key_loc(map, "epochs"),
+                 fmt::format("{} x {} samples is more than the {:g} samples jobgen plans for; "
+                             "check 'epochs' and 'dataset_size'",
+                             *spec.epochs, *spec.dataset_size, kMaxSamplesSeen));
+    }
+    if (length_bad) {
+      // Already reported where the bad value is.
+    } else if (spec.steps && by_epochs) {
       r_.problem(r_.key_loc(map, "steps"),
                  "give either 'steps' or 'epochs' with 'dataset_size', not both");
     } else if (!spec.steps && !by_epochs) {
@@ -241,13 +264,28 @@ class SpecParser {
   }
 
  private:
-  std::optional<int64_t> positive(const YAML::Node& map, std::string_view key,
-                                  const std::string& what) {
-    auto v = r_.integer(map, key, what);
-    if (v && *v <= 0) {
-      r_.problem(map[std::string(key)], "'" + std::string(key) + "' must be at least 1");
-      return std::nullopt;
-    }
+  // Keys whose value was reported as wrong: check() does not also call them missing.
+  std::set<std::string> bad_;
+
+  void bad(const YAML::Node& map, std::string_view key, std::string message) {
+    bad_.emplace(key);
+    r_.problem(map[std::string(key)], std::move(message));
+  }
+
+  // A whole number in [1, hi].
+  std::optional<int64_t> bounded(const YAML::Node& map, std::string_view key,
+                                 const std::string& what, int64_t hi) {
+    const size_t before = r_.problem_count();
+    auto v = r_.integer_in(map, key, what, 1, hi);
+    if (r_.problem_count() != before) bad_.emplace(key);
+    return v;
+  }
+
+  std::optional<double> number(const YAML::Node& map, std::string_view key, const std::string& what,
+                               double hi) {
+    const size_t before = r_.problem_count();
+    auto v = r_.number_in(map, key, what, -hi, hi);
+    if (r_.problem_count() != before) bad_.emplace(key);
     return v;
   }
 
@@ -269,7 +307,9 @@ class SpecParser {
     if (!node || node.IsNull()) return;
     spec.model_loc = r_.at(node);
     if (node.IsScalar()) {
-      const std::string& text = node.Scalar();
+      const auto checked = r_.text(node, "'model'");
+      if (!checked) return;
+      const std::string& text = *checked;
       if (looks_like_path(text)) {
         spec.model = {};
         spec.model_file = text;
@@ -312,7 +352,9 @@ class SpecParser {
     r_.check_keys(node, {"method", "rank", "targets"}, "'finetune'");
     read_enum(node, "method", "'finetune'", estimate::parse_finetune, spec.finetune);
     if (!node["method"]) r_.problem(node, "'finetune' needs 'method: full|lora|qlora'");
-    if (auto v = positive(node, "rank", "'finetune'")) spec.lora_rank = static_cast<int>(*v);
+    if (auto v = bounded(node, "rank", "'finetune'", kMaxLoraRank)) {
+      spec.lora_rank = static_cast<int>(*v);
+    }
     read_enum(node, "targets", "'finetune'", estimate::parse_lora_targets, spec.lora_targets);
   }
 
@@ -340,11 +382,12 @@ class SpecParser {
     const size_t dash = t.find('-', 1);
     const auto lo = parse_int(t.substr(0, dash));
     const auto hi = dash == std::string_view::npos ? lo : parse_int(t.substr(dash + 1));
-    if (!lo || !hi || *lo < 1 || *hi < *lo) {
+    if (!lo || !hi || *lo < 1 || *hi < *lo || *hi > kMaxBatch) {
       r_.problem(node,
                  "'effective_batch' must be a number of samples (e.g. 128) or a range "
-                 "'MIN-MAX' with MIN <= MAX (e.g. 120-144), but it is '" +
-                     *text + "'");
+                 "'MIN-MAX' with MIN <= MAX (e.g. 120-144), at most " +
+                     std::to_string(kMaxBatch) + ", but it is '" + profile::detail::shorten(*text) +
+                     "'");
       return;
     }
     spec.effective_batch = BatchRange{*lo, *hi};
@@ -358,11 +401,11 @@ class SpecParser {
       return;
     }
     const auto v = parse_int(*text);
-    if (!v || *v < 1) {
+    if (!v || *v < 1 || *v > kMaxMicroBatch) {
       r_.problem(map["micro_batch"],
-                 "'micro_batch' must be 'auto' or a number of samples per "
-                 "GPU (at least 1), but it is '" +
-                     *text + "'");
+                 "'micro_batch' must be 'auto' or a number of samples per GPU (1 to " +
+                     std::to_string(kMaxMicroBatch) + "), but it is '" +
+                     profile::detail::shorten(*text) + "'");
       return;
     }
     spec.micro_batch = *v;
@@ -392,11 +435,8 @@ class SpecParser {
     if (!node || node.IsNull()) return;
     if (!r_.expect_map(node, "'checkpoint' (size_gb, resumable, dir)")) return;
     r_.check_keys(node, {"size_gb", "resumable", "dir"}, "'checkpoint'");
-    if (auto v = r_.number(node, "size_gb", "'checkpoint'")) {
-      if (*v >= 0)
-        spec.checkpoint.size_gb = *v;
-      else
-        r_.problem(node["size_gb"], "'size_gb' must not be negative");
+    if (auto v = r_.number_in(node, "size_gb", "'checkpoint'", 0, kMaxGb)) {
+      spec.checkpoint.size_gb = *v;
     }
     if (auto v = r_.boolean(node, "resumable", "'checkpoint'")) spec.checkpoint.resumable = *v;
     if (auto v = r_.string(node, "dir", "'checkpoint'")) spec.checkpoint.dir = *v;
@@ -434,7 +474,9 @@ class SpecParser {
                            "'command: python train.py --batch-size {{micro_batch}}'");
       return;
     }
-    spec.command = node.Scalar();
+    const auto text = r_.text(node, "'command' in " + what);
+    if (!text) return;
+    spec.command = *text;
     check_placeholders(node, spec.command);
     if (auto found = launcher_in_command(leading_words(spec.command))) {
       r_.problem(node, launcher_in_command_advice(*found));
@@ -452,22 +494,49 @@ class SpecParser {
     spec.launcher = *launcher;
   }
 
+  // Names are checked here, with their line:col, rather than when a script is rendered: `plan`
+  // would otherwise accept a spec that `render` refuses.
   void read_env(const YAML::Node& map, JobSpec& spec, const std::string& what) {
     const YAML::Node node = map["env"];
     if (!node || node.IsNull()) return;
     if (!r_.expect_map(node, "'env' in " + what + " (NAME: value lines)")) return;
+    if (node.size() > kMaxEnvVars) {
+      r_.problem(node, fmt::format("'env' in {} has {} variables; the limit is {}", what,
+                                   node.size(), kMaxEnvVars));
+      return;
+    }
+    std::map<std::string, size_t> index;  // name -> position in spec.env (stages override)
+    for (size_t i = 0; i < spec.env.size(); ++i) index.emplace(spec.env[i].first, i);
     for (const auto& entry : node) {
-      const std::string key = entry.first.Scalar();
+      if (!entry.first.IsScalar() || !util::is_shell_identifier(entry.first.Scalar())) {
+        r_.problem(entry.first,
+                   "environment variable name '" +
+                       (entry.first.IsScalar() ? profile::detail::shorten(entry.first.Scalar())
+                                               : std::string("(a list or mapping)")) +
+                       "' is not a shell identifier (letters, digits and _, not starting with "
+                       "a digit)");
+        continue;
+      }
+      const std::string& key = entry.first.Scalar();
       if (!entry.second.IsScalar()) {
         r_.problem(entry.second, "environment variable '" + key + "' must have a single value");
         continue;
       }
-      auto it = std::find_if(spec.env.begin(), spec.env.end(),
-                             [&](const auto& kv) { return kv.first == key; });
-      if (it != spec.env.end())
-        it->second = entry.second.Scalar();
-      else
-        spec.env.emplace_back(key, entry.second.Scalar());
+      auto value = r_.text(entry.second, "environment variable '" + key + "'");
+      if (!value) continue;
+      const auto [it, inserted] = index.emplace(key, spec.env.size());
+      if (inserted) {
+        spec.env.emplace_back(key, std::move(*value));
+      } else {
+        spec.env[it->second].second = std::move(*value);
+      }
+    }
+    size_t bytes = 0;
+    for (const auto& [k, v] : spec.env) bytes += k.size() + v.size() + 2;
+    if (bytes > kMaxEnvBytes) {
+      r_.problem(node, fmt::format("'env' in {} holds {} bytes; programs cannot start with more "
+                                   "than about 2 MiB of environment, and jobgen allows {}",
+                                   what, bytes, kMaxEnvBytes));
     }
   }
 
@@ -477,9 +546,9 @@ class SpecParser {
     if (!r_.expect_map(node, "'empirical_memory' in " + what)) return;
     const std::string inner = "'empirical_memory'";
     r_.check_keys(node, {"base_gb", "per_sample_gb", "overhead_gb"}, inner);
-    const auto base = r_.number(node, "base_gb", inner, true);
-    const auto per_sample = r_.number(node, "per_sample_gb", inner, true);
-    const auto overhead = r_.number(node, "overhead_gb", inner);
+    const auto base = r_.number_in(node, "base_gb", inner, -kMaxGb, kMaxGb, true);
+    const auto per_sample = r_.number_in(node, "per_sample_gb", inner, -kMaxGb, kMaxGb, true);
+    const auto overhead = r_.number_in(node, "overhead_gb", inner, -kMaxGb, kMaxGb);
     if (per_sample && *per_sample <= 0) {
       r_.problem(node["per_sample_gb"], "'per_sample_gb' must be greater than 0 (GB per sample)");
       return;
@@ -496,6 +565,36 @@ class SpecParser {
   YamlReader& r_;
 };
 
+// Each stage starts from a copy of the top level made once, before any stage is added: copying
+// `spec` itself would copy every earlier stage too (quadratic in the number of stages).
+void parse_stages(const YAML::Node& stages, JobSpec& spec, YamlReader& reader) {
+  const JobSpec top = spec;
+  std::map<std::string, std::string> files;  // sanitized name -> the stage name that has it
+  for (const auto& item : stages) {
+    if (!reader.expect_map(item, "a stage")) continue;
+    const std::string what = "stage " + std::to_string(spec.stages.size() + 1);
+    reader.check_keys(item, kStageKeys, what);
+    if (!item["name"]) reader.problem(item, what + " needs a 'name' (e.g. 'name: pretrain')");
+    JobSpec stage = top;
+    SpecParser parser(reader);
+    // A stage's own run length replaces the top level's, whichever form either uses.
+    if (item["steps"]) stage.epochs.reset(), stage.dataset_size.reset();
+    if (item["epochs"] || item["dataset_size"]) stage.steps.reset();
+    parser.apply(item, stage, what);
+    parser.check(stage, item, what);
+    const auto [it, fresh] = files.emplace(util::sanitize_job_name(stage.name), stage.name);
+    if (!fresh) {
+      reader.problem(reader.key_loc(item, "name"),
+                     it->second == stage.name
+                         ? "two stages are named '" + stage.name + "'; stage names must differ"
+                         : "stages '" + it->second + "' and '" + stage.name +
+                               "' would both be written as '" + it->first +
+                               "' (script file and Slurm job name); rename one");
+    }
+    spec.stages.push_back(std::move(stage));
+  }
+}
+
 }  // namespace
 
 Expected<JobSpec> parse_job_spec(std::string_view yaml_text, const std::string& source) {
@@ -506,7 +605,17 @@ Expected<JobSpec> parse_job_spec(std::string_view yaml_text, const std::string& 
   if (!root->IsMap()) {
     return invalid(
         "a job spec must be a mapping of 'key: value' lines (name, model, seq_len, "
-        "...); see docs/jobspec.md",
+        "...), but this file holds " +
+            std::string(root->IsSequence() ? "a list"
+                        : root->IsScalar() ? "a single value"
+                                           : "nothing") +
+            "; see docs/jobspec.md",
+        {source, 1, 1});
+  }
+  if (!(*root)["model"] && !(*root)["command"] && ((*root)["cluster"] || (*root)["node_groups"])) {
+    return invalid(
+        "this is a cluster profile, not a job spec: pass it with --profile FILE, and "
+        "the job spec (name, model, seq_len, ...; docs/jobspec.md) as the argument",
         {source, 1, 1});
   }
   SpecParser parser(reader);
@@ -519,25 +628,11 @@ Expected<JobSpec> parse_job_spec(std::string_view yaml_text, const std::string& 
 
   const YAML::Node stages = (*root)["stages"];
   if (stages && !stages.IsNull() && reader.expect_sequence(stages, "'stages'")) {
-    for (const auto& item : stages) {
-      if (!reader.expect_map(item, "a stage")) continue;
-      const std::string what = "stage " + std::to_string(spec.stages.size() + 1);
-      reader.check_keys(item, kStageKeys, what);
-      if (!item["name"]) reader.problem(item, what + " needs a 'name' (e.g. 'name: pretrain')");
-      JobSpec stage = spec;
-      stage.stages.clear();
-      // A stage's own run length replaces the top level's, whichever form either uses.
-      if (item["steps"]) stage.epochs.reset(), stage.dataset_size.reset();
-      if (item["epochs"] || item["dataset_size"]) stage.steps.reset();
-      parser.apply(item, stage, what);
-      parser.check(stage, item, what);
-      for (const auto& other : spec.stages) {
-        if (other.name == stage.name) {
-          reader.problem(reader.key_loc(item, "name"),
-                         "two stages are named '" + stage.name + "'; stage names must differ");
-        }
-      }
-      spec.stages.push_back(std::move(stage));
+    if (stages.size() > kMaxStages) {
+      reader.problem(stages, fmt::format("the job spec has {} stages; the limit is {}",
+                                         stages.size(), kMaxStages));
+    } else {
+      parse_stages(stages, spec, reader);
     }
   }
 
@@ -560,9 +655,11 @@ Expected<void> resolve_one(JobSpec& spec, const sys::FileSystem& fs,
   if (path.is_relative()) path = base_dir / path;
   Expected<std::string> text = fs.read_file(path);
   if (!text) {
-    return fail("cannot read the model file '" + spec.model_file + "' (looked for " +
-                    path.string() + "); give a preset name or a path relative to the job spec",
-                Exit::not_found, spec.model_loc);
+    // At the `model:` line: the file name alone would not say which key named it.
+    return fail("cannot read the model file '" + spec.model_file + "' (" + path.string() + ": " +
+                    text.error().message +
+                    "); give a preset name or a path relative to the job spec",
+                text.error().exit, spec.model_loc);
   }
   Expected<model::Architecture> arch = model::parse_architecture(*text, path.string());
   if (!arch) return std::unexpected(arch.error());
@@ -584,13 +681,13 @@ Expected<void> resolve_model_files(JobSpec& spec, const sys::FileSystem& fs,
 }
 
 Expected<JobSpec> load_job_spec(const sys::FileSystem& fs, const std::filesystem::path& path) {
-  if (!fs.is_file(path)) {
+  Expected<std::string> text = fs.read_file(path);
+  if (!text && text.error().exit == Exit::not_found && !fs.is_directory(path)) {
     return fail("no job spec at '" + path.string() +
                     "': write a jobgen.yaml (name, model, seq_len, steps, command; see "
                     "docs/jobspec.md) or pass its path, e.g. 'jobgen plan examples/jobgen.yaml'",
                 Exit::not_found);
   }
-  Expected<std::string> text = fs.read_file(path);
   if (!text) return std::unexpected(text.error());
   Expected<JobSpec> spec = parse_job_spec(*text, path.string());
   if (!spec) return spec;
