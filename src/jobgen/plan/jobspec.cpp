@@ -456,6 +456,13 @@ class SpecParser {
       std::string name = text.substr(open + 2, close - open - 2);
       name.erase(0, name.find_first_not_of(' '));
       name.erase(name.find_last_not_of(' ') + 1);
+      if (name.size() > kMaxPlaceholderName) {
+        r_.problem(node, "placeholder '{{" + profile::detail::shorten(name) +
+                             "}}' in 'command' has a " + std::to_string(name.size()) +
+                             "-character name; placeholder names " + "have at most " +
+                             std::to_string(kMaxPlaceholderName));
+        return;
+      }
       const auto& known = known_placeholders();
       if (std::find(known.begin(), known.end(), name) != known.end()) continue;
       if (auto guess = closest_match(name, known); !guess.empty()) {
@@ -477,6 +484,7 @@ class SpecParser {
     const auto text = r_.text(node, "'command' in " + what);
     if (!text) return;
     spec.command = *text;
+    spec.command_loc = r_.at(node);
     check_placeholders(node, spec.command);
     if (auto found = launcher_in_command(leading_words(spec.command))) {
       r_.problem(node, launcher_in_command_advice(*found));

@@ -54,6 +54,7 @@ inline constexpr double kMaxLearningRate = 100;
 inline constexpr int64_t kMaxLoraRank = 65536;
 inline constexpr double kMaxGb = 1e6;  // checkpoint and empirical memory sizes, GB
 inline constexpr std::size_t kMaxStages = 100;
+inline constexpr std::size_t kMaxPlaceholderName = 64;
 inline constexpr std::size_t kMaxEnvVars = 1000;
 // Linux refuses to start a program whose environment exceeds about 2 MiB in total.
 inline constexpr std::size_t kMaxEnvBytes = 1u << 20;
@@ -120,6 +121,7 @@ struct JobSpec {
   // The training program and its arguments with {{placeholders}}, never a launcher (refused with
   // advice): `launcher` says how jobgen starts it (plan/launcher.hpp).
   std::string command;
+  SourceLoc command_loc;
   Launcher launcher = Launcher::torchrun;                // `jobgen render --launcher` overrides it
   std::vector<std::pair<std::string, std::string>> env;  // exported in this order
   std::optional<estimate::EmpiricalMemory> empirical_memory;

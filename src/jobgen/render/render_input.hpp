@@ -59,6 +59,7 @@ struct RenderInput {
   // any word and are filled from `placeholders` (and the sweep table).
   std::vector<std::string> command_argv;
   std::string command_text;
+  SourceLoc command_loc;  // where the command was written (job spec line:col), for its errors
   std::map<std::string, std::string> placeholders;
   // Placeholders whose values are the job spec's own text, in which $NAME / ${NAME} expand when
   // the job runs (checkpoint_dir: "/scratch/$USER/ckpt"). Other values are always literal.

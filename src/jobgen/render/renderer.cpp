@@ -181,6 +181,11 @@ Expected<std::string> render_script(const TemplateSet& templates, const RenderIn
   const Template& tmpl = found->second;
   if (auto ok = validate_template(tmpl, templates); !ok) return std::unexpected(ok.error());
 
+  // Errors about the command point at the job spec's `command:` when it came from one.
+  const auto at_command = [&](Error e) {
+    if (e.where.file.empty()) e.where = in.command_loc;
+    return std::unexpected(std::move(e));
+  };
   std::vector<std::string> argv = in.command_argv;
   for (const auto& word : argv) {
     if (word.find_first_of("\x02\x03") != std::string::npos) {
@@ -189,7 +194,7 @@ Expected<std::string> render_script(const TemplateSet& templates, const RenderIn
   }
   if (argv.empty()) {
     auto split = split_command(in.command_text);
-    if (!split) return std::unexpected(split.error());
+    if (!split) return at_command(split.error());
     argv = std::move(*split);
   }
   if (auto ok = check_input(in, argv); !ok) return std::unexpected(ok.error());
@@ -201,9 +206,9 @@ Expected<std::string> render_script(const TemplateSet& templates, const RenderIn
     return quote_command(words, in.placeholders, sweep_keys, in.expanding_placeholders);
   };
   const auto command_line = quote(program.direct_argv);
-  if (!command_line) return std::unexpected(command_line.error());
+  if (!command_line) return at_command(command_line.error());
   const auto program_line = quote(program.launcher_argv);
-  if (!program_line) return std::unexpected(program_line.error());
+  if (!program_line) return at_command(program_line.error());
 
   mus::data data;
   for (const auto& [pname, partial] : templates.partials) {

@@ -108,6 +108,7 @@ Expected<RenderRequest> build_render_input(const profile::Profile& prof, const p
   in.checkpoint_dir = spec.checkpoint.dir;
   in.environment = spec.env;
   in.command_text = spec.command;
+  in.command_loc = spec.command_loc;
   in.generated_by = opt.generated_by;
   in.placeholders = plan::placeholder_values(spec, row);
   if (opt.test_mode) in.placeholders["max_steps"] = std::to_string(opt.test_steps);
@@ -174,10 +175,13 @@ Expected<RenderRequest> build_render_input(const profile::Profile& prof, const p
   } else {
     const std::optional<int64_t> padded_or = padded_time_limit_s(row.total_time_s);
     if (!padded_or) {
-      return invalid(fmt::format(
-          "the run takes about {}, longer than a Slurm time limit can be ({}): check 'steps' "
-          "(or 'epochs' and 'dataset_size') in the job spec and the node group's 'mfu'",
-          util::format_duration(row.total_time_s), util::format_slurm_time(util::kMaxSlurmTimeS)));
+      return invalid(
+          fmt::format(
+              "the run takes about {}, longer than a Slurm time limit can be ({}): check 'steps' "
+              "(or 'epochs' and 'dataset_size') in the job spec and the node group's 'mfu'",
+              util::format_duration(row.total_time_s),
+              util::format_slurm_time(util::kMaxSlurmTimeS)),
+          spec.loc);
     }
     const int64_t padded = *padded_or;
     if (!max_s || padded <= *max_s) {
@@ -185,11 +189,13 @@ Expected<RenderRequest> build_render_input(const profile::Profile& prof, const p
     } else if (spec.checkpoint.resumable) {
       const int64_t links = *util::checked_ceil_div(padded, *max_s);
       if (links > kMaxChainLinks) {
-        return invalid(fmt::format(
-            "the run needs about {} with margin: a chain of {} jobs of partition {}'s {} each, "
-            "more than the {} jobgen submits; choose more GPUs (jobgen plan) or fewer steps",
-            util::format_duration(static_cast<double>(padded)), links, part->name,
-            util::format_slurm_time(*max_s), kMaxChainLinks));
+        return invalid(
+            fmt::format(
+                "the run needs about {} with margin: a chain of {} jobs of partition {}'s {} each, "
+                "more than the {} jobgen submits; choose more GPUs (jobgen plan) or fewer steps",
+                util::format_duration(static_cast<double>(padded)), links, part->name,
+                util::format_slurm_time(*max_s), kMaxChainLinks),
+            spec.loc);
       }
       in.chain_links = static_cast<int>(links);
       s.time_limit_s = *max_s;
@@ -203,12 +209,16 @@ Expected<RenderRequest> build_render_input(const profile::Profile& prof, const p
           "the safety margin is cut to fit partition {}'s maximum of {:.1f} h (estimate {:.1f} h)",
           part->name, *max_s / 3600.0, row.total_time_s / 3600.0));
     } else {
-      return invalid(fmt::format(
-          "the run takes about {:.1f} h, longer than partition {} allows ({:.1f} h), and the job "
-          "spec does not say the command can resume: make it resume from its latest checkpoint "
-          "and set 'checkpoint: {{resumable: true}}' to run it as a chain of jobs, or choose more "
-          "GPUs (jobgen plan)",
-          row.total_time_s / 3600.0, part->name, *max_s / 3600.0));
+      return invalid(
+          fmt::format(
+              "the run takes about {:.1f} h, longer than partition {} allows ({:.1f} h), and the "
+              "job "
+              "spec does not say the command can resume: make it resume from its latest checkpoint "
+              "and set 'checkpoint: {{resumable: true}}' to run it as a chain of jobs, or choose "
+              "more "
+              "GPUs (jobgen plan)",
+              row.total_time_s / 3600.0, part->name, *max_s / 3600.0),
+          spec.loc);
     }
   }
 

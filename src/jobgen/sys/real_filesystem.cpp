@@ -224,6 +224,10 @@ Expected<void> RealFileSystem::write_file(const fs::path& path, std::string_view
                        ": jobgen writes scripts to files (or devices such as /dev/stdout)",
                    at(path));
   }
+  // /dev/stdout, /dev/fd/N, /proc/self/fd/N name a file some process already has open (a shell
+  // redirection): write into that file as the shell would, never rename another over it.
+  const std::string text = path.string();
+  if (text.starts_with("/dev/") || text.starts_with("/proc/")) return write_in_place(path, content);
   // A link to a regular file: replace the file it points to, so that the link stays.
   fs::path target = path;
   if (S_ISLNK(link.st_mode)) {

@@ -44,7 +44,8 @@ class FileSystem {
   //   rename) keeping its mode and, as root, its owner; one with several hard links is rewritten
   //   in place so that every link sees the new content;
   // - a symlink is followed (the link stays), a character device or FIFO is written through
-  //   (/dev/null, /dev/stdout, a pipe; a FIFO nobody reads is an error, never a hang);
+  //   (/dev/null, /dev/stdout, a pipe; a FIFO nobody reads is an error, never a hang), and so
+  //   is a regular file named under /dev/ or /proc/ (/dev/stdout redirected to a file);
   // - a directory, block device, socket or dangling symlink is refused (Exit::invalid_input,
   //   `where.file` = path); the temporary file never survives a failure.
   virtual Expected<void> write_file(const std::filesystem::path& path, std::string_view content,
