@@ -44,16 +44,17 @@ int sweep_task_count(const std::vector<SweepParam>& sweep) {
 }
 
 Expected<void> check_sweep_size(const std::vector<SweepParam>& sweep, int64_t max_array_size) {
-  const int n = sweep_task_count(sweep);
-  if (n <= max_array_size) return {};
+  std::optional<int64_t> total = sweep.empty() ? 0 : 1;
   std::string sizes;
   for (const auto& p : sweep) {
+    if (total) total = util::checked_mul(*total, static_cast<int64_t>(p.values.size()));
     sizes += (sizes.empty() ? "" : " x ") + std::to_string(p.values.size());
   }
+  if (total && *total <= max_array_size) return {};
   return invalid(fmt::format(
       "the sweep has {} array tasks ({} values), more than the cluster's MaxArraySize allows "
       "({} tasks, indices 0-{}): sweep fewer values, or split it over several renders",
-      n == INT32_MAX ? "over " + std::to_string(INT32_MAX) : std::to_string(n), sizes,
+      total ? std::to_string(*total) : "more than " + std::to_string(INT64_MAX), sizes,
       max_array_size, max_array_size - 1));
 }
 
