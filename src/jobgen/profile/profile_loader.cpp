@@ -51,6 +51,7 @@ const std::vector<std::string> kLinkKeys = {"intra", "intra_bandwidth", "inter",
 // Slurm keeps a node's CPU count in 16 bits; no node has more than a few dozen GPUs.
 constexpr int64_t kMaxCpus = 65535;
 constexpr int64_t kMaxGpusPerNode = 256;
+constexpr int64_t kMaxNodesPerJob = 4096;
 constexpr int64_t kMaxMigInstances = 7;  // one GPU holds at most 7 MIG instances
 // A sanity bound only, so that the catalog's per-profile limit can say more precisely what fits.
 constexpr int64_t kMaxSliceCount = 1000;
@@ -417,7 +418,8 @@ class Loader {
         g.mfu = *mfu;
       }
     }
-    if (auto max_nodes = r_.integer_in(node, "max_nodes_per_job", what, 1, INT32_MAX)) {
+    // The planner makes one row per node count: a bound keeps `jobgen plan` fast.
+    if (auto max_nodes = r_.integer_in(node, "max_nodes_per_job", what, 1, kMaxNodesPerJob)) {
       g.max_nodes_per_job = static_cast<int>(*max_nodes);
       if (!g.nodes.empty() && *max_nodes > static_cast<int64_t>(g.nodes.size())) {
         r_.problem(node["max_nodes_per_job"], "'max_nodes_per_job' " + std::to_string(*max_nodes) +
