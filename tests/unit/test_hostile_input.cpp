@@ -440,3 +440,24 @@ TEST_CASE("plan text stays within 100 columns with long notes and names") {
   }
   CHECK(out.find("2e-5") != std::string::npos);
 }
+
+TEST_CASE("profiles: a problem about an absent key is reported, not thrown (found by fuzzing)") {
+  const std::string text = R"(cluster: t
+partitions:
+  - {name: gpu, max_time: 1-00:00:00, default: true}
+node_groups:
+  - name: mig
+    nodes: m1
+    cpus: 64
+    memory: 512G
+    gpu: h100-nvl
+    gpus_per_node: 2
+    mig:
+      slices:
+        - {prodile: 3g.47gb, per_gpu: 2}
+)";
+  const auto load = profile::load_profile(text, "p.yaml", test::real_catalog());
+  CHECK_FALSE(load.profile.has_value());
+  REQUIRE(load.problems.size() >= 2);
+  for (const auto& p : load.problems) CHECK(p.where.file == "p.yaml");
+}

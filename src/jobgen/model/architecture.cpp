@@ -91,6 +91,7 @@ Expected<void> validate(const Architecture& a, const SourceLoc& where) {
 namespace {
 
 SourceLoc loc_of(const YAML::Node& node, const std::string& source) {
+  if (!node.IsDefined()) return {source, 0, 0};  // an absent key: Mark() would throw
   const YAML::Mark m = node.Mark();
   if (m.line < 0) return {source, 0, 0};
   return {source, m.line + 1, m.column + 1};

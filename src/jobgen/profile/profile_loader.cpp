@@ -503,8 +503,9 @@ class Loader {
           r_.integer_in(item, "per_gpu", swhat, 1, kMaxSliceCount, true).value_or(0));
       slice.gres_type = r_.string(item, "gres_type", swhat).value_or(slice.profile);
       if (!valid_slurm_name(slice.gres_type)) {
-        r_.problem(item["gres_type"], "gres_type '" + slice.gres_type + "' of " + swhat +
-                                          " may only contain letters, digits, '_', '-' and '.'");
+        r_.problem(item["gres_type"] ? item["gres_type"] : item,
+                   "gres_type '" + slice.gres_type + "' of " + swhat +
+                       " may only contain letters, digits, '_', '-' and '.'");
       }
       if (gpu != nullptr && !slice.profile.empty()) {
         const MigProfileSpec* spec = gpu->find_mig(slice.profile);

@@ -24,6 +24,9 @@ Expected<YAML::Node> load_yaml(std::string_view text, const std::string& source)
 }
 
 SourceLoc YamlReader::at(const YAML::Node& node) const {
+  // map["absent"] is an invalid node whose Mark() throws: callers pass one when a key's default
+  // is what is wrong; the file is all that is known then.
+  if (!node.IsDefined()) return {source_, 0, 0};
   const YAML::Mark mark = node.Mark();
   if (mark.is_null()) return {source_, 0, 0};
   return {source_, mark.line + 1, mark.column + 1};
