@@ -70,11 +70,16 @@ check_out_symlink_to_0600() {
 }
 setup_out_dangling_link() { ln -s missing.sh dangling.sh; }
 setup_out_fifo_no_reader() { mkfifo fifo.sh; }
-setup_out_fifo_reader() { mkfifo fifo.sh && { cat fifo.sh >got.sh & }; }
+# The reader outlives the setup's subshell; `timeout` ends it should jobgen never write.
+setup_out_fifo_reader() { mkfifo fifo.sh && { timeout 20 cat fifo.sh >got.sh & }; }
 check_out_fifo_reader() {
-  wait
   [[ -p fifo.sh ]] || { echo "fifo.sh is no longer a FIFO"; return 1; }
-  head -1 got.sh | grep -q '^#!/bin/bash' || { echo "the reader got no script"; return 1; }
+  for _ in $(seq 50); do
+    head -1 got.sh | grep -q '^#!/bin/bash' && return 0
+    sleep 0.1
+  done
+  echo "the reader got no script"
+  return 1
 }
 # A link to /dev/null, not /dev/null itself: were write_file to rename over its argument again,
 # it would replace this link, never the device.
