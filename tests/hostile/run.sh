@@ -130,6 +130,14 @@ run_local_script() {
 check_inject_spec_fields() { run_local_script; }
 check_inject_log_dir() { run_local_script; }
 check_inject_sweep_value() { run_local_script; }
+# Text from input files reaches the terminal without escape sequences.
+no_escapes() {
+  ! grep -q $'\x1b' "$out" "$err" || { echo "an ESC byte reached the output"; return 1; }
+  ! grep -q $'\xc2\x9b' "$out" "$err" || { echo "a C1 CSI reached the output"; return 1; }
+}
+check_spec_escape_in_error() { no_escapes; }
+check_spec_escape_in_plan() { no_escapes && grep -q 'owned' "$out"; }
+check_spec_escape_in_markdown() { no_escapes && grep -q 'owned' "$out"; }
 check_tmpl_plain_quoted() {
   grep -q '^echo "1 x ' "$out" || { echo "plain values were not rendered"; return 1; }
 }

@@ -461,3 +461,11 @@ node_groups:
   REQUIRE(load.problems.size() >= 2);
   for (const auto& p : load.problems) CHECK(p.where.file == "p.yaml");
 }
+
+TEST_CASE("escape_controls keeps terminals safe from input text") {
+  CHECK(util::escape_controls("a\x1b[2Jb\n\tc") == "a\\x1b[2Jb\n\tc");
+  CHECK(util::escape_controls("\x7f\x07") == "\\x7f\\x07");
+  CHECK(util::escape_controls("\xc2\x9b"
+                              "31m") == "\\xc2\\x9b31m");  // C1 CSI
+  CHECK(util::escape_controls("日本語 ĉ") == "日本語 ĉ");
+}

@@ -7,11 +7,14 @@
 #include <new>
 
 #include "jobgen/cli/commands.hpp"
+#include "jobgen/util/redact.hpp"
 
 namespace jobgen::cli {
 
 void report(Context& ctx, const Error& error) {
-  ctx.err << format_error(error) << '\n';
+  // Messages quote input files (names, bad values): an escape sequence there must not reach the
+  // terminal as one.
+  ctx.err << util::escape_controls(format_error(error)) << '\n';
 }
 
 int run(const std::vector<std::string>& args, Context& ctx) {

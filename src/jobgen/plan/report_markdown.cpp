@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "jobgen/plan/report.hpp"
+#include "jobgen/util/redact.hpp"
 #include "jobgen/util/slurm_time.hpp"
 #include "jobgen/util/units.hpp"
 
@@ -144,7 +145,7 @@ std::string render_markdown(const PlanReport& r) {
     out += priced ? chart("Cost per option (" + r.currency + ")", r.currency, shown, cost)
                   : chart("GPU-hours per option", "GPU-hours", shown, cost);
   }
-  return out;
+  return util::escape_controls(out);  // names and notes from input files: no terminal escapes
 }
 
 }  // namespace jobgen::plan

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "jobgen/plan/report.hpp"
+#include "jobgen/util/redact.hpp"
 #include "jobgen/util/slurm_time.hpp"
 #include "jobgen/util/units.hpp"
 
@@ -302,7 +303,8 @@ std::string render_text(const PlanReport& r) {
     out += "\nNotes\n";
     for (const auto& n : r.notes) out += wrap("- " + n, 2, 4);
   }
-  return enforce_width(out);
+  // Names and notes come from the profile and the job spec; the report goes to a terminal.
+  return enforce_width(util::escape_controls(out));
 }
 
 }  // namespace jobgen::plan
