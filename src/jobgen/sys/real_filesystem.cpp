@@ -236,6 +236,9 @@ Expected<void> RealFileSystem::write_file(const fs::path& path, std::string_view
     if (ec) return write_in_place(path, content);
   }
   if (st.st_nlink > 1) return write_in_place(target, content);
+  // A file we may write in a directory we may not (a root-owned directory): in place, as `>`.
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  if (::access(dir.c_str(), W_OK) != 0) return write_in_place(target, content);
   return replace(target, content, st.st_mode & 07777, Owner{st.st_uid, st.st_gid});
 }
 

@@ -41,8 +41,8 @@ class FileSystem {
   // - a new file is created with exactly `mode` (the umask does not apply: files that may hold
   //   secrets are created 0600/0700), after its parent directories;
   // - an existing regular file is replaced atomically (temporary file in the same directory +
-  //   rename) keeping its mode and, as root, its owner; one with several hard links is rewritten
-  //   in place so that every link sees the new content;
+  //   rename) keeping its mode and, as root, its owner; one with several hard links, or in a
+  //   directory jobgen may not write, is rewritten in place (every link sees the new content);
   // - a symlink is followed (the link stays), a character device or FIFO is written through
   //   (/dev/null, /dev/stdout, a pipe; a FIFO nobody reads is an error, never a hang), and so
   //   is a regular file named under /dev/ or /proc/ (/dev/stdout redirected to a file);
