@@ -169,7 +169,9 @@ while IFS=$'\t' read -r name want expect writes command; do
   (
     cd "$dir" || exit 1
     [[ -n $vm_limit ]] && ulimit -v "$vm_limit"
+    # A clean environment, but the sanitizers' options of a make test-asan run.
     exec env -i PATH=/usr/bin:/bin HOME="$dir" XDG_STATE_HOME="$dir/.state" \
+      ASAN_OPTIONS="${ASAN_OPTIONS:-}" UBSAN_OPTIONS="${UBSAN_OPTIONS:-}" \
       XDG_CONFIG_HOME="$dir/.config" JOBGEN_DATA_DIR="$REPO" \
       timeout -k 2 "$time_limit" "$jobgen" "${args[@]}"
   ) >"$out" 2>"$err" </dev/null
