@@ -326,7 +326,7 @@ TEST_CASE("planner: placeholders carry the planned values") {
   CHECK(v.at("grad_accum") == std::to_string(r->rows[0].grad_accum));
   CHECK(v.at("effective_batch") == "256");
   CHECK(v.at("max_steps") == "2000");
-  CHECK(v.at("learning_rate") == "0.0001");
+  CHECK(v.at("learning_rate") == "1e-4");
   CHECK(v.at("checkpoint_dir") == "/ck");
   for (const auto& name : plan::known_placeholders()) {
     if (name != "epochs") CHECK_MESSAGE(v.count(name) == 1, name);

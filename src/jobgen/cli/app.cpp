@@ -2,14 +2,20 @@
 
 #include <unistd.h>
 
+#include <exception>
 #include <iostream>
+#include <new>
 
 #include "jobgen/cli/commands.hpp"
+#include "jobgen/util/redact.hpp"
+#include "jobgen/util/strings.hpp"
 
 namespace jobgen::cli {
 
 void report(Context& ctx, const Error& error) {
-  ctx.err << format_error(error) << '\n';
+  // Messages quote input files (names, bad values): an escape sequence there must not reach the
+  // terminal as one.
+  ctx.err << util::escape_controls(format_error(error)) << '\n';
 }
 
 void warn(Context& ctx, std::string_view message) {
@@ -77,7 +83,17 @@ int run(const std::vector<std::string>& args, Context& ctx) {
     ctx.out << app.help();
     return 0;
   }
-  const Expected<Exit> result = action();
+  // The last resort: every named limit is checked where the input is read, but an exception that
+  // escapes anyway (an allocation failure, a library's throw) becomes one error line and exit 1,
+  // never an abort with a core dump.
+  Expected<Exit> result = Exit::ok;
+  try {
+    result = action();
+  } catch (const std::bad_alloc&) {
+    result = fail("out of memory: the input is too large for this machine");
+  } catch (const std::exception& e) {
+    result = fail(std::string("internal error: ") + e.what() + " (please report it)");
+  }
   if (!result) {
     report(ctx, result.error());
     return static_cast<int>(result.error().exit);

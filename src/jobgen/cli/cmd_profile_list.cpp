@@ -5,6 +5,8 @@
 #include "jobgen/cli/cmd_profile.hpp"
 #include "jobgen/cli/profile_lookup.hpp"
 #include "jobgen/profile/profile_loader.hpp"
+#include "jobgen/util/redact.hpp"
+#include "jobgen/util/strings.hpp"
 
 namespace jobgen::cli {
 
@@ -35,8 +37,9 @@ Expected<Exit> run_list(Context& ctx) {
       }
     }
     const std::string mark = e.name == fallback ? " *" : "";
-    ctx.out << fmt::format("{:<{}}  {}\n{:<{}}  {}\n", e.name + mark, width + 2, description, "",
-                           width + 2, e.path.string());
+    ctx.out << util::escape_controls(fmt::format("{:<{}}  {}\n{:<{}}  {}\n", e.name + mark,
+                                                 width + 2, description, "", width + 2,
+                                                 e.path.string()));
   }
   ctx.out << "* = used when no --profile is given\n";
   return Exit::ok;

@@ -53,6 +53,10 @@ Expected<fs::path> find_profile_file(const Context& ctx, std::string_view reques
   const fs::path as_path(wanted);
   if (ctx.fs.is_file(as_path)) return as_path;
   if (is_yaml(as_path) || wanted.find('/') != std::string::npos) {
+    // There but not a regular file (a directory, /dev/zero, a FIFO): say what it is.
+    if (auto text = ctx.fs.read_file(as_path); !text && text.error().exit != Exit::not_found) {
+      return std::unexpected(text.error());
+    }
     return fail("profile file '" + wanted +
                     "' does not exist (give a path to a YAML file, or a "
                     "profile name from 'jobgen profile list')",

@@ -7,7 +7,9 @@
 #include <cmath>
 
 #include "jobgen/estimate/estimate.hpp"
+#include "jobgen/util/checked.hpp"
 #include "jobgen/util/slurm_time.hpp"
+#include "jobgen/util/units.hpp"
 
 namespace jobgen::plan {
 
@@ -403,8 +405,11 @@ PlanRow plan_row(const JobSpec& spec, const profile::Profile& prof, const Candid
   if (row.fits && row.partition_max_time_s &&
       row.total_time_s > static_cast<double>(*row.partition_max_time_s)) {
     row.within_time_limit = false;
-    row.chain_jobs = static_cast<int>(
-        std::ceil(row.total_time_s / static_cast<double>(*row.partition_max_time_s)));
+    // Clamped: a run of 10^12 steps must not wrap the count (render refuses such chains).
+    row.chain_jobs = static_cast<int>(std::min<int64_t>(
+        util::to_int64(std::ceil(row.total_time_s / static_cast<double>(*row.partition_max_time_s)))
+            .value_or(INT32_MAX),
+        INT32_MAX));
     const std::string limit = util::format_slurm_time(*row.partition_max_time_s);
     row.warnings.push_back(
         spec.checkpoint.resumable
@@ -664,7 +669,7 @@ std::map<std::string, std::string> placeholder_values(const JobSpec& spec, const
   v["nodes"] = std::to_string(row.nodes);
   v["world_size"] = std::to_string(row.world_size());
   v["effective_batch"] = std::to_string(row.effective_batch);
-  if (row.learning_rate) v["learning_rate"] = fmt::format("{:.6g}", *row.learning_rate);
+  if (row.learning_rate) v["learning_rate"] = util::format_learning_rate(*row.learning_rate);
   v["max_steps"] = std::to_string(row.steps);
   if (spec.epochs) v["epochs"] = fmt::format("{:g}", *spec.epochs);
   v["seq_len"] = std::to_string(spec.seq_len);

@@ -4,7 +4,10 @@
 #include <algorithm>
 
 #include "jobgen/plan/report.hpp"
+#include "jobgen/util/redact.hpp"
+#include "jobgen/util/strings.hpp"
 #include "jobgen/util/slurm_time.hpp"
+#include "jobgen/util/units.hpp"
 
 namespace jobgen::plan {
 
@@ -26,7 +29,8 @@ namespace {
 
 constexpr size_t kWidth = 100;
 
-// Greedy word wrap; continuation lines get `indent` spaces.
+// Greedy word wrap; continuation lines get `indent` spaces. A word longer than a line (a long
+// path or name) is cut into pieces that fit.
 std::string wrap(const std::string& text, size_t first_indent, size_t indent) {
   std::string out(first_indent, ' ');
   size_t col = first_indent;
@@ -35,6 +39,7 @@ std::string wrap(const std::string& text, size_t first_indent, size_t indent) {
   while (pos < text.size()) {
     size_t end = text.find(' ', pos);
     if (end == std::string::npos) end = text.size();
+    end = std::min(end, pos + (kWidth - indent));
     const std::string word = text.substr(pos, end - pos);
     if (!line_start && col + 1 + word.size() > kWidth) {
       out += "\n" + std::string(indent, ' ');
@@ -48,20 +53,49 @@ std::string wrap(const std::string& text, size_t first_indent, size_t indent) {
     out += word;
     col += word.size();
     line_start = false;
-    pos = end + 1;
+    pos = end < text.size() && text[end] == ' ' ? end + 1 : end;
   }
   return out + "\n";
 }
 
+// Cells of left-aligned text columns (labels, availability notes) are cut with "..." until the
+// table fits kWidth; numbers are never cut.
+void fit_columns(std::vector<std::vector<std::string>>& rows, std::vector<size_t>& width,
+                 size_t indent, const std::vector<bool>& left) {
+  const auto total = [&] {
+    size_t t = indent + (width.empty() ? 0 : width.size() - 1);
+    for (size_t w : width) t += w;
+    return t;
+  };
+  while (total() > kWidth) {
+    size_t widest = width.size();
+    for (size_t i = 0; i < width.size(); ++i) {
+      if (i < left.size() && left[i] && width[i] > 8 &&
+          (widest == width.size() || width[i] > width[widest])) {
+        widest = i;
+      }
+    }
+    if (widest == width.size()) return;
+    const size_t excess = total() - kWidth;
+    width[widest] = std::max<size_t>(8, width[widest] - std::min(excess, width[widest]));
+    for (auto& row : rows) {
+      if (widest < row.size() && row[widest].size() > width[widest]) {
+        row[widest] = row[widest].substr(0, width[widest] - 3) + "...";
+      }
+    }
+  }
+}
+
 // Columns are right-aligned except those listed as left-aligned; two spaces between columns,
 // or one when that keeps the table within kWidth.
-std::string table(const std::vector<std::vector<std::string>>& rows, size_t indent,
+std::string table(std::vector<std::vector<std::string>> rows, size_t indent,
                   const std::vector<bool>& left) {
   std::vector<size_t> width;
   for (const auto& row : rows) {
     width.resize(std::max(width.size(), row.size()), 0);
     for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
   }
+  fit_columns(rows, width, indent, left);
   size_t total = indent;
   for (size_t w : width) total += w;
   const size_t gaps = width.empty() ? 0 : width.size() - 1;
@@ -92,7 +126,7 @@ std::string count_label(const PlanRow& row) {
 }
 
 std::string lr_text(const std::optional<double>& lr) {
-  return lr ? fmt::format("{:.2e}", *lr) : "-";
+  return lr ? util::format_learning_rate(*lr) : "-";
 }
 
 std::string group_header(const PlanReport& r, const GroupInfo& g) {
@@ -108,11 +142,35 @@ std::string group_header(const PlanReport& r, const GroupInfo& g) {
   return wrap(s, 0, 4);
 }
 
+// The last guard of the documented width: a line still longer (absurd numbers in a table) is
+// continued on the next line, indented.
+std::string enforce_width(const std::string& text) {
+  std::string out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line = std::string_view(text).substr(start, end - start);
+    bool first = true;
+    while (line.size() > (first ? kWidth : kWidth - 4)) {
+      const size_t take = first ? kWidth : kWidth - 4;
+      out += (first ? "" : "    ") + std::string(line.substr(0, take)) + "\n";
+      line.remove_prefix(take);
+      first = false;
+    }
+    out += (first ? "" : "    ") + std::string(line) + "\n";
+    start = end + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string render_text(const PlanReport& r) {
   std::string out;
-  out += fmt::format("Plan for {}{}\n", r.job_name, r.source.empty() ? "" : " (" + r.source + ")");
+  out +=
+      wrap(fmt::format("Plan for {}{}", r.job_name, r.source.empty() ? "" : " (" + r.source + ")"),
+           0, 4);
   std::string model = r.model_name;
   if (!r.model_description.empty()) model += " - " + r.model_description;
   if (r.model_params > 0 && r.model_description.empty()) {
@@ -246,7 +304,8 @@ std::string render_text(const PlanReport& r) {
     out += "\nNotes\n";
     for (const auto& n : r.notes) out += wrap("- " + n, 2, 4);
   }
-  return out;
+  // Names and notes come from the profile and the job spec; the report goes to a terminal.
+  return enforce_width(util::escape_controls(out));
 }
 
 }  // namespace jobgen::plan

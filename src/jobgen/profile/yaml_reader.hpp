@@ -1,12 +1,15 @@
 // Reading hand-written YAML (profiles, the GPU catalog) with every problem collected, each with
 // file:line:col. yaml-cpp marks are 0-based; SourceLoc is 1-based, so at() adds 1.
 //
-// Contract: the getters never throw; a missing required key, a wrong type or an unknown key adds
-// one Error (Exit::invalid_input) to `problems` and the getter returns nullopt.
+// Contract: the getters never throw; a missing required key, a wrong type, an out-of-range number
+// or an unknown key adds one Error (Exit::invalid_input) to `problems` and the getter returns
+// nullopt. Numbers are finite ("nan", "inf" are refused); whole numbers fit int64_t; strings hold
+// no NUL character and at most kMaxScalarBytes.
 #pragma once
 
 #include <yaml-cpp/yaml.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -17,8 +20,15 @@
 
 namespace jobgen::profile::detail {
 
+// The longest string value jobgen takes from a profile or job spec: a run command or a path is far
+// shorter; anything longer is a mistake that would only bloat every script.
+inline constexpr std::size_t kMaxScalarBytes = 64u << 10;  // 64 KiB
+
 // Parses YAML text; a syntax error becomes an Error at the parser's line:col.
 Expected<YAML::Node> load_yaml(std::string_view text, const std::string& source);
+
+// `text` cut to a readable length for a message ("aaaa... (50000 characters)").
+std::string shorten(std::string_view text);
 
 class YamlReader {
  public:
@@ -26,6 +36,7 @@ class YamlReader {
       : source_(std::move(source)), problems_(problems) {}
 
   const std::string& source() const { return source_; }
+  std::size_t problem_count() const { return problems_.size(); }
   SourceLoc at(const YAML::Node& node) const;
   void problem(const YAML::Node& node, std::string message) {
     problem(at(node), std::move(message));
@@ -48,6 +59,16 @@ class YamlReader {
                                  bool required = false);
   std::optional<double> number(const YAML::Node& map, std::string_view key, std::string_view what,
                                bool required = false);
+  // As integer()/number(), and inside [lo, hi] ("'seq_len' in the job spec must be between 1 and
+  // 16777216, but it is 2147483648", at the value).
+  std::optional<int64_t> integer_in(const YAML::Node& map, std::string_view key,
+                                    std::string_view what, int64_t lo, int64_t hi,
+                                    bool required = false);
+  std::optional<double> number_in(const YAML::Node& map, std::string_view key,
+                                  std::string_view what, double lo, double hi,
+                                  bool required = false);
+  // The text of a scalar node, or nullopt (with a problem) when it holds a NUL or is too long.
+  std::optional<std::string> text(const YAML::Node& node, std::string_view what);
   std::optional<bool> boolean(const YAML::Node& map, std::string_view key, std::string_view what);
   // A list of strings; a single scalar counts as a list of one.
   std::vector<std::string> strings(const YAML::Node& map, std::string_view key,

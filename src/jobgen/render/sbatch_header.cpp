@@ -24,19 +24,6 @@ std::string format_time(int64_t seconds) {
 
 }  // namespace
 
-std::string sanitize_job_name(std::string_view name) {
-  std::string out;
-  for (const char c : name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '.' || c == '-' || c == '+' || c == '_';
-    const char put = ok ? c : '_';
-    if (put == '_' && !out.empty() && out.back() == '_') continue;
-    out += put;
-    if (out.size() == 64) break;
-  }
-  return out.empty() ? "job" : out;
-}
-
 std::string format_memory(int64_t mib) {
   if (mib > 0 && mib % 1024 == 0) return fmt::format("{}G", mib / 1024);
   return fmt::format("{}M", mib);

@@ -1,5 +1,7 @@
 #include "jobgen/slurm/rest_backend.hpp"
 
+#include "jobgen/util/redact.hpp"
+
 #include <algorithm>
 #include <array>
 #include <nlohmann/json.hpp>
@@ -143,7 +145,7 @@ Expected<void> RestBackend::prepare() {
   if (!dialect_) {
     std::string served;
     for (const auto& v : offered) served += (served.empty() ? "" : ", ") + v;
-    return fail("slurmrestd at " + url + " offers " +
+    return fail("slurmrestd at " + util::redact_url(url) + " offers " +
                 (served.empty() ? std::string("no API version jobgen recognises") : served) +
                 "; jobgen speaks " + supported_versions_text() +
                 " (the server must load one of them, e.g. slurmrestd -s openapi/v0.0.38)");
@@ -191,9 +193,9 @@ Expected<sys::HttpResponse> RestBackend::send(const std::string& method, const s
     clock_.sleep_for(delay);
     delay *= 2;
   }
-  std::string where =
-      endpoint_.unix_socket.empty() ? endpoint_.base_url : "unix:" + endpoint_.unix_socket;
-  std::string text = "cannot reach slurmrestd at " + where + ": " + last;
+  std::string where = endpoint_.unix_socket.empty() ? util::redact_url(endpoint_.base_url)
+                                                    : "unix:" + endpoint_.unix_socket;
+  std::string text = "cannot reach slurmrestd at " + where + ": " + util::redact_url(last);
   if (attempt > 1) text += " (" + std::to_string(attempt) + " attempts)";
   if (!retry_any_failure && method == "POST")
     text +=
@@ -221,8 +223,8 @@ Error RestBackend::answer_error(const sys::HttpResponse& response, const SlurmMe
                                 const std::string& what) {
   const int64_t now =
       std::chrono::duration_cast<std::chrono::seconds>(clock_.now().time_since_epoch()).count();
-  const std::string url =
-      endpoint_.unix_socket.empty() ? endpoint_.base_url : "unix:" + endpoint_.unix_socket;
+  const std::string url = endpoint_.unix_socket.empty() ? util::redact_url(endpoint_.base_url)
+                                                        : "unix:" + endpoint_.unix_socket;
   SlurmFault fault = classify_errors(messages.errors);
   if (response.status == 401 || response.status == 403) fault = SlurmFault::auth;
   const bool unspecified =

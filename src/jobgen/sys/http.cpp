@@ -6,6 +6,8 @@
 #include <cctype>
 #include <mutex>
 
+#include "jobgen/util/redact.hpp"
+
 namespace jobgen::sys {
 
 namespace {
@@ -48,8 +50,9 @@ bool never_sent(CURLcode code) {
 }
 
 std::string where(const HttpRequest& request) {
-  // Only scheme://host:port/path: a query could carry something private, headers always do.
-  std::string url = request.url.substr(0, request.url.find('?'));
+  // Only scheme://host:port/path: a query could carry something private, headers always do,
+  // and so does user:password@ in the authority.
+  std::string url = util::redact_url(request.url.substr(0, request.url.find('?')));
   if (!request.unix_socket.empty()) return "unix:" + request.unix_socket + " (" + url + ")";
   return url;
 }
@@ -70,16 +73,16 @@ Expected<Endpoint> parse_endpoint(std::string_view url) {
     std::string_view path = url.substr(5);
     if (path.starts_with("//")) path.remove_prefix(2);  // unix:///run/x.sock
     if (!path.starts_with("/"))
-      return invalid("slurmrestd URL '" + std::string(url) +
+      return invalid("slurmrestd URL '" + util::redact_url(url) +
                      "': a UNIX socket needs an absolute path, e.g. unix:/run/slurmrestd.sock");
     return Endpoint{"http://localhost", std::string(path)};
   }
   if (url.starts_with("http://") || url.starts_with("https://")) {
     if (url.find("://") + 3 >= url.size())
-      return invalid("slurmrestd URL '" + std::string(url) + "' has no host");
+      return invalid("slurmrestd URL '" + util::redact_url(url) + "' has no host");
     return Endpoint{std::string(url), ""};
   }
-  return invalid("slurmrestd URL '" + std::string(url) +
+  return invalid("slurmrestd URL '" + util::redact_url(url) +
                  "' is not understood: use http://HOST:PORT, https://HOST:PORT or unix:/PATH");
 }
 

@@ -17,6 +17,10 @@
 
 namespace jobgen::util {
 
+// The longest time limit Slurm can hold: minutes in 32 bits, the top two values meaning INFINITE
+// and NO_VAL (about 8,171 years). Longer limits are refused rather than wrapped.
+inline constexpr int64_t kMaxSlurmTimeS = int64_t{0xFFFFFFFD} * 60;
+
 // Seconds, or nullopt for UNLIMITED/infinite. Errors are invalid(...) without a location.
 Expected<std::optional<int64_t>> parse_slurm_time(std::string_view text);
 

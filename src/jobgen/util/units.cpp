@@ -154,6 +154,20 @@ Expected<double> parse_bandwidth_gbs(std::string_view text) {
   return bits ? gbs / 8 : gbs;
 }
 
+std::string format_learning_rate(double lr) {
+  if (lr == 0 || !std::isfinite(lr)) return lr == 0 ? "0" : "nan";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2e", lr);  // "2.12e-04"
+  std::string text = buf;
+  const auto e = text.find('e');
+  std::string mantissa = text.substr(0, e);
+  if (mantissa.find('.') != std::string::npos) {
+    mantissa.erase(mantissa.find_last_not_of('0') + 1);
+    if (mantissa.back() == '.') mantissa.pop_back();
+  }
+  return mantissa + "e" + std::to_string(std::stoi(text.substr(e + 1)));
+}
+
 std::string format_gib(double gib) {
   return fixed1(gib) + " GiB";
 }
