@@ -357,20 +357,22 @@ PlanRow plan_row(const JobSpec& spec, const profile::Profile& prof, const Candid
           "micro_batch {} does not fit ({:.1f} GiB of {:.1f} GiB); at most {} fits here",
           *spec.micro_batch, row.memory.total, row.capacity_gib, chosen.max.aggressive));
     } else if (chosen.max.aggressive >= 1) {
+      // The numbers that differ between options (memory at micro-batch 1) are in the table, so
+      // that the options of a group share one note.
       row.warnings.push_back(fmt::format(
-          "micro-batch 1 needs {:.1f} GiB of {:.1f} GiB usable: it fits only with no headroom "
-          "(above the recommended {:.0f}%), so jobgen does not plan it",
-          row.memory.total, row.capacity_gib, 100 * est::kRecommendedUse));
+          "micro-batch 1 fits only with no headroom (mem GiB above the recommended {:.0f}% of "
+          "{:.1f} GiB usable), so jobgen does not plan it",
+          100 * est::kRecommendedUse, row.capacity_gib));
     } else {
       std::string tried;
       if (chosen.setup.grad_checkpointing) tried += "activation checkpointing";
       if (chosen.setup.flash_attention)
         tried += tried.empty() ? "flash attention" : " and flash attention";
       if (spec.empirical_memory) tried = "your empirical memory formula";
-      std::string message =
-          fmt::format("does not fit even at micro-batch 1{} (needs {:.1f} GiB, {:.1f} GiB usable)",
-                      tried.empty() ? "" : " with " + tried,
-                      est::estimate_memory(chosen.setup, 1, hw).total, row.capacity_gib);
+      std::string message = fmt::format(
+          "does not fit even at micro-batch 1{} (mem GiB is what micro-batch 1 needs; {:.1f} GiB "
+          "usable)",
+          tried.empty() ? "" : " with " + tried, row.capacity_gib);
       if (!spec.empirical_memory && !(cand.mig && cand.gpus_per_node > 1)) {
         const auto alternatives = savings_that_fit(spec, chosen.setup, hw);
         std::string list;

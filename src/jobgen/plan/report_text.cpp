@@ -5,8 +5,8 @@
 
 #include "jobgen/plan/report.hpp"
 #include "jobgen/util/redact.hpp"
-#include "jobgen/util/strings.hpp"
 #include "jobgen/util/slurm_time.hpp"
+#include "jobgen/util/strings.hpp"
 #include "jobgen/util/units.hpp"
 
 namespace jobgen::plan {
@@ -125,6 +125,30 @@ std::string count_label(const PlanRow& row) {
                        : std::to_string(row.gpus_per_node);
 }
 
+// "#1", "#1, #3", "#2-#5": row ids, consecutive ones as a range.
+std::string id_list(const std::vector<int>& ids) {
+  std::string out;
+  for (std::size_t i = 0; i < ids.size();) {
+    std::size_t j = i;
+    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
+    out += (out.empty() ? "#" : ", #") + std::to_string(ids[i]);
+    if (j > i) out += (j == i + 1 ? ", #" : "-#") + std::to_string(ids[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+// The effective batch, with how far it is from a single-number target ("264 +3%").
+std::string batch_text(const PlanReport& r, const PlanRow& row) {
+  std::string text = std::to_string(row.effective_batch);
+  if (r.target_batch && r.target_batch->min == r.target_batch->max &&
+      row.effective_batch != r.target_batch->min && r.target_batch->min > 0) {
+    const double off = 100.0 * (row.effective_batch - r.target_batch->min) / r.target_batch->min;
+    text += fmt::format(" {:+.0f}%", off);
+  }
+  return text;
+}
+
 std::string lr_text(const std::optional<double>& lr) {
   return lr ? util::format_learning_rate(*lr) : "-";
 }
@@ -137,6 +161,10 @@ std::string group_header(const PlanReport& r, const GroupInfo& g) {
   if (g.max_nodes_per_job > 1) s += fmt::format(" (up to {} per job)", g.max_nodes_per_job);
   if (g.price_per_gpu_hour) {
     s += ", " + format_money(*g.price_per_gpu_hour, r.currency) + " per GPU-hour";
+  }
+  if (const auto* mig = g.gpu.find_mig(g.mig_profile)) {
+    s += fmt::format("; GPU-h count a slice as {}/{} of a GPU", mig->compute_slices,
+                     mig->compute_total);
   }
   if (!g.availability.empty()) s += "; availability: " + g.availability;
   return wrap(s, 0, 4);
@@ -206,16 +234,14 @@ std::string render_text(const PlanReport& r) {
     for (const PlanRow& row : r.rows) {
       if (row.group == g.name && row.mig_profile == g.mig_profile) rows.push_back(&row);
     }
-    // Warnings every option of the group shares are printed once.
-    std::vector<std::string> common =
-        rows.empty() ? std::vector<std::string>{} : rows.front()->warnings;
-    std::erase_if(common, [&](const std::string& w) {
-      return std::any_of(rows.begin(), rows.end(), [&](const PlanRow* row) {
-        return std::find(row->warnings.begin(), row->warnings.end(), w) == row->warnings.end();
-      });
-    });
-    std::string notes;
-    for (const auto& w : common) notes += wrap("all: " + w, 4, 8);
+    // A note that several options share is printed once, naming them ("all" when every one).
+    std::vector<std::pair<std::string, std::vector<int>>> shared;
+    const auto note = [&](const std::string& text, int id) {
+      auto it =
+          std::find_if(shared.begin(), shared.end(), [&](auto& n) { return n.first == text; });
+      if (it == shared.end()) it = shared.insert(shared.end(), {text, {}});
+      it->second.push_back(id);
+    };
     for (const PlanRow* row : rows) {
       std::vector<std::string> c{std::to_string(row->id),
                                  count_label(*row),
@@ -223,7 +249,7 @@ std::string render_text(const PlanReport& r) {
                                  fmt::format("{}/{}/{}", row->max_micro.conservative,
                                              row->max_micro.recommended, row->max_micro.aggressive),
                                  std::to_string(row->grad_accum),
-                                 std::to_string(row->effective_batch)};
+                                 batch_text(r, *row)};
       if (lr_varies) c.push_back(lr_text(row->learning_rate));
       c.push_back(row->grad_checkpointing ? "on" : "off");
       c.push_back(fmt::format("{:.1f}", row->memory.total));
@@ -238,13 +264,14 @@ std::string render_text(const PlanReport& r) {
         c.emplace_back(row->fits ? "not runnable" : "no fit");
       }
       cells.push_back(std::move(c));
-      if (!row->checkpointing_note.empty()) {
-        notes += wrap(fmt::format("#{}: {}", row->id, row->checkpointing_note), 4, 8);
-      }
-      for (const auto& w : row->warnings) {
-        if (std::find(common.begin(), common.end(), w) != common.end()) continue;
-        notes += wrap(fmt::format("#{}: {}", row->id, w), 4, 8);
-      }
+      if (!row->checkpointing_note.empty()) note(row->checkpointing_note, row->id);
+      for (const auto& w : row->warnings) note(w, row->id);
+    }
+    std::string notes;
+    for (const auto& [text, ids] : shared) {
+      notes +=
+          wrap((ids.size() == rows.size() && rows.size() > 1 ? "all" : id_list(ids)) + ": " + text,
+               4, 8);
     }
     out += table(cells, 2, {false, true});
     out += notes;

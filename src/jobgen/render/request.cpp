@@ -111,7 +111,18 @@ Expected<RenderRequest> build_render_input(const profile::Profile& prof, const p
   in.command_loc = spec.command_loc;
   in.generated_by = opt.generated_by;
   in.placeholders = plan::placeholder_values(spec, row);
-  if (opt.test_mode) in.placeholders["max_steps"] = std::to_string(opt.test_steps);
+  if (opt.test_mode) {
+    in.placeholders["max_steps"] = std::to_string(opt.test_steps);
+    // Test mode shortens a run only through {{max_steps}}: a command that counts epochs runs
+    // until the test time limit stops it.
+    if (spec.command.find("max_steps") == std::string::npos) {
+      req.warnings.push_back(
+          "--test cannot shorten this run: its command has no {{max_steps}} placeholder, so it "
+          "trains as configured until the test time limit (" +
+          std::to_string(kTestTimeLimitS / 60) +
+          " min) stops it; pass the step count, e.g. --max-steps {{max_steps}}");
+    }
+  }
   in.placeholders["checkpoint_dir"] = in.checkpoint_dir;
   in.expanding_placeholders = {"checkpoint_dir"};
 
