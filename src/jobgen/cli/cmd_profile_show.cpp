@@ -12,8 +12,8 @@
 #include "jobgen/cli/profile_lookup.hpp"
 #include "jobgen/profile/profile_summary.hpp"
 #include "jobgen/util/redact.hpp"
-#include "jobgen/util/strings.hpp"
 #include "jobgen/util/slurm_time.hpp"
+#include "jobgen/util/strings.hpp"
 #include "jobgen/util/units.hpp"
 
 namespace jobgen::cli {

@@ -1,4 +1,5 @@
 #include "jobgen/plan/planner.hpp"
+#include "jobgen/util/strings.hpp"
 
 #include <fmt/format.h>
 
@@ -31,12 +32,6 @@ const PlanRow* PlanReport::row(int id) const {
 
 namespace {
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::string with_commas(int64_t n) {
   std::string digits = std::to_string(n < 0 ? -n : n);
   for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(i, ",");
@@ -57,15 +52,15 @@ Expected<std::vector<Selected>> select_groups(const profile::Profile& prof,
     for (const auto& g : prof.node_groups) out.push_back({&g, ""});
     return out;
   }
-  const std::string want = lower(target);
+  const std::string want = util::lower(target);
   for (const auto& g : prof.node_groups) {
-    if (lower(g.name) == want) return std::vector<Selected>{{&g, ""}};
+    if (util::lower(g.name) == want) return std::vector<Selected>{{&g, ""}};
   }
   for (const auto& g : prof.node_groups) {
-    if (g.gres_type && lower(*g.gres_type) == want) out.push_back({&g, ""});
+    if (g.gres_type && util::lower(*g.gres_type) == want) out.push_back({&g, ""});
     if (g.mig) {
       for (const auto& s : g.mig->slices) {
-        if (lower(s.gres_type) == want) out.push_back({&g, s.gres_type});
+        if (util::lower(s.gres_type) == want) out.push_back({&g, s.gres_type});
       }
     }
   }

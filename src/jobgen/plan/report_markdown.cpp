@@ -7,8 +7,8 @@
 
 #include "jobgen/plan/report.hpp"
 #include "jobgen/util/redact.hpp"
-#include "jobgen/util/strings.hpp"
 #include "jobgen/util/slurm_time.hpp"
+#include "jobgen/util/strings.hpp"
 #include "jobgen/util/units.hpp"
 
 namespace jobgen::plan {

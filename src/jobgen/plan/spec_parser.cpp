@@ -2,6 +2,7 @@
 // type, range and location (plan/spec_parser.hpp). parse_job_spec (jobspec.cpp) calls it once
 // per mapping.
 #include "jobgen/plan/spec_parser.hpp"
+#include "jobgen/util/strings.hpp"
 
 #include <fmt/format.h>
 
@@ -45,12 +46,6 @@ const std::vector<std::string> kStageKeys{"name",
                                           "launcher",
                                           "env",
                                           "empirical_memory"};
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 bool looks_like_path(std::string_view text) {
   return text.find('/') != std::string_view::npos || text.ends_with(".yaml") ||
@@ -281,7 +276,7 @@ class SpecParser {
   void read_checkpointing(const YAML::Node& map, JobSpec& spec, const std::string& what) {
     const auto text = r_.string(map, "grad_checkpointing", what);
     if (!text) return;
-    const std::string v = lower(*text);
+    const std::string v = util::lower(*text);
     if (v == "auto") {
       spec.grad_checkpointing = GradCheckpointing::automatic;
     } else if (v == "on" || v == "true" || v == "yes") {
@@ -316,7 +311,7 @@ class SpecParser {
   void read_micro_batch(const YAML::Node& map, JobSpec& spec, const std::string& what) {
     const auto text = r_.string(map, "micro_batch", what);
     if (!text) return;
-    if (lower(*text) == "auto") {
+    if (util::lower(*text) == "auto") {
       spec.micro_batch.reset();
       return;
     }
@@ -334,7 +329,7 @@ class SpecParser {
   void read_lr_scaling(const YAML::Node& map, JobSpec& spec, const std::string& what) {
     const auto text = r_.string(map, "lr_scaling", what);
     if (!text) return;
-    const std::string v = lower(*text);
+    const std::string v = util::lower(*text);
     if (v == "none")
       spec.lr_scaling = LrScaling::none;
     else if (v == "linear")

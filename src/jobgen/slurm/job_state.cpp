@@ -37,13 +37,6 @@ constexpr std::array kStates{
     StateName{JobState::unknown, "UNKNOWN", "?"},
 };
 
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::toupper(static_cast<unsigned char>(x)) ==
-                  std::toupper(static_cast<unsigned char>(y));
-         });
-}
-
 std::string plural(int n, std::string_view thing) {
   std::string s = std::to_string(n) + " free " + std::string(thing);
   if (n != 1) s += 's';
@@ -88,9 +81,9 @@ JobState parse_job_state(std::string_view text) {
   // squeue may print "CANCELLED by 0"; scontrol prints "JobState=RUNNING Reason=..." pieces.
   text = text.substr(0, text.find(' '));
   for (const auto& s : kStates) {
-    if (iequals(text, s.name) || iequals(text, s.code)) return s.state;
+    if (util::iequals(text, s.name) || util::iequals(text, s.code)) return s.state;
   }
-  if (iequals(text, "CANCELED")) return JobState::cancelled;
+  if (util::iequals(text, "CANCELED")) return JobState::cancelled;
   return JobState::unknown;
 }
 

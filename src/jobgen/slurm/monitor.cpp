@@ -13,10 +13,6 @@ namespace jobgen::slurm {
 
 namespace {
 
-int64_t unix_now(const sys::Clock& clock) {
-  return std::chrono::duration_cast<std::chrono::seconds>(clock.now().time_since_epoch()).count();
-}
-
 JobInfo from_marker(const Tracked& t, std::string id, int code) {
   JobInfo job;
   job.id = std::move(id);
@@ -263,7 +259,7 @@ Expected<WatchResult> watch_jobs(const PollFn& poll, const LastLineFn& last_log_
   auto interval = settings.min_interval;
 
   auto draw = [&] {
-    const int64_t now = unix_now(clock);
+    const int64_t now = util::unix_seconds(clock.now());
     if (!settings.terminal) {
       for (const auto& v : views) {
         const std::string line =

@@ -1,4 +1,5 @@
 #include "jobgen/sys/http.hpp"
+#include "jobgen/util/strings.hpp"
 
 #include <curl/curl.h>
 
@@ -12,18 +13,6 @@ namespace jobgen::sys {
 
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::ranges::transform(out, out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
 size_t write_body(char* data, size_t size, size_t count, void* user) {
   static_cast<std::string*>(user)->append(data, size * count);
   return size * count;
@@ -35,8 +24,8 @@ size_t write_header(char* data, size_t size, size_t count, void* user) {
   if (line.starts_with("HTTP/")) {
     headers->clear();  // a new response (after a redirect or 100-continue) starts over
   } else if (auto colon = line.find(':'); colon != std::string_view::npos) {
-    headers->emplace_back(lower(trim(line.substr(0, colon))),
-                          std::string(trim(line.substr(colon + 1))));
+    headers->emplace_back(util::lower(util::trim(line.substr(0, colon))),
+                          std::string(util::trim(line.substr(colon + 1))));
   }
   return size * count;
 }
@@ -60,14 +49,14 @@ std::string where(const HttpRequest& request) {
 }  // namespace
 
 std::string HttpResponse::header(std::string_view name) const {
-  std::string key = lower(name);
+  std::string key = util::lower(name);
   for (const auto& [k, v] : headers)
     if (k == key) return v;
   return "";
 }
 
 Expected<Endpoint> parse_endpoint(std::string_view url) {
-  url = trim(url);
+  url = util::trim(url);
   while (url.size() > 1 && url.back() == '/') url.remove_suffix(1);
   if (url.starts_with("unix:")) {
     std::string_view path = url.substr(5);

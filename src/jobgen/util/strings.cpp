@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdio>
 
 namespace jobgen::util {
 
@@ -65,6 +66,12 @@ std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
   return s;
+}
+
+std::string fixed1(double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f", value);
+  return buf;
 }
 
 std::optional<int64_t> parse_int(std::string_view text) {

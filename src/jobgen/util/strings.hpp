@@ -23,6 +23,9 @@ std::vector<std::string_view> split_top(std::string_view text, char sep);
 std::string join(const std::vector<std::string>& items, std::string_view sep);
 std::string_view trim(std::string_view s);
 
+// One decimal, as reports print sizes and durations: 1.25 -> "1.2" (printf's rounding).
+std::string fixed1(double value);
+
 // The whole text as a base-10 integer (optional leading '-'); nullopt for anything else,
 // including overflow, spaces and an empty string.
 std::optional<int64_t> parse_int(std::string_view text);
