@@ -122,7 +122,7 @@ TEST_CASE("cancel: one scancel for all ids, then what Slurm says of them") {
 
 TEST_CASE("request check: gres type, GPUs per node, MIG slices, time, memory, nodes") {
   const profile::Profile p = small_profile();
-  render::SbatchOptions ok;
+  job::SbatchOptions ok;
   ok.partition = "markov_gpu";
   ok.gres = "gpu:gpul40s:6";
   ok.mem_per_gpu_mib = 24576;

@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "jobgen/cli/commands.hpp"
+#include "jobgen/util/names.hpp"
 #include "jobgen/cli/job_request.hpp"
 #include "jobgen/cli/profile_lookup.hpp"
 #include "jobgen/render/renderer.hpp"
@@ -35,7 +36,7 @@ struct RenderCliOptions {
 
 fs::path stage_path(const fs::path& out, const std::string& stage) {
   return out.parent_path() /
-         (out.stem().string() + "-" + render::sanitize_job_name(stage) + out.extension().string());
+         (out.stem().string() + "-" + util::sanitize_job_name(stage) + out.extension().string());
 }
 
 Expected<Exit> run_render(Context& ctx, const RenderCliOptions& opts) {

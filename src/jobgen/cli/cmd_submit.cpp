@@ -14,6 +14,7 @@
 #include <random>
 
 #include "jobgen/cli/commands.hpp"
+#include "jobgen/util/names.hpp"
 #include "jobgen/cli/job_request.hpp"
 #include "jobgen/cli/job_session.hpp"
 #include "jobgen/plan/report.hpp"
@@ -66,7 +67,7 @@ std::string new_tag() {
 
 // Checks a profile made for another cluster, or the wrong gres names, before blaming the user:
 // what the partition's nodes really offer next to what the job asks for.
-std::string mismatch_hint(JobSession& s, const render::SbatchOptions& sbatch) {
+std::string mismatch_hint(JobSession& s, const job::SbatchOptions& sbatch) {
   auto backend = s.backend();
   if (!backend) return "";
   auto cluster = (*backend)->cluster();
@@ -205,7 +206,7 @@ Expected<Exit> run_submit(Context& ctx, const SubmitOptions& opts) {
   nlohmann::json answers = nlohmann::json::array();
   for (std::size_t i = 0; i < prepared.size(); ++i) {
     Prepared& p = prepared[i];
-    render::SbatchOptions& sbatch = p.request.input.sbatch;
+    job::SbatchOptions& sbatch = p.request.input.sbatch;
     if (!previous.empty()) {
       sbatch.dependency =
           "afterok:" +
@@ -243,8 +244,8 @@ Expected<Exit> run_submit(Context& ctx, const SubmitOptions& opts) {
     const fs::path script_path =
         s.state_dir / "scripts" /
         fmt::format("{}-{}-{}-{}{}.sh", s.backend_name, prof.name,
-                    render::sanitize_job_name(sbatch.job_name), request.tag,
-                    p.stage.empty() ? "" : "-" + render::sanitize_job_name(p.stage));
+                    util::sanitize_job_name(sbatch.job_name), request.tag,
+                    p.stage.empty() ? "" : "-" + util::sanitize_job_name(p.stage));
     if (auto ok = ctx.fs.write_file(script_path, *script, 0700); !ok) {
       warn(ctx, ok.error().message);
     }

@@ -8,13 +8,13 @@
 #include <map>
 
 #include "jobgen/plan/spec_parser.hpp"
-#include "jobgen/profile/yaml_reader.hpp"
+#include "jobgen/util/yaml_reader.hpp"
 #include "jobgen/util/checked.hpp"
 #include "jobgen/util/names.hpp"
 
 namespace jobgen::plan {
 
-using profile::detail::YamlReader;
+using util::YamlReader;
 
 std::string_view to_string(GradCheckpointing value) {
   switch (value) {
@@ -123,7 +123,7 @@ void parse_stages(const YAML::Node& stages, JobSpec& spec, YamlReader& reader) {
 }  // namespace
 
 Expected<JobSpec> parse_job_spec(std::string_view yaml_text, const std::string& source) {
-  Expected<YAML::Node> root = profile::detail::load_yaml(yaml_text, source);
+  Expected<YAML::Node> root = util::load_yaml(yaml_text, source);
   if (!root) return std::unexpected(root.error());
   Diagnostics problems;
   YamlReader reader(source, problems);

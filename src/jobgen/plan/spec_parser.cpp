@@ -17,7 +17,7 @@
 
 namespace jobgen::plan::detail {
 
-using profile::detail::YamlReader;
+using util::YamlReader;
 
 namespace {
 
@@ -301,7 +301,7 @@ class SpecParser {
       r_.problem(node,
                  "'effective_batch' must be a number of samples (e.g. 128) or a range "
                  "'MIN-MAX' with MIN <= MAX (e.g. 120-144), at most " +
-                     std::to_string(kMaxBatch) + ", but it is '" + profile::detail::shorten(*text) +
+                     std::to_string(kMaxBatch) + ", but it is '" + util::shorten(*text) +
                      "'");
       return;
     }
@@ -320,7 +320,7 @@ class SpecParser {
       r_.problem(map["micro_batch"],
                  "'micro_batch' must be 'auto' or a number of samples per GPU (1 to " +
                      std::to_string(kMaxMicroBatch) + "), but it is '" +
-                     profile::detail::shorten(*text) + "'");
+                     util::shorten(*text) + "'");
       return;
     }
     spec.micro_batch = *v;
@@ -372,7 +372,7 @@ class SpecParser {
       name.erase(0, name.find_first_not_of(' '));
       name.erase(name.find_last_not_of(' ') + 1);
       if (name.size() > kMaxPlaceholderName) {
-        r_.problem(node, "placeholder '{{" + profile::detail::shorten(name) +
+        r_.problem(node, "placeholder '{{" + util::shorten(name) +
                              "}}' in 'command' has a " + std::to_string(name.size()) +
                              "-character name; placeholder names " + "have at most " +
                              std::to_string(kMaxPlaceholderName));
@@ -434,7 +434,7 @@ class SpecParser {
       if (!entry.first.IsScalar() || !util::is_shell_identifier(entry.first.Scalar())) {
         r_.problem(entry.first,
                    "environment variable name '" +
-                       (entry.first.IsScalar() ? profile::detail::shorten(entry.first.Scalar())
+                       (entry.first.IsScalar() ? util::shorten(entry.first.Scalar())
                                                : std::string("(a list or mapping)")) +
                        "' is not a shell identifier (letters, digits and _, not starting with "
                        "a digit)");

@@ -13,14 +13,14 @@
 #include <vector>
 
 #include "jobgen/plan/jobspec.hpp"
-#include "jobgen/profile/yaml_reader.hpp"
+#include "jobgen/util/yaml_reader.hpp"
 
 namespace jobgen::plan::detail {
 
 const std::vector<std::string>& stage_keys();  // the keys a stage may have
 const std::vector<std::string>& top_keys();    // those and `stages`
 
-void read_spec_mapping(profile::detail::YamlReader& reader, const YAML::Node& map, JobSpec& spec,
+void read_spec_mapping(util::YamlReader& reader, const YAML::Node& map, JobSpec& spec,
                        const std::string& what);
 
 }  // namespace jobgen::plan::detail

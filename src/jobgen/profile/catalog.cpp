@@ -4,7 +4,7 @@
 #include <cctype>
 #include <map>
 
-#include "jobgen/profile/yaml_reader.hpp"
+#include "jobgen/util/yaml_reader.hpp"
 
 namespace jobgen::profile {
 
@@ -40,7 +40,7 @@ const std::vector<std::string> kGpuKeys = {"id",
 const std::vector<std::string> kMigKeys = {"name", "memory_gib", "compute_slices", "memory_slices",
                                            "max_instances"};
 
-MigProfileSpec parse_mig(detail::YamlReader& r, const YAML::Node& node, const std::string& gpu,
+MigProfileSpec parse_mig(util::YamlReader& r, const YAML::Node& node, const std::string& gpu,
                          int compute_total, int memory_total) {
   MigProfileSpec mig;
   mig.compute_total = compute_total;
@@ -62,7 +62,7 @@ MigProfileSpec parse_mig(detail::YamlReader& r, const YAML::Node& node, const st
   return mig;
 }
 
-GpuSpec parse_gpu(detail::YamlReader& r, const YAML::Node& node) {
+GpuSpec parse_gpu(util::YamlReader& r, const YAML::Node& node) {
   GpuSpec gpu;
   if (!r.expect_map(node, "a catalog entry")) return gpu;
   gpu.id = r.string(node, "id", "a catalog entry", true).value_or("");
@@ -145,10 +145,10 @@ std::vector<std::string> Catalog::all_names() const {
 }
 
 Expected<Catalog> parse_catalog(std::string_view yaml_text, const std::string& source_name) {
-  auto root = detail::load_yaml(yaml_text, source_name);
+  auto root = util::load_yaml(yaml_text, source_name);
   if (!root) return std::unexpected(root.error());
   Diagnostics problems;
-  detail::YamlReader r(source_name, problems);
+  util::YamlReader r(source_name, problems);
   Catalog catalog;
   if (r.expect_map(*root, "the GPU catalog")) {
     r.check_keys(*root, {"gpus"}, "the GPU catalog");

@@ -9,7 +9,7 @@
 #include <set>
 
 #include "jobgen/profile/profile_summary.hpp"
-#include "jobgen/profile/yaml_reader.hpp"
+#include "jobgen/util/yaml_reader.hpp"
 #include "jobgen/util/hostlist.hpp"
 #include "jobgen/util/redact.hpp"
 #include "jobgen/util/slurm_time.hpp"
@@ -19,7 +19,7 @@ namespace jobgen::profile {
 
 namespace {
 
-using detail::YamlReader;
+using util::YamlReader;
 
 const std::vector<std::string> kTopKeys = {"cluster",      "description", "backend",    "rest",
                                            "template_dir", "currency",    "partitions", "defaults",
@@ -126,7 +126,7 @@ class Loader {
       const bool known = rest.url.starts_with("http://") || rest.url.starts_with("https://") ||
                          rest.url.starts_with("unix:");
       if (!known) {
-        r_.problem(node["url"], "rest.url '" + detail::shorten(shown) +
+        r_.problem(node["url"], "rest.url '" + util::shorten(shown) +
                                     "' is not understood: use http://HOST:PORT, "
                                     "https://HOST:PORT or unix:/PATH");
       } else if (shown != rest.url) {
@@ -171,7 +171,7 @@ class Loader {
       if (auto text = r_.string(node, "max_time", what)) {
         auto seconds = util::parse_slurm_time(*text);
         if (!seconds) {
-          r_.problem(node["max_time"], "bad max_time '" + detail::shorten(*text) + "' in " + what +
+          r_.problem(node["max_time"], "bad max_time '" + util::shorten(*text) + "' in " + what +
                                            ": " + seconds.error().message);
         } else if (*seconds && **seconds <= 0) {
           // Every time limit and chain length is computed by dividing by it.
@@ -615,7 +615,7 @@ class Loader {
     if (!text) return 0;
     auto gbs = util::parse_bandwidth_gbs(*text);
     if (!gbs || *gbs < kMinBandwidthGbs || *gbs > kMaxBandwidthGbs) {
-      r_.problem(node[key], "bad bandwidth '" + detail::shorten(*text) + "' for " + key + " in " +
+      r_.problem(node[key], "bad bandwidth '" + util::shorten(*text) + "' for " + key + " in " +
                                 what + ": " +
                                 (gbs ? fmt::format("must be between {:g} and {:g} GB/s",
                                                    kMinBandwidthGbs, kMaxBandwidthGbs)
@@ -634,7 +634,7 @@ class Loader {
 
 ProfileLoad load_profile(std::string_view yaml, const std::string& source, const Catalog& catalog) {
   ProfileLoad result;
-  auto root = detail::load_yaml(yaml, source);
+  auto root = util::load_yaml(yaml, source);
   if (!root) {
     result.problems.push_back(root.error());
     return result;

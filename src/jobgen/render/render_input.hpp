@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "jobgen/plan/launcher.hpp"
-#include "jobgen/render/sbatch_options.hpp"
+#include "jobgen/job/sbatch_options.hpp"
 #include "jobgen/util/error.hpp"
 
 namespace jobgen::render {
@@ -50,7 +50,7 @@ struct SweepParam {
 inline constexpr int64_t kDefaultMaxArraySize = 1001;
 
 struct RenderInput {
-  SbatchOptions sbatch;  // the #SBATCH header (gres, time, signal, array, ... filled in)
+  job::SbatchOptions sbatch;  // the #SBATCH header (gres, time, signal, array, ... filled in)
   Launcher launcher = Launcher::torchrun;
   int nodes = 1;          // nodes the launcher spans
   int gpus_per_node = 1;  // GPU processes per node (1 for a MIG slice)

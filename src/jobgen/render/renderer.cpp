@@ -1,3 +1,4 @@
+#include "jobgen/util/names.hpp"
 #include "jobgen/render/renderer.hpp"
 
 #include <fmt/format.h>
@@ -224,7 +225,7 @@ Expected<std::string> render_script(const TemplateSet& templates, const RenderIn
     for (const auto& w : in.generated_by) words.push_back(shell_word(w));
     generated_by = fmt::format("{}", fmt::join(words, " "));
   }
-  data.set("job_name", sanitize_job_name(in.sbatch.job_name));
+  data.set("job_name", util::sanitize_job_name(in.sbatch.job_name));
   data.set("stage", in.stage);
   data.set("has_stage", !in.stage.empty());
   data.set("launcher", std::string(launcher_name(in.launcher)));

@@ -92,7 +92,7 @@ Expected<RenderRequest> build_render_input(const profile::Profile& prof, const p
 
   RenderRequest req;
   RenderInput& in = req.input;
-  SbatchOptions& s = in.sbatch;
+  job::SbatchOptions& s = in.sbatch;
   in.launcher = opt.launcher.value_or(spec.launcher);
   in.nodes = row.nodes;
   in.gpus_per_node = row.gpus_per_node;

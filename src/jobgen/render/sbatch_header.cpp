@@ -1,3 +1,4 @@
+#include "jobgen/util/names.hpp"
 #include "jobgen/render/sbatch_header.hpp"
 
 #include <fmt/format.h>
@@ -29,7 +30,7 @@ std::string format_memory(int64_t mib) {
   return fmt::format("{}M", mib);
 }
 
-Expected<std::vector<std::string>> sbatch_directives(const SbatchOptions& o) {
+Expected<std::vector<std::string>> sbatch_directives(const job::SbatchOptions& o) {
   std::vector<std::string> lines;
   std::string bad;
   const auto add = [&](std::string_view option, const std::string& value) {
@@ -46,7 +47,7 @@ Expected<std::vector<std::string>> sbatch_directives(const SbatchOptions& o) {
   if (o.mem_mib && o.mem_per_gpu_mib) {
     return invalid("--mem and --mem-per-gpu are mutually exclusive in Slurm: set only one");
   }
-  add("job-name", sanitize_job_name(o.job_name));
+  add("job-name", util::sanitize_job_name(o.job_name));
   add("partition", o.partition);
   add("nodes", std::to_string(o.nodes));
   add("ntasks-per-node", std::to_string(o.ntasks_per_node));

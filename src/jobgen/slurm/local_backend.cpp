@@ -1,4 +1,5 @@
 #include "jobgen/slurm/local_backend.hpp"
+#include "jobgen/util/names.hpp"
 #include "jobgen/util/slurm_time.hpp"
 #include "jobgen/util/strings.hpp"
 
@@ -13,7 +14,6 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "jobgen/render/sbatch_header.hpp"
 #include "jobgen/slurm/job_files.hpp"
 #include "jobgen/slurm/job_state.hpp"
 #include "jobgen/slurm/records.hpp"
@@ -143,7 +143,7 @@ Expected<SubmitResult> LocalBackend::submit(const SubmitRequest& request) {
   job.id = id;
   job.job_number = id;
   // Slurm-safe characters only: the name becomes part of log paths (%x).
-  job.name = render::sanitize_job_name(o.job_name);
+  job.name = util::sanitize_job_name(o.job_name);
   job.user = options_.user;
   job.nodes = "localhost";
   job.working_dir = o.working_dir.empty() ? fs::current_path(ec).string() : o.working_dir;

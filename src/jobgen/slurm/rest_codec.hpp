@@ -33,7 +33,7 @@ struct SubmitBody {
 // cannot express, instead of silently dropping a field; where it can only come close (v0.0.38:
 // "--signal=B:..." reaches the steps, not the batch shell) it appends a sentence to `notes`.
 Expected<std::string> encode_submit(const RestDialect& dialect,
-                                    const render::SbatchOptions& options, const SubmitBody& body,
+                                    const job::SbatchOptions& options, const SubmitBody& body,
                                     std::vector<std::string>* notes = nullptr);
 
 struct RestSubmitted {

@@ -1,6 +1,7 @@
 // The Slurm request of one job as plain data. The renderer fills it from a plan and writes it as
 // the script's #SBATCH header; backends that cannot read #SBATCH lines (slurmrestd) send the same
-// fields as JSON. One struct, so the script and a REST submission can never disagree.
+// fields as JSON. One struct, so the script and a REST submission can never disagree. It lives in
+// job/, which depends on nothing, so that slurm/ does not need render/ for it.
 //
 // Units: time in seconds, memory in MiB (Slurm's M), counts per node unless the name says so.
 #pragma once
@@ -11,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace jobgen::render {
+namespace jobgen::job {
 
 struct SbatchOptions {
   std::string job_name;
@@ -36,4 +37,4 @@ struct SbatchOptions {
   std::map<std::string, std::string> environment;  // extra exported variables
 };
 
-}  // namespace jobgen::render
+}  // namespace jobgen::job

@@ -1,4 +1,4 @@
-#include "jobgen/profile/yaml_reader.hpp"
+#include "jobgen/util/yaml_reader.hpp"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <cmath>
 #include <set>
 
-namespace jobgen::profile::detail {
+namespace jobgen::util {
 
 Expected<YAML::Node> load_yaml(std::string_view text, const std::string& source) {
   try {
@@ -263,4 +263,4 @@ std::vector<std::string> YamlReader::strings(const YAML::Node& map, std::string_
   return out;
 }
 
-}  // namespace jobgen::profile::detail
+}  // namespace jobgen::util

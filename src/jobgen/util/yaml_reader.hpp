@@ -18,7 +18,7 @@
 
 #include "jobgen/util/error.hpp"
 
-namespace jobgen::profile::detail {
+namespace jobgen::util {
 
 // The longest string value jobgen takes from a profile or job spec: a run command or a path is far
 // shorter; anything longer is a mistake that would only bloat every script.
@@ -82,4 +82,4 @@ class YamlReader {
   Diagnostics& problems_;
 };
 
-}  // namespace jobgen::profile::detail
+}  // namespace jobgen::util
