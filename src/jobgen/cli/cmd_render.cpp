@@ -14,12 +14,12 @@
 #include <memory>
 
 #include "jobgen/cli/commands.hpp"
-#include "jobgen/util/names.hpp"
 #include "jobgen/cli/job_request.hpp"
 #include "jobgen/cli/profile_lookup.hpp"
 #include "jobgen/render/renderer.hpp"
 #include "jobgen/render/sbatch_header.hpp"
 #include "jobgen/render/shell_quote.hpp"
+#include "jobgen/util/names.hpp"
 
 namespace jobgen::cli {
 

@@ -14,7 +14,6 @@
 #include <random>
 
 #include "jobgen/cli/commands.hpp"
-#include "jobgen/util/names.hpp"
 #include "jobgen/cli/job_request.hpp"
 #include "jobgen/cli/job_session.hpp"
 #include "jobgen/plan/report.hpp"
@@ -22,6 +21,7 @@
 #include "jobgen/render/sbatch_header.hpp"
 #include "jobgen/slurm/request_check.hpp"
 #include "jobgen/sys/process.hpp"
+#include "jobgen/util/names.hpp"
 #include "jobgen/util/strings.hpp"
 
 namespace jobgen::cli {
