@@ -9,6 +9,7 @@
 
 #include "jobgen/cli/job_table.hpp"
 #include "jobgen/cli/watch_screen.hpp"
+#include "jobgen/slurm/job_ids.hpp"
 #include "jobgen/slurm/monitor.hpp"
 #include "recording_runner.hpp"
 

@@ -11,8 +11,8 @@
 
 #include <string>
 
-#include "jobgen/profile/profile.hpp"
 #include "jobgen/job/sbatch_options.hpp"
+#include "jobgen/profile/profile.hpp"
 #include "jobgen/util/error.hpp"
 
 namespace jobgen::slurm {
