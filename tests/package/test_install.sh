@@ -126,6 +126,10 @@ example=$prefix/share/jobgen/examples/jobgen.yaml
 
 user jobgen --version >"$tmp/version" || fail "jobgen --version"
 expect_line "$tmp/version" "^jobgen $JOBGEN_VERSION \\(git ([0-9a-f]+(-dirty)?|unknown)\\)\$" "--version"
+# In a directory without a job spec, the error points at the installed examples.
+if user jobgen plan --target l40s >/dev/null 2>"$tmp/nospec.err"; then fail "plan without a job spec"; fi
+expect_line "$tmp/nospec.err" "example job specs are in $prefix/share/jobgen/examples" \
+  "the missing job spec error names the installed examples"
 cp "$example" "$tmp/work/jobgen.yaml"
 user jobgen plan --target l40s >"$tmp/plan" 2>"$tmp/plan.err" ||
   { cat "$tmp/plan.err" >&2; fail "jobgen plan --target l40s"; }

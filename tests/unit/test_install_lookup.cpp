@@ -123,3 +123,17 @@ TEST_CASE("profile list: where each profile comes from, and the search path") {
   CHECK(r.out.find(std::string("source   ") + JOBGEN_SOURCE_DIR + "/cluster-profiles\n") !=
         std::string::npos);
 }
+
+TEST_CASE("a missing job spec points at the example job specs; other errors are left alone") {
+  const auto r = run_cli({"plan", "/nonexistent/jobgen.yaml"});
+  CHECK(r.code == 3);
+  CHECK(r.err.find("example job specs are in " + std::string(JOBGEN_SOURCE_DIR) + "/examples") !=
+        std::string::npos);
+  const auto render = run_cli({"render", "/nonexistent/jobgen.yaml", "--target", "l40s"});
+  CHECK(render.err.find("example job specs are in ") != std::string::npos);
+  // The job spec exists: a missing profile is not about examples.
+  const auto other = run_cli({"plan", std::string(JOBGEN_SOURCE_DIR) + "/examples/jobgen.yaml",
+                              "--profile", "no-such-profile"});
+  CHECK(other.code == 3);
+  CHECK(other.err.find("example job specs") == std::string::npos);
+}

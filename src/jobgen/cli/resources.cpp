@@ -38,4 +38,13 @@ std::optional<fs::path> find_resource(const Context& ctx, const fs::path& relati
   return std::nullopt;
 }
 
+Error with_examples_hint(const Context& ctx, const fs::path& jobspec, Error error) {
+  if (error.exit != Exit::not_found || ctx.fs.is_file(jobspec)) return error;
+  if (const auto examples = find_resource(ctx, "examples")) {
+    error.message += "\n(example job specs are in " + examples->string() + ": 'cp " +
+                     (*examples / "jobgen.yaml").string() + " .' starts from one)";
+  }
+  return error;
+}
+
 }  // namespace jobgen::cli

@@ -32,6 +32,11 @@ std::vector<std::filesystem::path> resource_roots(const Context& ctx);
 // True when `dir` is `root` or inside it (both absolute, normalised).
 bool path_within(const std::filesystem::path& dir, const std::filesystem::path& root);
 
+// `error` from reading the job spec `jobspec`, with the directory of the installed example job
+// specs added when the file does not exist (so `jobgen plan` run in an empty directory says where
+// to start from).
+Error with_examples_hint(const Context& ctx, const std::filesystem::path& jobspec, Error error);
+
 // First existing `relative` path under the roots, or nullopt.
 std::optional<std::filesystem::path> find_resource(const Context& ctx,
                                                    const std::filesystem::path& relative);
