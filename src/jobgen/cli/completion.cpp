@@ -4,6 +4,8 @@
 #include <optional>
 #include <set>
 
+#include "jobgen/util/strings.hpp"
+
 namespace jobgen::cli {
 
 namespace {
@@ -27,13 +29,7 @@ bool is_choice_char(char c) {
 
 std::vector<std::string> split(std::string_view text, char separator) {
   std::vector<std::string> parts;
-  size_t start = 0;
-  for (size_t i = 0; i <= text.size(); ++i) {
-    if (i == text.size() || text[i] == separator) {
-      parts.emplace_back(text.substr(start, i - start));
-      start = i + 1;
-    }
-  }
+  for (const std::string_view part : util::split(text, separator)) parts.emplace_back(part);
   return parts;
 }
 
