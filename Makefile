@@ -22,6 +22,10 @@ DEB_PACKAGES := build-essential cmake ninja-build pkg-config libyaml-cpp-dev lib
   libsqlite3-dev slurm-wlm slurm-wlm-jwt-plugin slurmrestd munge shellcheck curl python3 jq clang-format \
   iproute2 procps clang-16 libclang-rt-16-dev clang-tidy-16
 
+# The install tests (tests/package/): groff and man read the man page, Lmod loads the modulefile,
+# zsh and fish run their completion scripts.
+DEB_PACKAGES += groff-base man-db lmod zsh fish
+
 # Builds of build/ serialise on one lock, so parallel make invocations do not collide. The ASan
 # build has its own directory and runs niced instead.
 LOCK := $(if $(shell command -v flock),flock $(CURDIR)/.build.lock,)
@@ -79,6 +83,11 @@ test-fuzz: deps $(FUZZ_DIR)/CMakeCache.txt
 
 install: build
 	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+
+# The Debian package: $(BUILD_DIR)/jobgen_<version>_<arch>.deb (apt-get install ./build/jobgen_*.deb).
+.PHONY: package
+package: deps build
+	cd $(BUILD_DIR) && cpack -G DEB
 
 format:
 	find src tests bench \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' \) -print0 | xargs -0 -r clang-format -i

@@ -7,6 +7,7 @@
 #include <new>
 
 #include "jobgen/cli/commands.hpp"
+#include "jobgen/cli/version.hpp"
 #include "jobgen/util/redact.hpp"
 #include "jobgen/util/strings.hpp"
 
@@ -22,18 +23,17 @@ void warn(Context& ctx, std::string_view message) {
   ctx.err << "jobgen: warning: " << message << '\n';
 }
 
-int run(const std::vector<std::string>& args, Context& ctx) {
-  CLI::App app{
+void add_commands(CLI::App& app, Context& ctx, Action& action) {
+  app.name("jobgen");
+  app.description(
       "jobgen: plan, render, submit and watch deep-learning training jobs on Slurm GPU "
-      "clusters",
-      "jobgen"};
+      "clusters");
   app.require_subcommand(0, 1);
-  app.set_version_flag("--version", std::string("jobgen ") + JOBGEN_VERSION);
+  app.set_version_flag("--version", version_line());
   app.footer(
       "Exit codes: 0 ok, 1 runtime failure, 2 invalid input, 3 not found, 4 jobs failed, "
       "5 authentication. See README.md.");
 
-  Action action;
   add_version_command(app, ctx, action);
   add_profile_command(app, ctx, action);
   add_gpus_command(app, ctx, action);
@@ -47,6 +47,20 @@ int run(const std::vector<std::string>& args, Context& ctx) {
   add_watch_command(app, ctx, action);
   add_cancel_command(app, ctx, action);
   add_logs_command(app, ctx, action);
+
+  add_completion_command(app, ctx, action);
+  add_man_command(app, ctx, action);
+}
+
+int run(const std::vector<std::string>& args, Context& ctx) {
+  CLI::App app;
+  Action action;
+  add_commands(app, ctx, action);
+  // A partial command line to complete: its words are not jobgen's options.
+  if (!args.empty() && args.front() == kCompleteCommand) {
+    return static_cast<int>(
+        complete_command_line(app, ctx, std::vector<std::string>(args.begin() + 1, args.end())));
+  }
 
   // CLI11 parses a reversed argv-style vector.
   std::vector<std::string> reversed(args.rbegin(), args.rend());
