@@ -1,10 +1,15 @@
 # Thin wrapper around CMake/CTest. Quick start on a fresh Debian 12 machine (as root):
 #   make run     install missing packages, build, run the demo
 #   make test    install missing packages, build, run every test (unit + real-Slurm integration)
-# Other targets: build test-unit test-asan install format clean distclean deps.
+# Other targets: build test-unit test-asan test-fuzz install format clean distclean deps.
 
 BUILD_DIR ?= build
 ASAN_DIR  ?= build-asan
+FUZZ_DIR  ?= build-fuzz
+# Seconds each libFuzzer target runs in `make test-fuzz` (tests/fuzz/README.md).
+FUZZ_SECONDS ?= 20
+# libFuzzer needs clang; 16 is the first that compiles std::expected with libstdc++ 12.
+FUZZ_CXX  ?= clang++-16
 PREFIX    ?= /usr/local
 JOBS      ?= $(shell nproc)
 # What `make run` runs (one line to change when the planning demo lands).
@@ -15,14 +20,18 @@ ASAN_INTEGRATION ?= 0
 DEB_PACKAGES := build-essential cmake ninja-build pkg-config libyaml-cpp-dev libcli11-dev \
   libcurl4-openssl-dev doctest-dev nlohmann-json3-dev libkainjow-mustache-dev libfmt-dev \
   libsqlite3-dev slurm-wlm slurm-wlm-jwt-plugin slurmrestd munge shellcheck curl python3 jq clang-format \
-  iproute2 procps
+  iproute2 procps clang-16 libclang-rt-16-dev clang-tidy-16
+
+# The install tests (tests/package/): groff and man read the man page, Lmod loads the modulefile,
+# zsh and fish run their completion scripts.
+DEB_PACKAGES += groff-base man-db lmod zsh fish
 
 # Builds of build/ serialise on one lock, so parallel make invocations do not collide. The ASan
 # build has its own directory and runs niced instead.
 LOCK := $(if $(shell command -v flock),flock $(CURDIR)/.build.lock,)
 ASAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: all build deps run test test-unit test-asan install format clean distclean
+.PHONY: all build deps run test test-unit test-asan test-fuzz install format clean distclean
 
 all: build
 
@@ -63,8 +72,22 @@ test-asan: deps $(ASAN_DIR)/CMakeCache.txt
 	cd $(ASAN_DIR) && $(ASAN_ENV) ctest --output-on-failure -j $(JOBS) \
 	  $(if $(filter 1,$(ASAN_INTEGRATION)),,-LE integration)
 
+$(FUZZ_DIR)/CMakeCache.txt:
+	cmake -S . -B $(FUZZ_DIR) -G Ninja -DJOBGEN_FUZZ=ON -DCMAKE_CXX_COMPILER=$(FUZZ_CXX) \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+# Every parser's fuzz target for FUZZ_SECONDS, from the corpus in tests/fuzz/corpus.
+test-fuzz: deps $(FUZZ_DIR)/CMakeCache.txt
+	nice cmake --build $(FUZZ_DIR) -j $(JOBS)
+	tests/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS)
+
 install: build
 	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+
+# The Debian package: $(BUILD_DIR)/jobgen_<version>_<arch>.deb (apt-get install ./build/jobgen_*.deb).
+.PHONY: package
+package: deps build
+	cd $(BUILD_DIR) && cpack -G DEB
 
 format:
 	find src tests bench \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' \) -print0 | xargs -0 -r clang-format -i
@@ -73,8 +96,9 @@ format:
 clean:
 	if [ -f $(BUILD_DIR)/CMakeCache.txt ]; then $(LOCK) cmake --build $(BUILD_DIR) --target clean; fi
 	if [ -f $(ASAN_DIR)/CMakeCache.txt ]; then cmake --build $(ASAN_DIR) --target clean; fi
+	if [ -f $(FUZZ_DIR)/CMakeCache.txt ]; then cmake --build $(FUZZ_DIR) --target clean; fi
 
 distclean:
-	rm -rf $(BUILD_DIR) $(ASAN_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(FUZZ_DIR)
 
 bench: build ; bench/plan_speed.sh $(BUILD_DIR)/jobgen

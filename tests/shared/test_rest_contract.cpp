@@ -137,9 +137,9 @@ json submit_schema(const json& spec) {
   return {};
 }
 
-std::vector<render::SbatchOptions> submissions(bool with_nodelist) {
-  std::vector<render::SbatchOptions> out;
-  render::SbatchOptions full;
+std::vector<job::SbatchOptions> submissions(bool with_nodelist) {
+  std::vector<job::SbatchOptions> out;
+  job::SbatchOptions full;
   full.job_name = "llama-ft";
   full.partition = "markov_gpu";
   full.nodes = 2;
@@ -159,13 +159,13 @@ std::vector<render::SbatchOptions> submissions(bool with_nodelist) {
   full.environment = {{"WANDB_MODE", "offline"}};
   if (with_nodelist) full.nodelist = "classt[21-22]";
   out.push_back(full);
-  render::SbatchOptions mem;
+  job::SbatchOptions mem;
   mem.gres = "gpu:h100nvl_1g.12gb:1";
   mem.mem_mib = 131072;
   mem.open_mode_append = false;
   mem.signal = "USR1";
   out.push_back(mem);
-  out.push_back(render::SbatchOptions{});  // defaults only
+  out.push_back(job::SbatchOptions{});  // defaults only
   return out;
 }
 

@@ -166,3 +166,23 @@ TEST_CASE("jobgen render: a job spec whose command starts with a launcher exits 
   CHECK(r.out.empty());
   fs::remove_all(dir);
 }
+
+TEST_CASE("jobgen render --test warns when the command cannot be shortened") {
+  char tmpl[] = "/tmp/jobgen-render-test-XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const std::filesystem::path dir = tmpl;
+  std::ofstream(dir / "epochs.yaml") << "name: e\nmodel: gpt2\nseq_len: 512\nepochs: 3\n"
+                                        "dataset_size: 10000\nlauncher: python\n"
+                                        "command: python train.py --num_train_epochs 3\n";
+  std::ofstream(dir / "steps.yaml") << "name: s\nmodel: gpt2\nseq_len: 512\nsteps: 1000\n"
+                                       "launcher: python\n"
+                                       "command: python train.py --max-steps {{max_steps}}\n";
+  auto r = run_cli({"render", (dir / "epochs.yaml").string(), "--target", "l40s", "--test"});
+  CHECK(r.code == 0);
+  CHECK(r.err.find("--test cannot shorten this run") != std::string::npos);
+  r = run_cli({"render", (dir / "steps.yaml").string(), "--target", "l40s", "--test"});
+  CHECK(r.code == 0);
+  CHECK(r.err.find("cannot shorten") == std::string::npos);
+  CHECK(r.out.find("--max-steps 10") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}

@@ -326,7 +326,7 @@ TEST_CASE("planner: placeholders carry the planned values") {
   CHECK(v.at("grad_accum") == std::to_string(r->rows[0].grad_accum));
   CHECK(v.at("effective_batch") == "256");
   CHECK(v.at("max_steps") == "2000");
-  CHECK(v.at("learning_rate") == "0.0001");
+  CHECK(v.at("learning_rate") == "1e-4");
   CHECK(v.at("checkpoint_dir") == "/ck");
   for (const auto& name : plan::known_placeholders()) {
     if (name != "epochs") CHECK_MESSAGE(v.count(name) == 1, name);
@@ -422,4 +422,158 @@ TEST_CASE("planner: the other bundled profiles plan their example specs") {
     REQUIRE_MESSAGE(r.has_value(), file);
     CHECK_MESSAGE(r->fastest.has_value(), file);
   }
+}
+
+namespace {
+// One A100 80GB node as whole GPUs and one as 7 x 1g.10gb slices, priced or not.
+profile::Profile a100_mig(const std::string& prices) {
+  const std::string text = R"(cluster: a100s
+partitions:
+  - {name: gpu, default: true, max_time: 7-00:00:00}
+node_groups:
+  - name: a100
+    nodes: "a[1-2]"
+    partitions: [gpu]
+    cpus: 64
+    memory: 512G
+    gpu: a100-80g-sxm
+    gpus_per_node: 8
+    gres_type: a100
+)" + prices + R"(
+  - name: mig
+    nodes: "m1"
+    partitions: [gpu]
+    cpus: 64
+    memory: 512G
+    gpu: a100-80g-sxm
+    gpus_per_node: 8
+    mig:
+      slices:
+        - {profile: 1g.10gb, per_gpu: 7, gres_type: a100_1g.10gb}
+      max_slices_per_job: 1
+)" + prices + "\n";
+  auto parsed = profile::parse_profile(text, "a100s.yaml", catalog());
+  REQUIRE_MESSAGE(parsed.has_value(), (parsed ? "" : format_error(parsed.error())));
+  return *parsed;
+}
+}  // namespace
+
+TEST_CASE("planner: a MIG slice counts as its share of a GPU in GPU-hours and cost") {
+  // The same work on both: one epoch of a fixed dataset.
+  const char* job = "model: bert-base\nseq_len: 128\nepochs: 1\ndataset_size: 200000\n";
+  for (const std::string& prices : {std::string(), std::string("    price_per_gpu_hour: 2\n")}) {
+    CAPTURE(prices);
+    const profile::Profile prof = a100_mig(prices);
+    const PlanReport r = plan_for(job, opts("", 1), prof);
+    const plan::PlanRow* whole = nullptr;
+    const plan::PlanRow* slice = nullptr;
+    for (const auto& row : r.rows) (row.mig_profile.empty() ? whole : slice) = &row;
+    REQUIRE(whole != nullptr);
+    REQUIRE(slice != nullptr);
+    // The slice runs about 7x longer on 1/7 of the GPU: about the same GPU-hours, not 7x more.
+    CHECK(slice->total_time_s > 3 * whole->total_time_s);
+    CHECK(slice->gpu_hours == doctest::Approx(slice->total_time_s / 3600.0 / 7.0));
+    CHECK(slice->gpu_hours < 1.5 * whole->gpu_hours);
+    if (!prices.empty()) {
+      CHECK(*slice->cost == doctest::Approx(slice->gpu_hours * 2));
+      CHECK(*whole->cost == doctest::Approx(whole->gpu_hours * 2));
+    }
+  }
+  // A site that prices slices on their own: slice-hours x that price.
+  std::string text = R"(cluster: a100s
+partitions:
+  - {name: gpu, default: true}
+node_groups:
+  - name: mig
+    nodes: "m1"
+    partitions: [gpu]
+    cpus: 64
+    memory: 512G
+    gpu: a100-80g-sxm
+    gpus_per_node: 8
+    price_per_gpu_hour: 2
+    mig:
+      slices:
+        - {profile: 1g.10gb, per_gpu: 7, gres_type: a100_1g.10gb, price_per_slice_hour: 0.5}
+)";
+  auto parsed = profile::parse_profile(text, "a100s.yaml", catalog());
+  REQUIRE(parsed);
+  const PlanReport r = plan_for(job, {}, *parsed);
+  REQUIRE(r.rows.size() == 1);
+  CHECK(*r.rows[0].cost == doctest::Approx(r.rows[0].total_time_s / 3600.0 * 0.5));
+}
+
+TEST_CASE("planner: within the allowed batches the fastest run wins, not the closest batch") {
+  // 12 ranks cannot make exactly 256: 252 (micro 1 x 21) is 1.6% closer than 264 (micro 2 x 11),
+  // but 21 micro-batches per step cost more (ZeRO-3 gathers the weights for every one).
+  const char* job = R"(model: llama-3.2-1b
+seq_len: 2048
+strategy: zero3
+effective_batch: 256
+steps: 1000
+grad_checkpointing: on
+)";
+  const PlanReport r = plan_for(job, opts("l40s", 6, 2));
+  REQUIRE(r.rows.size() == 1);
+  const auto& row = r.rows[0];
+  REQUIRE(row.runnable);
+  // Every allowed alternative (within 5% of 256) is no faster than the chosen one.
+  const auto spec = spec_from(job);
+  auto setup = spec.setup(6, 2);
+  setup.grad_checkpointing = true;
+  const auto* gpu = catalog().find("l40s");
+  const auto hw = estimate::make_hardware(*gpu, *markov().find_group("l40s"));
+  for (int micro = 1; micro <= row.max_micro.recommended; ++micro) {
+    for (int accum = 1; accum <= 64; ++accum) {
+      const int eff = micro * 12 * accum;
+      if (std::abs(eff - 256) > 256 * 5 / 100) continue;
+      const double t = estimate::estimate_throughput(setup, micro, accum, hw).step_time_s *
+                       static_cast<double>(spec.steps_for(eff));
+      CAPTURE(micro);
+      CAPTURE(accum);
+      CHECK(row.total_time_s <= t * 1.006);
+    }
+  }
+  // How far the option is from the single target is said.
+  CHECK(plan::render_text(r).find(std::to_string(row.effective_batch) + " " +
+                                  (row.effective_batch > 256 ? "+" : "-")) != std::string::npos);
+}
+
+TEST_CASE("planner: a range target takes the fastest batch inside it") {
+  const PlanReport r = plan_for(
+      "model: bert-base\nseq_len: 128\neffective_batch: 200-300\n"
+      "steps: 1000\n",
+      opts("l40s"));
+  for (const auto& row : r.rows) {
+    CHECK(row.effective_batch >= 200);
+    CHECK(row.effective_batch <= 300);
+  }
+  CHECK(plan::render_text(r).find("%") != std::string::npos);   // scale column only
+  CHECK(plan::render_text(r).find(" +") == std::string::npos);  // no deviation for a range
+}
+
+TEST_CASE("planner: a one-slice MIG group is never advised more GPUs") {
+  const PlanReport r = plan_for(
+      "model: llama-2-13b\nseq_len: 4096\nsteps: 10\ngrad_checkpointing: on\n", opts("h100nvl"));
+  REQUIRE_FALSE(r.rows.empty());
+  for (const auto& row : r.rows) {
+    CHECK_FALSE(row.fits);
+    CHECK_FALSE(has_warning(row, "more GPUs"));
+    CHECK(has_warning(row, "larger MIG slice or whole GPUs"));
+  }
+}
+
+TEST_CASE("planner: a note shared by several options is printed once") {
+  const PlanReport r = plan_for(
+      "model: llama-2-13b\nseq_len: 4096\nsteps: 10\ngrad_checkpointing: on\n"
+      "strategy: ddp\n",
+      opts("rtx2080ti"));
+  // Seven options, two kinds of advice: two notes, the first naming its options as a range.
+  const std::string text = plan::render_text(r);
+  std::size_t count = 0;
+  for (auto at = text.find("does not fit even"); at != std::string::npos;
+       at = text.find("does not fit even", at + 1))
+    ++count;
+  CHECK(count == 2);
+  CHECK(text.find("#1-#") != std::string::npos);
 }

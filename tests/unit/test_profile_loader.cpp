@@ -179,7 +179,7 @@ TEST_CASE("loader: more problems found by the validator") {
         std::string::npos);
   CHECK(only(kBase + "    max_nodes_per_job: 9\n").message.find("more than its 3 nodes") !=
         std::string::npos);
-  CHECK(only(kBase + "    mfu: 35\n").message.find("between 0 and 1") != std::string::npos);
+  CHECK(only(kBase + "    mfu: 35\n").message.find("between 0.001 and 1") != std::string::npos);
   CHECK(only(replace(kBase, "n[1-3]", "n[1-2],n2")).message.find("appears twice") !=
         std::string::npos);
   CHECK(only(kBase + "backend: rest\n").message.find("'rest:'") != std::string::npos);

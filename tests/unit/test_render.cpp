@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "jobgen/util/names.hpp"
 #include "jobgen/render/command_line.hpp"
 #include "jobgen/render/renderer.hpp"
 #include "jobgen/render/sbatch_header.hpp"
@@ -102,7 +103,7 @@ TEST_CASE("classify_program: a .py script, python -m MODULE, or an executable") 
 }
 
 TEST_CASE("sbatch_directives writes the header in order with Slurm's formats") {
-  SbatchOptions o;
+  job::SbatchOptions o;
   o.job_name = "my job";
   o.partition = "markov_gpu";
   o.nodes = 2;
@@ -132,9 +133,9 @@ TEST_CASE("sbatch_directives writes the header in order with Slurm's formats") {
   auto bad = sbatch_directives(o);
   REQUIRE_FALSE(bad.has_value());
   CHECK(bad.error().message.find("--partition=") != std::string::npos);
-  CHECK(sanitize_job_name("a'b\"c\n$d") == "a_b_c_d");
-  CHECK(sanitize_job_name("") == "job");
-  CHECK(sanitize_job_name(std::string(100, 'x')).size() == 64);
+  CHECK(util::sanitize_job_name("a'b\"c\n$d") == "a_b_c_d");
+  CHECK(util::sanitize_job_name("") == "job");
+  CHECK(util::sanitize_job_name(std::string(100, 'x')).size() == 64);
 }
 
 namespace {

@@ -21,8 +21,8 @@ const RestDialect& v(std::string_view version) {
   return **find_dialect(version);
 }
 
-render::SbatchOptions two_node_l40s() {
-  render::SbatchOptions o;
+job::SbatchOptions two_node_l40s() {
+  job::SbatchOptions o;
   o.job_name = "llama-ft";
   o.partition = "markov_gpu";
   o.nodes = 2;
@@ -155,7 +155,7 @@ TEST_CASE("encode_submit v0.0.40 keeps the top-level script, v0.0.41+ moves it i
 }
 
 TEST_CASE("encode_submit: array, dependency, account/qos, working dir and refusals") {
-  render::SbatchOptions o;
+  job::SbatchOptions o;
   o.array = "0-11%4";
   o.dependency = "afterok:123";
   o.account = "ml";

@@ -65,7 +65,7 @@ profile::Profile small_profile() {
   mig.memory_mib = 524288;
   mig.gpu = "h100-nvl";
   mig.gpus_per_node = 2;
-  mig.mig = profile::MigLayout{{{"1g.12gb", 7, "h100nvl_1g.12gb", {}}}, 1, {}};
+  mig.mig = profile::MigLayout{{{"1g.12gb", 7, "h100nvl_1g.12gb", std::nullopt, {}}}, 1, {}};
   p.node_groups.push_back(mig);
   return p;
 }
@@ -122,7 +122,7 @@ TEST_CASE("cancel: one scancel for all ids, then what Slurm says of them") {
 
 TEST_CASE("request check: gres type, GPUs per node, MIG slices, time, memory, nodes") {
   const profile::Profile p = small_profile();
-  render::SbatchOptions ok;
+  job::SbatchOptions ok;
   ok.partition = "markov_gpu";
   ok.gres = "gpu:gpul40s:6";
   ok.mem_per_gpu_mib = 24576;

@@ -7,11 +7,15 @@
 #include <filesystem>
 #include <sstream>
 
+#include "jobgen/cli/job_table.hpp"
+#include "jobgen/cli/watch_screen.hpp"
+#include "jobgen/slurm/job_ids.hpp"
 #include "jobgen/slurm/monitor.hpp"
 #include "recording_runner.hpp"
 
 using namespace jobgen;
 using namespace jobgen::slurm;
+using namespace jobgen::cli;
 
 namespace {
 

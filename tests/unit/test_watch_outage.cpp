@@ -6,10 +6,13 @@
 #include <sstream>
 
 #include "fake_http.hpp"
+#include "jobgen/cli/job_table.hpp"
+#include "jobgen/cli/watch_screen.hpp"
 #include "jobgen/slurm/monitor.hpp"
 
 using namespace jobgen;
 using namespace jobgen::slurm;
+using namespace jobgen::cli;
 
 namespace {
 

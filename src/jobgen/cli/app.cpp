@@ -2,32 +2,38 @@
 
 #include <unistd.h>
 
+#include <exception>
 #include <iostream>
+#include <new>
 
 #include "jobgen/cli/commands.hpp"
+#include "jobgen/cli/version.hpp"
+#include "jobgen/util/redact.hpp"
+#include "jobgen/util/strings.hpp"
 
 namespace jobgen::cli {
 
 void report(Context& ctx, const Error& error) {
-  ctx.err << format_error(error) << '\n';
+  // Messages quote input files (names, bad values): an escape sequence there must not reach the
+  // terminal as one.
+  ctx.err << util::escape_controls(format_error(error)) << '\n';
 }
 
 void warn(Context& ctx, std::string_view message) {
   ctx.err << "jobgen: warning: " << message << '\n';
 }
 
-int run(const std::vector<std::string>& args, Context& ctx) {
-  CLI::App app{
+void add_commands(CLI::App& app, Context& ctx, Action& action) {
+  app.name("jobgen");
+  app.description(
       "jobgen: plan, render, submit and watch deep-learning training jobs on Slurm GPU "
-      "clusters",
-      "jobgen"};
+      "clusters");
   app.require_subcommand(0, 1);
-  app.set_version_flag("--version", std::string("jobgen ") + JOBGEN_VERSION);
+  app.set_version_flag("--version", version_line());
   app.footer(
       "Exit codes: 0 ok, 1 runtime failure, 2 invalid input, 3 not found, 4 jobs failed, "
       "5 authentication. See README.md.");
 
-  Action action;
   add_version_command(app, ctx, action);
   add_profile_command(app, ctx, action);
   add_gpus_command(app, ctx, action);
@@ -41,6 +47,20 @@ int run(const std::vector<std::string>& args, Context& ctx) {
   add_watch_command(app, ctx, action);
   add_cancel_command(app, ctx, action);
   add_logs_command(app, ctx, action);
+
+  add_completion_command(app, ctx, action);
+  add_man_command(app, ctx, action);
+}
+
+int run(const std::vector<std::string>& args, Context& ctx) {
+  CLI::App app;
+  Action action;
+  add_commands(app, ctx, action);
+  // A partial command line to complete: its words are not jobgen's options.
+  if (!args.empty() && args.front() == kCompleteCommand) {
+    return static_cast<int>(
+        complete_command_line(app, ctx, std::vector<std::string>(args.begin() + 1, args.end())));
+  }
 
   // CLI11 parses a reversed argv-style vector.
   std::vector<std::string> reversed(args.rbegin(), args.rend());
@@ -77,7 +97,17 @@ int run(const std::vector<std::string>& args, Context& ctx) {
     ctx.out << app.help();
     return 0;
   }
-  const Expected<Exit> result = action();
+  // The last resort: every named limit is checked where the input is read, but an exception that
+  // escapes anyway (an allocation failure, a library's throw) becomes one error line and exit 1,
+  // never an abort with a core dump.
+  Expected<Exit> result = Exit::ok;
+  try {
+    result = action();
+  } catch (const std::bad_alloc&) {
+    result = fail("out of memory: the input is too large for this machine");
+  } catch (const std::exception& e) {
+    result = fail(std::string("internal error: ") + e.what() + " (please report it)");
+  }
   if (!result) {
     report(ctx, result.error());
     return static_cast<int>(result.error().exit);

@@ -13,6 +13,10 @@
 #include "jobgen/sys/system.hpp"
 #include "jobgen/util/error.hpp"
 
+namespace CLI {
+class App;
+}
+
 namespace jobgen::cli {
 
 // What a subcommand may touch. Tests build one with fakes and string streams.
@@ -35,6 +39,11 @@ void report(Context& ctx, const Error& error);
 // Prints "jobgen: warning: <message>" on ctx.err: something went wrong that does not stop the
 // command (and does not change its exit code).
 void warn(Context& ctx, std::string_view message);
+
+// Makes `app` the `jobgen` command with every subcommand: the tree run() parses with and that
+// shell completion and the man page are generated from. The chosen subcommand stores what to
+// run in `action`.
+void add_commands(CLI::App& app, Context& ctx, Action& action);
 
 // Runs jobgen with `args` (without argv[0]); returns the process exit code.
 int run(const std::vector<std::string>& args, Context& ctx);

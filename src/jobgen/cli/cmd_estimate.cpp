@@ -2,11 +2,13 @@
 // job spec. Memory in GiB per GPU; throughput for all GPUs together.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "jobgen/cli/commands.hpp"
 #include "jobgen/cli/profile_lookup.hpp"
 #include "jobgen/estimate/estimate.hpp"
+#include "jobgen/plan/jobspec.hpp"
 
 namespace jobgen::cli {
 
@@ -47,7 +49,11 @@ struct EstimateOptions {
 Expected<model::Architecture> resolve_model(Context& ctx, const std::string& ref) {
   auto preset = model::find_preset(ref);
   if (preset) return preset;
-  if (!ctx.fs.is_file(ref)) return preset;  // not found, with "did you mean" and the list
+  // Not a preset: a path is read (with the file's own error: a directory, a FIFO, too large),
+  // anything else keeps the preset's "not found" with "did you mean" and the list.
+  const bool path_like =
+      ref.find('/') != std::string::npos || ref.ends_with(".yaml") || ref.ends_with(".yml");
+  if (!path_like && !ctx.fs.is_file(ref)) return preset;
   auto text = ctx.fs.read_file(ref);
   if (!text) return std::unexpected(text.error());
   return model::parse_architecture(*text, ref);
@@ -67,7 +73,10 @@ Expected<estimate::EmpiricalMemory> parse_empirical(const std::string& text) {
       size_t used = 0;
       const std::string part = text.substr(start, end - start);
       *fields[i] = std::stod(part, &used);
-      if (used != part.size()) throw std::invalid_argument(part);
+      if (used != part.size() || !std::isfinite(*fields[i]) ||
+          std::fabs(*fields[i]) > plan::kMaxGb) {
+        throw std::invalid_argument(part);
+      }
     } catch (const std::exception&) {
       return invalid("--empirical: '" + text + "' is not three numbers BASE,PER_SAMPLE,OVERHEAD");
     }
@@ -307,10 +316,12 @@ void add_estimate_command(CLI::App& app, Context& ctx, Action& action) {
       ->required();
   sub->add_option("--gpu", opts->gpu, "GPU catalog id or alias, or GPU:MIG (h100-nvl:1g.12gb)")
       ->required();
+  // Ranges as the profile and job spec have them, so products (GPUs x nodes x micro-batch x
+  // accumulation x sequence) stay far from overflow.
   sub->add_option("--gpus", opts->gpus, "GPUs per node (the total is --gpus x --nodes); default 1")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 256));
   sub->add_option("--nodes", opts->nodes, "Nodes, each with --gpus GPUs; default 1")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 100000));
   sub->add_option("--precision", opts->precision, "fp32|tf32|amp-fp16|amp-bf16|bf16");
   sub->add_option("--optimizer", opts->optimizer, "adamw|adam8bit|adafactor|sgd|sgd-momentum|lamb");
   sub->add_option("--strategy", opts->strategy,
@@ -318,12 +329,15 @@ void add_estimate_command(CLI::App& app, Context& ctx, Action& action) {
                   "(default: single on 1 GPU, else ddp)");
   sub->add_option("--offload", opts->offload, "none|optimizer|params");
   sub->add_option("--finetune", opts->finetune, "full|lora|qlora");
-  sub->add_option("--lora-rank", opts->lora_rank, "LoRA rank");
+  sub->add_option("--lora-rank", opts->lora_rank, "LoRA rank")
+      ->check(CLI::Range(int64_t{1}, plan::kMaxLoraRank));
   sub->add_option("--lora-targets", opts->lora_targets, "attention|all-linear");
-  sub->add_option("--seq-len", opts->seq_len, "Tokens per sample")->required();
+  sub->add_option("--seq-len", opts->seq_len, "Tokens per sample")
+      ->required()
+      ->check(CLI::Range(int64_t{1}, plan::kMaxSeqLen));
   sub->add_option("--micro-batch", opts->micro_batch, "Per-GPU micro-batch, or auto");
   sub->add_option("--accumulation", opts->accumulation, "Gradient accumulation steps")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1000000));
   sub->add_flag("--grad-checkpointing", opts->grad_checkpointing,
                 "Activation checkpointing (what it recomputes: --recompute)");
   sub->add_option("--recompute", opts->recompute,
@@ -343,9 +357,9 @@ void add_estimate_command(CLI::App& app, Context& ctx, Action& action) {
       "one NIC per GPU for SXM, 100 Gb/s for PCIe datacenter cards, 10 GbE for GeForce)");
   sub->add_option("--inter-gbs", opts->inter_gbs,
                   "Inter-node line rate in GB/s per node (overrides the link's rate)")
-      ->check(CLI::PositiveNumber);
-  sub->add_option("--mfu", opts->mfu, "Model FLOPs utilisation override (0-1)")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(CLI::Range(0.001, 1e6));
+  sub->add_option("--mfu", opts->mfu, "Model FLOPs utilisation override (0.001-1)")
+      ->check(CLI::Range(0.001, 1.0));
   sub->add_option("--empirical", opts->empirical,
                   "Measured memory BASE,PER_SAMPLE,OVERHEAD in GB (e.g. 5,1.2,2)");
   sub->add_flag("--json", opts->json, "JSON output");
@@ -354,15 +368,21 @@ void add_estimate_command(CLI::App& app, Context& ctx, Action& action) {
   sub->callback([&ctx, &action, opts] {
     action = [&ctx, opts]() -> Expected<Exit> {
       const EstimateOptions& o = *opts;
+      // CLI11's Range lets NaN through (every comparison with it is false).
+      if (!std::isfinite(o.mfu) || !std::isfinite(o.inter_gbs)) {
+        return invalid("--mfu and --inter-gbs must be finite numbers");
+      }
       std::optional<int> micro;
       if (o.micro_batch != "auto") {
         try {
           size_t used = 0;
           const int b = std::stoi(o.micro_batch, &used);
-          if (used != o.micro_batch.size() || b < 1) throw std::invalid_argument(o.micro_batch);
+          if (used != o.micro_batch.size() || b < 1 || b > plan::kMaxMicroBatch) {
+            throw std::invalid_argument(o.micro_batch);
+          }
           micro = b;
         } catch (const std::exception&) {
-          return invalid("--micro-batch must be a positive number or 'auto', got '" +
+          return invalid("--micro-batch must be 'auto' or a number from 1 to 1000000, got '" +
                          o.micro_batch + "'");
         }
       }

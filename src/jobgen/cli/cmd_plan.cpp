@@ -5,6 +5,7 @@
 
 #include "jobgen/cli/commands.hpp"
 #include "jobgen/cli/profile_lookup.hpp"
+#include "jobgen/cli/resources.hpp"
 #include "jobgen/plan/planner.hpp"
 #include "jobgen/plan/report.hpp"
 
@@ -24,7 +25,7 @@ struct PlanCliOptions {
 
 Expected<Exit> run_plan(Context& ctx, const PlanCliOptions& opts) {
   Expected<plan::JobSpec> spec = plan::load_job_spec(ctx.fs, opts.jobspec);
-  if (!spec) return std::unexpected(spec.error());
+  if (!spec) return std::unexpected(with_examples_hint(ctx, opts.jobspec, spec.error()));
   Expected<profile::Catalog> catalog = load_catalog(ctx);
   if (!catalog) return std::unexpected(catalog.error());
   Expected<profile::Profile> prof = load_profile(ctx, opts.profile, *catalog);

@@ -1,28 +1,48 @@
-// `jobgen profile list`: every profile on the search path (profile_lookup.hpp) with its
-// description and file. A name found earlier on the path hides later files of the same name.
+// `jobgen profile list`: every profile on the search path (profile_lookup.hpp) with where it comes
+// from (project, user, site, bundled, ...), its description and file, then the search path
+// itself. A name found earlier on the path hides later files of the same name.
 #include <fmt/format.h>
 
 #include "jobgen/cli/cmd_profile.hpp"
 #include "jobgen/cli/profile_lookup.hpp"
 #include "jobgen/profile/profile_loader.hpp"
+#include "jobgen/util/redact.hpp"
+#include "jobgen/util/strings.hpp"
 
 namespace jobgen::cli {
 
 namespace {
+
+void print_search_path(Context& ctx, std::ostream& out) {
+  const auto dirs = profile_search_path(ctx);
+  size_t width = 0;
+  for (const auto& d : dirs) width = std::max(width, d.origin.size());
+  out << "Search path (a name found earlier hides the same name further down):\n";
+  for (const auto& d : dirs) {
+    // The paths come from the environment ($HOME, $XDG_CONFIG_HOME, $JOBGEN_DATA_DIR).
+    out << util::escape_controls(fmt::format("  {:<{}}  {}{}\n", d.origin, width, d.path.string(),
+                                             ctx.fs.is_directory(d.path) ? "" : "  (absent)"));
+  }
+}
 
 Expected<Exit> run_list(Context& ctx) {
   auto catalog = load_catalog(ctx);
   if (!catalog) return std::unexpected(catalog.error());
   const auto entries = list_profiles(ctx);
   if (entries.empty()) {
-    ctx.err << "jobgen: no profiles found; searched:\n";
-    for (const auto& dir : profile_search_dirs(ctx)) ctx.err << "  " << dir.string() << '\n';
+    ctx.err << "jobgen: no profiles found\n";
+    print_search_path(ctx, ctx.err);
     return Exit::not_found;
   }
   size_t width = 4;
-  for (const auto& e : entries) width = std::max(width, e.name.size());
+  size_t origin_width = 6;
+  for (const auto& e : entries) {
+    width = std::max(width, e.name.size());
+    origin_width = std::max(origin_width, e.origin.size());
+  }
   const std::string fallback = ctx.env.get("JOBGEN_PROFILE").value_or(kDefaultProfile);
-  ctx.out << fmt::format("{:<{}}  {}\n", "NAME", width + 2, "DESCRIPTION / SOURCE");
+  ctx.out << fmt::format("{:<{}}  {:<{}}  {}\n", "NAME", width + 2, "SOURCE", origin_width,
+                         "DESCRIPTION / FILE");
   for (const auto& e : entries) {
     std::string description;
     if (auto text = ctx.fs.read_file(e.path)) {
@@ -35,10 +55,13 @@ Expected<Exit> run_list(Context& ctx) {
       }
     }
     const std::string mark = e.name == fallback ? " *" : "";
-    ctx.out << fmt::format("{:<{}}  {}\n{:<{}}  {}\n", e.name + mark, width + 2, description, "",
-                           width + 2, e.path.string());
+    ctx.out << util::escape_controls(fmt::format("{:<{}}  {:<{}}  {}\n{:<{}}  {}\n", e.name + mark,
+                                                 width + 2, e.origin, origin_width, description, "",
+                                                 width + origin_width + 4, e.path.string()));
   }
-  ctx.out << "* = used when no --profile is given\n";
+  ctx.out << "* = used when no --profile is given ($JOBGEN_PROFILE, else " << kDefaultProfile
+          << ")\n\n";
+  print_search_path(ctx, ctx.out);
   return Exit::ok;
 }
 

@@ -6,11 +6,14 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "jobgen/cli/cmd_profile.hpp"
 #include "jobgen/cli/profile_lookup.hpp"
 #include "jobgen/profile/profile_summary.hpp"
+#include "jobgen/util/redact.hpp"
 #include "jobgen/util/slurm_time.hpp"
+#include "jobgen/util/strings.hpp"
 #include "jobgen/util/units.hpp"
 
 namespace jobgen::cli {
@@ -193,7 +196,10 @@ Expected<Exit> run_show(Context& ctx, const ShowOptions& opts) {
   if (opts.json) {
     ctx.out << to_json(*loaded, *catalog).dump(2) << '\n';
   } else {
-    print_human(ctx.out, *loaded, *catalog);
+    // The profile's names and notes are the admin's text: no escape sequences to the terminal.
+    std::ostringstream text;
+    print_human(text, *loaded, *catalog);
+    ctx.out << util::escape_controls(text.str());
   }
   return Exit::ok;
 }

@@ -18,16 +18,20 @@ Expected<Exit> run_validate(Context& ctx, const ValidateOptions& opts) {
   bool invalid_seen = false;
   bool missing_seen = false;
   for (const auto& requested : opts.files) {
+    // A file that is not there is "not found"; one that cannot be a profile (a directory, a FIFO,
+    // too large) is invalid input.
+    const auto failed = [&](const Error& e) {
+      report(ctx, e);
+      (e.exit == Exit::not_found ? missing_seen : invalid_seen) = true;
+    };
     auto path = find_profile_file(ctx, requested);
     if (!path) {
-      report(ctx, path.error());
-      missing_seen = true;
+      failed(path.error());
       continue;
     }
     auto text = ctx.fs.read_file(*path);
     if (!text) {
-      report(ctx, text.error());
-      missing_seen = true;
+      failed(text.error());
       continue;
     }
     const auto load = profile::load_profile(*text, path->string(), *catalog);

@@ -2,8 +2,11 @@
 //  [--test] [--sweep k=v1,v2]... [-o FILE]`: plans the job spec (plan/planner.hpp), picks a row
 // (--row N, else the recommendation: balanced, fastest, then the first runnable row), builds the
 // Slurm request (render/request.hpp) and renders the script (render/renderer.hpp). Prints it, or
-// writes it with mode 0755. A job spec with stages gives one script per stage: -o FILE writes
-// FILE's name with "-<stage>" before the extension for each; without -o, --stage NAME picks one.
+// writes it (sys::FileSystem::write_file: a new file is created 0700, because the job spec's
+// environment may hold tokens; an existing file keeps its mode; devices and FIFOs are written
+// through). A job spec with stages gives one script per stage: -o FILE writes FILE's name with
+// "-<stage>" before the extension for each (the job spec refuses stage names that would share a
+// file); without -o, --stage NAME picks one.
 // Planning, row choice, launcher and templates: cli/job_request.hpp (shared with submit).
 #include <fmt/format.h>
 
@@ -16,6 +19,7 @@
 #include "jobgen/render/renderer.hpp"
 #include "jobgen/render/sbatch_header.hpp"
 #include "jobgen/render/shell_quote.hpp"
+#include "jobgen/util/names.hpp"
 
 namespace jobgen::cli {
 
@@ -32,7 +36,7 @@ struct RenderCliOptions {
 
 fs::path stage_path(const fs::path& out, const std::string& stage) {
   return out.parent_path() /
-         (out.stem().string() + "-" + render::sanitize_job_name(stage) + out.extension().string());
+         (out.stem().string() + "-" + util::sanitize_job_name(stage) + out.extension().string());
 }
 
 Expected<Exit> run_render(Context& ctx, const RenderCliOptions& opts) {
@@ -58,7 +62,7 @@ Expected<Exit> run_render(Context& ctx, const RenderCliOptions& opts) {
     }
     const fs::path path =
         st.stage.empty() ? fs::path(opts.output) : stage_path(opts.output, st.stage);
-    if (auto ok = ctx.fs.write_file(path, *script, 0755); !ok) return std::unexpected(ok.error());
+    if (auto ok = ctx.fs.write_file(path, *script, 0700); !ok) return std::unexpected(ok.error());
     // sbatch opens the log files before the script runs: a missing log directory fails the job.
     ctx.err << "jobgen: wrote " << path.string() << " (" << st.row.label()
             << "); submit it with: mkdir -p " << render::shell_word(opts.request.log_dir)
@@ -77,7 +81,7 @@ void add_render_command(CLI::App& app, Context& ctx, Action& action) {
   add_profile_option(sub, opts->profile);
   sub->add_option("--stage", opts->request.stage, "Only this stage of a multi-stage job spec");
   sub->add_flag("--local", opts->local, "The local (non-Slurm) variant of the script");
-  sub->add_option("-o,--output", opts->output, "Write the script here (mode 0755)");
+  sub->add_option("-o,--output", opts->output, "Write the script here (created with mode 0700)");
   sub->callback([&ctx, &action, opts, sub] {
     record_command_line(sub, "render", opts->request);
     action = [&ctx, opts] { return run_render(ctx, *opts); };

@@ -6,6 +6,7 @@
 // `jobgen cancel` asked for is not a failure) or left the scheduler without a trace of how.
 #include "jobgen/cli/commands.hpp"
 #include "jobgen/cli/job_session.hpp"
+#include "jobgen/cli/job_table.hpp"
 
 namespace jobgen::cli {
 
@@ -45,9 +46,9 @@ Expected<Exit> run_status(Context& ctx, const StatusOptions& options) {
   }
   const int64_t now = unix_now(ctx);
   if (options.json) {
-    ctx.out << slurm::status_json(*views, now, (*session)->names).dump(2) << '\n';
+    ctx.out << status_json(*views, now, (*session)->names).dump(2) << '\n';
   } else {
-    ctx.out << slurm::format_status_table(*views, now, (*session)->names);
+    ctx.out << format_status_table(*views, now, (*session)->names);
   }
   return slurm::overall_exit(*views);
 }

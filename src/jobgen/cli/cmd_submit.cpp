@@ -21,6 +21,7 @@
 #include "jobgen/render/sbatch_header.hpp"
 #include "jobgen/slurm/request_check.hpp"
 #include "jobgen/sys/process.hpp"
+#include "jobgen/util/names.hpp"
 #include "jobgen/util/strings.hpp"
 
 namespace jobgen::cli {
@@ -66,7 +67,7 @@ std::string new_tag() {
 
 // Checks a profile made for another cluster, or the wrong gres names, before blaming the user:
 // what the partition's nodes really offer next to what the job asks for.
-std::string mismatch_hint(JobSession& s, const render::SbatchOptions& sbatch) {
+std::string mismatch_hint(JobSession& s, const job::SbatchOptions& sbatch) {
   auto backend = s.backend();
   if (!backend) return "";
   auto cluster = (*backend)->cluster();
@@ -175,148 +176,193 @@ Expected<std::vector<Prepared>> prepare_stages(Context& ctx, JobSession& s, JobR
   return prepared;
 }
 
-Expected<Exit> run_submit(Context& ctx, const SubmitOptions& opts) {
-  auto spec_text = ctx.fs.read_file(opts.request.jobspec);
-  auto session = open_job_session(ctx, opts.common, true);
-  if (!session) return std::unexpected(session.error());
-  JobSession& s = **session;
-  const profile::Profile& prof = *s.profile;
-  const bool local = s.backend_name == "local";
-  auto job = build_job_request(ctx, opts.request, prof, *s.catalog, local);
-  if (!job) return std::unexpected(job.error());
-  auto stages = prepare_stages(ctx, s, *job, opts, local);
-  if (!stages) return std::unexpected(stages.error());
-  std::vector<Prepared>& prepared = *stages;
-  auto backend = s.backend();
-  if (!backend) return std::unexpected(backend.error());
-  std::string previous = opts.after;
-  if (!opts.dry_run && !opts.test_only) {
-    auto checked = check_dependency(s, opts.after);
-    if (!checked) return std::unexpected(checked.error());
-    previous = *checked;
-  }
-  if (!opts.dry_run && !s.profile_explicit) {
-    ctx.err << "jobgen: using profile '" << prof.name
-            << "', the bundled default (choose one with --profile or JOBGEN_PROFILE)\n";
+// One submission: the stages of a job in order, each waiting for the one before.
+class Submission {
+ public:
+  Submission(Context& ctx, const SubmitOptions& opts, JobSession& s, JobRequest& job,
+             slurm::Backend& backend, std::optional<std::string> spec_text)
+      : ctx_(ctx),
+        opts_(opts),
+        s_(s),
+        job_(job),
+        backend_(backend),
+        spec_text_(std::move(spec_text)) {}
+
+  // Renders and submits (or prints, or tests) every stage; `after` is the job the first waits for.
+  Expected<void> run(std::vector<Prepared>& prepared, std::string after) {
+    std::string previous = std::move(after);
+    for (std::size_t i = 0; i < prepared.size(); ++i) {
+      Prepared& p = prepared[i];
+      job::SbatchOptions& sbatch = p.request.input.sbatch;
+      if (!previous.empty()) {
+        sbatch.dependency =
+            "afterok:" +
+            (opts_.dry_run && i > 0 ? "<job id of stage " + prepared[i - 1].stage + ">" : previous);
+      }
+      if (sbatch.working_dir.empty()) sbatch.working_dir = cwd_.string();
+      JOBGEN_TRY_ASSIGN(const std::string script, render_stage(p, i > 0));
+      const std::string label = p.stage.empty() ? "" : " (stage " + p.stage + ")";
+      if (opts_.dry_run) {
+        print_dry_run(ctx_, opts_, s_.backend_name == "local", p, sbatch.dependency, label, script);
+        previous = "<job id>";
+        continue;
+      }
+      make_log_dirs(sbatch);
+      if (opts_.test_only) {
+        JOBGEN_TRY_ASSIGN(const auto answer, backend_.submit({script, sbatch, true, {}}));
+        ctx_.out << util::printable(answer.message) << label << '\n';
+        continue;
+      }
+      JOBGEN_TRY_ASSIGN(previous, submit_stage(p, script, label));
+    }
+    if (opts_.json && !answers_.empty()) {
+      nlohmann::json out = answers_.back();
+      if (answers_.size() > 1) out["jobs"] = answers_;
+      ctx_.out << out.dump() << '\n';
+    }
+    return {};
   }
 
-  const fs::path cwd = fs::current_path();
-  std::vector<std::pair<std::string, std::string>> submitted;  // stage, job id
-  nlohmann::json answers = nlohmann::json::array();
-  for (std::size_t i = 0; i < prepared.size(); ++i) {
-    Prepared& p = prepared[i];
-    render::SbatchOptions& sbatch = p.request.input.sbatch;
-    if (!previous.empty()) {
-      sbatch.dependency =
-          "afterok:" +
-          (opts.dry_run && i > 0 ? "<job id of stage " + prepared[i - 1].stage + ">" : previous);
-    }
-    if (sbatch.working_dir.empty()) sbatch.working_dir = cwd.string();
-    // A dry run shows the dependency on the command line (the id is not known yet).
+ private:
+  // A dry run shows the dependency on the command line, not in the script (the id is unknown).
+  Expected<std::string> render_stage(Prepared& p, bool later_stage) {
+    job::SbatchOptions& sbatch = p.request.input.sbatch;
     const std::string dependency = sbatch.dependency;
-    if (opts.dry_run && i > 0) sbatch.dependency.clear();
-    auto script = render::render_script(job->templates, p.request.input);
-    if (!script) return std::unexpected(script.error());
+    if (opts_.dry_run && later_stage) sbatch.dependency.clear();
+    auto script = render::render_script(job_.templates, p.request.input);
     sbatch.dependency = dependency;
+    return script;
+  }
 
-    const std::string label = p.stage.empty() ? "" : " (stage " + p.stage + ")";
-    if (opts.dry_run) {
-      print_dry_run(ctx, opts, local, p, dependency, label, *script);
-      previous = "<job id>";
-      continue;
-    }
-    // Slurm opens the log files before the script runs: their directory must exist.
+  // Slurm opens the log files before the script runs: their directory must exist.
+  void make_log_dirs(const job::SbatchOptions& sbatch) const {
     std::error_code ec;
-    if (!sbatch.output.empty()) fs::create_directories((cwd / sbatch.output).parent_path(), ec);
-    if (!sbatch.error.empty()) fs::create_directories((cwd / sbatch.error).parent_path(), ec);
+    if (!sbatch.output.empty()) fs::create_directories((cwd_ / sbatch.output).parent_path(), ec);
+    if (!sbatch.error.empty()) fs::create_directories((cwd_ / sbatch.error).parent_path(), ec);
+  }
 
-    slurm::SubmitRequest request{*script, sbatch, opts.test_only, {}};
-    if (opts.test_only) {
-      auto result = (*backend)->submit(request);
-      if (!result) return std::unexpected(result.error());
-      ctx.out << util::printable(result->message) << label << '\n';
-      continue;
-    }
-    // The ledger first: a job the ledger cannot record is not submitted, and a submit interrupted
-    // after the scheduler took it leaves a record to reconcile (by the tag in the job's comment).
-    request.tag = new_tag();
-    const fs::path script_path =
-        s.state_dir / "scripts" /
-        fmt::format("{}-{}-{}-{}{}.sh", s.backend_name, prof.name,
-                    render::sanitize_job_name(sbatch.job_name), request.tag,
-                    p.stage.empty() ? "" : "-" + render::sanitize_job_name(p.stage));
-    if (auto ok = ctx.fs.write_file(script_path, *script, 0700); !ok) {
-      warn(ctx, ok.error().message);
-    }
-    ledger::JobRecord record;
-    record.backend = s.backend_name;
-    record.cluster = prof.name;
-    record.target = p.row.group;
-    record.job_name = sbatch.job_name;
-    record.spec_path = fs::absolute(opts.request.jobspec).string();
-    record.spec_hash = spec_text ? text_hash(*spec_text) : "";
-    record.script_path = script_path.string();
-    record.plan_json = p.plan.dump();
-    record.submit_time = unix_now(ctx);
-    record.last_state = ledger::kSubmitting;
-    record.stdout_path = sbatch.output;
-    record.stderr_path = sbatch.error;
-    record.work_dir = sbatch.working_dir;
-    record.estimated_runtime_s = p.estimate_s;
-    record.array_size = render::sweep_task_count(job->sweep);
-    record.tag = request.tag;
-    if (auto ok = s.ledger->insert(record); !ok) {
+  // The ledger first: a job the ledger cannot record is not submitted, and a submit interrupted
+  // after the scheduler took it leaves a record to reconcile (by the tag in the job's comment).
+  Expected<std::string> submit_stage(const Prepared& p, const std::string& script,
+                                     const std::string& label) {
+    const job::SbatchOptions& sbatch = p.request.input.sbatch;
+    slurm::SubmitRequest request{script, sbatch, false, new_tag()};
+    const ledger::JobRecord record = intent(p, request);
+    if (auto ok = ctx_.fs.write_file(record.script_path, script, 0700); !ok)
+      warn(ctx_, ok.error().message);
+    if (auto ok = s_.ledger->insert(record); !ok) {
       return fail("cannot record the submission in the job ledger, so nothing was submitted: " +
                   ok.error().message);
     }
-    auto result = (*backend)->submit(request);
-    if (!result) {
-      Error error = result.error();
-      if (error.uncertain) {
-        error.message += "\n  The scheduler may have created the job anyway: it is tagged jobgen:" +
-                         request.tag + ", and 'jobgen status' will find it if it exists";
-      } else if (auto ok = s.ledger->forget_intent(request.tag); !ok) {
-        warn(ctx, ok.error().message);
-      }
-      if (error.exit == Exit::invalid_input) {
-        if (const std::string hint = mismatch_hint(s, sbatch); !hint.empty())
-          error.message += "\n  " + hint;
-        error.message += profile_note(s);
-      }
-      if (!submitted.empty()) {
-        error.message += "\n  Stages submitted before the failure:";
-        for (const auto& [stage, id] : submitted) error.message += " " + stage + "=" + id;
-        error.message += " (cancel them with 'jobgen cancel')";
-      }
-      return std::unexpected(error);
-    }
-    if (auto ok = s.ledger->confirm(request.tag, result->job_id); !ok) {
+    auto result = backend_.submit(request);
+    if (!result) return std::unexpected(explain_failure(result.error(), request.tag, sbatch));
+    if (auto ok = s_.ledger->confirm(request.tag, result->job_id); !ok) {
       return fail("job " + result->job_id +
                   " was submitted, but the ledger could not record its id (" + ok.error().message +
                   "); it is tagged jobgen:" + request.tag + ": follow it with 'jobgen status " +
                   result->job_id + "'");
     }
-    if (!result->message.empty()) ctx.err << "jobgen: " << util::printable(result->message) << '\n';
-    submitted.emplace_back(p.stage, result->job_id);
-    previous = result->job_id;
-    if (opts.json) {
-      nlohmann::json entry{
-          {"job_id", result->job_id}, {"target", p.row.group}, {"script", script_path.string()}};
+    if (!result->message.empty())
+      ctx_.err << "jobgen: " << util::printable(result->message) << '\n';
+    submitted_.emplace_back(p.stage, result->job_id);
+    announce(p, record, result->job_id, label);
+    return result->job_id;
+  }
+
+  ledger::JobRecord intent(const Prepared& p, const slurm::SubmitRequest& request) const {
+    const job::SbatchOptions& sbatch = request.options;
+    const profile::Profile& prof = *s_.profile;
+    ledger::JobRecord record;
+    record.backend = s_.backend_name;
+    record.cluster = prof.name;
+    record.target = p.row.group;
+    record.job_name = sbatch.job_name;
+    record.spec_path = fs::absolute(opts_.request.jobspec).string();
+    record.spec_hash = spec_text_ ? text_hash(*spec_text_) : "";
+    record.script_path =
+        (s_.state_dir / "scripts" /
+         fmt::format("{}-{}-{}-{}{}.sh", s_.backend_name, prof.name,
+                     util::sanitize_job_name(sbatch.job_name), request.tag,
+                     p.stage.empty() ? "" : "-" + util::sanitize_job_name(p.stage)))
+            .string();
+    record.plan_json = p.plan.dump();
+    record.submit_time = unix_now(ctx_);
+    record.last_state = ledger::kSubmitting;
+    record.stdout_path = sbatch.output;
+    record.stderr_path = sbatch.error;
+    record.work_dir = sbatch.working_dir;
+    record.estimated_runtime_s = p.estimate_s;
+    record.array_size = render::sweep_task_count(job_.sweep);
+    record.tag = request.tag;
+    return record;
+  }
+
+  Error explain_failure(Error error, const std::string& tag, const job::SbatchOptions& sbatch) {
+    if (error.uncertain) {
+      error.message +=
+          "\n  The scheduler may have created the job anyway: it is tagged jobgen:" + tag +
+          ", and 'jobgen status' will find it if it exists";
+    } else if (auto ok = s_.ledger->forget_intent(tag); !ok) {
+      warn(ctx_, ok.error().message);
+    }
+    if (error.exit == Exit::invalid_input) {
+      if (const std::string hint = mismatch_hint(s_, sbatch); !hint.empty())
+        error.message += "\n  " + hint;
+      error.message += profile_note(s_);
+    }
+    if (!submitted_.empty()) {
+      error.message += "\n  Stages submitted before the failure:";
+      for (const auto& [stage, id] : submitted_) error.message += " " + stage + "=" + id;
+      error.message += " (cancel them with 'jobgen cancel')";
+    }
+    return error;
+  }
+
+  void announce(const Prepared& p, const ledger::JobRecord& record, const std::string& id,
+                const std::string& label) {
+    if (opts_.json) {
+      nlohmann::json entry{{"job_id", id}, {"target", p.row.group}, {"script", record.script_path}};
       if (!p.stage.empty()) entry["stage"] = p.stage;
       if (record.array_size > 0) entry["array_size"] = record.array_size;
-      answers.push_back(entry);
-    } else {
-      ctx.out << result->job_id << '\n';
-      ctx.err << "jobgen: submitted job " << result->job_id << label << " on " << p.row.label()
-              << (record.array_size > 0 ? fmt::format(" ({} array tasks)", record.array_size) : "")
-              << "; follow it with 'jobgen watch " << result->job_id << "'\n";
+      answers_.push_back(entry);
+      return;
     }
+    ctx_.out << id << '\n';
+    ctx_.err << "jobgen: submitted job " << id << label << " on " << p.row.label()
+             << (record.array_size > 0 ? fmt::format(" ({} array tasks)", record.array_size) : "")
+             << "; follow it with 'jobgen watch " << id << "'\n";
   }
-  if (opts.json && !opts.dry_run && !opts.test_only && !answers.empty()) {
-    nlohmann::json out = answers.back();
-    if (answers.size() > 1) out["jobs"] = answers;
-    ctx.out << out.dump() << '\n';
+
+  Context& ctx_;
+  const SubmitOptions& opts_;
+  JobSession& s_;
+  JobRequest& job_;
+  slurm::Backend& backend_;
+  std::optional<std::string> spec_text_;
+  const fs::path cwd_ = fs::current_path();
+  std::vector<std::pair<std::string, std::string>> submitted_;  // stage, job id
+  nlohmann::json answers_ = nlohmann::json::array();
+};
+
+Expected<Exit> run_submit(Context& ctx, const SubmitOptions& opts) {
+  auto spec_text = ctx.fs.read_file(opts.request.jobspec);
+  JOBGEN_TRY_ASSIGN(auto session, open_job_session(ctx, opts.common, true));
+  JobSession& s = *session;
+  const bool local = s.backend_name == "local";
+  JOBGEN_TRY_ASSIGN(auto job, build_job_request(ctx, opts.request, *s.profile, *s.catalog, local));
+  JOBGEN_TRY_ASSIGN(auto prepared, prepare_stages(ctx, s, job, opts, local));
+  JOBGEN_TRY_ASSIGN(slurm::Backend * backend, s.backend());
+  std::string after = opts.after;
+  if (!opts.dry_run && !opts.test_only) {
+    JOBGEN_TRY_ASSIGN(after, check_dependency(s, opts.after));
   }
+  if (!opts.dry_run && !s.profile_explicit) {
+    ctx.err << "jobgen: using profile '" << s.profile->name
+            << "', the bundled default (choose one with --profile or JOBGEN_PROFILE)\n";
+  }
+  Submission submission(ctx, opts, s, job, *backend,
+                        spec_text ? std::optional(*spec_text) : std::nullopt);
+  JOBGEN_TRY(submission.run(prepared, after));
   return Exit::ok;
 }
 

@@ -10,6 +10,8 @@
 
 #include "jobgen/cli/commands.hpp"
 #include "jobgen/cli/job_session.hpp"
+#include "jobgen/cli/job_table.hpp"
+#include "jobgen/cli/watch_screen.hpp"
 #include "jobgen/slurm/job_files.hpp"
 
 namespace jobgen::cli {
@@ -40,7 +42,7 @@ std::string tail_line(const std::filesystem::path& path) {
   in.seekg(from);
   std::string text(static_cast<std::size_t>(size - from), '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  return slurm::last_line(text);
+  return last_line(text);
 }
 
 // RAII: SIGINT sets g_stop while watching, so Ctrl-C ends the loop and never reaches the jobs
@@ -78,7 +80,7 @@ Expected<Exit> run_watch(Context& ctx, const WatchOptions& options) {
   for (const auto& group : *groups) {
     for (const auto& t : group.jobs) by_id[t.id] = t;
   }
-  slurm::WatchSettings settings;
+  WatchSettings settings;
   settings.terminal = ctx.out_is_terminal;
   settings.min_interval =
       std::chrono::milliseconds(static_cast<int64_t>(options.interval_s * 1000));
@@ -104,9 +106,9 @@ Expected<Exit> run_watch(Context& ctx, const WatchOptions& options) {
     return path.empty() ? "" : tail_line(path);
   };
   InterruptGuard guard;
-  auto result = slurm::watch_jobs(poll, last, ctx.clock, ctx.out, settings, g_stop, session.names);
+  auto result = watch_jobs(poll, last, ctx.clock, ctx.out, settings, g_stop, session.names);
   if (!result) return std::unexpected(result.error());
-  if (result->exit_code == slurm::kInterrupted) {
+  if (result->exit_code == kInterrupted) {
     ctx.err << "jobgen: stopped watching; the jobs keep running ('jobgen status' shows them)\n";
   } else {
     ctx.err << "jobgen: all jobs finished (" << result->polls << " scheduler queries)\n";

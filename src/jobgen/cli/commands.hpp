@@ -20,5 +20,13 @@ void add_status_command(CLI::App& app, Context& ctx, Action& action);
 void add_watch_command(CLI::App& app, Context& ctx, Action& action);
 void add_cancel_command(CLI::App& app, Context& ctx, Action& action);
 void add_logs_command(CLI::App& app, Context& ctx, Action& action);
+// These read the whole `app` tree (completion words, the man page) when they run.
+void add_completion_command(CLI::App& app, Context& ctx, Action& action);
+void add_man_command(CLI::App& app, Context& ctx, Action& action);
+
+// `jobgen __complete WORD...` (hidden): prints the completion candidates for the last word.
+inline constexpr std::string_view kCompleteCommand = "__complete";
+Exit complete_command_line(const CLI::App& app, Context& ctx,
+                           const std::vector<std::string>& words);
 
 }  // namespace jobgen::cli

@@ -116,7 +116,7 @@ Expected<JobRequest> build_job_request(Context& ctx, const JobRequestOptions& op
     job.sweep.push_back(std::move(*p));
   }
   auto spec = plan::load_job_spec(ctx.fs, opts.jobspec);
-  if (!spec) return std::unexpected(spec.error());
+  if (!spec) return std::unexpected(with_examples_hint(ctx, opts.jobspec, spec.error()));
   job.spec = std::move(*spec);
   auto templates = load_template_set(ctx, prof);
   if (!templates) return std::unexpected(templates.error());

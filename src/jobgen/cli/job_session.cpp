@@ -10,6 +10,7 @@
 #include "jobgen/slurm/local_backend.hpp"
 #include "jobgen/slurm/records.hpp"
 #include "jobgen/slurm/rest_backend.hpp"
+#include "jobgen/util/slurm_time.hpp"
 #include "jobgen/util/strings.hpp"
 
 namespace jobgen::cli {
@@ -121,8 +122,7 @@ void add_job_command_options(CLI::App* sub, JobCommandOptions& options) {
 }
 
 int64_t unix_now(const Context& ctx) {
-  return std::chrono::duration_cast<std::chrono::seconds>(ctx.clock.now().time_since_epoch())
-      .count();
+  return util::unix_seconds(ctx.clock.now());
 }
 
 slurm::GresNames gres_names(const profile::Profile& profile, const profile::Catalog& catalog) {

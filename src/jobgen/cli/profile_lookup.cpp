@@ -22,25 +22,47 @@ CLI::Option* add_profile_option(CLI::App* sub, std::string& value) {
                          "default $JOBGEN_PROFILE, else markov");
 }
 
+std::vector<ProfileDir> profile_search_path(const sys::Environment& env, const fs::path& exe_dir) {
+  std::vector<ProfileDir> dirs;
+  dirs.push_back({"cluster-profiles", "project"});
+  if (auto xdg = env.get("XDG_CONFIG_HOME"); xdg && !xdg->empty()) {
+    dirs.push_back({fs::path(*xdg) / "jobgen" / "profiles", "user"});
+  } else if (auto home = env.get("HOME"); home && !home->empty()) {
+    dirs.push_back({fs::path(*home) / ".config" / "jobgen" / "profiles", "user"});
+  }
+  // /usr's configuration lives in /etc (as GNUInstallDirs has it); other prefixes keep their own
+  // etc/, so a module tree or /usr/local can carry site profiles of its own.
+  dirs.push_back({"/etc/jobgen/profiles", "site"});
+  const fs::path prefix = exe_dir.parent_path();
+  if (!exe_dir.empty() && prefix != "/usr" && prefix != "/" &&
+      !path_within(exe_dir, JOBGEN_BUILD_DIR)) {
+    dirs.push_back({prefix / "etc" / "jobgen" / "profiles", "site"});
+  }
+  for (const auto& root : resource_roots(env, exe_dir)) {
+    dirs.push_back({root.path / "cluster-profiles", root.origin});
+  }
+  return dirs;
+}
+
+std::vector<ProfileDir> profile_search_path(const Context& ctx) {
+  return profile_search_path(ctx.env, sys::executable_dir());
+}
+
 std::vector<fs::path> profile_search_dirs(const Context& ctx) {
   std::vector<fs::path> dirs;
-  dirs.emplace_back("cluster-profiles");
-  if (auto xdg = ctx.env.get("XDG_CONFIG_HOME"); xdg && !xdg->empty()) {
-    dirs.push_back(fs::path(*xdg) / "jobgen" / "profiles");
-  } else if (auto home = ctx.env.get("HOME"); home && !home->empty()) {
-    dirs.push_back(fs::path(*home) / ".config" / "jobgen" / "profiles");
-  }
-  for (const auto& root : resource_roots(ctx)) dirs.push_back(root / "cluster-profiles");
+  for (auto& dir : profile_search_path(ctx)) dirs.push_back(std::move(dir.path));
   return dirs;
 }
 
 std::vector<ProfileEntry> list_profiles(const Context& ctx) {
   std::vector<ProfileEntry> entries;
   std::set<std::string> seen;
-  for (const auto& dir : profile_search_dirs(ctx)) {
-    for (const auto& file : ctx.fs.list_files(dir)) {
+  for (const auto& dir : profile_search_path(ctx)) {
+    for (const auto& file : ctx.fs.list_files(dir.path)) {
       if (!is_yaml(file)) continue;
-      if (seen.insert(file.stem().string()).second) entries.push_back({file.stem().string(), file});
+      if (seen.insert(file.stem().string()).second) {
+        entries.push_back({file.stem().string(), file, dir.origin});
+      }
     }
   }
   return entries;
@@ -53,6 +75,10 @@ Expected<fs::path> find_profile_file(const Context& ctx, std::string_view reques
   const fs::path as_path(wanted);
   if (ctx.fs.is_file(as_path)) return as_path;
   if (is_yaml(as_path) || wanted.find('/') != std::string::npos) {
+    // There but not a regular file (a directory, /dev/zero, a FIFO): say what it is.
+    if (auto text = ctx.fs.read_file(as_path); !text && text.error().exit != Exit::not_found) {
+      return std::unexpected(text.error());
+    }
     return fail("profile file '" + wanted +
                     "' does not exist (give a path to a YAML file, or a "
                     "profile name from 'jobgen profile list')",

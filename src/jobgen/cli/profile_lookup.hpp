@@ -1,10 +1,15 @@
 // Finding and loading the cluster profile and the GPU catalog, for every command that needs them.
 //
 // Profile choice: --profile NAME|FILE, else $JOBGEN_PROFILE, else the bundled default `markov`.
-// A value that is an existing file, or ends in .yaml/.yml, is a file. Otherwise NAME.yaml is
-// searched in: ./cluster-profiles, $XDG_CONFIG_HOME/jobgen/profiles (default
-// ~/.config/jobgen/profiles), then <root>/cluster-profiles for every resource root
-// (resources.hpp). Not found -> Exit::not_found listing the places searched and the names there.
+// A value that is an existing file, or ends in .yaml/.yml, is a file. Otherwise NAME.yaml (or
+// NAME.yml) is searched on the profile search path, first match wins:
+//   project  ./cluster-profiles
+//   user     $XDG_CONFIG_HOME/jobgen/profiles (default ~/.config/jobgen/profiles)
+//   site     /etc/jobgen/profiles, then <prefix>/etc/jobgen/profiles for an install outside /usr
+//            (<prefix> = the executable's directory/..)
+//   data     <root>/cluster-profiles for every resource root (resources.hpp): $JOBGEN_DATA_DIR,
+//            the installed share/jobgen, the source tree of a build-tree binary
+// Not found -> Exit::not_found listing the places searched and the names there.
 #pragma once
 
 #include <filesystem>
@@ -25,6 +30,14 @@ inline constexpr const char* kDefaultProfile = "markov";
 // Adds the shared `--profile NAME|FILE` option to a subcommand.
 CLI::Option* add_profile_option(CLI::App* sub, std::string& value);
 
+struct ProfileDir {
+  std::filesystem::path path;
+  std::string origin;  // "project", "user", "site", or a resource root's origin (resources.hpp)
+};
+// The search path above for the environment `env` and a binary in `exe_dir` (empty = unknown).
+std::vector<ProfileDir> profile_search_path(const sys::Environment& env,
+                                            const std::filesystem::path& exe_dir);
+std::vector<ProfileDir> profile_search_path(const Context& ctx);
 std::vector<std::filesystem::path> profile_search_dirs(const Context& ctx);
 
 // `requested` empty = $JOBGEN_PROFILE, else kDefaultProfile.
@@ -41,6 +54,7 @@ Expected<profile::Profile> load_profile(Context& ctx, std::string_view requested
 struct ProfileEntry {
   std::string name;  // file stem
   std::filesystem::path path;
+  std::string origin;  // of its directory (ProfileDir)
 };
 // Every *.yaml/*.yml on the search path; a name found earlier hides later ones.
 std::vector<ProfileEntry> list_profiles(const Context& ctx);

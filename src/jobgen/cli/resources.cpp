@@ -1,18 +1,33 @@
 #include "jobgen/cli/resources.hpp"
 
+#include <algorithm>
+
 namespace jobgen::cli {
 
 namespace fs = std::filesystem;
 
-std::vector<fs::path> resource_roots(const Context& ctx) {
-  std::vector<fs::path> roots;
-  if (auto dir = ctx.env.get("JOBGEN_DATA_DIR"); dir && !dir->empty()) roots.emplace_back(*dir);
-  if (const fs::path exe = sys::executable_dir(); !exe.empty()) {
-    roots.push_back(exe.parent_path() / "share" / "jobgen");
+bool path_within(const fs::path& dir, const fs::path& root) {
+  if (root.empty()) return false;
+  const auto [in_root, in_dir] = std::mismatch(root.begin(), root.end(), dir.begin(), dir.end());
+  return in_root == root.end();
+}
+
+std::vector<ResourceRoot> resource_roots(const sys::Environment& env, const fs::path& exe_dir) {
+  std::vector<ResourceRoot> roots;
+  if (auto dir = env.get("JOBGEN_DATA_DIR"); dir && !dir->empty()) {
+    roots.push_back({*dir, "JOBGEN_DATA_DIR"});
   }
-  roots.emplace_back(JOBGEN_INSTALL_DATADIR);
-  roots.emplace_back(JOBGEN_SOURCE_DIR);
+  if (!exe_dir.empty()) {
+    roots.push_back({(exe_dir / JOBGEN_DATADIR_FROM_BINDIR).lexically_normal(), "bundled"});
+    if (path_within(exe_dir, JOBGEN_BUILD_DIR)) roots.push_back({JOBGEN_SOURCE_DIR, "source"});
+  }
   return roots;
+}
+
+std::vector<fs::path> resource_roots(const Context& ctx) {
+  std::vector<fs::path> paths;
+  for (auto& root : resource_roots(ctx.env, sys::executable_dir())) paths.push_back(root.path);
+  return paths;
 }
 
 std::optional<fs::path> find_resource(const Context& ctx, const fs::path& relative) {
@@ -21,6 +36,15 @@ std::optional<fs::path> find_resource(const Context& ctx, const fs::path& relati
     if (ctx.fs.is_file(candidate) || ctx.fs.is_directory(candidate)) return candidate;
   }
   return std::nullopt;
+}
+
+Error with_examples_hint(const Context& ctx, const fs::path& jobspec, Error error) {
+  if (error.exit != Exit::not_found || ctx.fs.is_file(jobspec)) return error;
+  if (const auto examples = find_resource(ctx, "examples")) {
+    error.message += "\n(example job specs are in " + examples->string() + ": 'cp " +
+                     (*examples / "jobgen.yaml").string() + " .' starts from one)";
+  }
+  return error;
 }
 
 }  // namespace jobgen::cli

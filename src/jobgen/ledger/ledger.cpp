@@ -1,4 +1,6 @@
 #include "jobgen/ledger/ledger.hpp"
+#include "jobgen/util/slurm_time.hpp"
+#include "jobgen/util/strings.hpp"
 
 #include <sqlite3.h>
 
@@ -61,12 +63,6 @@ constexpr int kBusyTimeoutMs = 30'000;
 std::unexpected<Error> db_error(sqlite3* db, const std::string& what) {
   return fail("job ledger: " + what + ": " + sqlite3_errmsg(db) +
               " (check that the state directory is writable; set XDG_STATE_HOME to move it)");
-}
-
-int64_t now_seconds() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 // Statement with RAII finalize.
@@ -202,7 +198,7 @@ Expected<void> Ledger::insert(const JobRecord& r) {
   sqlite3_bind_int(s.stmt, ++i, r.array_size);
   text(r.tag);
   sqlite3_bind_int64(s.stmt, ++i, r.cancel_requested);
-  sqlite3_bind_int64(s.stmt, ++i, now_seconds());
+  sqlite3_bind_int64(s.stmt, ++i, util::unix_seconds(std::chrono::system_clock::now()));
   if (sqlite3_step(s.stmt) != SQLITE_DONE) {
     auto error = db_error(db_, "cannot record job " + r.job_id);
     sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
@@ -323,7 +319,8 @@ Expected<void> Ledger::confirm(const std::string& tag, const std::string& job_id
   return execute(
       "UPDATE jobs SET job_id = ?, last_state = CASE last_state WHEN 'SUBMITTING' THEN 'PENDING' "
       "ELSE last_state END, updated_time = ? WHERE tag = ? AND tag != ''",
-      {job_id, std::to_string(now_seconds()), tag}, "record job " + job_id);
+      {job_id, std::to_string(util::unix_seconds(std::chrono::system_clock::now())), tag},
+      "record job " + job_id);
 }
 
 Expected<void> Ledger::forget_intent(const std::string& tag) {
@@ -334,7 +331,8 @@ Expected<void> Ledger::forget_intent(const std::string& tag) {
 Expected<void> Ledger::update_state(const JobRecord& key, const std::string& state,
                                     std::optional<int> exit_code) {
   auto [where, args] = key_of(key);
-  std::vector<std::string> all{state, std::to_string(now_seconds())};
+  std::vector<std::string> all{
+      state, std::to_string(util::unix_seconds(std::chrono::system_clock::now()))};
   all.insert(all.end(), args.begin(), args.end());
   const std::string code = exit_code ? std::to_string(*exit_code) : "NULL";
   return execute(

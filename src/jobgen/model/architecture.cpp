@@ -78,6 +78,11 @@ Expected<void> validate(const Architecture& a, const SourceLoc& where) {
                    where);
   if (a.params < 0 || a.extra_params < 0 || a.frozen_params < 0)
     return invalid(who + ": parameter counts must not be negative", where);
+  if (int64_t{a.heads} * a.effective_head_dim() > kMaxAttentionWidth ||
+      int64_t{a.effective_kv_heads()} * a.effective_head_dim() > kMaxAttentionWidth)
+    return invalid(who + ": heads x head_dim is more than " + std::to_string(kMaxAttentionWidth) +
+                       "; check heads and head_dim",
+                   where);
   if (a.frozen_params >= derive_params(a))
     return invalid(who + ": frozen_params must be smaller than the total parameters", where);
   return {};
@@ -86,6 +91,7 @@ Expected<void> validate(const Architecture& a, const SourceLoc& where) {
 namespace {
 
 SourceLoc loc_of(const YAML::Node& node, const std::string& source) {
+  if (!node.IsDefined()) return {source, 0, 0};  // an absent key: Mark() would throw
   const YAML::Mark m = node.Mark();
   if (m.line < 0) return {source, 0, 0};
   return {source, m.line + 1, m.column + 1};
@@ -116,16 +122,38 @@ std::optional<int64_t> parse_count(std::string text) {
   if (scale != 1) text.pop_back();
   double value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value < 0) return std::nullopt;
+  if (ec != std::errc() || end != text.data() + text.size() || !(value >= 0)) return std::nullopt;
+  // Checked before llround, which is undefined beyond the range of long long.
+  if (value * scale > static_cast<double>(kMaxParams)) return kMaxParams + 1;
   return static_cast<int64_t>(std::llround(value * scale));
+}
+
+std::string shown(const YAML::Node& v) {
+  if (!v.IsScalar()) return "a list/map";
+  const std::string& s = v.Scalar();
+  return s.size() <= 60 ? s : s.substr(0, 60) + "...";
+}
+
+int max_for(const std::string& key) {
+  if (key == "layers" || key == "decoder_layers") return kMaxLayers;
+  if (key == "hidden") return kMaxHidden;
+  if (key == "heads" || key == "kv_heads" || key == "head_dim") return kMaxHeads;
+  if (key == "ffn_hidden") return kMaxFfn;
+  if (key == "prefix_tokens") return kMaxPrefixTokens;
+  return kMaxVocab;  // vocab, positions, head_outputs
 }
 
 Expected<int> get_int(const YAML::Node& v, const std::string& key, const std::string& source) {
   const auto n = v.IsScalar() ? parse_count(v.Scalar()) : std::nullopt;
-  if (!n || *n > 2'000'000'000)
-    return invalid("'" + key + "' must be a whole number, got '" +
-                       (v.IsScalar() ? v.Scalar() : std::string("a list/map")) + "'",
+  if (!n) {
+    return invalid("'" + key + "' must be a whole number, got '" + shown(v) + "'",
                    loc_of(v, source));
+  }
+  if (*n > max_for(key)) {
+    return invalid("'" + key + "' must be at most " + std::to_string(max_for(key)) + ", got '" +
+                       shown(v) + "'",
+                   loc_of(v, source));
+  }
   return static_cast<int>(*n);
 }
 
@@ -170,7 +198,11 @@ Expected<Architecture> parse_architecture(const YAML::Node& node, const std::str
     from_preset = true;
   }
   for (const auto& kv : node) {
-    const std::string key = kv.first.as<std::string>();
+    if (!kv.first.IsScalar()) {
+      return invalid("a model key must be a name (layers, hidden, ...), not a list or mapping",
+                     loc_of(kv.first, source));
+    }
+    const std::string key = kv.first.Scalar();
     const YAML::Node& v = kv.second;
     auto set_int = [&](int& field) -> Expected<void> {
       auto n = get_int(v, key, source);
@@ -180,8 +212,9 @@ Expected<Architecture> parse_architecture(const YAML::Node& node, const std::str
     };
     auto set_count = [&](int64_t& field) -> Expected<void> {
       const auto n = v.IsScalar() ? parse_count(v.Scalar()) : std::nullopt;
-      if (!n)
-        return invalid("'" + key + "' must be a count such as 7000000000, 7B or 124M",
+      if (!n || *n > kMaxParams)
+        return invalid("'" + key + "' must be a count such as 7000000000, 7B or 124M (at most " +
+                           "10^15), got '" + shown(v) + "'",
                        loc_of(v, source));
       field = *n;
       return {};
@@ -194,7 +227,8 @@ Expected<Architecture> parse_architecture(const YAML::Node& node, const std::str
     };
     Expected<void> r;
     if (key == "name" || key == "description") {
-      if (!v.IsScalar()) return invalid("'" + key + "' must be text", loc_of(v, source));
+      if (!v.IsScalar() || v.Scalar().size() > 4096 || v.Scalar().find('\0') != std::string::npos)
+        return invalid("'" + key + "' must be one line of text", loc_of(v, source));
       (key == "name" ? a.name : a.description) = v.Scalar();
     } else if (key == "preset") {
       continue;
@@ -207,7 +241,7 @@ Expected<Architecture> parse_architecture(const YAML::Node& node, const std::str
       else if (k == "encoder-decoder" || k == "encoder_decoder")
         a.kind = Kind::encoder_decoder;
       else
-        return invalid("kind '" + k + "' is not one of encoder, decoder, encoder-decoder",
+        return invalid("kind '" + shown(v) + "' is not one of encoder, decoder, encoder-decoder",
                        loc_of(v, source));
     } else if (key == "layers")
       r = set_int(a.layers);
@@ -246,7 +280,7 @@ Expected<Architecture> parse_architecture(const YAML::Node& node, const std::str
     else if (key == "params")
       r = set_count(a.params);
     else {
-      std::string msg = "unknown model key '" + key + "'";
+      std::string msg = "unknown model key '" + shown(kv.first) + "'";
       const std::string near = closest_match(key, known_keys());
       if (!near.empty()) msg += "; did you mean '" + near + "'?";
       return invalid(msg, loc_of(kv.first, source));
@@ -276,6 +310,14 @@ Expected<Architecture> parse_architecture(std::string_view yaml_text, const std:
                    SourceLoc{source, e.mark.line + 1, e.mark.column + 1});
   }
   if (root.IsMap() && root["model"] && root["model"].IsMap()) root = root["model"];
+  if (root.IsMap() && !root["layers"] && !root["preset"]) {
+    if (root["cluster"] || root["node_groups"])
+      return invalid("this is a cluster profile, not a model file (layers, hidden, heads, ...)",
+                     SourceLoc{source, 1, 1});
+    if (root["command"] || root["seq_len"] || root["model"])
+      return invalid("this is a job spec, not a model file (layers, hidden, heads, ...)",
+                     SourceLoc{source, 1, 1});
+  }
   return parse_architecture(root, source);
 }
 

@@ -79,6 +79,20 @@ ParamCounts count_params(const Architecture& arch);
 // Total parameters: `params` when given, else count_params().total.
 int64_t derive_params(const Architecture& arch);
 
+// Limits: every number of a model file is range-checked where it is read (layers and
+// decoder_layers at most kMaxLayers, hidden kMaxHidden, heads/kv_heads/head_dim kMaxHeads,
+// ffn_hidden kMaxFfn, vocab/positions/head_outputs kMaxVocab, prefix_tokens kMaxPrefixTokens,
+// parameter counts kMaxParams), and heads x head_dim is at most kMaxAttentionWidth: with these,
+// count_params() cannot overflow int64_t.
+inline constexpr int kMaxLayers = 10'000;
+inline constexpr int kMaxHidden = 1 << 20;
+inline constexpr int kMaxHeads = 65'536;
+inline constexpr int kMaxFfn = 1 << 24;
+inline constexpr int kMaxVocab = 100'000'000;
+inline constexpr int kMaxPrefixTokens = 10'000'000;
+inline constexpr int64_t kMaxAttentionWidth = int64_t{1} << 22;
+inline constexpr int64_t kMaxParams = 1'000'000'000'000'000;  // 10^15
+
 // Checks the numbers are usable (positive widths, heads divide hidden, kv_heads divides heads).
 Expected<void> validate(const Architecture& arch, const SourceLoc& where = {});
 

@@ -1,15 +1,20 @@
+// The JobSpec type, parse_job_spec (the top level, then each stage from a copy of it) and the
+// model files a spec names; reading one mapping's keys is plan/spec_parser.cpp.
 #include "jobgen/plan/jobspec.hpp"
 
-#include <algorithm>
-#include <cctype>
-#include <charconv>
-#include <cmath>
+#include <fmt/format.h>
 
-#include "jobgen/profile/yaml_reader.hpp"
+#include <cmath>
+#include <map>
+
+#include "jobgen/plan/spec_parser.hpp"
+#include "jobgen/util/yaml_reader.hpp"
+#include "jobgen/util/checked.hpp"
+#include "jobgen/util/names.hpp"
 
 namespace jobgen::plan {
 
-using profile::detail::YamlReader;
+using util::YamlReader;
 
 std::string_view to_string(GradCheckpointing value) {
   switch (value) {
@@ -81,469 +86,78 @@ std::optional<double> JobSpec::scaled_learning_rate(int effective) const {
 int64_t JobSpec::steps_for(int effective) const {
   if (steps) return *steps;
   if (!epochs || !dataset_size || effective <= 0) return 0;
-  return static_cast<int64_t>(std::ceil(*epochs * static_cast<double>(*dataset_size) / effective));
+  // epochs x dataset_size is at most kMaxSamplesSeen (checked at load), so this fits; the clamp
+  // only guards specs built by hand.
+  const double s = std::ceil(*epochs * static_cast<double>(*dataset_size) / effective);
+  return util::to_int64(s).value_or(kMaxSteps);
 }
 
 namespace {
 
-const std::vector<std::string> kStageKeys{"name",
-                                          "model",
-                                          "seq_len",
-                                          "precision",
-                                          "optimizer",
-                                          "strategy",
-                                          "offload",
-                                          "finetune",
-                                          "grad_checkpointing",
-                                          "flash_attention",
-                                          "chunked_loss",
-                                          "optimizer_in_backward",
-                                          "compile",
-                                          "recompute",
-                                          "effective_batch",
-                                          "micro_batch",
-                                          "steps",
-                                          "epochs",
-                                          "dataset_size",
-                                          "learning_rate",
-                                          "lr_scaling",
-                                          "lr_base_batch",
-                                          "checkpoint",
-                                          "command",
-                                          "launcher",
-                                          "env",
-                                          "empirical_memory"};
-
-std::vector<std::string> top_keys() {
-  std::vector<std::string> keys = kStageKeys;
-  keys.emplace_back("stages");
-  return keys;
+// Each stage starts from a copy of the top level made once, before any stage is added: copying
+// `spec` itself would copy every earlier stage too (quadratic in the number of stages).
+void parse_stages(const YAML::Node& stages, JobSpec& spec, YamlReader& reader) {
+  const JobSpec top = spec;
+  std::map<std::string, std::string> files;  // sanitized name -> the stage name that has it
+  for (const auto& item : stages) {
+    if (!reader.expect_map(item, "a stage")) continue;
+    const std::string what = "stage " + std::to_string(spec.stages.size() + 1);
+    reader.check_keys(item, detail::stage_keys(), what);
+    if (!item["name"]) reader.problem(item, what + " needs a 'name' (e.g. 'name: pretrain')");
+    JobSpec stage = top;
+    // A stage's own run length replaces the top level's, whichever form either uses.
+    if (item["steps"]) stage.epochs.reset(), stage.dataset_size.reset();
+    if (item["epochs"] || item["dataset_size"]) stage.steps.reset();
+    detail::read_spec_mapping(reader, item, stage, what);
+    const auto [it, fresh] = files.emplace(util::sanitize_job_name(stage.name), stage.name);
+    if (!fresh) {
+      reader.problem(reader.key_loc(item, "name"),
+                     it->second == stage.name
+                         ? "two stages are named '" + stage.name + "'; stage names must differ"
+                         : "stages '" + it->second + "' and '" + stage.name +
+                               "' would both be written as '" + it->first +
+                               "' (script file and Slurm job name); rename one");
+    }
+    spec.stages.push_back(std::move(stage));
+  }
 }
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-bool looks_like_path(std::string_view text) {
-  return text.find('/') != std::string_view::npos || text.ends_with(".yaml") ||
-         text.ends_with(".yml");
-}
-
-std::optional<int> parse_int(std::string_view text) {
-  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
-  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
-  int value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
-// The first words of a command, enough to see a launcher: split at blanks, quotes dropped (the
-// renderer splits the command exactly; a launcher name never needs quoting).
-std::vector<std::string> leading_words(std::string_view text) {
-  std::vector<std::string> words;
-  std::string word;
-  for (const char c : text) {
-    if (c == ' ' || c == '\t' || c == '\n') {
-      if (!word.empty()) words.push_back(std::move(word));
-      word.clear();
-    } else if (c != '\'' && c != '"') {
-      word += c;
-    }
-  }
-  if (!word.empty()) words.push_back(std::move(word));
-  return words;
-}
-
-class SpecParser {
- public:
-  explicit SpecParser(YamlReader& reader) : r_(reader) {}
-
-  // Applies every key present in `map` to `spec` (later values override earlier ones).
-  void apply(const YAML::Node& map, JobSpec& spec, const std::string& what) {
-    spec.loc = r_.at(map);
-    if (auto v = r_.string(map, "name", what)) spec.name = *v;
-    read_model(map, spec);
-    if (auto v = positive(map, "seq_len", what)) spec.seq_len = static_cast<int>(*v);
-    read_enum(map, "precision", what, estimate::parse_precision, spec.precision);
-    read_enum(map, "optimizer", what, estimate::parse_optimizer, spec.optimizer);
-    read_enum(map, "strategy", what, estimate::parse_strategy, spec.strategy);
-    read_enum(map, "offload", what, estimate::parse_offload, spec.offload);
-    read_finetune(map, spec, what);
-    read_checkpointing(map, spec, what);
-    if (auto v = r_.boolean(map, "flash_attention", what)) spec.flash_attention = *v;
-    if (auto v = r_.boolean(map, "chunked_loss", what)) spec.chunked_loss = *v;
-    if (auto v = r_.boolean(map, "optimizer_in_backward", what)) spec.optimizer_in_backward = *v;
-    if (auto v = r_.boolean(map, "compile", what)) spec.compile = *v;
-    read_enum(map, "recompute", what, estimate::parse_recompute, spec.recompute);
-    read_batch(map, spec, what);
-    read_micro_batch(map, spec, what);
-    if (auto v = positive(map, "steps", what)) spec.steps = *v;
-    if (auto v = r_.number(map, "epochs", what)) {
-      if (*v > 0)
-        spec.epochs = *v;
-      else
-        r_.problem(map["epochs"], "'epochs' must be greater than 0");
-    }
-    if (auto v = positive(map, "dataset_size", what)) spec.dataset_size = *v;
-    if (auto v = r_.number(map, "learning_rate", what)) {
-      if (*v > 0)
-        spec.learning_rate = *v;
-      else
-        r_.problem(map["learning_rate"], "'learning_rate' must be greater than 0, e.g. 1e-4");
-    }
-    read_lr_scaling(map, spec, what);
-    if (auto v = positive(map, "lr_base_batch", what)) spec.lr_base_batch = static_cast<int>(*v);
-    read_checkpoint(map, spec, what);
-    read_command(map, spec, what);
-    read_launcher(map, spec, what);
-    read_env(map, spec, what);
-    read_empirical(map, spec, what);
-  }
-
-  // Completeness and consistency, once all keys are applied.
-  void check(const JobSpec& spec, const YAML::Node& map, const std::string& what) {
-    const SourceLoc at = r_.at(map);
-    if (spec.model_ref.empty()) {
-      r_.problem(at, what +
-                         " has no 'model': give a preset name (e.g. 'model: bert-base'), a "
-                         "model file path, or a mapping of architecture numbers");
-    }
-    if (spec.seq_len <= 0) {
-      r_.problem(at, what +
-                         " has no 'seq_len': the tokens per training sample, e.g. "
-                         "'seq_len: 512'");
-    }
-    const bool by_epochs = spec.epochs || spec.dataset_size;
-    if (spec.steps && by_epochs) {
-      r_.problem(r_.key_loc(map, "steps"),
-                 "give either 'steps' or 'epochs' with 'dataset_size', not both");
-    } else if (!spec.steps && !by_epochs) {
-      r_.problem(at, what +
-                         " says nothing about the run's length: add 'steps: N', or 'epochs: "
-                         "E' with 'dataset_size: SAMPLES'");
-    } else if (by_epochs && (!spec.epochs || !spec.dataset_size)) {
-      r_.problem(at, what +
-                         ": 'epochs' and 'dataset_size' (samples) go together; add the "
-                         "missing one");
-    }
-    if (spec.lr_scaling != LrScaling::none && !spec.learning_rate) {
-      r_.problem(r_.key_loc(map, "lr_scaling"),
-                 "'lr_scaling' needs a 'learning_rate' to scale (the rate at 'lr_base_batch')");
-    }
-    const YAML::Node finetune = map["finetune"];
-    if (spec.finetune == estimate::Finetune::full && finetune && finetune.IsMap() &&
-        (finetune["rank"] || finetune["targets"])) {
-      r_.problem(r_.key_loc(map, "finetune"),
-                 "'rank' and 'targets' only apply to 'method: lora' or 'method: qlora'");
-    }
-    if (!spec.model_ref.empty() && spec.model_file.empty() && spec.seq_len > 0) {
-      if (auto ok = estimate::validate(spec.setup()); !ok) {
-        r_.problem(at, ok.error().message);
-      }
-    }
-  }
-
- private:
-  std::optional<int64_t> positive(const YAML::Node& map, std::string_view key,
-                                  const std::string& what) {
-    auto v = r_.integer(map, key, what);
-    if (v && *v <= 0) {
-      r_.problem(map[std::string(key)], "'" + std::string(key) + "' must be at least 1");
-      return std::nullopt;
-    }
-    return v;
-  }
-
-  template <class T, class Parse>
-  void read_enum(const YAML::Node& map, std::string_view key, const std::string& what, Parse parse,
-                 T& out) {
-    const auto text = r_.string(map, key, what);
-    if (!text) return;
-    const Expected<T> value = parse(*text);
-    if (!value) {
-      r_.problem(map[std::string(key)], "'" + std::string(key) + "': " + value.error().message);
-      return;
-    }
-    out = *value;
-  }
-
-  void read_model(const YAML::Node& map, JobSpec& spec) {
-    const YAML::Node node = map["model"];
-    if (!node || node.IsNull()) return;
-    spec.model_loc = r_.at(node);
-    if (node.IsScalar()) {
-      const std::string& text = node.Scalar();
-      if (looks_like_path(text)) {
-        spec.model = {};
-        spec.model_file = text;
-        spec.model_ref = text;
-        return;
-      }
-      Expected<model::Architecture> preset = model::find_preset(text);
-      if (!preset) {
-        r_.problem(node, preset.error().message);
-        return;
-      }
-      spec.model = std::move(*preset);
-      spec.model_ref = text;
-      spec.model_file.clear();
-    } else if (node.IsMap()) {
-      Expected<model::Architecture> arch = model::parse_architecture(node, r_.source());
-      if (!arch) {
-        Error e = arch.error();
-        r_.problem(e.where.line > 0 ? e.where : r_.at(node), e.message);
-        return;
-      }
-      spec.model = std::move(*arch);
-      spec.model_ref = "inline";
-      spec.model_file.clear();
-    } else {
-      r_.problem(node,
-                 "'model' must be a preset name, a model file path or a mapping of "
-                 "architecture numbers (layers, hidden, heads, ...)");
-    }
-  }
-
-  void read_finetune(const YAML::Node& map, JobSpec& spec, const std::string& what) {
-    const YAML::Node node = map["finetune"];
-    if (!node || node.IsNull()) return;
-    if (node.IsScalar()) {
-      read_enum(map, "finetune", what, estimate::parse_finetune, spec.finetune);
-      return;
-    }
-    if (!r_.expect_map(node, "'finetune' (a method name, or method/rank/targets)")) return;
-    r_.check_keys(node, {"method", "rank", "targets"}, "'finetune'");
-    read_enum(node, "method", "'finetune'", estimate::parse_finetune, spec.finetune);
-    if (!node["method"]) r_.problem(node, "'finetune' needs 'method: full|lora|qlora'");
-    if (auto v = positive(node, "rank", "'finetune'")) spec.lora_rank = static_cast<int>(*v);
-    read_enum(node, "targets", "'finetune'", estimate::parse_lora_targets, spec.lora_targets);
-  }
-
-  void read_checkpointing(const YAML::Node& map, JobSpec& spec, const std::string& what) {
-    const auto text = r_.string(map, "grad_checkpointing", what);
-    if (!text) return;
-    const std::string v = lower(*text);
-    if (v == "auto") {
-      spec.grad_checkpointing = GradCheckpointing::automatic;
-    } else if (v == "on" || v == "true" || v == "yes") {
-      spec.grad_checkpointing = GradCheckpointing::on;
-    } else if (v == "off" || v == "false" || v == "no") {
-      spec.grad_checkpointing = GradCheckpointing::off;
-    } else {
-      r_.problem(map["grad_checkpointing"],
-                 "'grad_checkpointing' must be auto, on or off, but it is '" + *text + "'");
-    }
-  }
-
-  void read_batch(const YAML::Node& map, JobSpec& spec, const std::string& what) {
-    const auto text = r_.string(map, "effective_batch", what);
-    if (!text) return;
-    const YAML::Node node = map["effective_batch"];
-    const std::string_view t = *text;
-    const size_t dash = t.find('-', 1);
-    const auto lo = parse_int(t.substr(0, dash));
-    const auto hi = dash == std::string_view::npos ? lo : parse_int(t.substr(dash + 1));
-    if (!lo || !hi || *lo < 1 || *hi < *lo) {
-      r_.problem(node,
-                 "'effective_batch' must be a number of samples (e.g. 128) or a range "
-                 "'MIN-MAX' with MIN <= MAX (e.g. 120-144), but it is '" +
-                     *text + "'");
-      return;
-    }
-    spec.effective_batch = BatchRange{*lo, *hi};
-  }
-
-  void read_micro_batch(const YAML::Node& map, JobSpec& spec, const std::string& what) {
-    const auto text = r_.string(map, "micro_batch", what);
-    if (!text) return;
-    if (lower(*text) == "auto") {
-      spec.micro_batch.reset();
-      return;
-    }
-    const auto v = parse_int(*text);
-    if (!v || *v < 1) {
-      r_.problem(map["micro_batch"],
-                 "'micro_batch' must be 'auto' or a number of samples per "
-                 "GPU (at least 1), but it is '" +
-                     *text + "'");
-      return;
-    }
-    spec.micro_batch = *v;
-  }
-
-  void read_lr_scaling(const YAML::Node& map, JobSpec& spec, const std::string& what) {
-    const auto text = r_.string(map, "lr_scaling", what);
-    if (!text) return;
-    const std::string v = lower(*text);
-    if (v == "none")
-      spec.lr_scaling = LrScaling::none;
-    else if (v == "linear")
-      spec.lr_scaling = LrScaling::linear;
-    else if (v == "sqrt")
-      spec.lr_scaling = LrScaling::sqrt;
-    else {
-      std::string message = "'lr_scaling' must be none, linear or sqrt, but it is '" + *text + "'";
-      if (auto guess = closest_match(v, {"none", "linear", "sqrt"}); !guess.empty()) {
-        message += "; did you mean '" + guess + "'?";
-      }
-      r_.problem(map["lr_scaling"], std::move(message));
-    }
-  }
-
-  void read_checkpoint(const YAML::Node& map, JobSpec& spec, const std::string& what) {
-    const YAML::Node node = map["checkpoint"];
-    if (!node || node.IsNull()) return;
-    if (!r_.expect_map(node, "'checkpoint' (size_gb, resumable, dir)")) return;
-    r_.check_keys(node, {"size_gb", "resumable", "dir"}, "'checkpoint'");
-    if (auto v = r_.number(node, "size_gb", "'checkpoint'")) {
-      if (*v >= 0)
-        spec.checkpoint.size_gb = *v;
-      else
-        r_.problem(node["size_gb"], "'size_gb' must not be negative");
-    }
-    if (auto v = r_.boolean(node, "resumable", "'checkpoint'")) spec.checkpoint.resumable = *v;
-    if (auto v = r_.string(node, "dir", "'checkpoint'")) spec.checkpoint.dir = *v;
-    (void)what;
-  }
-
-  void check_placeholders(const YAML::Node& node, const std::string& text) {
-    // Names that are near misses of a known placeholder are typos; other names may be filled by
-    // a --sweep key, so they are accepted here and checked when rendering.
-    for (size_t open = text.find("{{"); open != std::string::npos;
-         open = text.find("{{", open + 2)) {
-      const size_t close = text.find("}}", open + 2);
-      if (close == std::string::npos) {
-        r_.problem(node, "'command' has '{{' without a closing '}}'");
-        return;
-      }
-      std::string name = text.substr(open + 2, close - open - 2);
-      name.erase(0, name.find_first_not_of(' '));
-      name.erase(name.find_last_not_of(' ') + 1);
-      const auto& known = known_placeholders();
-      if (std::find(known.begin(), known.end(), name) != known.end()) continue;
-      if (auto guess = closest_match(name, known); !guess.empty()) {
-        r_.problem(node, "unknown placeholder '{{" + name + "}}' in 'command'; did you mean '{{" +
-                             guess + "}}'?");
-      }
-    }
-  }
-
-  void read_command(const YAML::Node& map, JobSpec& spec, const std::string& what) {
-    const YAML::Node node = map["command"];
-    if (!node || node.IsNull()) return;
-    if (!node.IsScalar()) {
-      r_.problem(node, "'command' in " + what +
-                           " must be one string (use '>' for a long folded line), e.g. "
-                           "'command: python train.py --batch-size {{micro_batch}}'");
-      return;
-    }
-    spec.command = node.Scalar();
-    check_placeholders(node, spec.command);
-    if (auto found = launcher_in_command(leading_words(spec.command))) {
-      r_.problem(node, launcher_in_command_advice(*found));
-    }
-  }
-
-  void read_launcher(const YAML::Node& map, JobSpec& spec, const std::string& what) {
-    const auto text = r_.string(map, "launcher", what);
-    if (!text) return;
-    const Expected<Launcher> launcher = parse_launcher(*text);
-    if (!launcher) {
-      r_.problem(map["launcher"], "'launcher': " + launcher.error().message);
-      return;
-    }
-    spec.launcher = *launcher;
-  }
-
-  void read_env(const YAML::Node& map, JobSpec& spec, const std::string& what) {
-    const YAML::Node node = map["env"];
-    if (!node || node.IsNull()) return;
-    if (!r_.expect_map(node, "'env' in " + what + " (NAME: value lines)")) return;
-    for (const auto& entry : node) {
-      const std::string key = entry.first.Scalar();
-      if (!entry.second.IsScalar()) {
-        r_.problem(entry.second, "environment variable '" + key + "' must have a single value");
-        continue;
-      }
-      auto it = std::find_if(spec.env.begin(), spec.env.end(),
-                             [&](const auto& kv) { return kv.first == key; });
-      if (it != spec.env.end())
-        it->second = entry.second.Scalar();
-      else
-        spec.env.emplace_back(key, entry.second.Scalar());
-    }
-  }
-
-  void read_empirical(const YAML::Node& map, JobSpec& spec, const std::string& what) {
-    const YAML::Node node = map["empirical_memory"];
-    if (!node || node.IsNull()) return;
-    if (!r_.expect_map(node, "'empirical_memory' in " + what)) return;
-    const std::string inner = "'empirical_memory'";
-    r_.check_keys(node, {"base_gb", "per_sample_gb", "overhead_gb"}, inner);
-    const auto base = r_.number(node, "base_gb", inner, true);
-    const auto per_sample = r_.number(node, "per_sample_gb", inner, true);
-    const auto overhead = r_.number(node, "overhead_gb", inner);
-    if (per_sample && *per_sample <= 0) {
-      r_.problem(node["per_sample_gb"], "'per_sample_gb' must be greater than 0 (GB per sample)");
-      return;
-    }
-    if ((base && *base < 0) || (overhead && *overhead < 0)) {
-      r_.problem(node, "'base_gb' and 'overhead_gb' must not be negative");
-      return;
-    }
-    if (base && per_sample) {
-      spec.empirical_memory = estimate::EmpiricalMemory{*base, *per_sample, overhead.value_or(0)};
-    }
-  }
-
-  YamlReader& r_;
-};
 
 }  // namespace
 
 Expected<JobSpec> parse_job_spec(std::string_view yaml_text, const std::string& source) {
-  Expected<YAML::Node> root = profile::detail::load_yaml(yaml_text, source);
+  Expected<YAML::Node> root = util::load_yaml(yaml_text, source);
   if (!root) return std::unexpected(root.error());
   Diagnostics problems;
   YamlReader reader(source, problems);
   if (!root->IsMap()) {
     return invalid(
         "a job spec must be a mapping of 'key: value' lines (name, model, seq_len, "
-        "...); see docs/jobspec.md",
+        "...), but this file holds " +
+            std::string(root->IsSequence() ? "a list"
+                        : root->IsScalar() ? "a single value"
+                                           : "nothing") +
+            "; see docs/jobspec.md",
         {source, 1, 1});
   }
-  SpecParser parser(reader);
+  if (!(*root)["model"] && !(*root)["command"] && ((*root)["cluster"] || (*root)["node_groups"])) {
+    return invalid(
+        "this is a cluster profile, not a job spec: pass it with --profile FILE, and "
+        "the job spec (name, model, seq_len, ...; docs/jobspec.md) as the argument",
+        {source, 1, 1});
+  }
   JobSpec spec;
   spec.name = "train";
   spec.source = source;
-  reader.check_keys(*root, top_keys(), "the job spec");
-  parser.apply(*root, spec, "the job spec");
-  parser.check(spec, *root, "the job spec");
+  reader.check_keys(*root, detail::top_keys(), "the job spec");
+  detail::read_spec_mapping(reader, *root, spec, "the job spec");
 
   const YAML::Node stages = (*root)["stages"];
   if (stages && !stages.IsNull() && reader.expect_sequence(stages, "'stages'")) {
-    for (const auto& item : stages) {
-      if (!reader.expect_map(item, "a stage")) continue;
-      const std::string what = "stage " + std::to_string(spec.stages.size() + 1);
-      reader.check_keys(item, kStageKeys, what);
-      if (!item["name"]) reader.problem(item, what + " needs a 'name' (e.g. 'name: pretrain')");
-      JobSpec stage = spec;
-      stage.stages.clear();
-      // A stage's own run length replaces the top level's, whichever form either uses.
-      if (item["steps"]) stage.epochs.reset(), stage.dataset_size.reset();
-      if (item["epochs"] || item["dataset_size"]) stage.steps.reset();
-      parser.apply(item, stage, what);
-      parser.check(stage, item, what);
-      for (const auto& other : spec.stages) {
-        if (other.name == stage.name) {
-          reader.problem(reader.key_loc(item, "name"),
-                         "two stages are named '" + stage.name + "'; stage names must differ");
-        }
-      }
-      spec.stages.push_back(std::move(stage));
+    if (stages.size() > kMaxStages) {
+      reader.problem(stages, fmt::format("the job spec has {} stages; the limit is {}",
+                                         stages.size(), kMaxStages));
+    } else {
+      parse_stages(stages, spec, reader);
     }
   }
 
@@ -566,9 +180,11 @@ Expected<void> resolve_one(JobSpec& spec, const sys::FileSystem& fs,
   if (path.is_relative()) path = base_dir / path;
   Expected<std::string> text = fs.read_file(path);
   if (!text) {
-    return fail("cannot read the model file '" + spec.model_file + "' (looked for " +
-                    path.string() + "); give a preset name or a path relative to the job spec",
-                Exit::not_found, spec.model_loc);
+    // At the `model:` line: the file name alone would not say which key named it.
+    return fail("cannot read the model file '" + spec.model_file + "' (" + path.string() + ": " +
+                    text.error().message +
+                    "); give a preset name or a path relative to the job spec",
+                text.error().exit, spec.model_loc);
   }
   Expected<model::Architecture> arch = model::parse_architecture(*text, path.string());
   if (!arch) return std::unexpected(arch.error());
@@ -590,13 +206,13 @@ Expected<void> resolve_model_files(JobSpec& spec, const sys::FileSystem& fs,
 }
 
 Expected<JobSpec> load_job_spec(const sys::FileSystem& fs, const std::filesystem::path& path) {
-  if (!fs.is_file(path)) {
+  Expected<std::string> text = fs.read_file(path);
+  if (!text && text.error().exit == Exit::not_found && !fs.is_directory(path)) {
     return fail("no job spec at '" + path.string() +
                     "': write a jobgen.yaml (name, model, seq_len, steps, command; see "
                     "docs/jobspec.md) or pass its path, e.g. 'jobgen plan examples/jobgen.yaml'",
                 Exit::not_found);
   }
-  Expected<std::string> text = fs.read_file(path);
   if (!text) return std::unexpected(text.error());
   Expected<JobSpec> spec = parse_job_spec(*text, path.string());
   if (!spec) return spec;

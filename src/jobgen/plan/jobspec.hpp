@@ -16,6 +16,12 @@
 //   by the stage's own keys (stages do not nest). The planner plans the top level; render and
 //   submit use the stages.
 //
+// - Limits (docs/jobspec.md, "Limits"): every number is range-checked where it is read, at its
+//   line:col, so that products computed later (steps x step time, epochs x samples) stay far from
+//   overflow; see the constants below. Strings hold no NUL and at most 64 KiB; `env` names are
+//   shell identifiers; stage names must differ after sanitizing (util/names.hpp), because
+//   `render -o run.sh` writes run-<sanitized name>.sh for each stage.
+//
 // Units: checkpoint size in GB (10^9 bytes, as `du -h --si` prints); empirical memory in "GB as
 // read off nvidia-smi" (estimate::EmpiricalMemory); batches and dataset sizes in samples;
 // sequence length in tokens.
@@ -36,6 +42,22 @@
 #include "jobgen/util/error.hpp"
 
 namespace jobgen::plan {
+
+inline constexpr int64_t kMaxSeqLen = 1 << 24;                     // tokens per sample
+inline constexpr int64_t kMaxBatch = 1'000'000'000;                // samples per step
+inline constexpr int64_t kMaxMicroBatch = 1'000'000;               // samples per GPU
+inline constexpr int64_t kMaxSteps = 1'000'000'000'000;            // optimizer steps
+inline constexpr int64_t kMaxDatasetSize = 1'000'000'000'000'000;  // samples
+inline constexpr double kMaxEpochs = 1e6;
+inline constexpr double kMaxSamplesSeen = 1e15;  // epochs x dataset_size
+inline constexpr double kMaxLearningRate = 100;
+inline constexpr int64_t kMaxLoraRank = 65536;
+inline constexpr double kMaxGb = 1e6;  // checkpoint and empirical memory sizes, GB
+inline constexpr std::size_t kMaxStages = 100;
+inline constexpr std::size_t kMaxPlaceholderName = 64;
+inline constexpr std::size_t kMaxEnvVars = 1000;
+// Linux refuses to start a program whose environment exceeds about 2 MiB in total.
+inline constexpr std::size_t kMaxEnvBytes = 1u << 20;
 
 // auto: the planner switches activation checkpointing on only when the run does not fit without
 // it or when the larger micro-batch it allows makes the whole run faster; it says which.
@@ -101,6 +123,7 @@ struct JobSpec {
   // The training program and its arguments with {{placeholders}}, never a launcher (refused with
   // advice): `launcher` says how jobgen starts it (plan/launcher.hpp).
   std::string command;
+  SourceLoc command_loc;
   Launcher launcher = Launcher::torchrun;                // `jobgen render --launcher` overrides it
   std::vector<std::pair<std::string, std::string>> env;  // exported in this order
   std::optional<estimate::EmpiricalMemory> empirical_memory;

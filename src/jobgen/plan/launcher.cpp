@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <regex>
-
 namespace jobgen::plan {
 
 std::string_view launcher_name(Launcher launcher) {
@@ -69,16 +67,26 @@ std::optional<Launcher> launcher_module(const std::string& module) {
 
 }  // namespace
 
+bool is_python_interpreter(std::string_view name) {
+  if (!name.starts_with("python")) return false;
+  name.remove_prefix(6);
+  if (name.empty()) return true;
+  if (name.front() != '3') return false;
+  name.remove_prefix(1);
+  if (name.empty()) return true;
+  if (name.front() != '.' || name.size() < 2) return false;
+  return name.substr(1).find_first_not_of("0123456789") == std::string_view::npos;
+}
+
 std::optional<CommandLauncher> launcher_in_command(const std::vector<std::string>& words) {
   if (words.empty()) return std::nullopt;
-  static const std::regex python_re(R"(python(3(\.[0-9]+)?)?)");
   const std::string first = basename(words[0]);
   CommandLauncher found;
   std::size_t rest = 1;
   if (auto l = launcher_program(first)) {
     found.written = first;
     found.replacement = *l;
-  } else if (std::regex_match(first, python_re) && words.size() >= 3 && words[1] == "-m" &&
+  } else if (is_python_interpreter(first) && words.size() >= 3 && words[1] == "-m" &&
              launcher_module(words[2])) {
     found.written = first + " -m " + words[2];
     found.replacement = *launcher_module(words[2]);

@@ -32,6 +32,10 @@ struct CommandLauncher {
   std::string program;
 };
 
+// "python", "python3" or "python3.<digits>" (a base name, no directory). A hand-written test, not
+// std::regex: libstdc++'s regex recurses per character and overflows the stack on long words.
+bool is_python_interpreter(std::string_view name);
+
 // Looks at the first words of `words` (a directory before a name is ignored): torchrun,
 // deepspeed, accelerate, srun, mpirun, mpiexec, and python/python3 -m torch.distributed.run,
 // torch.distributed.launch, deepspeed(.launcher.runner) or accelerate(.commands.launch).

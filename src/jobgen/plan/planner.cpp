@@ -1,4 +1,5 @@
 #include "jobgen/plan/planner.hpp"
+#include "jobgen/util/strings.hpp"
 
 #include <fmt/format.h>
 
@@ -7,7 +8,9 @@
 #include <cmath>
 
 #include "jobgen/estimate/estimate.hpp"
+#include "jobgen/util/checked.hpp"
 #include "jobgen/util/slurm_time.hpp"
+#include "jobgen/util/units.hpp"
 
 namespace jobgen::plan {
 
@@ -29,12 +32,6 @@ const PlanRow* PlanReport::row(int id) const {
 
 namespace {
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::string with_commas(int64_t n) {
   std::string digits = std::to_string(n < 0 ? -n : n);
   for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(i, ",");
@@ -55,15 +52,15 @@ Expected<std::vector<Selected>> select_groups(const profile::Profile& prof,
     for (const auto& g : prof.node_groups) out.push_back({&g, ""});
     return out;
   }
-  const std::string want = lower(target);
+  const std::string want = util::lower(target);
   for (const auto& g : prof.node_groups) {
-    if (lower(g.name) == want) return std::vector<Selected>{{&g, ""}};
+    if (util::lower(g.name) == want) return std::vector<Selected>{{&g, ""}};
   }
   for (const auto& g : prof.node_groups) {
-    if (g.gres_type && lower(*g.gres_type) == want) out.push_back({&g, ""});
+    if (g.gres_type && util::lower(*g.gres_type) == want) out.push_back({&g, ""});
     if (g.mig) {
       for (const auto& s : g.mig->slices) {
-        if (lower(s.gres_type) == want) out.push_back({&g, s.gres_type});
+        if (util::lower(s.gres_type) == want) out.push_back({&g, s.gres_type});
       }
     }
   }
@@ -114,49 +111,58 @@ const profile::Partition* partition_for(const profile::Profile& prof, const Node
   return def;
 }
 
-// Micro-batch and accumulation for `world` ranks: inside the target range with the largest
-// micro-batch (then the smallest accumulation). When the range cannot be reached, the closest
-// effective batch, where anything within 1% of the target counts as equally close so that a
-// larger micro-batch wins (258 = 43 x 3 x 2 rather than 255 = 17 x 3 x 5 for a target of 256).
+// Micro-batch and accumulation for `world` ranks. The allowed effective batches: the target range;
+// a single number that no micro-batch x accumulation can reach exactly allows kSingleTargetSlack
+// around it (never less than the closest reachable batch). Among the allowed choices the one whose
+// whole run is fastest wins (accumulation changes the per-step communication of sharded
+// strategies, the micro-batch the step time), not the one closest to the target; ties: closer to
+// the target, then the larger micro-batch.
+inline constexpr double kSingleTargetSlack = 0.05;
+
 struct BatchChoice {
   int micro = 1;
   int accum = 1;
   int64_t effective = 1;
 };
 
-BatchChoice choose_batch(int cap, bool fixed, int world, const std::optional<BatchRange>& target) {
-  cap = std::max(cap, 1);
-  if (!target) return {cap, 1, static_cast<int64_t>(cap) * world};
-  const int lowest = fixed ? cap : 1;
-  // The closest effective batch with micro-batch b.
-  auto closest = [&](int b) {
-    const int64_t per_step = static_cast<int64_t>(b) * world;
-    const int64_t lo_a = std::max<int64_t>(1, (target->min + per_step - 1) / per_step);
-    BatchChoice best{b, static_cast<int>(lo_a), lo_a * per_step};
-    int64_t best_distance = -1;
-    for (int64_t a : {std::max<int64_t>(1, lo_a - 1), lo_a}) {
-      const int64_t eff = a * per_step;
-      const int64_t d =
-          eff < target->min ? target->min - eff : std::max<int64_t>(0, eff - target->max);
-      if (best_distance < 0 || d < best_distance) {
-        best_distance = d;
-        best = {b, static_cast<int>(a), eff};
-      }
-    }
-    return std::pair(best, best_distance);
-  };
+// The accumulation giving micro-batch b the effective batch closest to `target`, and how far off
+// it is (0 inside the range).
+std::pair<BatchChoice, int64_t> closest_accum(int b, int world, const BatchRange& target) {
+  const int64_t per_step = static_cast<int64_t>(b) * world;
+  const int64_t lo_a = std::max<int64_t>(1, (target.min + per_step - 1) / per_step);
+  BatchChoice best{b, static_cast<int>(lo_a), lo_a * per_step};
   int64_t best_distance = -1;
-  for (int b = cap; b >= lowest; --b) {
-    const auto [choice, d] = closest(b);
-    if (d == 0) return choice;  // inside the range, largest micro-batch
-    if (best_distance < 0 || d < best_distance) best_distance = d;
+  for (int64_t a : {std::max<int64_t>(1, lo_a - 1), lo_a}) {
+    const int64_t eff = a * per_step;
+    const int64_t d = eff < target.min ? target.min - eff : std::max<int64_t>(0, eff - target.max);
+    if (best_distance < 0 || d < best_distance) {
+      best_distance = d;
+      best = {b, static_cast<int>(a), eff};
+    }
   }
-  const int64_t tolerance = std::max<int64_t>(1, target->min / 100);
+  return {best, best_distance};
+}
+
+// Every allowed (micro-batch, accumulation), largest micro-batch first.
+std::vector<BatchChoice> allowed_batches(int cap, bool fixed, int world,
+                                         const std::optional<BatchRange>& target) {
+  cap = std::max(cap, 1);
+  if (!target) return {{cap, 1, static_cast<int64_t>(cap) * world}};
+  const int lowest = fixed ? cap : 1;
+  std::vector<std::pair<BatchChoice, int64_t>> all;
+  int64_t best = -1;
   for (int b = cap; b >= lowest; --b) {
-    const auto [choice, d] = closest(b);
-    if (d <= best_distance + tolerance) return choice;
+    all.push_back(closest_accum(b, world, *target));
+    if (best < 0 || all.back().second < best) best = all.back().second;
   }
-  return closest(cap).first;
+  int64_t slack = best;  // inside the range when reachable
+  if (best > 0 && target->min == target->max) {
+    slack = std::max<int64_t>(best, static_cast<int64_t>(kSingleTargetSlack * target->min));
+  }
+  std::vector<BatchChoice> out;
+  for (const auto& [choice, d] : all)
+    if (d <= slack) out.push_back(choice);
+  return out;
 }
 
 // One checkpointing setting, planned.
@@ -174,17 +180,34 @@ struct Config {
 Config plan_config(const JobSpec& spec, est::TrainingSetup setup, const est::Hardware& hw) {
   Config c;
   c.max = est::max_micro_batch(setup, hw);
-  if (spec.micro_batch) {
-    c.fits = *spec.micro_batch <= c.max.aggressive;
-    c.batch = choose_batch(*spec.micro_batch, true, setup.world_size(), spec.effective_batch);
-  } else {
-    c.fits = c.max.recommended >= 1;
-    c.batch = choose_batch(c.max.recommended, false, setup.world_size(), spec.effective_batch);
+  const bool fixed = spec.micro_batch.has_value();
+  const int cap = fixed ? *spec.micro_batch : c.max.recommended;
+  c.fits = fixed ? *spec.micro_batch <= c.max.aggressive : c.max.recommended >= 1;
+  const auto target_distance = [&](const BatchChoice& b) -> int64_t {
+    if (!spec.effective_batch) return 0;
+    const auto& t = *spec.effective_batch;
+    return b.effective < t.min ? t.min - b.effective : std::max<int64_t>(0, b.effective - t.max);
+  };
+  // A bounded number of choices is timed: the largest micro-batches, where the fastest one is.
+  auto choices = allowed_batches(cap, fixed, setup.world_size(), spec.effective_batch);
+  if (choices.size() > 64) choices.resize(64);
+  bool first = true;
+  for (const BatchChoice& choice : choices) {
+    const est::Throughput tp = est::estimate_throughput(setup, choice.micro, choice.accum, hw);
+    const int64_t steps = spec.steps_for(static_cast<int>(choice.effective));
+    const double total = static_cast<double>(steps) * tp.step_time_s;
+    const bool faster = total < 0.995 * c.total_s;
+    const bool as_fast_closer =
+        total < 1.005 * c.total_s && target_distance(choice) < target_distance(c.batch);
+    if (first || faster || as_fast_closer) {
+      c.batch = choice;
+      c.tp = tp;
+      c.steps = steps;
+      c.total_s = total;
+      first = false;
+    }
   }
   c.memory = est::estimate_memory(setup, c.batch.micro, hw);
-  c.tp = est::estimate_throughput(setup, c.batch.micro, c.batch.accum, hw);
-  c.steps = spec.steps_for(static_cast<int>(c.batch.effective));
-  c.total_s = static_cast<double>(c.steps) * c.tp.step_time_s;
   c.setup = std::move(setup);
   return c;
 }
@@ -235,6 +258,7 @@ struct Candidate {
   std::string gres_type;               // "" = untyped
   int nodes;
   int gpus_per_node;
+  std::optional<double> slice_price = std::nullopt;  // the profile's price of one slice-hour
 };
 
 PlanRow plan_row(const JobSpec& spec, const profile::Profile& prof, const Candidate& cand,
@@ -305,10 +329,14 @@ PlanRow plan_row(const JobSpec& spec, const profile::Profile& prof, const Candid
   row.scaling_efficiency = chosen.tp.scaling_efficiency;
   row.samples_per_s = chosen.tp.samples_per_s;
   row.tokens_per_s = chosen.tp.tokens_per_s;
-  row.gpu_hours = row.total_time_s / 3600.0 * row.world_size();
-  if (g.price_per_gpu_hour) {
-    const double fraction = cand.mig ? cand.mig->compute_fraction() : 1.0;
-    row.cost = row.gpu_hours * *g.price_per_gpu_hour * fraction;
+  // GPU-hours in whole GPUs: a MIG slice counts as its share of the GPU's compute, so a slice
+  // that runs 7x longer on 1/7 of an A100 costs about what the whole A100 does.
+  const double share = cand.mig ? cand.mig->compute_fraction() : 1.0;
+  row.gpu_hours = row.total_time_s / 3600.0 * row.world_size() * share;
+  if (cand.slice_price) {
+    row.cost = row.total_time_s / 3600.0 * row.world_size() * *cand.slice_price;
+  } else if (g.price_per_gpu_hour) {
+    row.cost = row.gpu_hours * *g.price_per_gpu_hour;
   }
   row.runnable = row.fits;
 
@@ -324,27 +352,33 @@ PlanRow plan_row(const JobSpec& spec, const profile::Profile& prof, const Candid
           "micro_batch {} does not fit ({:.1f} GiB of {:.1f} GiB); at most {} fits here",
           *spec.micro_batch, row.memory.total, row.capacity_gib, chosen.max.aggressive));
     } else if (chosen.max.aggressive >= 1) {
+      // The numbers that differ between options (memory at micro-batch 1) are in the table, so
+      // that the options of a group share one note.
       row.warnings.push_back(fmt::format(
-          "micro-batch 1 needs {:.1f} GiB of {:.1f} GiB usable: it fits only with no headroom "
-          "(above the recommended {:.0f}%), so jobgen does not plan it",
-          row.memory.total, row.capacity_gib, 100 * est::kRecommendedUse));
+          "micro-batch 1 fits only with no headroom (mem GiB above the recommended {:.0f}% of "
+          "{:.1f} GiB usable), so jobgen does not plan it",
+          100 * est::kRecommendedUse, row.capacity_gib));
     } else {
       std::string tried;
       if (chosen.setup.grad_checkpointing) tried += "activation checkpointing";
       if (chosen.setup.flash_attention)
         tried += tried.empty() ? "flash attention" : " and flash attention";
       if (spec.empirical_memory) tried = "your empirical memory formula";
-      std::string message =
-          fmt::format("does not fit even at micro-batch 1{} (needs {:.1f} GiB, {:.1f} GiB usable)",
-                      tried.empty() ? "" : " with " + tried,
-                      est::estimate_memory(chosen.setup, 1, hw).total, row.capacity_gib);
+      std::string message = fmt::format(
+          "does not fit even at micro-batch 1{} (mem GiB is what micro-batch 1 needs; {:.1f} GiB "
+          "usable)",
+          tried.empty() ? "" : " with " + tried, row.capacity_gib);
       if (!spec.empirical_memory && !(cand.mig && cand.gpus_per_node > 1)) {
         const auto alternatives = savings_that_fit(spec, chosen.setup, hw);
         std::string list;
         for (const auto& a : alternatives) list += (list.empty() ? "" : "; ") + a;
-        message += alternatives.empty() ? "; no single memory saving makes it fit: use larger "
-                                          "GPUs or more GPUs with zero3"
-                                        : "; it would fit with " + list;
+        // A MIG slice cannot be joined by more slices (no NCCL between them): only a larger slice
+        // or whole GPUs help.
+        const std::string bigger = cand.mig ? "; no single memory saving makes it fit: use a "
+                                              "larger MIG slice or whole GPUs"
+                                            : "; no single memory saving makes it fit: use larger "
+                                              "GPUs or more GPUs with zero3";
+        message += alternatives.empty() ? bigger : "; it would fit with " + list;
       }
       row.warnings.push_back(std::move(message));
     }
@@ -368,8 +402,11 @@ PlanRow plan_row(const JobSpec& spec, const profile::Profile& prof, const Candid
   if (row.fits && row.partition_max_time_s &&
       row.total_time_s > static_cast<double>(*row.partition_max_time_s)) {
     row.within_time_limit = false;
-    row.chain_jobs = static_cast<int>(
-        std::ceil(row.total_time_s / static_cast<double>(*row.partition_max_time_s)));
+    // Clamped: a run of 10^12 steps must not wrap the count (render refuses such chains).
+    row.chain_jobs = static_cast<int>(std::min<int64_t>(
+        util::to_int64(std::ceil(row.total_time_s / static_cast<double>(*row.partition_max_time_s)))
+            .value_or(INT32_MAX),
+        INT32_MAX));
     const std::string limit = util::format_slurm_time(*row.partition_max_time_s);
     row.warnings.push_back(
         spec.checkpoint.resumable
@@ -529,7 +566,8 @@ Expected<PlanReport> make_plan(const JobSpec& spec, const profile::Profile& prof
           continue;
         }
         for (int k = options.gpus.value_or(1); k <= options.gpus.value_or(most); ++k) {
-          cands.push_back({Candidate{&g, gpu, mig, slice.gres_type, 1, k}, hw});
+          cands.push_back(
+              {Candidate{&g, gpu, mig, slice.gres_type, 1, k, slice.price_per_slice_hour}, hw});
         }
       }
     } else {
@@ -628,7 +666,7 @@ std::map<std::string, std::string> placeholder_values(const JobSpec& spec, const
   v["nodes"] = std::to_string(row.nodes);
   v["world_size"] = std::to_string(row.world_size());
   v["effective_batch"] = std::to_string(row.effective_batch);
-  if (row.learning_rate) v["learning_rate"] = fmt::format("{:.6g}", *row.learning_rate);
+  if (row.learning_rate) v["learning_rate"] = util::format_learning_rate(*row.learning_rate);
   v["max_steps"] = std::to_string(row.steps);
   if (spec.epochs) v["epochs"] = fmt::format("{:g}", *spec.epochs);
   v["seq_len"] = std::to_string(spec.seq_len);

@@ -8,11 +8,13 @@
 // 1..max_slices_per_job slices of each slice type (more than one slice cannot train data
 // parallel: such rows are shown as not runnable). --gpus / --nodes narrow the counts.
 //
-// Per row: the largest micro-batch at three safety levels (memory.hpp), the micro-batch and
-// accumulation whose effective batch (micro x GPUs x nodes x accumulation) is inside the target
-// range or closest to it (ties: the larger micro-batch, which runs faster), the scaled learning
+// Per row: the largest micro-batch at three safety levels (memory.hpp); of the micro-batch x
+// accumulation choices whose effective batch (micro x GPUs x nodes x accumulation) is allowed
+// (inside the target range; for a single number that cannot be met exactly, within 5% of it and
+// no farther than the closest reachable), the one whose whole run is fastest; the scaled learning
 // rate, peak memory at the planned micro-batch with its breakdown, step and total time, GPU-hours
-// and cost (MIG slice: price x compute_slices / 7), warnings.
+// in whole GPUs (a MIG slice counts as its share of the GPU's compute) and cost (the profile's
+// slice price when it prices slices, else its GPU price x GPU-hours), warnings.
 //
 // grad_checkpointing auto: off unless the planned micro-batch does not fit without it, or
 // turning it on (larger micro-batch, one extra forward) makes the whole run faster.

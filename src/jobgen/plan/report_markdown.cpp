@@ -6,7 +6,10 @@
 #include <cmath>
 
 #include "jobgen/plan/report.hpp"
+#include "jobgen/util/redact.hpp"
 #include "jobgen/util/slurm_time.hpp"
+#include "jobgen/util/strings.hpp"
+#include "jobgen/util/units.hpp"
 
 namespace jobgen::plan {
 
@@ -106,7 +109,7 @@ std::string render_markdown(const PlanReport& r) {
         "| {} | {} |\n",
         row.id, cell(row.label()), row.micro_batch, row.max_micro.conservative,
         row.max_micro.recommended, row.max_micro.aggressive, row.grad_accum, row.effective_batch,
-        row.learning_rate ? fmt::format("{:.2e}", *row.learning_rate) : "-",
+        row.learning_rate ? util::format_learning_rate(*row.learning_rate) : "-",
         row.grad_checkpointing ? "on" : "off", row.memory.total, row.capacity_gib,
         ok ? fmt::format("{:.3g} s", row.step_time_s) : "-",
         ok ? util::format_duration(row.total_time_s) : "-",
@@ -143,7 +146,7 @@ std::string render_markdown(const PlanReport& r) {
     out += priced ? chart("Cost per option (" + r.currency + ")", r.currency, shown, cost)
                   : chart("GPU-hours per option", "GPU-hours", shown, cost);
   }
-  return out;
+  return util::escape_controls(out);  // names and notes from input files: no terminal escapes
 }
 
 }  // namespace jobgen::plan

@@ -4,7 +4,10 @@
 #include <algorithm>
 
 #include "jobgen/plan/report.hpp"
+#include "jobgen/util/redact.hpp"
 #include "jobgen/util/slurm_time.hpp"
+#include "jobgen/util/strings.hpp"
+#include "jobgen/util/units.hpp"
 
 namespace jobgen::plan {
 
@@ -26,7 +29,8 @@ namespace {
 
 constexpr size_t kWidth = 100;
 
-// Greedy word wrap; continuation lines get `indent` spaces.
+// Greedy word wrap; continuation lines get `indent` spaces. A word longer than a line (a long
+// path or name) is cut into pieces that fit.
 std::string wrap(const std::string& text, size_t first_indent, size_t indent) {
   std::string out(first_indent, ' ');
   size_t col = first_indent;
@@ -35,6 +39,7 @@ std::string wrap(const std::string& text, size_t first_indent, size_t indent) {
   while (pos < text.size()) {
     size_t end = text.find(' ', pos);
     if (end == std::string::npos) end = text.size();
+    end = std::min(end, pos + (kWidth - indent));
     const std::string word = text.substr(pos, end - pos);
     if (!line_start && col + 1 + word.size() > kWidth) {
       out += "\n" + std::string(indent, ' ');
@@ -48,20 +53,49 @@ std::string wrap(const std::string& text, size_t first_indent, size_t indent) {
     out += word;
     col += word.size();
     line_start = false;
-    pos = end + 1;
+    pos = end < text.size() && text[end] == ' ' ? end + 1 : end;
   }
   return out + "\n";
 }
 
+// Cells of left-aligned text columns (labels, availability notes) are cut with "..." until the
+// table fits kWidth; numbers are never cut.
+void fit_columns(std::vector<std::vector<std::string>>& rows, std::vector<size_t>& width,
+                 size_t indent, const std::vector<bool>& left) {
+  const auto total = [&] {
+    size_t t = indent + (width.empty() ? 0 : width.size() - 1);
+    for (size_t w : width) t += w;
+    return t;
+  };
+  while (total() > kWidth) {
+    size_t widest = width.size();
+    for (size_t i = 0; i < width.size(); ++i) {
+      if (i < left.size() && left[i] && width[i] > 8 &&
+          (widest == width.size() || width[i] > width[widest])) {
+        widest = i;
+      }
+    }
+    if (widest == width.size()) return;
+    const size_t excess = total() - kWidth;
+    width[widest] = std::max<size_t>(8, width[widest] - std::min(excess, width[widest]));
+    for (auto& row : rows) {
+      if (widest < row.size() && row[widest].size() > width[widest]) {
+        row[widest] = row[widest].substr(0, width[widest] - 3) + "...";
+      }
+    }
+  }
+}
+
 // Columns are right-aligned except those listed as left-aligned; two spaces between columns,
 // or one when that keeps the table within kWidth.
-std::string table(const std::vector<std::vector<std::string>>& rows, size_t indent,
+std::string table(std::vector<std::vector<std::string>> rows, size_t indent,
                   const std::vector<bool>& left) {
   std::vector<size_t> width;
   for (const auto& row : rows) {
     width.resize(std::max(width.size(), row.size()), 0);
     for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
   }
+  fit_columns(rows, width, indent, left);
   size_t total = indent;
   for (size_t w : width) total += w;
   const size_t gaps = width.empty() ? 0 : width.size() - 1;
@@ -91,8 +125,32 @@ std::string count_label(const PlanRow& row) {
                        : std::to_string(row.gpus_per_node);
 }
 
+// "#1", "#1, #3", "#2-#5": row ids, consecutive ones as a range.
+std::string id_list(const std::vector<int>& ids) {
+  std::string out;
+  for (std::size_t i = 0; i < ids.size();) {
+    std::size_t j = i;
+    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
+    out += (out.empty() ? "#" : ", #") + std::to_string(ids[i]);
+    if (j > i) out += (j == i + 1 ? ", #" : "-#") + std::to_string(ids[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+// The effective batch, with how far it is from a single-number target ("264 +3%").
+std::string batch_text(const PlanReport& r, const PlanRow& row) {
+  std::string text = std::to_string(row.effective_batch);
+  if (r.target_batch && r.target_batch->min == r.target_batch->max &&
+      row.effective_batch != r.target_batch->min && r.target_batch->min > 0) {
+    const double off = 100.0 * (row.effective_batch - r.target_batch->min) / r.target_batch->min;
+    text += fmt::format(" {:+.0f}%", off);
+  }
+  return text;
+}
+
 std::string lr_text(const std::optional<double>& lr) {
-  return lr ? fmt::format("{:.2e}", *lr) : "-";
+  return lr ? util::format_learning_rate(*lr) : "-";
 }
 
 std::string group_header(const PlanReport& r, const GroupInfo& g) {
@@ -104,15 +162,43 @@ std::string group_header(const PlanReport& r, const GroupInfo& g) {
   if (g.price_per_gpu_hour) {
     s += ", " + format_money(*g.price_per_gpu_hour, r.currency) + " per GPU-hour";
   }
+  if (const auto* mig = g.gpu.find_mig(g.mig_profile)) {
+    s += fmt::format("; GPU-h count a slice as {}/{} of a GPU", mig->compute_slices,
+                     mig->compute_total);
+  }
   if (!g.availability.empty()) s += "; availability: " + g.availability;
   return wrap(s, 0, 4);
+}
+
+// The last guard of the documented width: a line still longer (absurd numbers in a table) is
+// continued on the next line, indented.
+std::string enforce_width(const std::string& text) {
+  std::string out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line = std::string_view(text).substr(start, end - start);
+    bool first = true;
+    while (line.size() > (first ? kWidth : kWidth - 4)) {
+      const size_t take = first ? kWidth : kWidth - 4;
+      out += (first ? "" : "    ") + std::string(line.substr(0, take)) + "\n";
+      line.remove_prefix(take);
+      first = false;
+    }
+    out += (first ? "" : "    ") + std::string(line) + "\n";
+    start = end + 1;
+  }
+  return out;
 }
 
 }  // namespace
 
 std::string render_text(const PlanReport& r) {
   std::string out;
-  out += fmt::format("Plan for {}{}\n", r.job_name, r.source.empty() ? "" : " (" + r.source + ")");
+  out +=
+      wrap(fmt::format("Plan for {}{}", r.job_name, r.source.empty() ? "" : " (" + r.source + ")"),
+           0, 4);
   std::string model = r.model_name;
   if (!r.model_description.empty()) model += " - " + r.model_description;
   if (r.model_params > 0 && r.model_description.empty()) {
@@ -148,16 +234,14 @@ std::string render_text(const PlanReport& r) {
     for (const PlanRow& row : r.rows) {
       if (row.group == g.name && row.mig_profile == g.mig_profile) rows.push_back(&row);
     }
-    // Warnings every option of the group shares are printed once.
-    std::vector<std::string> common =
-        rows.empty() ? std::vector<std::string>{} : rows.front()->warnings;
-    std::erase_if(common, [&](const std::string& w) {
-      return std::any_of(rows.begin(), rows.end(), [&](const PlanRow* row) {
-        return std::find(row->warnings.begin(), row->warnings.end(), w) == row->warnings.end();
-      });
-    });
-    std::string notes;
-    for (const auto& w : common) notes += wrap("all: " + w, 4, 8);
+    // A note that several options share is printed once, naming them ("all" when every one).
+    std::vector<std::pair<std::string, std::vector<int>>> shared;
+    const auto note = [&](const std::string& text, int id) {
+      auto it =
+          std::find_if(shared.begin(), shared.end(), [&](auto& n) { return n.first == text; });
+      if (it == shared.end()) it = shared.insert(shared.end(), {text, {}});
+      it->second.push_back(id);
+    };
     for (const PlanRow* row : rows) {
       std::vector<std::string> c{std::to_string(row->id),
                                  count_label(*row),
@@ -165,7 +249,7 @@ std::string render_text(const PlanReport& r) {
                                  fmt::format("{}/{}/{}", row->max_micro.conservative,
                                              row->max_micro.recommended, row->max_micro.aggressive),
                                  std::to_string(row->grad_accum),
-                                 std::to_string(row->effective_batch)};
+                                 batch_text(r, *row)};
       if (lr_varies) c.push_back(lr_text(row->learning_rate));
       c.push_back(row->grad_checkpointing ? "on" : "off");
       c.push_back(fmt::format("{:.1f}", row->memory.total));
@@ -180,13 +264,14 @@ std::string render_text(const PlanReport& r) {
         c.emplace_back(row->fits ? "not runnable" : "no fit");
       }
       cells.push_back(std::move(c));
-      if (!row->checkpointing_note.empty()) {
-        notes += wrap(fmt::format("#{}: {}", row->id, row->checkpointing_note), 4, 8);
-      }
-      for (const auto& w : row->warnings) {
-        if (std::find(common.begin(), common.end(), w) != common.end()) continue;
-        notes += wrap(fmt::format("#{}: {}", row->id, w), 4, 8);
-      }
+      if (!row->checkpointing_note.empty()) note(row->checkpointing_note, row->id);
+      for (const auto& w : row->warnings) note(w, row->id);
+    }
+    std::string notes;
+    for (const auto& [text, ids] : shared) {
+      notes +=
+          wrap((ids.size() == rows.size() && rows.size() > 1 ? "all" : id_list(ids)) + ": " + text,
+               4, 8);
     }
     out += table(cells, 2, {false, true});
     out += notes;
@@ -246,7 +331,8 @@ std::string render_text(const PlanReport& r) {
     out += "\nNotes\n";
     for (const auto& n : r.notes) out += wrap("- " + n, 2, 4);
   }
-  return out;
+  // Names and notes come from the profile and the job spec; the report goes to a terminal.
+  return enforce_width(util::escape_controls(out));
 }
 
 }  // namespace jobgen::plan

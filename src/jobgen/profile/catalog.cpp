@@ -5,7 +5,7 @@
 #include <cmath>
 #include <map>
 
-#include "jobgen/profile/yaml_reader.hpp"
+#include "jobgen/util/yaml_reader.hpp"
 
 namespace jobgen::profile {
 
@@ -41,7 +41,7 @@ const std::vector<std::string> kGpuKeys = {"id",
 const std::vector<std::string> kMigKeys = {"name", "memory_gib", "compute_slices", "memory_slices",
                                            "max_instances"};
 
-MigProfileSpec parse_mig(detail::YamlReader& r, const YAML::Node& node, const std::string& gpu,
+MigProfileSpec parse_mig(util::YamlReader& r, const YAML::Node& node, const std::string& gpu,
                          int compute_total, int memory_total) {
   MigProfileSpec mig;
   mig.compute_total = compute_total;
@@ -63,7 +63,7 @@ MigProfileSpec parse_mig(detail::YamlReader& r, const YAML::Node& node, const st
   return mig;
 }
 
-GpuSpec parse_gpu(detail::YamlReader& r, const YAML::Node& node) {
+GpuSpec parse_gpu(util::YamlReader& r, const YAML::Node& node) {
   GpuSpec gpu;
   if (!r.expect_map(node, "a catalog entry")) return gpu;
   gpu.id = r.string(node, "id", "a catalog entry", true).value_or("");
@@ -132,6 +132,7 @@ struct NameParts {
   std::string base;
   std::string memory;
   std::string form;
+  std::string generation;  // "sxm4" when the name gives one: it must be the GPU's own
 };
 
 NameParts split_name(std::string_view name) {
@@ -150,6 +151,7 @@ NameParts split_name(std::string_view name) {
       p.memory = t.substr(0, unit);
     } else if ((t.starts_with("sxm") && t.size() <= 4) || t == "pcie" || t == "nvl") {
       p.form = t.starts_with("sxm") ? "sxm" : t;
+      if (t.size() == 4) p.generation = t;
     } else {
       p.base += t;
     }
@@ -171,6 +173,15 @@ bool parts_match(const GpuSpec& gpu, const NameParts& wanted) {
       wanted.memory != std::to_string(static_cast<long>(std::lround(gpu.memory_gb_nominal))))
     return false;
   if (!wanted.form.empty() && wanted.form != gpu.form_factor) return false;
+  // An A100 is SXM4 and an H100 SXM5: a name with the wrong generation names no GPU we know.
+  if (!wanted.generation.empty()) {
+    const auto says_generation = [&](const std::string& name) {
+      return split_name(name).generation == wanted.generation;
+    };
+    if (!says_generation(gpu.id) && std::none_of(gpu.aliases.begin(), gpu.aliases.end(),
+                                                 says_generation))
+      return false;
+  }
   if (split_name(gpu.id).base == wanted.base) return true;
   return std::any_of(gpu.aliases.begin(), gpu.aliases.end(),
                      [&](const std::string& a) { return split_name(a).base == wanted.base; });
@@ -210,10 +221,10 @@ std::vector<std::string> Catalog::all_names() const {
 }
 
 Expected<Catalog> parse_catalog(std::string_view yaml_text, const std::string& source_name) {
-  auto root = detail::load_yaml(yaml_text, source_name);
+  auto root = util::load_yaml(yaml_text, source_name);
   if (!root) return std::unexpected(root.error());
   Diagnostics problems;
-  detail::YamlReader r(source_name, problems);
+  util::YamlReader r(source_name, problems);
   Catalog catalog;
   if (r.expect_map(*root, "the GPU catalog")) {
     r.check_keys(*root, {"gpus"}, "the GPU catalog");

@@ -5,7 +5,8 @@
 // Units: memory in MiB (as Slurm's RealMemory and --mem count them); storage quotas in bytes;
 // times in seconds (nullopt = UNLIMITED); interconnect bandwidth in GB/s (10^9 bytes/s) per GPU
 // (intra-node) or per node (inter-node); prices in the profile's currency per GPU-hour of a
-// whole GPU (a MIG slice costs price * compute_slices / 7).
+// whole GPU (a MIG slice costs its slice price when the profile gives one, else the GPU price x
+// its share of the GPU's compute, compute_slices / 7).
 #pragma once
 
 #include <cstdint>
@@ -32,6 +33,7 @@ struct MigSlice {
   std::string profile;    // NVIDIA MIG profile name, e.g. "1g.12gb" (must exist for the GPU)
   int per_gpu = 0;        // instances of this profile on each GPU
   std::string gres_type;  // the site's gres type for one slice, e.g. "h100nvl_1g.12gb"
+  std::optional<double> price_per_slice_hour;  // when the site prices slices on their own
   SourceLoc loc;
 };
 

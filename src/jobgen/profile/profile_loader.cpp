@@ -1,13 +1,17 @@
 #include "jobgen/profile/profile_loader.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
+#include <climits>
 #include <map>
 #include <set>
 
 #include "jobgen/profile/profile_summary.hpp"
-#include "jobgen/profile/yaml_reader.hpp"
+#include "jobgen/util/yaml_reader.hpp"
 #include "jobgen/util/hostlist.hpp"
+#include "jobgen/util/redact.hpp"
 #include "jobgen/util/slurm_time.hpp"
 #include "jobgen/util/units.hpp"
 
@@ -15,7 +19,7 @@ namespace jobgen::profile {
 
 namespace {
 
-using detail::YamlReader;
+using util::YamlReader;
 
 const std::vector<std::string> kTopKeys = {"cluster",      "description", "backend",    "rest",
                                            "template_dir", "currency",    "partitions", "defaults",
@@ -41,8 +45,21 @@ const std::vector<std::string> kGroupKeys = {"name",
                                              "mfu",
                                              "max_nodes_per_job"};
 const std::vector<std::string> kMigKeys = {"slices", "max_slices_per_job"};
-const std::vector<std::string> kSliceKeys = {"profile", "per_gpu", "gres_type"};
+const std::vector<std::string> kSliceKeys = {"profile", "per_gpu", "gres_type",
+                                             "price_per_slice_hour"};
 const std::vector<std::string> kLinkKeys = {"intra", "intra_bandwidth", "inter", "inter_bandwidth"};
+
+// Slurm keeps a node's CPU count in 16 bits; no node has more than a few dozen GPUs.
+constexpr int64_t kMaxCpus = 65535;
+constexpr int64_t kMaxGpusPerNode = 256;
+constexpr int64_t kMaxNodesPerJob = 4096;
+constexpr int64_t kMaxMigInstances = 7;  // one GPU holds at most 7 MIG instances
+// A sanity bound only, so that the catalog's per-profile limit can say more precisely what fits.
+constexpr int64_t kMaxSliceCount = 1000;
+constexpr double kMinBandwidthGbs = 0.001;
+constexpr double kMaxBandwidthGbs = 1e6;
+constexpr double kMaxPrice = 1e6;
+constexpr double kMinMfu = 0.001;
 
 // Slurm type names and partition names: no separators Slurm would split on.
 bool valid_slurm_name(std::string_view name) {
@@ -60,6 +77,12 @@ class Loader {
     Profile p;
     p.source = r_.source();
     if (!r_.expect_map(root, "a cluster profile")) return p;
+    if (!root["cluster"] && !root["node_groups"] && (root["model"] || root["command"])) {
+      r_.problem(root,
+                 "this is a job spec, not a cluster profile: pass it as the job spec "
+                 "argument, and a profile (cluster-profiles/README.md) with --profile");
+      return p;
+    }
     r_.check_keys(root, kTopKeys, "the profile");
     p.name = r_.string(root, "cluster", "the profile", true).value_or("");
     p.description = r_.string(root, "description", "the profile").value_or("");
@@ -97,6 +120,21 @@ class Loader {
     if (!r_.expect_map(node, "'rest'")) return rest;
     r_.check_keys(node, kRestKeys, "'rest'");
     rest.url = r_.string(node, "url", "'rest'", true).value_or("");
+    if (!rest.url.empty()) {
+      // Messages show the URL without credentials (slurmrestd takes a token, never user:password).
+      const std::string shown = util::redact_url(rest.url);
+      const bool known = rest.url.starts_with("http://") || rest.url.starts_with("https://") ||
+                         rest.url.starts_with("unix:");
+      if (!known) {
+        r_.problem(node["url"], "rest.url '" + util::shorten(shown) +
+                                    "' is not understood: use http://HOST:PORT, "
+                                    "https://HOST:PORT or unix:/PATH");
+      } else if (shown != rest.url) {
+        r_.problem(node["url"], "rest.url '" + shown +
+                                    "' holds a user name or password: remove them (slurmrestd "
+                                    "authenticates with a token: rest.token_file or SLURM_JWT)");
+      }
+    }
     rest.api_version = r_.string(node, "api_version", "'rest'").value_or("");
     rest.token_file = r_.string(node, "token_file", "'rest'").value_or("");
     rest.allow_scontrol_token = r_.boolean(node, "allow_scontrol_token", "'rest'").value_or(false);
@@ -132,11 +170,20 @@ class Loader {
       }
       if (auto text = r_.string(node, "max_time", what)) {
         auto seconds = util::parse_slurm_time(*text);
-        if (seconds) {
-          part.max_time_s = *seconds;
-        } else {
+        if (!seconds) {
+          r_.problem(node["max_time"], "bad max_time '" + util::shorten(*text) + "' in " + what +
+                                           ": " + seconds.error().message);
+        } else if (*seconds && **seconds <= 0) {
+          // Every time limit and chain length is computed by dividing by it.
+          r_.problem(node["max_time"], "max_time of " + what +
+                                           " is zero; give the partition's limit (e.g. "
+                                           "2-00:00:00) or UNLIMITED");
+        } else if (*seconds && **seconds > util::kMaxSlurmTimeS) {
           r_.problem(node["max_time"],
-                     "bad max_time '" + *text + "' in " + what + ": " + seconds.error().message);
+                     "max_time of " + what + " is longer than Slurm can express (" +
+                         util::format_slurm_time(util::kMaxSlurmTimeS) + "); use UNLIMITED");
+        } else {
+          part.max_time_s = *seconds;
         }
       }
       part.is_default = r_.boolean(node, "default", what).value_or(false);
@@ -167,12 +214,8 @@ class Loader {
   void load_defaults(const YAML::Node& node, Profile& p) {
     if (!r_.expect_map(node, "'defaults'")) return;
     r_.check_keys(node, kDefaultsKeys, "'defaults'");
-    if (auto cpus = r_.integer(node, "cpus_per_gpu", "'defaults'")) {
-      if (*cpus <= 0) {
-        r_.problem(node["cpus_per_gpu"], "defaults.cpus_per_gpu must be at least 1");
-      } else {
-        p.defaults.cpus_per_gpu = static_cast<int>(*cpus);
-      }
+    if (auto cpus = r_.integer_in(node, "cpus_per_gpu", "'defaults'", 1, kMaxCpus)) {
+      p.defaults.cpus_per_gpu = static_cast<int>(*cpus);
     }
     if (auto mem = r_.string(node, "mem_per_gpu", "'defaults'")) {
       p.defaults.mem_per_gpu_mib = memory(node["mem_per_gpu"], *mem, "defaults.mem_per_gpu");
@@ -238,6 +281,13 @@ class Loader {
     for (const auto& node : list) {
       if (!r_.expect_map(node, "a node group")) continue;
       NodeGroup g = load_group(node, p);
+      // Totals (nodes x GPUs x MIG slices) then stay far inside int.
+      if (node_owner.size() + g.nodes.size() > util::kMaxHostlistHosts) {
+        r_.problem(node["nodes"], "the profile names more than " +
+                                      std::to_string(util::kMaxHostlistHosts) +
+                                      " nodes in all; split the cluster into several profiles");
+        g.nodes.clear();
+      }
       if (!g.name.empty() && p.find_group(g.name) != nullptr) {
         r_.problem(node["name"], "node group '" + g.name + "' is defined twice");
       }
@@ -304,8 +354,7 @@ class Loader {
       }
     }
 
-    if (auto cpus = r_.integer(node, "cpus", what, true)) {
-      if (*cpus <= 0) r_.problem(node["cpus"], "'cpus' of " + what + " must be at least 1");
+    if (auto cpus = r_.integer_in(node, "cpus", what, 1, kMaxCpus, true)) {
       g.cpus = static_cast<int>(*cpus);
     }
     if (auto mem = r_.string(node, "memory", what, true)) {
@@ -326,11 +375,7 @@ class Loader {
         g.gpu = gpu->id;
       }
     }
-    if (auto count = r_.integer(node, "gpus_per_node", what, true)) {
-      if (*count <= 0) {
-        r_.problem(node["gpus_per_node"],
-                   "'gpus_per_node' of " + what + " must be at least 1 (jobgen plans GPU jobs)");
-      }
+    if (auto count = r_.integer_in(node, "gpus_per_node", what, 1, kMaxGpusPerNode, true)) {
       g.gpus_per_node = static_cast<int>(*count);
     }
     if (auto type = r_.string(node, "gres_type", what)) {
@@ -361,23 +406,23 @@ class Loader {
       g.interconnect.intra_gbs = gpu->nvlink_gbs;
     }
 
-    if (auto price = r_.number(node, "price_per_gpu_hour", what)) {
-      if (*price < 0) r_.problem(node["price_per_gpu_hour"], "a price cannot be negative");
+    if (auto price = r_.number_in(node, "price_per_gpu_hour", what, 0, kMaxPrice)) {
       g.price_per_gpu_hour = *price;
     }
     g.availability = r_.string(node, "availability", what).value_or("");
     if (auto mfu = r_.number(node, "mfu", what)) {
-      if (*mfu <= 0 || *mfu > 1) {
-        r_.problem(node["mfu"],
-                   "'mfu' of " + what + " is a fraction of peak FLOPS between 0 and 1 (e.g. 0.35)");
+      if (*mfu < kMinMfu || *mfu > 1) {
+        r_.problem(node["mfu"], fmt::format("'mfu' of {} is a fraction of peak FLOPS between {:g} "
+                                            "and 1 (e.g. 0.35)",
+                                            what, kMinMfu));
+      } else {
+        g.mfu = *mfu;
       }
-      g.mfu = *mfu;
     }
-    if (auto max_nodes = r_.integer(node, "max_nodes_per_job", what)) {
+    // The planner makes one row per node count: a bound keeps `jobgen plan` fast.
+    if (auto max_nodes = r_.integer_in(node, "max_nodes_per_job", what, 1, kMaxNodesPerJob)) {
       g.max_nodes_per_job = static_cast<int>(*max_nodes);
-      if (*max_nodes < 1) {
-        r_.problem(node["max_nodes_per_job"], "'max_nodes_per_job' must be at least 1");
-      } else if (!g.nodes.empty() && *max_nodes > static_cast<int64_t>(g.nodes.size())) {
+      if (!g.nodes.empty() && *max_nodes > static_cast<int64_t>(g.nodes.size())) {
         r_.problem(node["max_nodes_per_job"], "'max_nodes_per_job' " + std::to_string(*max_nodes) +
                                                   " of " + what + " is more than its " +
                                                   std::to_string(g.nodes.size()) + " nodes");
@@ -401,10 +446,12 @@ class Loader {
   // The profile's per-GPU defaults must fit a whole node (or all slices of a MIG node).
   void check_defaults_fit(const YAML::Node& node, const Profile& p, const NodeGroup& g,
                           const std::string& what) {
-    const int units = g.mig ? slices_per_node(g) : g.gpus_per_node;
+    // 64-bit products: both factors are range-checked, so neither can wrap.
+    const int64_t units = g.mig ? slices_per_node(g) : g.gpus_per_node;
     if (units <= 0) return;
     const std::string unit = g.mig ? " slices" : " GPUs";
-    if (p.defaults.cpus_per_gpu && g.cpus > 0 && *p.defaults.cpus_per_gpu * units > g.cpus) {
+    if (p.defaults.cpus_per_gpu && g.cpus > 0 &&
+        int64_t{*p.defaults.cpus_per_gpu} * units > int64_t{g.cpus}) {
       r_.problem(node, "defaults.cpus_per_gpu " + std::to_string(*p.defaults.cpus_per_gpu) + " x " +
                            std::to_string(units) + unit + " is more than the " +
                            std::to_string(g.cpus) + " CPUs of " + what +
@@ -432,8 +479,8 @@ class Loader {
                            "A100, H100, H200)");
       return std::nullopt;
     }
-    if (auto max = r_.integer(node, "max_slices_per_job", what)) {
-      if (*max < 1) r_.problem(node["max_slices_per_job"], "'max_slices_per_job' must be >= 1");
+    if (auto max = r_.integer_in(node, "max_slices_per_job", what, 1,
+                                 kMaxMigInstances * kMaxGpusPerNode)) {
       mig.max_slices_per_job = static_cast<int>(*max);
     }
     const YAML::Node slices = node["slices"];
@@ -444,8 +491,8 @@ class Loader {
       return mig;
     }
     if (!r_.expect_sequence(slices, what + ": 'slices'")) return mig;
-    int compute = 0;
-    int memory_slices = 0;
+    int64_t compute = 0;
+    int64_t memory_slices = 0;
     for (const auto& item : slices) {
       if (!r_.expect_map(item, "a MIG slice")) continue;
       MigSlice slice;
@@ -453,14 +500,18 @@ class Loader {
       slice.profile = r_.string(item, "profile", "a MIG slice of " + group_what, true).value_or("");
       const std::string swhat = "MIG slice '" + slice.profile + "' of " + group_what;
       r_.check_keys(item, kSliceKeys, swhat);
-      slice.per_gpu = static_cast<int>(r_.integer(item, "per_gpu", swhat, true).value_or(0));
+      slice.per_gpu = static_cast<int>(
+          r_.integer_in(item, "per_gpu", swhat, 1, kMaxSliceCount, true).value_or(0));
       slice.gres_type = r_.string(item, "gres_type", swhat).value_or(slice.profile);
-      if (!valid_slurm_name(slice.gres_type)) {
-        r_.problem(item["gres_type"], "gres_type '" + slice.gres_type + "' of " + swhat +
-                                          " may only contain letters, digits, '_', '-' and '.'");
+      slice.price_per_slice_hour = r_.number(item, "price_per_slice_hour", swhat);
+      if (slice.price_per_slice_hour && !(*slice.price_per_slice_hour >= 0)) {
+        r_.problem(item["price_per_slice_hour"],
+                   "'price_per_slice_hour' of " + swhat + " must be a price of at least 0");
       }
-      if (slice.per_gpu <= 0 && item["per_gpu"]) {
-        r_.problem(item["per_gpu"], "'per_gpu' of " + swhat + " must be at least 1");
+      if (!valid_slurm_name(slice.gres_type)) {
+        r_.problem(item["gres_type"] ? item["gres_type"] : item,
+                   "gres_type '" + slice.gres_type + "' of " + swhat +
+                       " may only contain letters, digits, '_', '-' and '.'");
       }
       if (gpu != nullptr && !slice.profile.empty()) {
         const MigProfileSpec* spec = gpu->find_mig(slice.profile);
@@ -505,8 +556,8 @@ class Loader {
                              std::to_string(compute_total) + " and " +
                              std::to_string(memory_total) + ". Use fewer or smaller instances");
     }
-    const int per_node = [&] {
-      int n = 0;
+    const int64_t per_node = [&] {
+      int64_t n = 0;
       for (const auto& s : mig.slices) n += s.per_gpu;
       return n * g.gpus_per_node;
     }();
@@ -563,9 +614,12 @@ class Loader {
     auto text = r_.string(node, key, what);
     if (!text) return 0;
     auto gbs = util::parse_bandwidth_gbs(*text);
-    if (!gbs || *gbs <= 0) {
-      r_.problem(node[key], "bad bandwidth '" + *text + "' for " + key + " in " + what + ": " +
-                                (gbs ? std::string("must be more than 0") : gbs.error().message) +
+    if (!gbs || *gbs < kMinBandwidthGbs || *gbs > kMaxBandwidthGbs) {
+      r_.problem(node[key], "bad bandwidth '" + util::shorten(*text) + "' for " + key + " in " +
+                                what + ": " +
+                                (gbs ? fmt::format("must be between {:g} and {:g} GB/s",
+                                                   kMinBandwidthGbs, kMaxBandwidthGbs)
+                                     : gbs.error().message) +
                                 " (e.g. \"10 Gb/s\", \"200 Gb/s\", \"600 GB/s\")");
       return 0;
     }
@@ -580,7 +634,7 @@ class Loader {
 
 ProfileLoad load_profile(std::string_view yaml, const std::string& source, const Catalog& catalog) {
   ProfileLoad result;
-  auto root = detail::load_yaml(yaml, source);
+  auto root = util::load_yaml(yaml, source);
   if (!root) {
     result.problems.push_back(root.error());
     return result;

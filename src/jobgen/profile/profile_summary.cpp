@@ -1,5 +1,8 @@
 #include "jobgen/profile/profile_summary.hpp"
 
+#include <algorithm>
+#include <cstdint>
+
 namespace jobgen::profile {
 
 int node_count(const NodeGroup& group) {
@@ -12,9 +15,10 @@ int total_gpus(const NodeGroup& group) {
 
 int slices_per_node(const NodeGroup& group) {
   if (!group.mig) return 0;
-  int per_gpu = 0;
+  // 64-bit: the loader calls this while it still checks a (possibly absurd) slice list.
+  int64_t per_gpu = 0;
   for (const auto& slice : group.mig->slices) per_gpu += slice.per_gpu;
-  return per_gpu * group.gpus_per_node;
+  return static_cast<int>(std::min<int64_t>(per_gpu * group.gpus_per_node, INT32_MAX));
 }
 
 int total_slices(const NodeGroup& group) {

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 #include <algorithm>
-#include <regex>
+#include <optional>
+
+#include "jobgen/plan/launcher.hpp"
 
 #include "jobgen/render/shell_quote.hpp"
 
@@ -168,9 +170,38 @@ Expected<std::vector<std::string>> split_command(std::string_view text) {
 
 namespace {
 
-const std::regex& placeholder_re() {
-  static const std::regex re(R"(\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\})");
-  return re;
+// One {{ name }} in a word: where it starts, its length and the name.
+struct Placeholder {
+  std::size_t pos = 0;
+  std::size_t len = 0;
+  std::string_view name;
+};
+
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+// The next "{{ NAME }}" (NAME a shell identifier, blanks allowed around it) at or after `from`.
+// A scanner rather than std::regex: libstdc++'s regex recurses once per character and a long
+// word (a 50,000-character name) overflowed the stack. Linear in the word's length: a failed
+// candidate is skipped past its identifier, which no later match can start inside.
+std::optional<Placeholder> next_placeholder(std::string_view word, std::size_t from) {
+  for (std::size_t open = word.find("{{", from); open != std::string_view::npos;
+       open = word.find("{{", open + 1)) {
+    std::size_t i = open + 2;
+    while (i < word.size() && is_space(word[i])) ++i;
+    const std::size_t begin = i;
+    while (i < word.size() && is_ident_char(word[i], i == begin)) ++i;
+    if (i == begin) continue;
+    const std::size_t end = i;
+    while (i < word.size() && is_space(word[i])) ++i;
+    if (word.compare(i, 2, "}}") != 0) {
+      open = std::max(open, end - 1);
+      continue;
+    }
+    return Placeholder{open, i + 2 - open, word.substr(begin, end - begin)};
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -178,10 +209,10 @@ const std::regex& placeholder_re() {
 std::vector<std::string> placeholders_used(const std::vector<std::string>& argv) {
   std::vector<std::string> names;
   for (const auto& word : argv) {
-    for (std::sregex_iterator it(word.begin(), word.end(), placeholder_re()), end; it != end;
-         ++it) {
-      const std::string name = (*it)[1].str();
-      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    for (auto p = next_placeholder(word, 0); p; p = next_placeholder(word, p->pos + p->len)) {
+      if (std::find(names.begin(), names.end(), p->name) == names.end()) {
+        names.emplace_back(p->name);
+      }
     }
   }
   return names;
@@ -196,11 +227,10 @@ Expected<std::string> quote_command(const std::vector<std::string>& argv,
   for (const auto& word : argv) {
     std::vector<Segment> segments;
     std::size_t last = 0;
-    for (std::sregex_iterator it(word.begin(), word.end(), placeholder_re()), end; it != end;
-         ++it) {
-      append_marked(std::string_view(word).substr(last, it->position() - last), segments);
-      last = it->position() + it->length();
-      const std::string name = (*it)[1].str();
+    for (auto p = next_placeholder(word, 0); p; p = next_placeholder(word, p->pos + p->len)) {
+      append_marked(std::string_view(word).substr(last, p->pos - last), segments);
+      last = p->pos + p->len;
+      const std::string name(p->name);
       if (std::find(sweep_keys.begin(), sweep_keys.end(), name) != sweep_keys.end()) {
         segments.push_back({true, "JOBGEN_SWEEP_" + name});
         continue;
@@ -209,7 +239,9 @@ Expected<std::string> quote_command(const std::vector<std::string>& argv,
       if (found == values.end()) {
         std::vector<std::string> known;
         for (const auto& [k, _] : values) known.push_back(k);
-        known.insert(known.end(), sweep_keys.begin(), sweep_keys.end());
+        for (const auto& k : sweep_keys) {  // a swept key may also have a planned value
+          if (!values.contains(k)) known.push_back(k);
+        }
         const std::string hint = closest_match(name, known);
         return invalid(fmt::format(
             "placeholder {{{{{}}}}} in the run command has no value{}; "
@@ -244,8 +276,7 @@ Program classify_program(const std::vector<std::string>& argv) {
   const std::string& first = argv[0];
   const auto slash = first.rfind('/');
   const std::string base = slash == std::string::npos ? first : first.substr(slash + 1);
-  static const std::regex python_re(R"(python(3(\.[0-9]+)?)?)");
-  if (std::regex_match(base, python_re)) {
+  if (plan::is_python_interpreter(base)) {
     // Interpreter options (python -u train.py) have no launcher equivalent: run it as written.
     if (argv.size() >= 3 && argv[1] == "-m") {
       p.kind = ProgramKind::module;

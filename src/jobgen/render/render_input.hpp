@@ -5,6 +5,7 @@
 // Units: seconds for times, counts per node unless the name says otherwise.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
@@ -14,7 +15,7 @@
 #include <vector>
 
 #include "jobgen/plan/launcher.hpp"
-#include "jobgen/render/sbatch_options.hpp"
+#include "jobgen/job/sbatch_options.hpp"
 #include "jobgen/util/error.hpp"
 
 namespace jobgen::render {
@@ -44,8 +45,12 @@ struct SweepParam {
   std::vector<std::string> values;
 };
 
+// Slurm's default MaxArraySize: an array's task ids run from 0 to MaxArraySize - 1, so 1001 allows
+// 1001 tasks (indices 0-1000). A cluster may set another value (scontrol show config).
+inline constexpr int64_t kDefaultMaxArraySize = 1001;
+
 struct RenderInput {
-  SbatchOptions sbatch;  // the #SBATCH header (gres, time, signal, array, ... filled in)
+  job::SbatchOptions sbatch;  // the #SBATCH header (gres, time, signal, array, ... filled in)
   Launcher launcher = Launcher::torchrun;
   int nodes = 1;          // nodes the launcher spans
   int gpus_per_node = 1;  // GPU processes per node (1 for a MIG slice)
@@ -54,6 +59,7 @@ struct RenderInput {
   // any word and are filled from `placeholders` (and the sweep table).
   std::vector<std::string> command_argv;
   std::string command_text;
+  SourceLoc command_loc;  // where the command was written (job spec line:col), for its errors
   std::map<std::string, std::string> placeholders;
   // Placeholders whose values are the job spec's own text, in which $NAME / ${NAME} expand when
   // the job runs (checkpoint_dir: "/scratch/$USER/ckpt"). Other values are always literal.
@@ -66,13 +72,18 @@ struct RenderInput {
   bool test_mode = false;
   int test_steps = 10;
   std::vector<SweepParam> sweep;
+  int64_t max_array_size = kDefaultMaxArraySize;  // the cluster's MaxArraySize
   int chain_links = 1;  // >1: each job submits the next link, which resumes from a checkpoint
   bool local = false;   // the local (non-Slurm) variant: no #SBATCH header
   std::string stage;    // stage name of a multi-stage job spec, "" for single-stage
   std::vector<std::string> generated_by;  // the jobgen command line (argv), shown in a comment
 };
 
-// The total number of array tasks of a sweep (product of the value counts; 0 without a sweep).
+// The total number of array tasks of a sweep (product of the value counts; 0 without a sweep),
+// saturating at INT32_MAX instead of overflowing.
 int sweep_task_count(const std::vector<SweepParam>& sweep);
+
+// Refuses (invalid input, with the sizes) a sweep of more than `max_array_size` tasks.
+Expected<void> check_sweep_size(const std::vector<SweepParam>& sweep, int64_t max_array_size);
 
 }  // namespace jobgen::render

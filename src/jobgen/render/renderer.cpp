@@ -1,14 +1,15 @@
+#include "jobgen/util/names.hpp"
 #include "jobgen/render/renderer.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <kainjow/mustache.hpp>
-#include <regex>
 
 #include "jobgen/render/command_line.hpp"
 #include "jobgen/render/sbatch_header.hpp"
 #include "jobgen/render/shell_quote.hpp"
+#include "jobgen/util/checked.hpp"
 
 namespace jobgen::render {
 
@@ -34,9 +35,28 @@ int signal_depth(Launcher launcher) {
 
 int sweep_task_count(const std::vector<SweepParam>& sweep) {
   if (sweep.empty()) return 0;
-  int n = 1;
-  for (const auto& p : sweep) n *= static_cast<int>(p.values.size());
-  return n;
+  int64_t n = 1;
+  for (const auto& p : sweep) {
+    // Saturates: six keys of 40 values wrapped an int and rendered "--array=0--727379969%1".
+    n = util::checked_mul(n, static_cast<int64_t>(p.values.size())).value_or(INT32_MAX);
+    n = std::min<int64_t>(n, INT32_MAX);
+  }
+  return static_cast<int>(n);
+}
+
+Expected<void> check_sweep_size(const std::vector<SweepParam>& sweep, int64_t max_array_size) {
+  std::optional<int64_t> total = sweep.empty() ? 0 : 1;
+  std::string sizes;
+  for (const auto& p : sweep) {
+    if (total) total = util::checked_mul(*total, static_cast<int64_t>(p.values.size()));
+    sizes += (sizes.empty() ? "" : " x ") + std::to_string(p.values.size());
+  }
+  if (total && *total <= max_array_size) return {};
+  return invalid(fmt::format(
+      "the sweep has {} array tasks ({} values), more than the cluster's MaxArraySize allows "
+      "({} tasks, indices 0-{}): sweep fewer values, or split it over several renders",
+      total ? std::to_string(*total) : "more than " + std::to_string(INT64_MAX), sizes,
+      max_array_size, max_array_size - 1));
 }
 
 namespace {
@@ -57,6 +77,7 @@ Expected<void> check_input(const RenderInput& in, const std::vector<std::string>
   if (in.local && in.nodes > 1) {
     return invalid("a local run has one node: use --nodes 1 or a Slurm backend");
   }
+  if (auto ok = check_sweep_size(in.sweep, in.max_array_size); !ok) return ok;
   if (!in.sweep.empty() && in.chain_links > 1) {
     return invalid(
         "a sweep cannot also be a chain of dependent jobs: shorten the run (fewer "
@@ -94,18 +115,32 @@ Expected<void> check_input(const RenderInput& in, const std::vector<std::string>
 // marker is removed (values can never contain it: shell_word escapes control characters).
 constexpr char kMarker = '\x01';
 
+// The tag of a standalone line ("  {{#name}}  "): a section, comment or partial tag alone on its
+// line with only blanks around it; "" otherwise. (Hand-written: std::regex recursed per character
+// and a long template line overflowed the stack.)
+std::string_view standalone_tag(std::string_view line) {
+  const auto blank = [](char c) { return c == ' ' || c == '\t'; };
+  std::size_t b = 0;
+  while (b < line.size() && blank(line[b])) ++b;
+  std::size_t e = line.size();
+  while (e > b && blank(line[e - 1])) --e;
+  const std::string_view tag = line.substr(b, e - b);
+  if (tag.size() < 5 || !tag.starts_with("{{") || !tag.ends_with("}}")) return {};
+  if (std::string_view("#^/!>").find(tag[2]) == std::string_view::npos) return {};
+  if (tag.substr(3, tag.size() - 5).find_first_of("{}") != std::string_view::npos) return {};
+  return tag;
+}
+
 std::string mark_standalone_lines(const std::string& text) {
-  static const std::regex standalone(R"(^[ \t]*(\{\{[#^/!>][^{}]*\}\})[ \t]*$)");
   std::string out;
   std::size_t start = 0;
   while (start < text.size()) {
     auto end = text.find('\n', start);
     const bool has_newline = end != std::string::npos;
     if (!has_newline) end = text.size();
-    const std::string line = text.substr(start, end - start);
-    std::smatch m;
-    if (std::regex_match(line, m, standalone)) {
-      out += m[1].str();
+    const std::string_view line = std::string_view(text).substr(start, end - start);
+    if (const auto tag = standalone_tag(line); !tag.empty()) {
+      out += tag;
       out += kMarker;
     } else {
       out += line;
@@ -148,6 +183,11 @@ Expected<std::string> render_script(const TemplateSet& templates, const RenderIn
   const Template& tmpl = found->second;
   if (auto ok = validate_template(tmpl, templates); !ok) return std::unexpected(ok.error());
 
+  // Errors about the command point at the job spec's `command:` when it came from one.
+  const auto at_command = [&](Error e) {
+    if (e.where.file.empty()) e.where = in.command_loc;
+    return std::unexpected(std::move(e));
+  };
   std::vector<std::string> argv = in.command_argv;
   for (const auto& word : argv) {
     if (word.find_first_of("\x02\x03") != std::string::npos) {
@@ -156,7 +196,7 @@ Expected<std::string> render_script(const TemplateSet& templates, const RenderIn
   }
   if (argv.empty()) {
     auto split = split_command(in.command_text);
-    if (!split) return std::unexpected(split.error());
+    if (!split) return at_command(split.error());
     argv = std::move(*split);
   }
   if (auto ok = check_input(in, argv); !ok) return std::unexpected(ok.error());
@@ -168,9 +208,9 @@ Expected<std::string> render_script(const TemplateSet& templates, const RenderIn
     return quote_command(words, in.placeholders, sweep_keys, in.expanding_placeholders);
   };
   const auto command_line = quote(program.direct_argv);
-  if (!command_line) return std::unexpected(command_line.error());
+  if (!command_line) return at_command(command_line.error());
   const auto program_line = quote(program.launcher_argv);
-  if (!program_line) return std::unexpected(program_line.error());
+  if (!program_line) return at_command(program_line.error());
 
   mus::data data;
   for (const auto& [pname, partial] : templates.partials) {
@@ -185,7 +225,7 @@ Expected<std::string> render_script(const TemplateSet& templates, const RenderIn
     for (const auto& w : in.generated_by) words.push_back(shell_word(w));
     generated_by = fmt::format("{}", fmt::join(words, " "));
   }
-  data.set("job_name", sanitize_job_name(in.sbatch.job_name));
+  data.set("job_name", util::sanitize_job_name(in.sbatch.job_name));
   data.set("stage", in.stage);
   data.set("has_stage", !in.stage.empty());
   data.set("launcher", std::string(launcher_name(in.launcher)));

@@ -5,12 +5,22 @@
 #include <algorithm>
 #include <cmath>
 
+#include "jobgen/util/checked.hpp"
+#include "jobgen/util/slurm_time.hpp"
+#include "jobgen/util/units.hpp"
+
 namespace jobgen::render {
 
-int64_t padded_time_limit_s(double estimate_s) {
+std::optional<int64_t> padded_time_limit_s(double estimate_s) {
   const double padded = std::max(0.0, estimate_s) * 1.2 + 600;
+  // Checked in double first: a run of 10^12 steps (or an mfu of 1e-300) gave "--time=-15:-15:00".
+  if (!std::isfinite(padded) || padded > static_cast<double>(util::kMaxSlurmTimeS)) {
+    return std::nullopt;
+  }
   const int64_t quarter = 15 * 60;
-  return (static_cast<int64_t>(std::ceil(padded)) + quarter - 1) / quarter * quarter;
+  const int64_t limit = (static_cast<int64_t>(std::ceil(padded)) + quarter - 1) / quarter * quarter;
+  if (limit > util::kMaxSlurmTimeS) return std::nullopt;
+  return limit;
 }
 
 int signal_lead_s(double checkpoint_gb, double write_gbs) {
@@ -82,7 +92,7 @@ Expected<RenderRequest> build_render_input(const profile::Profile& prof, const p
 
   RenderRequest req;
   RenderInput& in = req.input;
-  SbatchOptions& s = in.sbatch;
+  job::SbatchOptions& s = in.sbatch;
   in.launcher = opt.launcher.value_or(spec.launcher);
   in.nodes = row.nodes;
   in.gpus_per_node = row.gpus_per_node;
@@ -90,13 +100,29 @@ Expected<RenderRequest> build_render_input(const profile::Profile& prof, const p
   in.test_mode = opt.test_mode;
   in.test_steps = opt.test_steps;
   in.sweep = opt.sweep;
+  in.max_array_size = opt.max_array_size;
+  if (auto ok = check_sweep_size(opt.sweep, opt.max_array_size); !ok) {
+    return std::unexpected(ok.error());
+  }
   in.log_dir = opt.log_dir;
   in.checkpoint_dir = spec.checkpoint.dir;
   in.environment = spec.env;
   in.command_text = spec.command;
+  in.command_loc = spec.command_loc;
   in.generated_by = opt.generated_by;
   in.placeholders = plan::placeholder_values(spec, row);
-  if (opt.test_mode) in.placeholders["max_steps"] = std::to_string(opt.test_steps);
+  if (opt.test_mode) {
+    in.placeholders["max_steps"] = std::to_string(opt.test_steps);
+    // Test mode shortens a run only through {{max_steps}}: a command that counts epochs runs
+    // until the test time limit stops it.
+    if (spec.command.find("max_steps") == std::string::npos) {
+      req.warnings.push_back(
+          "--test cannot shorten this run: its command has no {{max_steps}} placeholder, so it "
+          "trains as configured until the test time limit (" +
+          std::to_string(kTestTimeLimitS / 60) +
+          " min) stops it; pass the step count, e.g. --max-steps {{max_steps}}");
+    }
+  }
   in.placeholders["checkpoint_dir"] = in.checkpoint_dir;
   in.expanding_placeholders = {"checkpoint_dir"};
 
@@ -106,7 +132,8 @@ Expected<RenderRequest> build_render_input(const profile::Profile& prof, const p
   const int tasks = tasks_per_node(in.launcher, row.gpus_per_node);
   s.ntasks_per_node = tasks;
 
-  // GPUs, or MIG slices, as the site's gres names them.
+  // GPUs, or MIG slices, as the site's gres names them. (Counts are range-checked by the profile
+  // loader: at most 256 GPUs x 7 slices per node, 65535 CPUs.)
   int units_per_node = group->gpus_per_node;
   std::optional<std::string> gres_type = group->gres_type;
   if (group->mig) {
@@ -149,14 +176,39 @@ Expected<RenderRequest> build_render_input(const profile::Profile& prof, const p
 
   // Time limit, chain or refusal.
   const std::optional<int64_t> max_s = part->max_time_s;
+  if (max_s && *max_s <= 0) {  // the profile loader refuses it; a profile built in code may not
+    return invalid(
+        fmt::format("partition {} has a max_time of 0: give its limit or UNLIMITED", part->name),
+        part->loc);
+  }
   if (opt.test_mode) {
     s.time_limit_s = max_s ? std::min(kTestTimeLimitS, *max_s) : kTestTimeLimitS;
   } else {
-    const int64_t padded = padded_time_limit_s(row.total_time_s);
+    const std::optional<int64_t> padded_or = padded_time_limit_s(row.total_time_s);
+    if (!padded_or) {
+      return invalid(
+          fmt::format(
+              "the run takes about {}, longer than a Slurm time limit can be ({}): check 'steps' "
+              "(or 'epochs' and 'dataset_size') in the job spec and the node group's 'mfu'",
+              util::format_duration(row.total_time_s),
+              util::format_slurm_time(util::kMaxSlurmTimeS)),
+          spec.loc);
+    }
+    const int64_t padded = *padded_or;
     if (!max_s || padded <= *max_s) {
       s.time_limit_s = padded;
     } else if (spec.checkpoint.resumable) {
-      in.chain_links = static_cast<int>((padded + *max_s - 1) / *max_s);
+      const int64_t links = *util::checked_ceil_div(padded, *max_s);
+      if (links > kMaxChainLinks) {
+        return invalid(
+            fmt::format(
+                "the run needs about {} with margin: a chain of {} jobs of partition {}'s {} each, "
+                "more than the {} jobgen submits; choose more GPUs (jobgen plan) or fewer steps",
+                util::format_duration(static_cast<double>(padded)), links, part->name,
+                util::format_slurm_time(*max_s), kMaxChainLinks),
+            spec.loc);
+      }
+      in.chain_links = static_cast<int>(links);
       s.time_limit_s = *max_s;
       req.warnings.push_back(fmt::format(
           "the run needs about {:.1f} h with margin, more than partition {} allows ({:.1f} h): it "
@@ -168,12 +220,16 @@ Expected<RenderRequest> build_render_input(const profile::Profile& prof, const p
           "the safety margin is cut to fit partition {}'s maximum of {:.1f} h (estimate {:.1f} h)",
           part->name, *max_s / 3600.0, row.total_time_s / 3600.0));
     } else {
-      return invalid(fmt::format(
-          "the run takes about {:.1f} h, longer than partition {} allows ({:.1f} h), and the job "
-          "spec does not say the command can resume: make it resume from its latest checkpoint "
-          "and set 'checkpoint: {{resumable: true}}' to run it as a chain of jobs, or choose more "
-          "GPUs (jobgen plan)",
-          row.total_time_s / 3600.0, part->name, *max_s / 3600.0));
+      return invalid(
+          fmt::format(
+              "the run takes about {:.1f} h, longer than partition {} allows ({:.1f} h), and the "
+              "job "
+              "spec does not say the command can resume: make it resume from its latest checkpoint "
+              "and set 'checkpoint: {{resumable: true}}' to run it as a chain of jobs, or choose "
+              "more "
+              "GPUs (jobgen plan)",
+              row.total_time_s / 3600.0, part->name, *max_s / 3600.0),
+          spec.loc);
     }
   }
 
@@ -201,7 +257,8 @@ Expected<RenderRequest> build_render_input(const profile::Profile& prof, const p
   in.plan_summary.push_back(fmt::format(
       "micro-batch {}, gradient accumulation {}, effective batch {}{}", row.micro_batch,
       row.grad_accum, row.effective_batch,
-      row.learning_rate ? fmt::format(", learning rate {:g}", *row.learning_rate) : ""));
+      row.learning_rate ? ", learning rate " + util::format_learning_rate(*row.learning_rate)
+                        : ""));
   in.plan_summary.push_back(fmt::format("estimated {:.1f} h for {} steps ({:.2f} s per step)",
                                         row.total_time_s / 3600.0, row.steps, row.step_time_s));
   for (const auto& p : opt.sweep) {

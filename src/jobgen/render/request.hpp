@@ -17,10 +17,14 @@
 // - test mode: max_steps = test_steps, 15 minutes (or the partition maximum if shorter), the
 //   group's debug partition (Partition::debug) and a QoS containing "debug" when there is one,
 //   job name + "-test".
-// - sweep: --array=0-(N-1)%P over the cartesian product, logs "%x-%A_%a".
+// - sweep: --array=0-(N-1)%P over the cartesian product, logs "%x-%A_%a"; at most
+//   RequestOptions::max_array_size tasks (Slurm's MaxArraySize, default 1001).
+// - limits: a time limit beyond what Slurm can express (util::kMaxSlurmTimeS) and a chain of more
+//   than kMaxChainLinks jobs are refused with advice, never wrapped.
 // Units: seconds; checkpoint size in GB (10^9 bytes); write speed in GB/s.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,10 +42,12 @@ namespace jobgen::render {
 inline constexpr double kDefaultStorageWriteGbs = 0.5;
 inline constexpr int64_t kTestTimeLimitS = 15 * 60;
 inline constexpr int kDefaultSweepParallel = 4;
+// A chain longer than this is a plan gone wrong (a run of years), not a job to submit.
+inline constexpr int64_t kMaxChainLinks = 1000;
 
 // estimate x 1.2 + 10 minutes (startup, data loading, final checkpoint), rounded up to whole
-// 15 minutes.
-int64_t padded_time_limit_s(double estimate_s);
+// 15 minutes; nullopt when that is not finite or longer than Slurm can express.
+std::optional<int64_t> padded_time_limit_s(double estimate_s);
 
 // 1.5 x checkpoint size / write speed + 30 s, rounded up to 10 s, at least 90 s.
 int signal_lead_s(double checkpoint_gb, double write_gbs = kDefaultStorageWriteGbs);
@@ -51,7 +57,8 @@ struct RequestOptions {
   bool test_mode = false;
   int test_steps = 10;
   std::vector<SweepParam> sweep;
-  int sweep_parallel = kDefaultSweepParallel;  // %P of --array
+  int sweep_parallel = kDefaultSweepParallel;     // %P of --array
+  int64_t max_array_size = kDefaultMaxArraySize;  // the cluster's MaxArraySize
   bool local = false;
   std::string nodelist;  // --nodelist, only when asked
   std::string qos;       // overrides the partition's default QoS

@@ -1,3 +1,4 @@
+#include "jobgen/util/names.hpp"
 #include "jobgen/render/sbatch_header.hpp"
 
 #include <fmt/format.h>
@@ -24,25 +25,12 @@ std::string format_time(int64_t seconds) {
 
 }  // namespace
 
-std::string sanitize_job_name(std::string_view name) {
-  std::string out;
-  for (const char c : name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '.' || c == '-' || c == '+' || c == '_';
-    const char put = ok ? c : '_';
-    if (put == '_' && !out.empty() && out.back() == '_') continue;
-    out += put;
-    if (out.size() == 64) break;
-  }
-  return out.empty() ? "job" : out;
-}
-
 std::string format_memory(int64_t mib) {
   if (mib > 0 && mib % 1024 == 0) return fmt::format("{}G", mib / 1024);
   return fmt::format("{}M", mib);
 }
 
-Expected<std::vector<std::string>> sbatch_directives(const SbatchOptions& o) {
+Expected<std::vector<std::string>> sbatch_directives(const job::SbatchOptions& o) {
   std::vector<std::string> lines;
   std::string bad;
   const auto add = [&](std::string_view option, const std::string& value) {
@@ -59,7 +47,7 @@ Expected<std::vector<std::string>> sbatch_directives(const SbatchOptions& o) {
   if (o.mem_mib && o.mem_per_gpu_mib) {
     return invalid("--mem and --mem-per-gpu are mutually exclusive in Slurm: set only one");
   }
-  add("job-name", sanitize_job_name(o.job_name));
+  add("job-name", util::sanitize_job_name(o.job_name));
   add("partition", o.partition);
   add("nodes", std::to_string(o.nodes));
   add("ntasks-per-node", std::to_string(o.ntasks_per_node));

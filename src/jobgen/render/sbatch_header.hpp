@@ -16,16 +16,17 @@
 #include <string_view>
 #include <vector>
 
-#include "jobgen/render/sbatch_options.hpp"
+#include "jobgen/job/sbatch_options.hpp"
 #include "jobgen/util/error.hpp"
+#include "jobgen/util/names.hpp"
 
 namespace jobgen::render {
 
-Expected<std::vector<std::string>> sbatch_directives(const SbatchOptions& options);
+Expected<std::vector<std::string>> sbatch_directives(const job::SbatchOptions& options);
 
 // Characters other than A-Z a-z 0-9 _ . - + become '_', runs of '_' collapse, at most 64
 // characters; an empty result becomes "job". Slurm's %x in log names then never needs quoting.
-std::string sanitize_job_name(std::string_view name);
+// (util/names.hpp: the job spec uses it too, to refuse stage names that collide.)
 
 // "24G" / "1500M".
 std::string format_memory(int64_t mib);

@@ -78,11 +78,4 @@ std::string shell_word(std::string_view s) {
   return shell_quote(s);
 }
 
-bool is_shell_identifier(std::string_view s) {
-  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-  });
-}
-
 }  // namespace jobgen::render

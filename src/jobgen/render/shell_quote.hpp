@@ -15,10 +15,12 @@
 #include <string>
 #include <string_view>
 
+#include "jobgen/util/names.hpp"
+
 namespace jobgen::render {
 
 std::string shell_word(std::string_view s);
 std::string shell_quote(std::string_view s);
-bool is_shell_identifier(std::string_view s);
+using util::is_shell_identifier;  // util/names.hpp
 
 }  // namespace jobgen::render

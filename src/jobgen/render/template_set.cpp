@@ -4,32 +4,34 @@
 #include <fmt/ranges.h>
 #include <algorithm>
 
+#include "jobgen/render/shell_context.hpp"
+
 namespace jobgen::render {
 
 const std::vector<VariableDoc>& template_variables() {
   using K = VarKind;
   static const std::vector<VariableDoc> vars = {
-      {"job_name", K::word, "Slurm job name (--job-name)", "bert-base-pretrain", ""},
+      {"job_name", K::plain, "Slurm job name (--job-name)", "bert-base-pretrain", ""},
       {"stage", K::word, "stage of a multi-stage job spec; empty for one stage", "lora", ""},
       {"has_stage", K::flag, "the job spec has stages", "false", ""},
-      {"launcher", K::word, "launcher name", "torchrun", ""},
-      {"jobgen_version", K::word, "version of jobgen that rendered the script", "0.1.0", ""},
+      {"launcher", K::plain, "launcher name", "torchrun", ""},
+      {"jobgen_version", K::plain, "version of jobgen that rendered the script", "0.1.0", ""},
       {"generated_by", K::code, "the jobgen command line that rendered the script (quoted)",
        "jobgen render --target l40s", ""},
       {"local", K::flag, "the local (non-Slurm) variant", "false", ""},
-      {"nodes", K::word, "nodes the run spans", "2", ""},
-      {"gpus_per_node", K::word, "GPU processes per node (1 for a MIG slice)", "6", ""},
-      {"world_size", K::word, "GPU processes in total (nodes x gpus_per_node)", "12", ""},
+      {"nodes", K::plain, "nodes the run spans", "2", ""},
+      {"gpus_per_node", K::plain, "GPU processes per node (1 for a MIG slice)", "6", ""},
+      {"world_size", K::plain, "GPU processes in total (nodes x gpus_per_node)", "12", ""},
       {"multi_node", K::flag, "nodes > 1", "true", ""},
       {"multi_gpu", K::flag, "world_size > 1", "true", ""},
-      {"tasks_per_node", K::word, "Slurm tasks per node (--ntasks-per-node)", "1", ""},
-      {"cpus_per_task", K::word, "CPUs per Slurm task (--cpus-per-task)", "24", ""},
-      {"omp_num_threads", K::word, "OMP_NUM_THREADS for each GPU process", "4", ""},
+      {"tasks_per_node", K::plain, "Slurm tasks per node (--ntasks-per-node)", "1", ""},
+      {"cpus_per_task", K::plain, "CPUs per Slurm task (--cpus-per-task)", "24", ""},
+      {"omp_num_threads", K::plain, "OMP_NUM_THREADS for each GPU process", "4", ""},
       {"sbatch", K::list, "the #SBATCH directives, one item per line", "", ""},
       {"directive", K::code, "one #SBATCH directive without the prefix", "--partition=markov_gpu",
        "sbatch"},
       {"env_vars", K::list, "extra environment variables (profile, job spec), in order", "", ""},
-      {"name", K::word, "variable name (a shell identifier)", "NCCL_DEBUG", "env_vars"},
+      {"name", K::plain, "variable name (a shell identifier)", "NCCL_DEBUG", "env_vars"},
       {"value", K::code, "variable value, quoted; $NAME and ${NAME} in it expand when the job runs",
        "/scratch/\"${USER}\"/hf", "env_vars"},
       {"has_plan_summary", K::flag, "plan_summary is not empty", "true", ""},
@@ -58,23 +60,24 @@ const std::vector<VariableDoc>& template_variables() {
        "checkpoint directory, quoted; $NAME and ${NAME} in it expand when the job runs",
        "/scratch/\"${USER}\"/ckpt", ""},
       {"has_signal", K::flag, "Slurm sends checkpoint_signal before the time limit", "true", ""},
-      {"signal_depth", K::word,
+      {"signal_depth", K::plain,
        "process levels below the launched one that get checkpoint_signal (0 python/srun, 1 "
        "torchrun/accelerate, 2 deepspeed)",
        "1", ""},
-      {"checkpoint_signal", K::word, "signal forwarded to the training to checkpoint", "USR1", ""},
-      {"signal_lead_s", K::word, "seconds between the signal and the time limit", "120", ""},
+      {"checkpoint_signal", K::plain, "signal forwarded to the training to checkpoint", "USR1", ""},
+      {"signal_lead_s", K::plain, "seconds between the signal and the time limit", "120", ""},
       {"test_mode", K::flag, "a short smoke run (jobgen render --test)", "false", ""},
-      {"test_steps", K::word, "steps of a test run", "10", ""},
+      {"test_steps", K::plain, "steps of a test run", "10", ""},
       {"sweep", K::flag, "a job array sweep (--sweep)", "false", ""},
-      {"sweep_tasks", K::word, "array tasks of the sweep", "4", ""},
+      {"sweep_tasks", K::plain, "array tasks of the sweep", "4", ""},
       {"sweep_params", K::list, "swept keys", "", ""},
-      {"key", K::word, "the swept placeholder", "learning_rate", "sweep_params"},
-      {"var", K::word, "shell-safe suffix of the key's variables", "learning_rate", "sweep_params"},
+      {"key", K::plain, "the swept placeholder", "learning_rate", "sweep_params"},
+      {"var", K::plain, "shell-safe suffix of the key's variables", "learning_rate",
+       "sweep_params"},
       {"values", K::code, "one quoted value per array task, space separated", "1e-4 3e-4",
        "sweep_params"},
       {"chain", K::flag, "the run is a chain of dependent jobs", "false", ""},
-      {"chain_links", K::word, "jobs in the chain", "3", ""},
+      {"chain_links", K::plain, "jobs in the chain", "3", ""},
   };
   return vars;
 }
@@ -110,7 +113,13 @@ namespace {
 struct Scope {
   std::string name;
   int line;
+  bool list = false;
+  std::string shell;  // ShellContext::snapshot() at the open tag
 };
+
+std::string profile_shorten(std::string_view text) {
+  return text.size() <= 60 ? std::string(text) : std::string(text.substr(0, 60)) + "...";
+}
 
 const VariableDoc* find_var(std::string_view name, const std::vector<Scope>& open) {
   const auto& vars = template_variables();
@@ -144,21 +153,54 @@ std::string trim(std::string_view s) {
   return std::string(s.substr(b, e - b + 1));
 }
 
-Expected<void> validate_impl(const Template& tmpl, const TemplateSet& set,
-                             std::vector<std::string>& partial_stack) {
+// One check of a template and, recursively, the partials it includes, in the context they are
+// included in: open sections, the shell quoting around each tag, and the budgets below are shared
+// across partials, because that is how kainjow renders them.
+class Checker {
+ public:
+  explicit Checker(const TemplateSet& set) : set_(set) {}
+
+  Expected<void> check(const Template& tmpl) {
+    const std::size_t depth_at_entry = open_.size();
+    if (auto ok = scan(tmpl); !ok) return ok;
+    if (open_.size() != depth_at_entry) {
+      const Scope& s = open_.back();
+      return invalid(fmt::format("section '{}' is never closed: add {{{{/{}}}}}", s.name, s.name),
+                     SourceLoc{tmpl.file, s.line, 0});
+    }
+    return {};
+  }
+
+ private:
+  const TemplateSet& set_;
+  std::vector<Scope> open_;
+  std::vector<std::string> partial_stack_;
+  ShellContext shell_;
+  int tags_ = 0;
+  int list_sections_ = 0;
+
+  Expected<void> scan(const Template& tmpl);
+  Expected<void> partial(const std::string& name, const SourceLoc& loc);
+  Expected<void> section(const VariableDoc& var, const SourceLoc& loc);
+  Expected<void> close(const std::string& name, const SourceLoc& loc);
+  Expected<void> value(const VariableDoc& var, bool raw, const SourceLoc& loc);
+};
+
+Expected<void> Checker::scan(const Template& tmpl) {
   const std::string& text = tmpl.text;
   if (const auto ctl = text.find('\x01'); ctl != std::string::npos) {
     return invalid("the template contains a control character (\\x01): remove it",
                    SourceLoc{tmpl.file, 0, 0});
   }
-  std::vector<Scope> open;
   int line = 1;
   std::size_t line_start = 0;
   std::size_t pos = 0;
   auto where = [&](std::size_t at) {
     return SourceLoc{tmpl.file, line, static_cast<int>(at - line_start) + 1};
   };
-  auto advance_to = [&](std::size_t to) {
+  // Literal text up to `to` goes to the shell lexer; tags do not.
+  auto advance_to = [&](std::size_t to, bool literal) {
+    if (literal) shell_.feed(std::string_view(text).substr(pos, to - pos), where(pos));
     for (std::size_t i = pos; i < to; ++i) {
       if (text[i] == '\n') {
         ++line;
@@ -170,7 +212,13 @@ Expected<void> validate_impl(const Template& tmpl, const TemplateSet& set,
   while (true) {
     const auto open_at = text.find("{{", pos);
     if (open_at == std::string::npos) break;
-    advance_to(open_at);
+    advance_to(open_at, true);
+    if (++tags_ > kMaxTemplateTags) {
+      return invalid(fmt::format("the template (with its partials) has more than {} tags; jobgen "
+                                 "refuses templates that large",
+                                 kMaxTemplateTags),
+                     where(open_at));
+    }
     const bool triple = text.compare(open_at, 3, "{{{") == 0;
     const std::string closer = triple ? "}}}" : "}}";
     const auto close_at = text.find(closer, open_at + (triple ? 3 : 2));
@@ -179,8 +227,8 @@ Expected<void> validate_impl(const Template& tmpl, const TemplateSet& set,
           fmt::format("unclosed tag '{}': add the closing '{}'", text.substr(open_at, 20), closer),
           where(open_at));
     }
-    const std::string inner =
-        text.substr(open_at + (triple ? 3 : 2), close_at - open_at - (triple ? 3 : 2));
+    const std::string_view inner = std::string_view(text).substr(
+        open_at + (triple ? 3 : 2), close_at - open_at - (triple ? 3 : 2));
     if (inner.find('\n') != std::string::npos) {
       return invalid("a tag spans several lines: close it on the line it opens", where(open_at));
     }
@@ -195,97 +243,159 @@ Expected<void> validate_impl(const Template& tmpl, const TemplateSet& set,
       body.remove_prefix(1);
     }
     const std::string name = trim(body);
+    Expected<void> ok;
     switch (sigil) {
       case '!':
         break;
       case '=':
         return invalid("set-delimiter tags are not supported in jobgen templates", loc);
-      case '>': {
-        const auto it = set.partials.find(name);
-        if (it == set.partials.end()) {
-          std::vector<std::string> names;
-          for (const auto& [n, _] : set.partials) names.push_back(n);
-          const std::string hint = closest_match(name, names);
-          return invalid(
-              fmt::format("missing partial '{}'{}: add templates/partials/{}.mustache", name,
-                          hint.empty() ? "" : " (did you mean '" + hint + "'?)", name),
-              loc);
-        }
-        if (find_var(name, {}) != nullptr) {
-          // kainjow looks partials up among the data, where the variable would shadow it.
-          return invalid(fmt::format("partial '{}' has the name of a template variable: rename "
-                                     "the partial",
-                                     name),
-                         loc);
-        }
-        if (std::find(partial_stack.begin(), partial_stack.end(), name) != partial_stack.end()) {
-          return invalid(fmt::format("partial '{}' includes itself", name), loc);
-        }
-        partial_stack.push_back(name);
-        auto sub = validate_impl(it->second, set, partial_stack);
-        partial_stack.pop_back();
-        if (!sub) return sub;
+      case '>':
+        ok = partial(name, loc);
         break;
-      }
-      case '/': {
-        if (open.empty() || open.back().name != name) {
-          return invalid(open.empty() ? fmt::format("'{{{{/{}}}}}' closes no open section", name)
-                                      : fmt::format("'{{{{/{}}}}}' closes '{}' opened on line {}",
-                                                    name, open.back().name, open.back().line),
-                         loc);
-        }
-        open.pop_back();
+      case '/':
+        ok = close(name, loc);
         break;
-      }
       default: {
-        const VariableDoc* var = find_var(name, open);
+        const VariableDoc* var = find_var(name, open_);
         if (var == nullptr) {
-          const std::string hint = closest_match(name, visible_names(open));
+          const std::string hint = closest_match(name, visible_names(open_));
           return invalid(fmt::format("unknown variable '{}'{}; templates/README.md lists the "
                                      "variables",
-                                     name, hint.empty() ? "" : " (did you mean '" + hint + "'?)"),
+                                     profile_shorten(name),
+                                     hint.empty() ? "" : " (did you mean '" + hint + "'?)"),
                          loc);
         }
-        const bool section = sigil == '#' || sigil == '^';
-        const bool raw = sigil == '{' || sigil == '&';
-        if (section) {
-          if (var->kind != VarKind::flag && var->kind != VarKind::list) {
-            return invalid(
-                fmt::format("'{}' is a value, not a section: use {{{{{}}}}}", name, name), loc);
-          }
-          open.push_back({name, line});
-        } else if (var->kind == VarKind::flag || var->kind == VarKind::list) {
-          return invalid(
-              fmt::format("'{}' is a section: use {{{{#{}}}}}...{{{{/{}}}}}", name, name, name),
-              loc);
-        } else if (raw && var->kind == VarKind::word) {
-          return invalid(fmt::format("'{}' is a value from the user and must be quoted: use "
-                                     "{{{{{}}}}}, not {{{{{{{}}}}}}}",
-                                     name, name, name),
-                         loc);
-        } else if (!raw && var->kind == VarKind::code) {
-          return invalid(fmt::format("'{}' is shell code jobgen already quoted: use {{{{{{{}}}}}}}",
-                                     name, name),
-                         loc);
+        if (sigil == '#' || sigil == '^') {
+          ok = section(*var, loc);
+        } else {
+          ok = value(*var, sigil == '{' || sigil == '&', loc);
         }
         break;
       }
     }
-    advance_to(close_at + closer.size());
+    if (!ok) return ok;
+    advance_to(close_at + closer.size(), false);
   }
-  if (!open.empty()) {
-    return invalid(fmt::format("section '{}' is never closed: add {{{{/{}}}}}", open.back().name,
-                               open.back().name),
-                   SourceLoc{tmpl.file, open.back().line, 0});
+  advance_to(text.size(), true);
+  return {};
+}
+
+Expected<void> Checker::partial(const std::string& name, const SourceLoc& loc) {
+  const auto it = set_.partials.find(name);
+  if (it == set_.partials.end()) {
+    std::vector<std::string> names;
+    for (const auto& [n, _] : set_.partials) names.push_back(n);
+    const std::string hint = closest_match(name, names);
+    return invalid(
+        fmt::format("missing partial '{}'{}: add templates/partials/{}.mustache",
+                    profile_shorten(name), hint.empty() ? "" : " (did you mean '" + hint + "'?)",
+                    profile_shorten(name)),
+        loc);
   }
+  if (find_var(name, {}) != nullptr) {
+    // kainjow looks partials up among the data, where the variable would shadow it.
+    return invalid(
+        fmt::format("partial '{}' has the name of a template variable: rename the partial", name),
+        loc);
+  }
+  if (std::find(partial_stack_.begin(), partial_stack_.end(), name) != partial_stack_.end()) {
+    return invalid(fmt::format("partial '{}' includes itself", name), loc);
+  }
+  if (partial_stack_.size() >= kMaxPartialDepth) {
+    return invalid(fmt::format("partials nest more than {} deep", kMaxPartialDepth), loc);
+  }
+  partial_stack_.push_back(name);
+  auto sub = check(it->second);
+  partial_stack_.pop_back();
+  return sub;
+}
+
+Expected<void> Checker::section(const VariableDoc& var, const SourceLoc& loc) {
+  if (var.kind != VarKind::flag && var.kind != VarKind::list) {
+    return invalid(
+        fmt::format("'{}' is a value, not a section: use {{{{{}}}}}", var.name, var.name), loc);
+  }
+  if (open_.size() >= kMaxSectionDepth) {
+    return invalid(
+        fmt::format("sections nest more than {} deep: close some first", kMaxSectionDepth), loc);
+  }
+  if (var.kind == VarKind::list) {
+    // A list inside a list repeats its body once per pair of items (12 x 12 x ... lines).
+    for (const Scope& s : open_) {
+      if (s.list) {
+        return invalid(fmt::format("list '{}' is opened inside list '{}' (line {}): close '{}' "
+                                   "first; nested lists multiply the script's length",
+                                   var.name, s.name, s.line, s.name),
+                       loc);
+      }
+    }
+    if (++list_sections_ > kMaxListSections) {
+      return invalid(fmt::format("the template has more than {} list sections", kMaxListSections),
+                     loc);
+    }
+  }
+  if (!shell_.at_word_level()) {
+    return invalid(fmt::format("section '{}' starts {}: open and close sections outside quotes",
+                               var.name, shell_.describe()),
+                   loc);
+  }
+  open_.push_back({var.name, loc.line, var.kind == VarKind::list, shell_.snapshot()});
+  return {};
+}
+
+Expected<void> Checker::close(const std::string& name, const SourceLoc& loc) {
+  if (open_.empty() || open_.back().name != name) {
+    return invalid(open_.empty() ? fmt::format("'{{{{/{}}}}}' closes no open section", name)
+                                 : fmt::format("'{{{{/{}}}}}' closes '{}' opened on line {}", name,
+                                               open_.back().name, open_.back().line),
+                   loc);
+  }
+  // Skipped or repeated, a section must leave the quoting as it found it.
+  if (shell_.snapshot() != open_.back().shell) {
+    return invalid(fmt::format("section '{}' (line {}) opens or closes a quote, a $( ), a "
+                               "comment or a here-document that it does not also close or open "
+                               "(here: {}); keep quotes inside one section",
+                               name, open_.back().line,
+                               shell_.describe().empty() ? "outside quotes" : shell_.describe()),
+                   loc);
+  }
+  open_.pop_back();
+  return {};
+}
+
+Expected<void> Checker::value(const VariableDoc& var, bool raw, const SourceLoc& loc) {
+  const std::string& name = var.name;
+  if (var.kind == VarKind::flag || var.kind == VarKind::list) {
+    return invalid(
+        fmt::format("'{}' is a section: use {{{{#{}}}}}...{{{{/{}}}}}", name, name, name), loc);
+  }
+  const bool word = var.kind == VarKind::word || var.kind == VarKind::plain;
+  if (raw && word) {
+    return invalid(fmt::format("'{}' is a value from the user and must be quoted: use "
+                               "{{{{{}}}}}, not {{{{{{{}}}}}}}",
+                               name, name, name),
+                   loc);
+  }
+  if (!raw && var.kind == VarKind::code) {
+    return invalid(
+        fmt::format("'{}' is shell code jobgen already quoted: use {{{{{{{}}}}}}}", name, name),
+        loc);
+  }
+  if (var.kind != VarKind::plain && !shell_.at_word_level()) {
+    return invalid(fmt::format("'{}' stands {}: there its own quoting does not apply and a value "
+                               "such as $(...) would run; remove the quotes around it (jobgen "
+                               "quotes the value itself)",
+                               name, shell_.describe()),
+                   loc);
+  }
+  shell_.value();
   return {};
 }
 
 }  // namespace
 
 Expected<void> validate_template(const Template& tmpl, const TemplateSet& set) {
-  std::vector<std::string> stack;
-  return validate_impl(tmpl, set, stack);
+  return Checker(set).check(tmpl);
 }
 
 }  // namespace jobgen::render

@@ -9,15 +9,25 @@
 //
 // Variable kinds (documented for users in templates/README.md, which a unit test keeps complete):
 // - word:    a value, inserted with {{name}} as ONE shell word (quoted when needed; see
-//            shell_quote.hpp). {{{name}}} on a word is an error: it would not be quoted.
+//            shell_quote.hpp). {{{name}}} on a word is an error: it would not be quoted. A word
+//            must stand outside quotes, backticks and here-documents (shell_context.hpp), where
+//            its own quoting applies.
+// - plain:   a word jobgen made that never needs quoting (a number, a shell identifier, a
+//            sanitized job name): inserted with {{name}}, and allowed inside quotes too.
 // - code:    shell text jobgen built and quoted itself (the run command line, #SBATCH
 //            directives), inserted with {{{name}}} or {{&name}}; {{name}} on code is an error.
 // - flag:    a boolean for {{#name}}...{{/name}} and {{^name}}...{{/name}}.
 // - list:    a list for {{#name}}...{{/name}}; inside it the item's fields are visible.
 // Anything else (an unknown name, a missing partial, a set-delimiter tag, an unclosed section) is
-// an error naming the template file and line.
+// an error naming the template file and line. Bounds, so that no template can make rendering
+// take unbounded time or memory: sections nest at most kMaxSectionDepth deep, a list section
+// never inside another list (each would repeat the other's body per item), at most
+// kMaxListSections list sections and kMaxTemplateTags tags counting every partial inclusion,
+// partials nest at most kMaxPartialDepth deep. A section's open and close tags stand outside
+// quotes and in the same quoting context.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -40,7 +50,12 @@ struct TemplateSet {
   std::map<std::string, Template> partials;   // "sbatch_header" -> ...
 };
 
-enum class VarKind { word, code, flag, list };
+inline constexpr std::size_t kMaxSectionDepth = 16;
+inline constexpr int kMaxListSections = 32;
+inline constexpr int kMaxTemplateTags = 5000;
+inline constexpr std::size_t kMaxPartialDepth = 16;
+
+enum class VarKind { word, plain, code, flag, list };
 
 struct VariableDoc {
   std::string name;

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "jobgen/render/sbatch_options.hpp"
+#include "jobgen/job/sbatch_options.hpp"
 #include "jobgen/util/error.hpp"
 
 namespace jobgen::slurm {
@@ -101,17 +101,13 @@ struct ClusterState {
 };
 
 struct SubmitRequest {
-  std::string script;             // the rendered script, with its #SBATCH header
-  render::SbatchOptions options;  // the same request as data (REST sends these fields)
-  bool test_only = false;         // ask when it would start, submit nothing
+  std::string script;          // the rendered script, with its #SBATCH header
+  job::SbatchOptions options;  // the same request as data (REST sends these fields)
+  bool test_only = false;      // ask when it would start, submit nothing
   // Identifies this submission (the job comment "jobgen:<tag>", the local runner's meta.json), so
   // a job whose id never reached the ledger (a timed-out or killed submit) can be found later.
   std::string tag;
 };
-
-// The comment a submission tagged `tag` carries, and the tag in a job's comment ("" if none).
-std::string tag_comment(std::string_view tag);
-std::string tag_of(const JobInfo& job);
 
 struct SubmitResult {
   std::string job_id;                      // empty for test_only

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "jobgen/slurm/backend.hpp"
+#include "jobgen/slurm/cli_parse.hpp"
 #include "jobgen/sys/process.hpp"
 
 namespace jobgen::slurm {
@@ -55,16 +56,5 @@ class CliBackend final : public Backend {
   bool accounting_ = true;   // cleared when sacct says accounting is disabled
   std::chrono::steady_clock::duration last_run_{};  // how long the last command took
 };
-
-// sacct -n -P -X -o kSacctFormat output -> jobs (exit "2:0" = code:signal).
-extern const char* const kSacctFormat;
-Expected<std::vector<JobInfo>> parse_sacct(std::string_view text);
-
-// Slurm's stderr in one line without the "sbatch: error: " prefixes, plus a hint when known.
-// Bounded: at most the first 2,000 bytes of what the command printed, control characters escaped.
-std::string explain_slurm_error(std::string_view command, std::string_view stderr_text);
-
-// scancel -v's stderr: the ids it reported "Invalid job id specified" for.
-std::vector<std::string> unknown_ids_in_scancel(std::string_view stderr_text);
 
 }  // namespace jobgen::slurm

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <ctime>
 
+#include "jobgen/slurm/job_state.hpp"
 #include "jobgen/util/slurm_time.hpp"
 #include "jobgen/util/strings.hpp"
 
@@ -14,6 +15,10 @@ namespace {
 std::string none_to_empty(std::string_view text) {
   if (text == "(null)" || text == "N/A" || text == "None") return "";
   return std::string(text);
+}
+
+bool contains(std::string_view haystack, std::string_view needle) {
+  return haystack.find(needle) != std::string_view::npos;
 }
 
 }  // namespace
@@ -129,6 +134,95 @@ Expected<std::vector<PartitionInfo>> parse_partitions(std::string_view text) {
     result.push_back(std::move(p));
   }
   return result;
+}
+
+const char* const kSacctFormat =
+    "JobID,JobIDRaw,JobName,State,ExitCode,Submit,Start,End,Timelimit,NodeList,Partition,User,"
+    "WorkDir";
+
+std::string explain_slurm_error(std::string_view command, std::string_view err) {
+  std::string text;
+  for (std::string_view line : util::split(err.substr(0, 2000), '\n')) {
+    for (std::string_view prefix : {"sbatch: error: ", "squeue: error: ", "scancel: error: ",
+                                    "sinfo: error: ", "sacct: error: ", "error: "}) {
+      if (line.starts_with(prefix)) line.remove_prefix(prefix.size());
+    }
+    if (line.starts_with("Batch job submission failed: ")) line.remove_prefix(29);
+    line = util::trim(line);
+    if (line.empty()) continue;
+    if (!text.empty()) text += "; ";
+    text += util::printable(line, 500);
+  }
+  if (text.empty()) text = "failed without a message";
+  std::string hint;
+  if (contains(err, "Requested node configuration is not available")) {
+    hint =
+        "no node in the partition has that many GPUs of that type, CPUs or that much memory; "
+        "check the target and GPU count against 'jobgen profile show'";
+  } else if (contains(err, "Invalid generic resource")) {
+    hint = "this cluster has no such gres type; see the gres names in 'jobgen profile show'";
+  } else if (contains(err, "time limit")) {
+    hint = "the time limit exceeds the partition's MaxTime; ask for less time";
+  } else if (contains(err, "Invalid job id")) {
+    hint = "Slurm does not know this job (finished jobs are forgotten after MinJobAge)";
+  } else if (contains(err, "Invalid account") || contains(err, "Invalid qos")) {
+    hint = "check the account/QoS you may use with 'sacctmgr show assoc user=$USER'";
+  } else if (contains(err, "invalid partition specified")) {
+    hint = "this cluster has no such partition: is the profile the one for this cluster?";
+  }
+  std::string message = std::string(command) + ": " + text;
+  if (!hint.empty()) message += " (" + hint + ")";
+  return message;
+}
+
+std::vector<std::string> unknown_ids_in_scancel(std::string_view err) {
+  // "scancel: error: Kill job error on job id 99999: Invalid job id specified"
+  std::vector<std::string> ids;
+  constexpr std::string_view key = "Kill job error on job id ";
+  for (std::string_view line : util::split(err, '\n')) {
+    const std::size_t at = line.find(key);
+    if (at == std::string_view::npos || !contains(line, "Invalid job id specified")) continue;
+    std::string_view rest = line.substr(at + key.size());
+    ids.emplace_back(rest.substr(0, rest.find(':')));
+  }
+  return ids;
+}
+
+Expected<std::vector<JobInfo>> parse_sacct(std::string_view text) {
+  std::vector<JobInfo> jobs;
+  for (std::string_view line : util::split(text, '\n')) {
+    if (line.empty()) continue;
+    const auto f = util::split(line, '|');
+    if (f.size() < 13)
+      return fail("unexpected sacct output line: '" + util::printable(line, 200) + "'");
+    JobInfo job;
+    job.id = std::string(f[0]);
+    job.job_number = std::string(f[1]);
+    if (const std::size_t underscore = job.id.find('_'); underscore != std::string::npos) {
+      job.array_job_id = util::parse_int(std::string_view(job.id).substr(0, underscore));
+      job.array_task_id = util::parse_int(std::string_view(job.id).substr(underscore + 1));
+      if (!job.array_job_id || !job.array_task_id) job.array_job_id.reset();
+    }
+    job.name = std::string(f[2]);
+    job.state = parse_job_state(f[3]);
+    const std::string_view exit = f[4];
+    if (const std::size_t colon = exit.find(':'); colon != std::string_view::npos) {
+      const auto code = util::parse_int(exit.substr(0, colon));
+      const auto sig = util::parse_int(exit.substr(colon + 1));
+      if (code && *code >= 0 && *code < 256) job.exit_code = static_cast<int>(*code);
+      if (sig && *sig > 0 && *sig < 128) job.signal = static_cast<int>(*sig);
+    }
+    job.submit_time = parse_slurm_timestamp(f[5]);
+    job.start_time = parse_slurm_timestamp(f[6]);
+    job.end_time = parse_slurm_timestamp(f[7]);
+    if (const auto limit = util::parse_slurm_time(f[8]); limit) job.time_limit_s = *limit;
+    job.nodes = f[9] == "None assigned" ? "" : std::string(f[9]);
+    job.partition = std::string(f[10]);
+    job.user = std::string(f[11]);
+    job.working_dir = std::string(f[12]);
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
 }
 
 }  // namespace jobgen::slurm

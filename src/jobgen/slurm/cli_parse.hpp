@@ -38,6 +38,17 @@ Expected<TestOnlyAnswer> parse_test_only(std::string_view text);
 extern const char* const kPartitionFormat;
 Expected<std::vector<PartitionInfo>> parse_partitions(std::string_view text);
 
+// sacct -n -P -X -o kSacctFormat output -> jobs (exit "2:0" = code:signal).
+extern const char* const kSacctFormat;
+Expected<std::vector<JobInfo>> parse_sacct(std::string_view text);
+
+// Slurm's stderr in one line without the "sbatch: error: " prefixes, plus a hint when known.
+// Bounded: at most the first 2,000 bytes of what the command printed, control characters escaped.
+std::string explain_slurm_error(std::string_view command, std::string_view stderr_text);
+
+// scancel -v's stderr: the ids it reported "Invalid job id specified" for.
+std::vector<std::string> unknown_ids_in_scancel(std::string_view stderr_text);
+
 // "2026-11-22T05:30:00" as local time -> Unix seconds; nullopt for "N/A", "Unknown", "".
 std::optional<int64_t> parse_slurm_timestamp(std::string_view text);
 

@@ -2,7 +2,7 @@
 // rendered script writes when it ends. Slurm without accounting forgets a finished job after
 // MinJobAge (300 s by default); the marker is how jobgen still knows how it ended.
 //
-// Marker contract (the templates implement it; render/ and the lead keep them in step):
+// Marker contract (templates/partials/preamble.mustache implements it; keep the two in step):
 //   file   <directory of the job's resolved stdout log>/.jobgen-exit-<ID>
 //   ID     $SLURM_JOB_ID, or ${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID} for an array task
 //   text   the script's exit status as a decimal number and a newline, written by an EXIT trap

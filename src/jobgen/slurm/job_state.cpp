@@ -37,13 +37,6 @@ constexpr std::array kStates{
     StateName{JobState::unknown, "UNKNOWN", "?"},
 };
 
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::toupper(static_cast<unsigned char>(x)) ==
-                  std::toupper(static_cast<unsigned char>(y));
-         });
-}
-
 std::string plural(int n, std::string_view thing) {
   std::string s = std::to_string(n) + " free " + std::string(thing);
   if (n != 1) s += 's';
@@ -88,9 +81,9 @@ JobState parse_job_state(std::string_view text) {
   // squeue may print "CANCELLED by 0"; scontrol prints "JobState=RUNNING Reason=..." pieces.
   text = text.substr(0, text.find(' '));
   for (const auto& s : kStates) {
-    if (iequals(text, s.name) || iequals(text, s.code)) return s.state;
+    if (util::iequals(text, s.name) || util::iequals(text, s.code)) return s.state;
   }
-  if (iequals(text, "CANCELED")) return JobState::cancelled;
+  if (util::iequals(text, "CANCELED")) return JobState::cancelled;
   return JobState::unknown;
 }
 
@@ -141,54 +134,82 @@ std::optional<GresRequest> parse_gpu_gres(std::string_view gres) {
   return std::nullopt;
 }
 
-std::string explain_reason(const JobInfo& job, const GresNames& names) {
-  std::string_view reason = job.reason;
-  if (reason.empty() || reason == "None") return "";
-  // "ReqNodeNotAvail, UnavailableNodes:classt01" carries details after the comma.
-  const std::string_view head = reason.substr(0, reason.find(','));
-  const std::string_view detail =
-      head.size() < reason.size() ? reason.substr(head.size() + 1) : std::string_view();
+namespace {
 
-  if (head == "Resources") {
-    const auto gpu = parse_gpu_gres(job.gres);
-    if (!gpu) return "waiting for free nodes (CPUs or memory) in the partition";
-    const int nodes = std::max(1, job.num_nodes);
-    std::string thing = "GPU";
-    if (const auto it = names.find(gpu->type); it != names.end()) {
-      thing = it->second;
-    } else if (!gpu->type.empty()) {
-      thing = gpu->type + " GPU";
-    }
-    std::string text = "waiting for " + plural(gpu->count * nodes, thing);
-    if (nodes > 1)
-      text +=
-          " (" + std::to_string(gpu->count) + " on each of " + std::to_string(nodes) + " nodes)";
-    return text;
+// Reasons whose meaning needs nothing from the job: Slurm's word -> jobgen's.
+struct FixedReason {
+  std::string_view reason;
+  std::string_view text;
+};
+constexpr std::array kFixedReasons{
+    FixedReason{"Priority", "waiting behind higher-priority jobs; it starts when its turn comes"},
+    FixedReason{"BeginTime", "waiting for its requested start time"},
+    FixedReason{"JobArrayTaskLimit",
+                "waiting: its sweep already runs as many tasks at once as allowed "
+                "(--sweep-parallel)"},
+    FixedReason{"QOSMaxGRESPerUser",
+                "you already use as many GPUs as your QoS allows at once; it starts when one of "
+                "your jobs ends"},
+    FixedReason{"QOSMaxGRESPerJob",
+                "you already use as many GPUs as your QoS allows at once; it starts when one of "
+                "your jobs ends"},
+    FixedReason{"QOSMaxJobsPerUserLimit",
+                "you have as many running jobs as allowed; it starts when one of them ends"},
+    FixedReason{"AssocMaxJobsLimit",
+                "you have as many running jobs as allowed; it starts when one of them ends"},
+    FixedReason{"QOSMaxSubmitJobPerUserLimit",
+                "you have as many running jobs as allowed; it starts when one of them ends"},
+    FixedReason{"PartitionTimeLimit",
+                "its time limit is longer than the partition allows; it will never start: "
+                "resubmit with a shorter time"},
+    FixedReason{"PartitionNodeLimit",
+                "it asks for more nodes than the partition allows; resubmit with fewer nodes"},
+    FixedReason{"PartitionDown", "the partition is down; it starts when the admins bring it back"},
+    FixedReason{"PartitionInactive",
+                "the partition is down; it starts when the admins bring it back"},
+    FixedReason{"NodeDown", "a node it needs is down"},
+    FixedReason{"Reservation", "waiting for its advanced reservation"},
+    FixedReason{"JobHeldAdmin", "held by an administrator"},
+    FixedReason{"BadConstraints", "its constraints cannot be met by any node"},
+    FixedReason{"NonZeroExitCode", "the job's script exited with an error"},
+    FixedReason{"TimeLimit", "it ran out of time"},
+    FixedReason{"OutOfMemory", "it ran out of memory"},
+};
+
+// "Resources": what it waits for, in the profile's words for its GPUs.
+std::string waiting_for_resources(const JobInfo& job, const GresNames& names) {
+  const auto gpu = parse_gpu_gres(job.gres);
+  if (!gpu) return "waiting for free nodes (CPUs or memory) in the partition";
+  const int nodes = std::max(1, job.num_nodes);
+  std::string thing = "GPU";
+  if (const auto it = names.find(gpu->type); it != names.end()) {
+    thing = it->second;
+  } else if (!gpu->type.empty()) {
+    thing = gpu->type + " GPU";
   }
-  if (head == "Priority") {
-    return "waiting behind higher-priority jobs; it starts when its turn comes";
+  std::string text = "waiting for " + plural(gpu->count * nodes, thing);
+  if (nodes > 1)
+    text += " (" + std::to_string(gpu->count) + " on each of " + std::to_string(nodes) + " nodes)";
+  return text;
+}
+
+// Slurm 22.05 gives ReqNodeNotAvail whenever a node the job can only run on is not usable now:
+// busy with other jobs, inside a reservation (a maintenance window its time limit overlaps), or
+// down/drained/not responding; only the last kind is listed as UnavailableNodes.
+std::string node_not_available(std::string_view detail) {
+  const std::size_t colon = detail.find(':');
+  const std::string_view listed =
+      colon == std::string_view::npos ? std::string_view() : util::trim(detail.substr(colon + 1));
+  if (!listed.empty()) {
+    return "a node it needs is down, drained or not responding: " + std::string(listed);
   }
-  if (head == "Dependency") {
-    const std::string ids = dependency_ids(job.dependency);
-    return ids.empty() ? "waiting for the jobs it depends on to finish"
-                       : "waiting for job " + ids + " to finish successfully";
-  }
-  if (head == "DependencyNeverSatisfied") {
-    return "will never start: a job it depends on did not succeed (cancel it with 'jobgen cancel " +
-           job.id + "')";
-  }
-  if (head == "BeginTime") return "waiting for its requested start time";
-  if (head == "JobArrayTaskLimit") {
-    return "waiting: its sweep already runs as many tasks at once as allowed (--sweep-parallel)";
-  }
-  if (head == "QOSMaxGRESPerUser" || head == "QOSMaxGRESPerJob") {
-    return "you already use as many GPUs as your QoS allows at once; it starts when one of your "
-           "jobs ends";
-  }
-  if (head == "QOSMaxJobsPerUserLimit" || head == "AssocMaxJobsLimit" ||
-      head == "QOSMaxSubmitJobPerUserLimit") {
-    return "you have as many running jobs as allowed; it starts when one of them ends";
-  }
+  return "the nodes it can run on are busy or reserved (e.g. a maintenance reservation its time "
+         "limit overlaps); it starts when they are free";
+}
+
+// The account and QoS limits, by family (Slurm has dozens: AssocGrpCPULimit,
+// QOSMaxWallDuration...).
+std::string limit_reached(std::string_view head) {
   if (head.starts_with("AssocGrpGRES") || head.starts_with("QOSGrpGRES")) {
     return head.ends_with("Minutes") || head.ends_with("RunMinutes")
                ? "your account's GPU-hours budget is used up (ask your admin, or wait)"
@@ -201,38 +222,34 @@ std::string explain_reason(const JobInfo& job, const GresNames& names) {
     return "the request exceeds a per-job or per-user limit (" + std::string(head) +
            "); it may never start: resubmit with less";
   }
-  if (head == "ReqNodeNotAvail") {
-    // Slurm 22.05 gives this reason whenever a node the job can only run on is not usable now:
-    // busy with other jobs, inside a reservation (a maintenance window its time limit overlaps),
-    // or down/drained/not responding; only the last kind is listed as UnavailableNodes.
-    const std::size_t colon = detail.find(':');
-    const std::string_view listed =
-        colon == std::string_view::npos ? std::string_view() : util::trim(detail.substr(colon + 1));
-    if (!listed.empty()) {
-      return "a node it needs is down, drained or not responding: " + std::string(listed);
-    }
-    return "the nodes it can run on are busy or reserved (e.g. a maintenance reservation its "
-           "time limit overlaps); it starts when they are free";
+  return "";
+}
+
+}  // namespace
+
+std::string explain_reason(const JobInfo& job, const GresNames& names) {
+  std::string_view reason = job.reason;
+  if (reason.empty() || reason == "None") return "";
+  // "ReqNodeNotAvail, UnavailableNodes:classt01" carries details after the comma.
+  const std::string_view head = reason.substr(0, reason.find(','));
+  const std::string_view detail =
+      head.size() < reason.size() ? reason.substr(head.size() + 1) : std::string_view();
+  for (const auto& fixed : kFixedReasons)
+    if (head == fixed.reason) return std::string(fixed.text);
+  if (head == "Resources") return waiting_for_resources(job, names);
+  if (head == "ReqNodeNotAvail") return node_not_available(detail);
+  if (head == "Dependency") {
+    const std::string ids = dependency_ids(job.dependency);
+    return ids.empty() ? "waiting for the jobs it depends on to finish"
+                       : "waiting for job " + ids + " to finish successfully";
   }
-  if (head == "PartitionTimeLimit") {
-    return "its time limit is longer than the partition allows; it will never start: resubmit "
-           "with a shorter time";
+  if (head == "DependencyNeverSatisfied") {
+    return "will never start: a job it depends on did not succeed (cancel it with 'jobgen cancel " +
+           job.id + "')";
   }
-  if (head == "PartitionNodeLimit") {
-    return "it asks for more nodes than the partition allows; resubmit with fewer nodes";
-  }
-  if (head == "PartitionDown" || head == "PartitionInactive") {
-    return "the partition is down; it starts when the admins bring it back";
-  }
-  if (head == "NodeDown") return "a node it needs is down";
-  if (head == "Reservation") return "waiting for its advanced reservation";
   if (head == "JobHeldUser")
     return "held by you (release it with 'scontrol release " + job.id + "')";
-  if (head == "JobHeldAdmin") return "held by an administrator";
-  if (head == "BadConstraints") return "its constraints cannot be met by any node";
-  if (head == "NonZeroExitCode") return "the job's script exited with an error";
-  if (head == "TimeLimit") return "it ran out of time";
-  if (head == "OutOfMemory") return "it ran out of memory";
+  if (std::string limit = limit_reached(head); !limit.empty()) return limit;
   return "Slurm says: " + std::string(reason);
 }
 

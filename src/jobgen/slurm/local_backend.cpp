@@ -1,4 +1,7 @@
 #include "jobgen/slurm/local_backend.hpp"
+#include "jobgen/util/names.hpp"
+#include "jobgen/util/slurm_time.hpp"
+#include "jobgen/util/strings.hpp"
 
 #include <signal.h>
 #include <sys/stat.h>
@@ -11,7 +14,6 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "jobgen/render/sbatch_header.hpp"
 #include "jobgen/slurm/job_files.hpp"
 #include "jobgen/slurm/job_state.hpp"
 #include "jobgen/slurm/records.hpp"
@@ -36,10 +38,6 @@ bool write_text(const fs::path& path, std::string_view text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
   return static_cast<bool>(out);
-}
-
-int64_t unix_seconds(std::chrono::system_clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
 }
 
 std::optional<int64_t> mtime(const fs::path& path) {
@@ -111,7 +109,7 @@ Expected<SubmitResult> LocalBackend::submit(const SubmitRequest& request) {
   devices.resize(static_cast<std::size_t>(wanted));
   if (request.test_only) {
     SubmitResult answer;
-    answer.estimated_start = unix_seconds(clock_.now());
+    answer.estimated_start = util::unix_seconds(clock_.now());
     answer.message = "the local runner starts jobs at once";
     return answer;
   }
@@ -145,7 +143,7 @@ Expected<SubmitResult> LocalBackend::submit(const SubmitRequest& request) {
   job.id = id;
   job.job_number = id;
   // Slurm-safe characters only: the name becomes part of log paths (%x).
-  job.name = render::sanitize_job_name(o.job_name);
+  job.name = util::sanitize_job_name(o.job_name);
   job.user = options_.user;
   job.nodes = "localhost";
   job.working_dir = o.working_dir.empty() ? fs::current_path(ec).string() : o.working_dir;
@@ -181,7 +179,7 @@ Expected<SubmitResult> LocalBackend::submit(const SubmitRequest& request) {
   spec.exit_file = dir / "exit";
 
   json meta{{"name", job.name},
-            {"submit_time", unix_seconds(clock_.now())},
+            {"submit_time", util::unix_seconds(clock_.now())},
             {"stdout", out.string()},
             {"stderr", err.string()},
             {"gres", o.gres},
@@ -246,7 +244,7 @@ JobInfo LocalBackend::read_job(const std::string& id, const json& meta) const {
     // The job's group leader writes the pid file before anything runs: without one, the job is
     // being submitted right now, or its submission was interrupted before it started.
     const auto written = mtime(dir / "meta.json");
-    const int64_t now = unix_seconds(clock_.now());
+    const int64_t now = util::unix_seconds(clock_.now());
     if (written && now - *written < kStartGraceS) {
       job.state = JobState::pending;
       return job;

@@ -13,10 +13,6 @@ namespace jobgen::slurm {
 
 namespace {
 
-int64_t unix_now(const sys::Clock& clock) {
-  return std::chrono::duration_cast<std::chrono::seconds>(clock.now().time_since_epoch()).count();
-}
-
 JobInfo from_marker(const Tracked& t, std::string id, int code) {
   JobInfo job;
   job.id = std::move(id);
@@ -98,29 +94,6 @@ std::vector<JobView> resolve_forgotten(const Tracked& t, const sys::FileSystem& 
   return {v};
 }
 
-std::string pad(std::string text, std::size_t width) {
-  if (text.size() < width) text.append(width - text.size(), ' ');
-  return text;
-}
-
-std::string fit(std::string text, int width) {
-  if (width > 3 && static_cast<int>(text.size()) > width) {
-    text.resize(static_cast<std::size_t>(width - 3));
-    text += "...";
-  }
-  return text;
-}
-
-// What counts as a change for the backoff: state, reason, nodes, exit.
-std::string signature(const std::vector<JobView>& views) {
-  std::string s;
-  for (const auto& v : views) {
-    s += v.info.id + ' ' + to_string(v.info.state) + ' ' + v.info.reason + ' ' + v.info.nodes +
-         ' ' + (v.info.exit_code ? std::to_string(*v.info.exit_code) : "-") + '\n';
-  }
-  return s;
-}
-
 }  // namespace
 
 Expected<std::vector<JobView>> query_jobs(Backend& backend, const std::vector<Tracked>& tracked,
@@ -182,178 +155,13 @@ Exit overall_exit(const std::vector<JobView>& views) {
   return failed ? Exit::jobs_failed : Exit::ok;
 }
 
-std::string progress_bar(int64_t elapsed, std::optional<int64_t> estimate, int width) {
-  if (!estimate || *estimate <= 0) return "";
-  const double fraction =
-      std::clamp(static_cast<double>(elapsed) / static_cast<double>(*estimate), 0.0, 1.0);
-  const int filled = static_cast<int>(std::lround(fraction * width));
-  std::string bar = "[" + std::string(static_cast<std::size_t>(filled), '#') +
-                    std::string(static_cast<std::size_t>(width - filled), '-') + "] ";
-  const std::string percent = std::to_string(static_cast<int>(std::lround(fraction * 100))) + "%";
-  return bar + std::string(4 - std::min<std::size_t>(4, percent.size()), ' ') + percent;
-}
-
-std::string last_line(std::string_view text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) {
-    text.remove_suffix(1);
-  }
-  const std::size_t nl = text.find_last_of("\n\r");
-  return std::string(nl == std::string_view::npos ? text : text.substr(nl + 1));
-}
-
-std::string format_status_table(const std::vector<JobView>& views, int64_t now,
-                                const GresNames& names) {
-  std::size_t id_w = 6, name_w = 4;
+std::string signature(const std::vector<JobView>& views) {
+  std::string s;
   for (const auto& v : views) {
-    id_w = std::max(id_w, std::min<std::size_t>(40, util::printable(v.info.id).size()));
-    name_w = std::min<std::size_t>(24, std::max(name_w, util::printable(v.info.name).size()));
+    s += v.info.id + ' ' + to_string(v.info.state) + ' ' + v.info.reason + ' ' + v.info.nodes +
+         ' ' + (v.info.exit_code ? std::to_string(*v.info.exit_code) : "-") + '\n';
   }
-  std::string out = pad("JOBID", id_w + 2) + pad("NAME", name_w + 2) + "STATE\n";
-  for (const auto& v : views) {
-    // Names, reasons and nodes come from the scheduler: never raw control characters.
-    const std::string name = util::printable(v.info.name).substr(0, name_w);
-    out += pad(util::printable(v.info.id, 40), id_w + 2) + pad(name, name_w + 2) +
-           util::printable(describe(v.info, now, v.estimated_runtime_s, names)) + "\n";
-  }
-  return out;
-}
-
-nlohmann::json status_json(const std::vector<JobView>& views, int64_t now, const GresNames& names) {
-  auto optional = [](const auto& value) -> nlohmann::json {
-    if (value) return *value;
-    return nullptr;
-  };
-  nlohmann::json list = nlohmann::json::array();
-  for (const auto& v : views) {
-    const JobInfo& j = v.info;
-    list.push_back({{"job_id", j.id},
-                    {"name", j.name},
-                    {"state", to_string(j.state)},
-                    {"reason", j.reason},
-                    {"explanation", explain_reason(j, names)},
-                    {"description", describe(j, now, v.estimated_runtime_s, names)},
-                    {"exit_code", optional(j.exit_code)},
-                    {"signal", optional(j.signal)},
-                    {"nodes", j.nodes},
-                    {"partition", j.partition},
-                    {"gres", j.gres},
-                    {"elapsed_s", elapsed_seconds(j, now)},
-                    {"time_limit_s", optional(j.time_limit_s)},
-                    {"estimated_runtime_s", optional(v.estimated_runtime_s)},
-                    {"submit_time", optional(j.submit_time)},
-                    {"start_time", optional(j.start_time)},
-                    {"end_time", optional(j.end_time)},
-                    {"finished", is_settled(v)},
-                    {"vanished", v.vanished},
-                    {"unconfirmed", v.unconfirmed},
-                    {"source", v.from_scheduler ? "scheduler" : "ledger"}});
-  }
-  return list;
-}
-
-Expected<WatchResult> watch_jobs(const PollFn& poll, const LastLineFn& last_log_line,
-                                 sys::Clock& clock, std::ostream& out,
-                                 const WatchSettings& settings, const std::atomic<bool>& stop,
-                                 const GresNames& names) {
-  WatchResult result;
-  std::vector<JobView> views;
-  std::map<std::string, std::string> printed;  // non-terminal: last line printed per job
-  std::string last_signature;
-  int drawn_lines = 0;
-  auto interval = settings.min_interval;
-
-  auto draw = [&] {
-    const int64_t now = unix_now(clock);
-    if (!settings.terminal) {
-      for (const auto& v : views) {
-        const std::string line =
-            util::printable(v.info.id) + " " +
-            util::printable(describe(v.info, now, v.estimated_runtime_s, names));
-        auto& previous = printed[v.info.id];
-        // Running lines change every second (elapsed time); only a new state is news.
-        const std::string key = to_string(v.info.state) + v.info.reason + v.info.nodes;
-        if (previous == key) continue;
-        previous = key;
-        out << line << '\n';
-      }
-      out.flush();
-      return;
-    }
-    std::string frame;
-    if (drawn_lines > 0) frame += "\x1b[" + std::to_string(drawn_lines) + "F\x1b[J";
-    int finished = 0;
-    for (const auto& v : views) finished += is_settled(v) ? 1 : 0;
-    frame += fit(std::to_string(finished) + "/" + std::to_string(views.size()) +
-                     " jobs finished; next query in " + std::to_string(interval.count() / 1000) +
-                     " s (Ctrl-C stops watching, "
-                     "not the jobs)",
-                 settings.width) +
-             "\n";
-    for (const auto& v : views) {
-      // A completed job is done, whatever the estimate said.
-      const int64_t elapsed = v.info.state == JobState::completed && v.estimated_runtime_s
-                                  ? *v.estimated_runtime_s
-                                  : elapsed_seconds(v.info, now);
-      std::string line = pad(util::printable(v.info.id, 40), 10) + " " +
-                         pad(progress_bar(elapsed, v.estimated_runtime_s, 16), 24) +
-                         util::printable(describe(v.info, now, v.estimated_runtime_s, names));
-      frame += fit(line, settings.width) + "\n";
-      const std::string tail = last_log_line ? last_log_line(v) : "";
-      if (!tail.empty())
-        frame += fit("           | " + util::printable(tail), settings.width) + "\n";
-    }
-    drawn_lines = static_cast<int>(std::count(frame.begin(), frame.end(), '\n'));
-    out << frame;
-    out.flush();
-  };
-
-  for (;;) {
-    if (stop.load()) {
-      result.exit_code = kInterrupted;
-      return result;
-    }
-    auto polled = poll();
-    ++result.polls;
-    if (!polled) {
-      // A scheduler briefly unreachable, frozen or answering garbage (slurmrestd or slurmctld
-      // restarting) must not end a watch, nor change what it knows of the jobs: say so and keep
-      // polling with backoff. Bad credentials, bad input and other lasting failures end it.
-      if (!polled.error().transient) return std::unexpected(polled.error());
-      out << "jobgen: " << util::printable(polled.error().message)
-          << "\n  (still watching; next try in "
-          << std::min(interval * 2, settings.max_interval).count() / 1000 << " s)\n";
-      out.flush();
-      drawn_lines = 0;  // the table is redrawn below the message
-      interval = std::min(interval * 2, settings.max_interval);
-      last_signature.clear();  // the first answer after the outage counts as a change
-    } else {
-      views = std::move(*polled);
-      const std::string sig = signature(views);
-      if (result.polls > 1) {
-        interval = sig == last_signature ? std::min(interval * 2, settings.max_interval)
-                                         : settings.min_interval;
-      }
-      last_signature = sig;
-      draw();
-      if (all_finished(views)) {
-        result.exit_code = static_cast<int>(overall_exit(views));
-        return result;
-      }
-    }
-    // Sleep until the next query in short steps: redraw the terminal, notice Ctrl-C.
-    const auto next = clock.now() + interval;
-    while (clock.now() < next) {
-      if (stop.load()) {
-        result.exit_code = kInterrupted;
-        return result;
-      }
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(next - clock.now());
-      const auto step = settings.terminal ? std::min(left, settings.redraw)
-                                          : std::min(left, std::chrono::milliseconds(500));
-      clock.sleep_for(std::max(step, std::chrono::milliseconds(1)));
-      if (settings.terminal && clock.now() < next) draw();
-    }
-  }
+  return s;
 }
 
 }  // namespace jobgen::slurm

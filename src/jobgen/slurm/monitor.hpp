@@ -1,24 +1,14 @@
-// Status and watch, independent of the backend (CLI, REST and local share it).
+// What jobgen knows of the jobs it follows, independent of the backend (CLI, REST and local
+// share it); the status table and the watch screen that show it are in cli/.
 //
 // query_jobs: ONE Backend::jobs() call for all tracked ids and submission tags. A failed query is
 // an error (never a list of finished jobs). A job absent from a successful answer has left the
 // scheduler (no accounting, older than MinJobAge): its exit marker (job_files.hpp) says how it
 // ended, else the ledger's final state; without either its outcome is UNKNOWN (`vanished`), never
 // a guessed FAILED. A submission whose id never reached the ledger (an intent) is found by its tag.
-// watch_jobs: polls with one query per interval, starting at `min_interval` and doubling while
-// nothing changes up to `max_interval` (2 s, 4 s, ... 60 s); any change resets it. On a terminal
-// it redraws a table in place (ANSI) every `redraw` with a progress bar of elapsed time against
-// the estimated run time; otherwise it appends one line per job whose state changed. It returns
-// when every job is finished: Exit::ok if all COMPLETED, else Exit::jobs_failed; when `stop`
-// becomes true (Ctrl-C) it returns kInterrupted and leaves the jobs alone.
 #pragma once
 
-#include <atomic>
-#include <chrono>
-#include <functional>
-#include <nlohmann/json.hpp>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <vector>
 
@@ -71,39 +61,8 @@ Exit overall_exit(const std::vector<JobView>& views);
 bool all_finished(const std::vector<JobView>& views);
 bool is_settled(const JobView& view);
 
-// The status table (one line per view) and its JSON form (an array of objects).
-std::string format_status_table(const std::vector<JobView>& views, int64_t now,
-                                const GresNames& names = {});
-nlohmann::json status_json(const std::vector<JobView>& views, int64_t now,
-                           const GresNames& names = {});
-
-// "[#######-------]  45%" for elapsed / estimate; empty without an estimate.
-std::string progress_bar(int64_t elapsed, std::optional<int64_t> estimate, int width = 20);
-
-// The last non-empty line of a log's tail (carriage-return progress lines keep their last part).
-std::string last_line(std::string_view text);
-
-inline constexpr int kInterrupted = 130;
-
-struct WatchSettings {
-  std::chrono::milliseconds min_interval{2'000};
-  std::chrono::milliseconds max_interval{60'000};
-  std::chrono::milliseconds redraw{1'000};  // terminal refresh between polls (no query)
-  bool terminal = false;
-  int width = 120;
-};
-
-using PollFn = std::function<Expected<std::vector<JobView>>()>;
-using LastLineFn = std::function<std::string(const JobView&)>;
-
-struct WatchResult {
-  int exit_code = 0;  // Exit::ok, Exit::jobs_failed or kInterrupted
-  int polls = 0;
-};
-
-Expected<WatchResult> watch_jobs(const PollFn& poll, const LastLineFn& last_log_line,
-                                 sys::Clock& clock, std::ostream& out,
-                                 const WatchSettings& settings, const std::atomic<bool>& stop,
-                                 const GresNames& names = {});
+// What counts as a change of the views (state, reason, nodes, exit): a watch polls less often
+// while it stays the same.
+std::string signature(const std::vector<JobView>& views);
 
 }  // namespace jobgen::slurm

@@ -7,7 +7,7 @@
 
 namespace jobgen::slurm {
 
-Diagnostics check_request(const render::SbatchOptions& o, const profile::Profile& profile,
+Diagnostics check_request(const job::SbatchOptions& o, const profile::Profile& profile,
                           const std::string& group_name) {
   Diagnostics problems;
   auto problem = [&](std::string message) {

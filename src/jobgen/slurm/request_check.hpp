@@ -11,14 +11,14 @@
 
 #include <string>
 
+#include "jobgen/job/sbatch_options.hpp"
 #include "jobgen/profile/profile.hpp"
-#include "jobgen/render/sbatch_options.hpp"
 #include "jobgen/util/error.hpp"
 
 namespace jobgen::slurm {
 
 // `group` names the node group the plan chose; every problem found is reported.
-Diagnostics check_request(const render::SbatchOptions& options, const profile::Profile& profile,
+Diagnostics check_request(const job::SbatchOptions& options, const profile::Profile& profile,
                           const std::string& group);
 
 }  // namespace jobgen::slurm

@@ -1,5 +1,7 @@
 #include "jobgen/slurm/rest_auth.hpp"
 
+#include "jobgen/util/redact.hpp"
+
 #include <cctype>
 #include <ctime>
 #include <nlohmann/json.hpp>
@@ -145,7 +147,7 @@ std::string format_utc(int64_t unix_seconds) {
 }
 
 std::string explain_unauthorized(const RestToken& token, int64_t now, std::string_view url) {
-  std::string where = "slurmrestd at " + std::string(url);
+  std::string where = "slurmrestd at " + util::redact_url(url);
   if (token.token.empty())
     return where + " requires authentication and jobgen has no token to send. " +
            std::string(kHowToGetOne);

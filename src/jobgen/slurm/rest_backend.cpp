@@ -1,5 +1,8 @@
 #include "jobgen/slurm/rest_backend.hpp"
 
+#include "jobgen/util/redact.hpp"
+#include "jobgen/util/slurm_time.hpp"
+
 #include <algorithm>
 #include <array>
 #include <nlohmann/json.hpp>
@@ -143,7 +146,7 @@ Expected<void> RestBackend::prepare() {
   if (!dialect_) {
     std::string served;
     for (const auto& v : offered) served += (served.empty() ? "" : ", ") + v;
-    return fail("slurmrestd at " + url + " offers " +
+    return fail("slurmrestd at " + util::redact_url(url) + " offers " +
                 (served.empty() ? std::string("no API version jobgen recognises") : served) +
                 "; jobgen speaks " + supported_versions_text() +
                 " (the server must load one of them, e.g. slurmrestd -s openapi/v0.0.38)");
@@ -191,9 +194,9 @@ Expected<sys::HttpResponse> RestBackend::send(const std::string& method, const s
     clock_.sleep_for(delay);
     delay *= 2;
   }
-  std::string where =
-      endpoint_.unix_socket.empty() ? endpoint_.base_url : "unix:" + endpoint_.unix_socket;
-  std::string text = "cannot reach slurmrestd at " + where + ": " + last;
+  std::string where = endpoint_.unix_socket.empty() ? util::redact_url(endpoint_.base_url)
+                                                    : "unix:" + endpoint_.unix_socket;
+  std::string text = "cannot reach slurmrestd at " + where + ": " + util::redact_url(last);
   if (attempt > 1) text += " (" + std::to_string(attempt) + " attempts)";
   if (!retry_any_failure && method == "POST")
     text +=
@@ -219,10 +222,9 @@ SlurmFault RestBackend::probe_fault() {
 
 Error RestBackend::answer_error(const sys::HttpResponse& response, const SlurmMessages& messages,
                                 const std::string& what) {
-  const int64_t now =
-      std::chrono::duration_cast<std::chrono::seconds>(clock_.now().time_since_epoch()).count();
-  const std::string url =
-      endpoint_.unix_socket.empty() ? endpoint_.base_url : "unix:" + endpoint_.unix_socket;
+  const int64_t now = util::unix_seconds(clock_.now());
+  const std::string url = endpoint_.unix_socket.empty() ? util::redact_url(endpoint_.base_url)
+                                                        : "unix:" + endpoint_.unix_socket;
   SlurmFault fault = classify_errors(messages.errors);
   if (response.status == 401 || response.status == 403) fault = SlurmFault::auth;
   const bool unspecified =
@@ -363,8 +365,7 @@ Expected<std::vector<JobInfo>> RestBackend::jobs(const JobQuery& query) {
     if (!list) return std::unexpected(transient(clean(list.error())));
     return std::move(list->jobs);
   }
-  const int64_t started =
-      std::chrono::duration_cast<std::chrono::seconds>(clock_.now().time_since_epoch()).count();
+  const int64_t started = util::unix_seconds(clock_.now());
   // update_time only while the same jobs are asked for: the cache holds just those.
   const bool same_query =
       jobs_update_ && cached_query_.ids == query.ids && cached_query_.tags == query.tags;
@@ -437,8 +438,7 @@ Expected<void> RestBackend::cancel(const std::vector<std::string>& ids) {
 
 Expected<ClusterState> RestBackend::cluster() {
   if (auto ok = prepare(); !ok) return std::unexpected(ok.error());
-  const int64_t started =
-      std::chrono::duration_cast<std::chrono::seconds>(clock_.now().time_since_epoch()).count();
+  const int64_t started = util::unix_seconds(clock_.now());
   std::string path = api("nodes");
   if (nodes_update_) path += "?update_time=" + std::to_string(*nodes_update_);
   // 22.05-25.05 answer an unchanged node table with HTTP 500 + error 1900: not a failure.

@@ -56,7 +56,7 @@ Expected<SignalSpec> parse_signal(std::string_view text) {
 
 }  // namespace
 
-Expected<std::string> encode_submit(const RestDialect& d, const render::SbatchOptions& o,
+Expected<std::string> encode_submit(const RestDialect& d, const job::SbatchOptions& o,
                                     const SubmitBody& body, std::vector<std::string>* notes) {
   if (body.script.empty()) return invalid("nothing to submit: the job script is empty");
   json job = json::object();

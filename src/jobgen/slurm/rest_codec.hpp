@@ -32,8 +32,8 @@ struct SubmitBody {
 // The JSON body of POST /slurm/vX/job/submit. Fails (invalid input) for a request this version
 // cannot express, instead of silently dropping a field; where it can only come close (v0.0.38:
 // "--signal=B:..." reaches the steps, not the batch shell) it appends a sentence to `notes`.
-Expected<std::string> encode_submit(const RestDialect& dialect,
-                                    const render::SbatchOptions& options, const SubmitBody& body,
+Expected<std::string> encode_submit(const RestDialect& dialect, const job::SbatchOptions& options,
+                                    const SubmitBody& body,
                                     std::vector<std::string>* notes = nullptr);
 
 struct RestSubmitted {

@@ -1,4 +1,5 @@
 #include "jobgen/sys/http.hpp"
+#include "jobgen/util/strings.hpp"
 
 #include <curl/curl.h>
 
@@ -6,21 +7,11 @@
 #include <cctype>
 #include <mutex>
 
+#include "jobgen/util/redact.hpp"
+
 namespace jobgen::sys {
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::ranges::transform(out, out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 size_t write_body(char* data, size_t size, size_t count, void* user) {
   static_cast<std::string*>(user)->append(data, size * count);
@@ -33,8 +24,8 @@ size_t write_header(char* data, size_t size, size_t count, void* user) {
   if (line.starts_with("HTTP/")) {
     headers->clear();  // a new response (after a redirect or 100-continue) starts over
   } else if (auto colon = line.find(':'); colon != std::string_view::npos) {
-    headers->emplace_back(lower(trim(line.substr(0, colon))),
-                          std::string(trim(line.substr(colon + 1))));
+    headers->emplace_back(util::lower(util::trim(line.substr(0, colon))),
+                          std::string(util::trim(line.substr(colon + 1))));
   }
   return size * count;
 }
@@ -48,8 +39,9 @@ bool never_sent(CURLcode code) {
 }
 
 std::string where(const HttpRequest& request) {
-  // Only scheme://host:port/path: a query could carry something private, headers always do.
-  std::string url = request.url.substr(0, request.url.find('?'));
+  // Only scheme://host:port/path: a query could carry something private, headers always do,
+  // and so does user:password@ in the authority.
+  std::string url = util::redact_url(request.url.substr(0, request.url.find('?')));
   if (!request.unix_socket.empty()) return "unix:" + request.unix_socket + " (" + url + ")";
   return url;
 }
@@ -57,29 +49,29 @@ std::string where(const HttpRequest& request) {
 }  // namespace
 
 std::string HttpResponse::header(std::string_view name) const {
-  std::string key = lower(name);
+  std::string key = util::lower(name);
   for (const auto& [k, v] : headers)
     if (k == key) return v;
   return "";
 }
 
 Expected<Endpoint> parse_endpoint(std::string_view url) {
-  url = trim(url);
+  url = util::trim(url);
   while (url.size() > 1 && url.back() == '/') url.remove_suffix(1);
   if (url.starts_with("unix:")) {
     std::string_view path = url.substr(5);
     if (path.starts_with("//")) path.remove_prefix(2);  // unix:///run/x.sock
     if (!path.starts_with("/"))
-      return invalid("slurmrestd URL '" + std::string(url) +
+      return invalid("slurmrestd URL '" + util::redact_url(url) +
                      "': a UNIX socket needs an absolute path, e.g. unix:/run/slurmrestd.sock");
     return Endpoint{"http://localhost", std::string(path)};
   }
   if (url.starts_with("http://") || url.starts_with("https://")) {
     if (url.find("://") + 3 >= url.size())
-      return invalid("slurmrestd URL '" + std::string(url) + "' has no host");
+      return invalid("slurmrestd URL '" + util::redact_url(url) + "' has no host");
     return Endpoint{std::string(url), ""};
   }
-  return invalid("slurmrestd URL '" + std::string(url) +
+  return invalid("slurmrestd URL '" + util::redact_url(url) +
                  "' is not understood: use http://HOST:PORT, https://HOST:PORT or unix:/PATH");
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -19,17 +20,36 @@ class Environment {
   virtual std::optional<std::string> get(std::string_view name) const = 0;
 };
 
+// The largest file jobgen reads as input (job specs, profiles, templates, model files, the GPU
+// catalog): far above any real one, and small enough that a wrong path (a disk image, a log) fails
+// at once with a message instead of exhausting memory.
+inline constexpr std::size_t kMaxInputFileBytes = 16u << 20;  // 16 MiB
+
 class FileSystem {
  public:
   virtual ~FileSystem() = default;
+  // A regular file (symlinks followed) of at most kMaxInputFileBytes. Errors name the file in
+  // `where.file`: a missing file is Exit::not_found; a directory, FIFO, device or socket (never
+  // opened for reading long enough to block), a larger file or a read error is
+  // Exit::invalid_input.
   virtual Expected<std::string> read_file(const std::filesystem::path& path) const = 0;
   virtual bool is_file(const std::filesystem::path& path) const = 0;
   virtual bool is_directory(const std::filesystem::path& path) const = 0;
   // Regular files directly inside `dir`, sorted by name; empty if `dir` does not exist.
   virtual std::vector<std::filesystem::path> list_files(const std::filesystem::path& dir) const = 0;
-  // Writes atomically (temporary file + rename), creating parent directories; `mode` as chmod.
+  // Writes `content` to `path` the way `cat > path` would, without its surprises:
+  // - a new file is created with exactly `mode` (the umask does not apply: files that may hold
+  //   secrets are created 0600/0700), after its parent directories;
+  // - an existing regular file is replaced atomically (temporary file in the same directory +
+  //   rename) keeping its mode and, as root, its owner; one with several hard links, or in a
+  //   directory jobgen may not write, is rewritten in place (every link sees the new content);
+  // - a symlink is followed (the link stays), a character device or FIFO is written through
+  //   (/dev/null, /dev/stdout, a pipe; a FIFO nobody reads is an error, never a hang), and so
+  //   is a regular file named under /dev/ or /proc/ (/dev/stdout redirected to a file);
+  // - a directory, block device, socket or dangling symlink is refused (Exit::invalid_input,
+  //   `where.file` = path); the temporary file never survives a failure.
   virtual Expected<void> write_file(const std::filesystem::path& path, std::string_view content,
-                                    unsigned mode = 0644) = 0;
+                                    unsigned mode = 0600) = 0;
 };
 
 class Clock {

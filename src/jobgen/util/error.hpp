@@ -61,6 +61,24 @@ inline std::unexpected<Error> transient_failure(std::string message) {
   return std::unexpected<Error>(std::move(error));
 }
 
+// Error propagation at boundaries:
+//   JOBGEN_TRY(expr);                   // Expected<void>: return its error, if any
+//   JOBGEN_TRY_ASSIGN(auto x, expr);    // Expected<T>: return its error, else x = the value
+// Both return std::unexpected(error) from the enclosing function, whose return type must be an
+// Expected<...>.
+#define JOBGEN_CONCAT_IMPL(a, b) a##b
+#define JOBGEN_CONCAT(a, b) JOBGEN_CONCAT_IMPL(a, b)
+#define JOBGEN_TRY(expr)                                      \
+  do {                                                        \
+    if (auto&& jobgen_try_ = (expr); !jobgen_try_)            \
+      return std::unexpected(std::move(jobgen_try_).error()); \
+  } while (false)
+#define JOBGEN_TRY_ASSIGN(decl, expr)                                                \
+  auto&& JOBGEN_CONCAT(jobgen_try_, __LINE__) = (expr);                              \
+  if (!JOBGEN_CONCAT(jobgen_try_, __LINE__))                                         \
+    return std::unexpected(std::move(JOBGEN_CONCAT(jobgen_try_, __LINE__)).error()); \
+  decl = std::move(*JOBGEN_CONCAT(jobgen_try_, __LINE__))
+
 // "jobgen: error: FILE:LINE:COL: message" (the location parts that are known).
 std::string format_error(const Error& error);
 

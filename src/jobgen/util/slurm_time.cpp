@@ -1,20 +1,14 @@
 // Slurm time strings <-> seconds; formats and the cases checked against libslurm are in the header.
 #include "jobgen/util/slurm_time.hpp"
 
+#include "jobgen/util/strings.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <vector>
 
 namespace jobgen::util {
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
 
 // 1 to 9 digits; anything else is nullopt.
 std::optional<int64_t> field(std::string_view s) {
@@ -27,24 +21,11 @@ std::optional<int64_t> field(std::string_view s) {
   return v;
 }
 
-std::vector<std::string_view> split_colons(std::string_view s) {
-  std::vector<std::string_view> parts;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t colon = s.find(':', start);
-    parts.push_back(s.substr(start, colon - start));
-    if (colon == std::string_view::npos) return parts;
-    start = colon + 1;
-  }
-}
-
-std::string fixed1(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
-
 }  // namespace
+
+int64_t unix_seconds(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
+}
 
 Expected<std::optional<int64_t>> parse_slurm_time(std::string_view text) {
   const std::string word = lower(text);
@@ -65,7 +46,7 @@ Expected<std::optional<int64_t>> parse_slurm_time(std::string_view text) {
     days = *d;
     rest = text.substr(dash + 1);
   }
-  const std::vector<std::string_view> parts = split_colons(rest);
+  const std::vector<std::string_view> parts = split(rest, ':');
   std::vector<int64_t> v;
   for (std::string_view p : parts) {
     const auto f = field(p);

@@ -1,4 +1,5 @@
-// Slurm time limits (sbatch --time, partition MaxTime) parsed to and printed from SECONDS.
+// Slurm time limits (sbatch --time, partition MaxTime) parsed to and printed from SECONDS, and
+// the other time formats jobgen prints.
 // Checked against libslurm 22.05.8's time_str2secs/secs2time_str; see tests/unit/test_slurm_time.
 //
 // Accepted, as Slurm: "MM" (a bare number is MINUTES: "30" = 1800 s), "MM:SS", "HH:MM:SS",
@@ -8,6 +9,7 @@
 // longer than 9 digits.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -17,6 +19,10 @@
 
 namespace jobgen::util {
 
+// The longest time limit Slurm can hold: minutes in 32 bits, the top two values meaning INFINITE
+// and NO_VAL (about 8,171 years). Longer limits are refused rather than wrapped.
+inline constexpr int64_t kMaxSlurmTimeS = int64_t{0xFFFFFFFD} * 60;
+
 // Seconds, or nullopt for UNLIMITED/infinite. Errors are invalid(...) without a location.
 Expected<std::optional<int64_t>> parse_slurm_time(std::string_view text);
 
@@ -24,6 +30,9 @@ Expected<std::optional<int64_t>> parse_slurm_time(std::string_view text);
 // (172800 -> "2-00:00:00", 5400 -> "01:30:00", 100 days -> "100-00:00:00"). Negative input
 // prints "INVALID" as Slurm does.
 std::string format_slurm_time(int64_t seconds);
+
+// Seconds since the Unix epoch (jobgen's timestamps: the ledger, Slurm's records).
+int64_t unix_seconds(std::chrono::system_clock::time_point t);
 
 // For humans in reports: "45 s", "12 min", "5.7 h", "2.1 days". Below 60 s whole seconds, below
 // 1 h whole minutes, below 48 h hours with one decimal, beyond that days with one decimal.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdio>
 
 namespace jobgen::util {
 
@@ -67,6 +68,12 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
+std::string fixed1(double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f", value);
+  return buf;
+}
+
 std::optional<int64_t> parse_int(std::string_view text) {
   int64_t value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -74,25 +81,48 @@ std::optional<int64_t> parse_int(std::string_view text) {
   return value;
 }
 
-std::string printable(std::string_view text, std::size_t max) {
+namespace {
+
+// Control characters as \xNN: C0 (but newline and tab when `keep_lines`), DEL, and C1 as UTF-8
+// encodes it (U+0080-U+009F: CSI is U+009B); at most `max` bytes of the text, then "...".
+std::string escape(std::string_view text, bool keep_lines, std::size_t max) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   out.reserve(std::min(text.size(), max));
-  for (const char c : text) {
+  const auto hex = [&](unsigned char c) {
+    out += "\\x";
+    out += kHex[c >> 4];
+    out += kHex[c & 15];
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
     if (out.size() >= max) {
       out += "...";
       break;
     }
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) {
-      out += "\\x";
-      out += kHex[u >> 4];
-      out += kHex[u & 15];
+    const auto c = static_cast<unsigned char>(text[i]);
+    const bool line = keep_lines && (c == '\n' || c == '\t');
+    if ((c < 0x20 && !line) || c == 0x7f) {
+      hex(c);
+    } else if (c == 0xc2 && i + 1 < text.size() &&
+               static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
+      hex(c);
+      hex(static_cast<unsigned char>(text[++i]));
     } else {
-      out += c;
+      out += text[i];
     }
   }
   return out;
+}
+
+}  // namespace
+
+std::string printable(std::string_view text, std::size_t max) {
+  return escape(text, false, max);
+}
+
+std::string escape_controls(std::string_view text) {
+  return escape(text, true, std::string_view::npos);
 }
 
 }  // namespace jobgen::util

@@ -23,12 +23,18 @@ std::vector<std::string_view> split_top(std::string_view text, char sep);
 std::string join(const std::vector<std::string>& items, std::string_view sep);
 std::string_view trim(std::string_view s);
 
+// One decimal, as reports print sizes and durations: 1.25 -> "1.2" (printf's rounding).
+std::string fixed1(double value);
+
 // The whole text as a base-10 integer (optional leading '-'); nullopt for anything else,
 // including overflow, spaces and an empty string.
 std::optional<int64_t> parse_int(std::string_view text);
 
-// Text from outside (Slurm's job names, log lines, server answers) made safe for a terminal:
-// control characters (ESC, BEL, CR, ...) and DEL become \xNN; `max` bytes at most, then "...".
+// Text from outside (Slurm's job names, log lines, server answers, input files) made safe for a
+// terminal: control characters (ESC, BEL, CR, ..., DEL and the C1 range as UTF-8 encodes it)
+// become \xNN; other text, UTF-8 included, is unchanged. printable() makes one line of at most
+// `max` bytes (then "..."); escape_controls() keeps newlines and tabs and the whole text.
 std::string printable(std::string_view text, std::size_t max = 4096);
+std::string escape_controls(std::string_view text);
 
 }  // namespace jobgen::util

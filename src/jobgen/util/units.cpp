@@ -1,6 +1,8 @@
 // Sizes and bandwidths; the conventions (binary vs decimal, bits vs bytes) are in the header.
 #include "jobgen/util/units.hpp"
 
+#include "jobgen/util/strings.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -38,14 +40,6 @@ std::optional<Quantity> split_quantity(std::string_view text) {
   return q;
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
 // Power of the unit letter: k/K=1, M=2, G=3, T=4, P=5; -1 if not a prefix letter.
 int power_of(char c) {
   switch (c) {
@@ -67,12 +61,6 @@ int power_of(char c) {
     default:
       return -1;
   }
-}
-
-std::string fixed1(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
 }
 
 constexpr double kMaxBytes = 9.0e18;  // below INT64_MAX
@@ -152,6 +140,20 @@ Expected<double> parse_bandwidth_gbs(std::string_view text) {
   }
   const double gbs = q->value * std::pow(1000.0, power - 3);
   return bits ? gbs / 8 : gbs;
+}
+
+std::string format_learning_rate(double lr) {
+  if (lr == 0 || !std::isfinite(lr)) return lr == 0 ? "0" : "nan";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2e", lr);  // "2.12e-04"
+  std::string text = buf;
+  const auto e = text.find('e');
+  std::string mantissa = text.substr(0, e);
+  if (mantissa.find('.') != std::string::npos) {
+    mantissa.erase(mantissa.find_last_not_of('0') + 1);
+    if (mantissa.back() == '.') mantissa.pop_back();
+  }
+  return mantissa + "e" + std::to_string(std::stoi(text.substr(e + 1)));
 }
 
 std::string format_gib(double gib) {

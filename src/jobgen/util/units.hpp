@@ -25,6 +25,11 @@ Expected<int64_t> parse_bytes(std::string_view text);
 // "200 Gb/s" = 25, "10Gbps" = 1.25, "100 Gbit/s" = 12.5. A bare number is GB/s.
 Expected<double> parse_bandwidth_gbs(std::string_view text);
 
+// A learning rate as every report, summary and {{learning_rate}} placeholder prints it: three
+// significant digits in scientific notation without padding, so 2e-5 and 2e-4 read alike
+// (2e-05 -> "2e-5", 0.0002 -> "2e-4", 0.000212132 -> "2.12e-4", 0.1 -> "1e-1"); 0 -> "0".
+std::string format_learning_rate(double lr);
+
 // "11.3 GiB" (one decimal; input in GiB).
 std::string format_gib(double gib);
 

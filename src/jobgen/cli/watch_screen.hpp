@@ -1,0 +1,49 @@
+// `jobgen watch`'s loop and screen. watch_jobs polls with one query per interval, starting at
+// `min_interval` and doubling while nothing changes up to `max_interval` (2 s, 4 s, ... 60 s); any
+// change resets it. A failed poll that may pass (Error::transient: the scheduler down, frozen or
+// answering garbage) is reported and retried with backoff, never read as news about the jobs;
+// any other failure ends the watch. On a terminal the screen is a table redrawn in place (ANSI)
+// every `redraw`, with a progress bar of elapsed time against the estimated run time and each
+// job's last log line; otherwise one line is appended per job whose state changed. It returns when
+// nothing more will change (slurm::all_finished): Exit::ok or Exit::jobs_failed as
+// slurm::overall_exit says; when `stop` becomes true (Ctrl-C) it returns kInterrupted and leaves
+// the jobs alone.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "jobgen/slurm/monitor.hpp"
+#include "jobgen/sys/system.hpp"
+
+namespace jobgen::cli {
+
+inline constexpr int kInterrupted = 130;
+
+struct WatchSettings {
+  std::chrono::milliseconds min_interval{2'000};
+  std::chrono::milliseconds max_interval{60'000};
+  std::chrono::milliseconds redraw{1'000};  // terminal refresh between polls (no query)
+  bool terminal = false;
+  int width = 120;
+};
+
+using PollFn = std::function<Expected<std::vector<slurm::JobView>>()>;
+using LastLineFn = std::function<std::string(const slurm::JobView&)>;
+
+struct WatchResult {
+  int exit_code = 0;  // Exit::ok, Exit::jobs_failed or kInterrupted
+  int polls = 0;
+};
+
+Expected<WatchResult> watch_jobs(const PollFn& poll, const LastLineFn& last_log_line,
+                                 sys::Clock& clock, std::ostream& out,
+                                 const WatchSettings& settings, const std::atomic<bool>& stop,
+                                 const slurm::GresNames& names = {});
+
+}  // namespace jobgen::cli

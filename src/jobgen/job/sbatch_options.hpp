@@ -1,0 +1,40 @@
+// The Slurm request of one job as plain data. The renderer fills it from a plan and writes it as
+// the script's #SBATCH header; backends that cannot read #SBATCH lines (slurmrestd) send the same
+// fields as JSON. One struct, so the script and a REST submission can never disagree. It lives in
+// job/, which depends on nothing, so that slurm/ does not need render/ for it.
+//
+// Units: time in seconds, memory in MiB (Slurm's M), counts per node unless the name says so.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace jobgen::job {
+
+struct SbatchOptions {
+  std::string job_name;
+  std::string partition;
+  int nodes = 1;
+  int ntasks_per_node = 1;
+  std::optional<int> cpus_per_task;
+  std::string gres;                        // full Slurm form, e.g. "gpu:gpul40s:6" or "gpu:2"
+  std::optional<int64_t> mem_mib;          // --mem (per node)
+  std::optional<int64_t> mem_per_gpu_mib;  // --mem-per-gpu (exclusive with mem_mib)
+  std::optional<int64_t> time_limit_s;     // --time
+  std::string nodelist;                    // --nodelist, only when asked
+  std::string qos;
+  std::string account;
+  std::string output;                              // --output pattern, e.g. "logs/%x-%j.out"
+  std::string error;                               // --error pattern
+  bool open_mode_append = true;                    // --open-mode=append
+  std::string signal;                              // --signal, e.g. "B:USR1@120"
+  std::string array;                               // --array, e.g. "0-11%4"
+  std::string dependency;                          // --dependency, e.g. "afterok:123"
+  std::string working_dir;                         // --chdir / current_working_directory
+  std::map<std::string, std::string> environment;  // extra exported variables
+};
+
+}  // namespace jobgen::job

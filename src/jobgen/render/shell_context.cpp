@@ -1,0 +1,255 @@
+// A small bash lexer for the template checker; what it tracks and why is in the header.
+#include "jobgen/render/shell_context.hpp"
+
+#include <algorithm>
+
+namespace jobgen::render {
+
+namespace {
+
+bool word_level_frame(char kind) {
+  return kind == '(' || kind == '{' || kind == '#';
+}
+
+std::string where(const SourceLoc& at) {
+  std::string out = at.file;
+  if (at.line > 0) out += ":" + std::to_string(at.line) + ":" + std::to_string(at.col);
+  return out;
+}
+
+bool ends_word(char c) {
+  return c == ' ' || c == '\t' || c == '\n' ||
+         std::string_view(";&|<>()").find(c) != std::string_view::npos;
+}
+
+}  // namespace
+
+void ShellContext::feed(std::string_view text, SourceLoc at) {
+  for (const char c : text) {
+    step(c, at);
+    if (c == '\n') {
+      ++at.line;
+      at.col = 1;
+    } else {
+      ++at.col;
+    }
+  }
+}
+
+void ShellContext::value() {
+  if (top() == '<') heredoc_line_ += '\x01';  // a value line never ends a here-document
+  escape_ = dollar_ = false;
+  less_ = 0;
+  word_start_ = false;
+}
+
+bool ShellContext::at_word_level() const {
+  return !escape_ && !dollar_ && less_ < 2 && !reading_delimiter_ &&
+         std::all_of(stack_.begin(), stack_.end(),
+                     [](const Frame& f) { return word_level_frame(f.kind); });
+}
+
+std::string ShellContext::describe() const {
+  for (auto it = stack_.rbegin(); it != stack_.rend(); ++it) {
+    const std::string at = " opened at " + where(it->opened);
+    switch (it->kind) {
+      case '"':
+        return "inside double quotes" + at;
+      case '\'':
+        return "inside single quotes" + at;
+      case '$':
+        return "inside $'...' quotes" + at;
+      case '`':
+        return "inside backticks" + at;
+      case '<':
+        return "inside a here-document" + at;
+      default:
+        break;
+    }
+  }
+  if (escape_) return "right after a backslash";
+  if (dollar_) return "right after a '$'";
+  if (less_ >= 2 || reading_delimiter_) return "where a here-document's delimiter is expected";
+  return "";
+}
+
+std::string ShellContext::snapshot() const {
+  std::string s;
+  for (const Frame& f : stack_) s += f.kind;
+  s += heredoc_pending_ ? "|h" : "|";
+  return s;
+}
+
+void ShellContext::step(char c, const SourceLoc& at) {
+  if (reading_delimiter_) {
+    std::string& word = pending_.delimiter;
+    if (word.empty() && !pending_.strip_tabs && c == '-') {
+      pending_.strip_tabs = true;
+      return;
+    }
+    if (word.empty() && (c == ' ' || c == '\t')) return;
+    if (c == '\'' || c == '"' || c == '\\') return;  // the delimiter's quoting is not part of it
+    if (!ends_word(c)) {
+      word += c;
+      return;
+    }
+    reading_delimiter_ = false;
+    heredoc_pending_ = !word.empty();
+  }
+  switch (top()) {
+    case '<':
+      if (c != '\n') {
+        heredoc_line_ += c;
+        return;
+      }
+      {
+        std::string_view line = heredoc_line_;
+        if (stack_.back().strip_tabs)
+          line.remove_prefix(std::min(line.find_first_not_of('\t'), line.size()));
+        if (line == stack_.back().delimiter) stack_.pop_back();
+        heredoc_line_.clear();
+        word_start_ = true;
+      }
+      return;
+    case '#':
+      if (c == '\n') {
+        stack_.pop_back();
+        step(c, at);  // the newline ends the comment and then the line
+      }
+      return;
+    case '\'':
+      if (c == '\'') stack_.pop_back();
+      return;
+    case '$':
+    case '`':
+      if (escape_) {
+        escape_ = false;
+      } else if (c == '\\') {
+        escape_ = true;
+      } else if (c == (top() == '$' ? '\'' : '`')) {
+        stack_.pop_back();
+      }
+      return;
+    case '"':
+      if (escape_) {
+        escape_ = false;
+        return;
+      }
+      if (dollar_) {
+        dollar_ = false;
+        if (c == '(' || c == '{') {
+          push(c, at);
+          return;
+        }
+      }
+      if (c == '\\') {
+        escape_ = true;
+      } else if (c == '"') {
+        stack_.pop_back();
+        word_start_ = false;
+      } else if (c == '$') {
+        dollar_ = true;
+      } else if (c == '`') {
+        push('`', at);
+      }
+      return;
+    default:
+      code_char(c, at);
+  }
+}
+
+void ShellContext::code_char(char c, const SourceLoc& at) {
+  if (escape_) {
+    escape_ = false;
+    word_start_ = false;
+    return;
+  }
+  if (dollar_) {
+    dollar_ = false;
+    if (c == '(' || c == '{') {
+      push(c, at);
+      word_start_ = c == '(';
+      return;
+    }
+    if (c == '\'') {
+      push('$', at);
+      return;
+    }
+  }
+  if (less_ > 0 && c != '<') {
+    const bool heredoc = less_ == 2;  // "<<" but not "<<<" (a here-string)
+    less_ = 0;
+    if (heredoc) {
+      pending_ = Frame{'<', at, 0, {}, false};
+      reading_delimiter_ = true;
+      step(c, at);
+      return;
+    }
+  }
+  switch (c) {
+    case '\\':
+      escape_ = true;
+      return;
+    case '\'':
+    case '"':
+    case '`':
+      push(c, at);
+      word_start_ = false;
+      return;
+    case '$':
+      dollar_ = true;
+      word_start_ = false;
+      return;
+    case '#':
+      if (word_start_ && (top() == ' ' || top() == '(')) {
+        push('#', at);
+        return;
+      }
+      word_start_ = false;
+      return;
+    case '<':
+      ++less_;
+      word_start_ = true;
+      return;
+    case '(':
+      if (top() == '(') ++stack_.back().depth;
+      word_start_ = true;
+      return;
+    case ')':
+      if (top() == '(') {
+        if (stack_.back().depth == 0) {
+          stack_.pop_back();
+        } else {
+          --stack_.back().depth;
+        }
+      }
+      word_start_ = true;
+      return;
+    case '{':
+      if (top() == '{') ++stack_.back().depth;
+      word_start_ = false;
+      return;
+    case '}':
+      if (top() == '{') {
+        if (stack_.back().depth == 0) {
+          stack_.pop_back();
+        } else {
+          --stack_.back().depth;
+        }
+      }
+      word_start_ = false;
+      return;
+    case '\n':
+      word_start_ = true;
+      if (heredoc_pending_) {
+        heredoc_pending_ = false;
+        stack_.push_back(pending_);
+        heredoc_line_.clear();
+      }
+      return;
+    default:
+      word_start_ = ends_word(c);
+  }
+}
+
+}  // namespace jobgen::render

@@ -1,0 +1,66 @@
+#include "jobgen/slurm/job_ids.hpp"
+
+#include <algorithm>
+
+#include "jobgen/util/strings.hpp"
+
+namespace jobgen::slurm {
+
+bool is_job_id(std::string_view id) {
+  const auto digits = [](std::string_view s) {
+    return !s.empty() && s.size() <= 10 &&
+           std::ranges::all_of(s, [](char c) { return c >= '0' && c <= '9'; });
+  };
+  const std::size_t underscore = id.find('_');
+  if (underscore == std::string_view::npos) return digits(id);
+  if (!digits(id.substr(0, underscore))) return false;
+  std::string_view task = id.substr(underscore + 1);
+  if (digits(task)) return true;
+  if (task.size() < 3 || task.front() != '[' || task.back() != ']') return false;
+  task = task.substr(1, task.size() - 2);
+  return std::ranges::all_of(task, [](char c) {
+    return (c >= '0' && c <= '9') || c == ',' || c == '-' || c == '%' || c == ':';
+  });
+}
+
+bool array_spec_contains(std::string_view spec, int64_t task) {
+  spec = spec.substr(0, spec.find('%'));  // "0-49%10": the throttle is not part of the set
+  for (std::string_view item : util::split(spec, ',')) {
+    const std::string_view range = item.substr(0, item.find(':'));  // "0-9:2" steps: approximate
+    const std::size_t dash = range.find('-');
+    const auto low = util::parse_int(range.substr(0, dash));
+    const auto high =
+        dash == std::string_view::npos ? low : util::parse_int(range.substr(dash + 1));
+    if (low && high && task >= *low && task <= *high) return true;
+  }
+  return false;
+}
+
+bool matches_id(const JobInfo& job, std::string_view id) {
+  if (id == job.id || id == job.job_number) return true;
+  if (!job.array_job_id) return false;
+  const std::string array = std::to_string(*job.array_job_id);
+  if (id == array) return true;
+  // A pending array not yet split into tasks, "144_[0-49]", stands for each of its tasks.
+  if (!job.array_task_id && id.size() > array.size() + 1 && id.starts_with(array) &&
+      id[array.size()] == '_') {
+    const auto task = util::parse_int(id.substr(array.size() + 1));
+    const std::size_t open = job.id.find("_[");
+    if (task && open != std::string::npos) {
+      const std::string_view spec = std::string_view(job.id).substr(open + 2);
+      return array_spec_contains(spec.substr(0, spec.find(']')), *task);
+    }
+  }
+  return false;
+}
+
+std::string tag_comment(std::string_view tag) {
+  return "jobgen:" + std::string(tag);
+}
+
+std::string tag_of(const JobInfo& job) {
+  constexpr std::string_view prefix = "jobgen:";
+  return job.comment.starts_with(prefix) ? job.comment.substr(prefix.size()) : std::string();
+}
+
+}  // namespace jobgen::slurm

@@ -1,0 +1,43 @@
+// The Slurm command-line output parsers (slurm/cli_parse.hpp, cli_backend.hpp) and the id
+// helpers of slurm/records.hpp; the first byte picks the parser.
+#include "fuzz_common.hpp"
+#include "jobgen/slurm/cli_backend.hpp"
+#include "jobgen/slurm/cli_parse.hpp"
+#include "jobgen/slurm/records.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace jobgen::slurm;
+  if (size == 0) return 0;
+  const std::string_view text = jobgen::fuzz::text(data + 1, size - 1);
+  switch (data[0] % 8) {
+    case 0:
+      if (auto jobs = parse_squeue_format(text)) {
+        for (const auto& j : *jobs) (void)matches_id(j, "1_2");
+      }
+      break;
+    case 1:
+      (void)parse_sacct(text);
+      break;
+    case 2:
+      (void)parse_sbatch_parsable(text);
+      break;
+    case 3:
+      (void)parse_test_only(text);
+      break;
+    case 4:
+      (void)unknown_ids_in_scancel(text);
+      (void)explain_slurm_error("sbatch", text);
+      break;
+    case 5:
+      (void)parse_partitions(text);
+      break;
+    case 6:
+      (void)is_job_id(text);
+      (void)array_spec_contains(text, 7);
+      break;
+    default:
+      (void)parse_slurm_timestamp(text);
+      (void)classify_error_text(text);
+  }
+  return 0;
+}

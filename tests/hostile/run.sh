@@ -1,0 +1,219 @@
+#!/usr/bin/env bash
+# Runs every case of cases.tsv against a jobgen binary and prints "N tried, N clean".
+#   tests/hostile/run.sh BUILD/jobgen [--no-vm-limit] [--timeout SECONDS] [CASE...]
+# Each case runs in its own empty directory under a scratch root, under `ulimit -v 1048576`
+# (unless --no-vm-limit: ASan reserves terabytes of address space) and `timeout`. A case is clean
+# when the exit code is the expected one (never >= 128: a crash; never 124: a hang), stderr has
+# the expected fragment (with its FILE:LINE:COL), nothing under the scratch root changed except
+# the case's declared writes, no file named "pwned" appeared, /dev/null is still a character
+# device, and the case's check_NAME function (below) passes.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$here/../.." && pwd)
+jobgen=$(realpath "${1:?usage: run.sh JOBGEN [--no-vm-limit] [--timeout S] [CASE...]}")
+shift
+vm_limit=1048576
+time_limit=10
+only=()
+while (($#)); do
+  case $1 in
+    --no-vm-limit) vm_limit= ;;
+    --timeout) time_limit=$2; shift ;;
+    *) only+=("$1") ;;
+  esac
+  shift
+done
+
+root=$(mktemp -d "${TMPDIR:-/tmp}/jobgen-hostile.XXXXXX")
+cleanup() {
+  jobs -p | xargs -r kill 2>/dev/null
+  rm -rf "$root"
+}
+trap cleanup EXIT
+IN=$root/in
+mkdir -p "$IN" "$root/case" "$root/log"
+cp -r "$here/inputs/." "$IN/"
+
+# Inputs too large (or too special) to check in.
+generate() {
+  python3 - "$IN" <<'PY'
+import os, sys
+d = sys.argv[1]
+def w(name, text, mode='w'):
+    with open(os.path.join(d, name), mode) as f:
+        f.write(text)
+head = "name: x\nmodel: bert-base\nseq_len: 128\nsteps: 10\ncommand: train.py\n"
+w("env200k.yaml", head + "env:\n" + "".join(f"  K{i}: v\n" for i in range(200000)))
+w("stages2000.yaml", head + "stages:\n" + "".join(f"  - name: s{i}\n" for i in range(2000)))
+w("nested20000.mustache", "#!/bin/bash\n" + "{{#multi_node}}" * 20000 + "x" + "{{/multi_node}}" * 20000 + "\n")
+w("tags6000.mustache", "#!/bin/bash\n" + "{{nodes}} " * 6000 + "\n")
+w("longline.mustache", "#!/bin/bash\n{{#" + "a" * 100000 + "}}\n{{/" + "a" * 100000 + "}}\n")
+w("deep.yaml", "name: x\nmodel: " + "[" * 100000 + "]" * 100000 + "\n")
+w("huge.yaml", "# " + "x" * (17 << 20) + "\n")
+w("binary.yaml", bytes(range(256)) * 64, 'wb')
+PY
+}
+generate
+
+# Setup and check functions, by case name; they run in the case directory.
+setup_prof_fifo() { mkfifo fifo.yaml; }
+setup_spec_fifo() { mkfifo fifo.yaml; }
+setup_tmpl_fifo() { mkfifo fifo.mustache; }
+setup_spec_model_fifo() { mkfifo "$IN/fifo.yaml" 2>/dev/null || true; }
+setup_out_directory() { mkdir outdir.sh; }
+setup_out_symlink_to_0600() { echo old >target.sh && chmod 600 target.sh && ln -s target.sh link.sh; }
+check_out_symlink_to_0600() {
+  [[ -L link.sh && $(readlink link.sh) == target.sh ]] || { echo "link.sh is no longer the link"; return 1; }
+  [[ $(stat -c %a target.sh) == 600 ]] || { echo "target.sh lost its mode 0600"; return 1; }
+  head -1 target.sh | grep -q '^#!/bin/bash' || { echo "target.sh has no script"; return 1; }
+}
+setup_out_dangling_link() { ln -s missing.sh dangling.sh; }
+setup_out_fifo_no_reader() { mkfifo fifo.sh; }
+# The reader outlives the setup's subshell; `timeout` ends it should jobgen never write.
+setup_out_fifo_reader() { mkfifo fifo.sh && { timeout 20 cat fifo.sh >got.sh & }; }
+check_out_fifo_reader() {
+  [[ -p fifo.sh ]] || { echo "fifo.sh is no longer a FIFO"; return 1; }
+  for _ in $(seq 50); do
+    head -1 got.sh | grep -q '^#!/bin/bash' && return 0
+    sleep 0.1
+  done
+  echo "the reader got no script"
+  return 1
+}
+# A link to /dev/null, not /dev/null itself: were write_file to rename over its argument again,
+# it would replace this link, never the device.
+setup_out_devnull_link() { ln -s /dev/null null.sh; }
+check_out_devnull_link() {
+  [[ -L null.sh ]] || { echo "null.sh is no longer a link"; return 1; }
+}
+check_out_dev_stdout() {
+  head -1 "$out" | grep -q '^#!/bin/bash' || { echo "no script on stdout"; return 1; }
+}
+setup_out_hardlink() { echo old >a.sh && ln a.sh b.sh; }
+check_out_hardlink() {
+  [[ $(stat -c %h a.sh) == 2 ]] || { echo "a.sh and b.sh are no longer linked"; return 1; }
+  head -1 b.sh | grep -q '^#!/bin/bash' || { echo "b.sh did not get the script"; return 1; }
+}
+check_out_new_file_mode() {
+  [[ $(stat -c %a new.sh) == 700 ]] || { echo "new.sh is $(stat -c %a new.sh), not 700"; return 1; }
+}
+setup_out_existing_0600() { echo old >mine.sh && chmod 600 mine.sh; }
+check_out_existing_0600() {
+  [[ $(stat -c %a mine.sh) == 600 ]] || { echo "mine.sh is $(stat -c %a mine.sh), not 600"; return 1; }
+}
+check_prof_rest_credentials() {
+  ! grep -q s3cret "$err" || { echo "the password was printed"; return 1; }
+}
+check_prof_per_gpu_float() {
+  [[ $(grep -c per_gpu "$err") == 1 ]] || { echo "per_gpu reported more than once"; return 1; }
+}
+check_spec_unknown_placeholder() {
+  [[ $(grep -o learning_rate "$err" | wc -l) -le 1 ]] || { echo "learning_rate listed twice"; return 1; }
+}
+check_sweep_1001() {
+  grep -q '^#SBATCH --array=0-1000%4$' "$out" || { echo "no --array=0-1000%4"; return 1; }
+}
+# Injection cases: run the local script with stand-ins for the launchers and look for "pwned".
+run_local_script() {
+  local bin=$PWD/.bin
+  mkdir -p "$bin" && printf '#!/bin/sh\nexit 0\n' >"$bin/torchrun" && chmod +x "$bin/torchrun"
+  cp "$bin/torchrun" "$bin/python3"
+  bash -n "$out" || { echo "the script does not parse"; return 1; }
+  SLURM_JOB_ID=1 SLURM_JOB_NAME=x SLURM_ARRAY_TASK_ID=0 SLURM_JOB_NODELIST=localhost \
+    PATH="$bin:/usr/bin:/bin" USER=u timeout 20 bash "$out" >/dev/null 2>&1
+  if find "$root" -name '*pwned*' | grep -q .; then
+    echo "a payload ran: $(find "$root" -name '*pwned*' | head -3)"
+    return 1
+  fi
+}
+check_inject_spec_fields() { run_local_script; }
+check_inject_log_dir() { run_local_script; }
+check_inject_sweep_value() { run_local_script; }
+# Text from input files reaches the terminal without escape sequences.
+no_escapes() {
+  ! grep -q $'\x1b' "$out" "$err" || { echo "an ESC byte reached the output"; return 1; }
+  ! grep -q $'\xc2\x9b' "$out" "$err" || { echo "a C1 CSI reached the output"; return 1; }
+}
+check_spec_escape_in_error() { no_escapes; }
+check_spec_escape_in_plan() { no_escapes && grep -q 'owned' "$out"; }
+check_spec_escape_in_markdown() { no_escapes && grep -q 'owned' "$out"; }
+check_tmpl_plain_quoted() {
+  grep -q '^echo "1 x ' "$out" || { echo "plain values were not rendered"; return 1; }
+}
+
+snapshot() {
+  find "$IN" "$root/case" -printf '%p|%y|%m|%s|%n|%T@|%l\n' 2>/dev/null | sort
+}
+
+tried=0
+clean=0
+failures=()
+while IFS=$'\t' read -r name want expect writes command; do
+  [[ -z $name || $name == \#* ]] && continue
+  if ((${#only[@]})) && [[ " ${only[*]} " != *" $name "* ]]; then continue; fi
+  tried=$((tried + 1))
+  dir=$root/case/$name
+  out=$root/log/$name.out
+  err=$root/log/$name.err
+  mkdir -p "$dir"
+  problems=()
+  (
+    cd "$dir" || exit 1
+    if declare -F "setup_$name" >/dev/null; then "setup_$name"; fi
+  )
+  before=$(snapshot)
+  args=()
+  eval "args=($command)"
+  start=${EPOCHREALTIME/./}
+  (
+    cd "$dir" || exit 1
+    [[ -n $vm_limit ]] && ulimit -v "$vm_limit"
+    # A clean environment, but the sanitizers' options of a make test-asan run.
+    exec env -i PATH=/usr/bin:/bin HOME="$dir" XDG_STATE_HOME="$dir/.state" \
+      ASAN_OPTIONS="${ASAN_OPTIONS:-}" UBSAN_OPTIONS="${UBSAN_OPTIONS:-}" \
+      XDG_CONFIG_HOME="$dir/.config" JOBGEN_DATA_DIR="$REPO" \
+      timeout -k 2 "$time_limit" "$jobgen" "${args[@]}"
+  ) >"$out" 2>"$err" </dev/null
+  code=$?
+  elapsed=$((${EPOCHREALTIME/./} - start))
+  seconds=$(printf '%d.%02d' $((elapsed / 1000000)) $((elapsed / 10000 % 100)))
+  if ((code == 124 || code == 137)); then
+    problems+=("hung: killed after ${time_limit} s")
+  elif ((code >= 128)); then
+    problems+=("crashed: exit $code")
+  elif [[ $code != "$want" ]]; then
+    problems+=("exit $code, expected $want")
+  fi
+  if [[ $expect != - ]] && ! grep -qF -- "$expect" "$err"; then
+    problems+=("stderr lacks: $expect")
+  fi
+  after=$(snapshot)
+  allowed=()
+  [[ $writes != - ]] && IFS=, read -ra allowed <<<"$writes"
+  while IFS= read -r line; do
+    path=${line%%|*}
+    ok=0
+    for w in "${allowed[@]}"; do
+      [[ $path == "$dir/$w" || $path == "$dir/$w/"* ]] && ok=1
+    done
+    [[ $path == "$dir" ]] && ok=1  # the case directory's own time stamp
+    ((ok)) || problems+=("changed: ${path#"$root/"}")
+  done < <(diff <(echo "$before") <(echo "$after") | sed -n 's/^[<>] //p' | sort -u -t'|' -k1,1)
+  [[ -c /dev/null ]] || problems+=("/dev/null is no longer a character device")
+  if declare -F "check_$name" >/dev/null; then
+    if ! msg=$(cd "$dir" && "check_$name" 2>&1); then problems+=("check: $msg"); fi
+  fi
+  if find "$root" -name '*pwned*' | grep -q .; then problems+=("a payload ran (pwned exists)"); fi
+  if ((${#problems[@]})); then
+    failures+=("$name")
+    echo "FAIL $name (${seconds} s): ${problems[*]}"
+    sed 's/^/    stderr: /' "$err" | head -5 | cut -c1-300
+  else
+    clean=$((clean + 1))
+    echo "ok   $name (${seconds} s, exit $code)"
+  fi
+done <"$here/cases.tsv"
+
+echo "$tried tried, $clean clean"
+((tried > 0 && tried == clean))
