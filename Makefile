@@ -20,7 +20,7 @@ ASAN_INTEGRATION ?= 0
 DEB_PACKAGES := build-essential cmake ninja-build pkg-config libyaml-cpp-dev libcli11-dev \
   libcurl4-openssl-dev doctest-dev nlohmann-json3-dev libkainjow-mustache-dev libfmt-dev \
   libsqlite3-dev slurm-wlm slurm-wlm-jwt-plugin slurmrestd munge shellcheck curl python3 jq clang-format \
-  iproute2 procps clang-16 libclang-rt-16-dev clang-tidy-16
+  iproute2 procps clang-16 libclang-rt-16-dev clang-tidy-16 gnuplot-nox
 
 # The install tests (tests/package/): groff and man read the man page, Lmod loads the modulefile,
 # zsh and fish run their completion scripts.
