@@ -7,16 +7,6 @@ namespace jobgen::estimate {
 
 namespace {
 
-bool deepspeed(Strategy s) {
-  return s == Strategy::zero1 || s == Strategy::zero2 || s == Strategy::zero3;
-}
-bool fsdp(Strategy s) {
-  return s == Strategy::fsdp_shard_grad_op || s == Strategy::fsdp_full_shard;
-}
-bool amp(Precision p) {
-  return p == Precision::amp_fp16 || p == Precision::amp_bf16;
-}
-
 // Bytes of one stored element, by role.
 struct Dtypes {
   double r;     // residual stream, norm inputs
@@ -29,7 +19,7 @@ Dtypes dtypes(const TrainingSetup& s) {
   if (s.precision == Precision::fp32 || s.precision == Precision::tf32) return {4, 4, 4, 0};
   // torch.autocast runs softmax in fp32 and keeps a half copy for the P x V matmul; DeepSpeed
   // runs the module in half without autocast.
-  const bool autocast = amp(s.precision) && !deepspeed(s.strategy);
+  const bool autocast = is_amp(s.precision) && !is_deepspeed(s.strategy);
   if (module_in_half(s)) return autocast ? Dtypes{2, 2, 4, 2} : Dtypes{2, 2, 2, 0};
   return {4, 2, 4, 2};  // autocast over fp32 weights: fp32 residual/norms, half matmul inputs
 }
@@ -93,10 +83,10 @@ double block_bytes(const model::Architecture& a, const TrainingSetup& s, double 
 
 bool module_in_half(const TrainingSetup& s) {
   if (s.precision == Precision::bf16) return true;
-  if (!amp(s.precision)) return false;
+  if (!is_amp(s.precision)) return false;
   // DeepSpeed and FSDP mixed precision run the module's weights in half; LoRA/QLoRA bases are
   // loaded in half (torch_dtype) and only the adapters are fp32.
-  return deepspeed(s.strategy) || fsdp(s.strategy) || s.finetune != Finetune::full;
+  return is_deepspeed(s.strategy) || is_fsdp(s.strategy) || s.finetune != Finetune::full;
 }
 
 double logits_bytes(const TrainingSetup& s, double b) {
@@ -109,7 +99,7 @@ double logits_bytes(const TrainingSetup& s, double b) {
   // half) computes the loss in half: a contiguous shifted copy, log-softmax, gradient, 6 B.
   // A chunked loss holds one chunk (of 8) of the loss part.
   const double half = is_half(s.precision) ? 2.0 : 0.0;
-  const bool autocast = amp(s.precision) && !deepspeed(s.strategy);
+  const bool autocast = is_amp(s.precision) && !is_deepspeed(s.strategy);
   const double loss = half > 0 && !autocast && !a.gated_ffn ? 6.0 : 12.0;
   if (s.chunked_loss) return n * ((half > 0 ? half : 4.0) + loss / 8.0);
   return n * (half + loss);
@@ -144,7 +134,7 @@ ActivationBytes activation_bytes(const TrainingSetup& s, double b) {
   r.logits = logits_bytes(s, b);
   // Autocast caches the half cast of every trainable fp32 weight it multiplies with until the
   // backward has used it.
-  if (amp(s.precision) && !module_in_half(s)) {
+  if (is_amp(s.precision) && !module_in_half(s)) {
     const model::ParamCounts c = count_params(a);
     double matmul = double(c.block_linear()) + double(c.extra);
     if (a.token_logits) matmul += double(a.vocab) * a.hidden;

@@ -15,11 +15,6 @@ constexpr double kLatencyInter = 30e-6;
 constexpr double kDdpLastBucket = 25e6;      // bytes: DDP's default bucket_cap_mb
 constexpr double kZero3HookSeconds = 50e-6;  // per parameter tensor and pass (fetch/release)
 constexpr double kDpPythonOverhead = 0.10;   // DataParallel: per extra GPU (threads, GIL)
-constexpr double kNf4Bytes = 0.5625;         // NF4 + fp32 absmax per 64 (memory.cpp)
-
-bool amp(Precision p) {
-  return p == Precision::amp_fp16 || p == Precision::amp_bf16;
-}
 
 }  // namespace
 
@@ -52,7 +47,7 @@ CommTime communication(const TrainingSetup& s, int accumulation, const Hardware&
 
   // Gradient and parameter bytes on the wire.
   double grad_bytes = fp32 ? 4.0 : 2.0;
-  if (amp(p) && !deepspeed) grad_bytes = 4.0;  // torch amp grads and FSDP's fp32 reduce
+  if (is_amp(p) && !deepspeed) grad_bytes = 4.0;  // torch amp grads and FSDP's fp32 reduce
   if (s.finetune != Finetune::full) grad_bytes = p == Precision::bf16 ? 2.0 : 4.0;
   const double grads = trainable * grad_bytes;
   const double half = fp32 ? 4.0 : 2.0;

@@ -21,16 +21,6 @@ constexpr double kResidentReserve = 0.02;  // allocator: rounding of long-lived 
 // DeepSpeed ZeRO-1/2 gradient buckets: reduce_bucket_size elements (2e8 in the common
 // configs), double-buffered with overlap_comm, in half.
 constexpr double kDeepSpeedBucket = 2e8;
-// NF4: 4 bits per weight + an fp32 absmax per 64-weight block (bitsandbytes' default,
-// bnb_4bit_use_double_quant=False; double quantisation would save 0.047 B): 0.5 + 4/64 bytes.
-constexpr double kNf4Bytes = 0.5 + 4.0 / 64.0;
-
-bool is_deepspeed(Strategy s) {
-  return s == Strategy::zero1 || s == Strategy::zero2 || s == Strategy::zero3;
-}
-bool is_fsdp(Strategy s) {
-  return s == Strategy::fsdp_shard_grad_op || s == Strategy::fsdp_full_shard;
-}
 
 double block_params(const model::Architecture& a) {
   const model::ParamCounts c = count_params(a);

@@ -129,6 +129,15 @@ bool shards_gradients(Strategy s) {
 bool shards_params(Strategy s) {
   return s == Strategy::zero3 || s == Strategy::fsdp_full_shard;
 }
+bool is_amp(Precision p) {
+  return p == Precision::amp_fp16 || p == Precision::amp_bf16;
+}
+bool is_deepspeed(Strategy s) {
+  return s == Strategy::zero1 || s == Strategy::zero2 || s == Strategy::zero3;
+}
+bool is_fsdp(Strategy s) {
+  return s == Strategy::fsdp_shard_grad_op || s == Strategy::fsdp_full_shard;
+}
 
 double lora_params(const model::Architecture& a, int rank, LoraTargets targets) {
   const double h = a.hidden;

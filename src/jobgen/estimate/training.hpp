@@ -61,6 +61,13 @@ bool uses_bf16(Precision p);        // amp_bf16, bf16
 bool shards_optimizer(Strategy s);  // zero1/2/3, fsdp-*
 bool shards_gradients(Strategy s);  // zero2/3, fsdp-*
 bool shards_params(Strategy s);     // zero3, fsdp-full-shard
+bool is_amp(Precision p);           // amp_fp16, amp_bf16: autocast over fp32 weights
+bool is_deepspeed(Strategy s);      // zero1/2/3
+bool is_fsdp(Strategy s);           // fsdp-*
+
+// Bytes per weight stored as NF4 (QLoRA): 4 bits + an fp32 absmax per 64-weight block
+// (bitsandbytes' default, bnb_4bit_use_double_quant=False; double quantisation saves 0.047 B).
+inline constexpr double kNf4Bytes = 0.5 + 4.0 / 64.0;
 
 // A measured memory model for what the analytic model cannot describe: peak = base + per_sample
 // * micro_batch + overhead. Unit: "GB" as users read it off nvidia-smi for a card they call
