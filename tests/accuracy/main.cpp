@@ -9,6 +9,7 @@
 // row; --tsv writes one line per row (predicted and measured memory and throughput) for plots.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>

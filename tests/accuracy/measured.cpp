@@ -1,6 +1,8 @@
 // Reading measured runs and predicting them (see measured.hpp).
 #include "measured.hpp"
 
+#include "jobgen/model/architecture_yaml.hpp"
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>

@@ -3,13 +3,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
-#include "jobgen/util/names.hpp"
 #include "jobgen/render/command_line.hpp"
 #include "jobgen/render/renderer.hpp"
 #include "jobgen/render/sbatch_header.hpp"
 #include "jobgen/render/shell_quote.hpp"
+#include "jobgen/util/names.hpp"
 #include "render_fixtures.hpp"
 
 using namespace jobgen;
@@ -212,7 +213,7 @@ TEST_CASE("render refuses inputs that cannot work, with advice") {
 
   in = test::markov_input(Launcher::torchrun, "gpul40s", 1, 6);
   in.launcher = Launcher::deepspeed;
-  set.templates.count("deepspeed.sbatch");
+  REQUIRE(set.templates.count("deepspeed.sbatch") == 1);
   auto missing = set;
   missing.templates.erase("deepspeed.sbatch");
   r = render_script(missing, in);
@@ -229,6 +230,24 @@ TEST_CASE("templates/README.md documents every template variable") {
   for (const auto& v : template_variables()) {
     CAPTURE(v.name);
     CHECK(readme.find("| `" + v.name + "` |") != std::string::npos);
+  }
+}
+
+TEST_CASE("render_script sets exactly the variables template_variables() documents") {
+  std::set<std::string> documented;
+  for (const auto& v : template_variables())
+    if (v.list.empty()) documented.insert(v.name);
+  const auto names = rendered_variables(test::markov_input(Launcher::torchrun, "gpul40s", 1, 6));
+  REQUIRE(names.has_value());
+  const std::set<std::string> rendered(names->begin(), names->end());
+  CHECK(rendered.size() == names->size());  // each set once
+  for (const auto& n : rendered) {
+    CAPTURE(n);
+    CHECK(documented.contains(n));
+  }
+  for (const auto& n : documented) {
+    CAPTURE(n);
+    CHECK(rendered.contains(n));
   }
 }
 

@@ -77,74 +77,86 @@ struct Parts {
   double weight_bytes = 0, grad_bytes = 0, state_per_param = 0;
 };
 
-Parts parts(const TrainingSetup& s, int accumulation) {
+// What the precision means for storage: bytes of one weight in the compute precision, and
+// whether autocast runs over fp32 weights.
+struct Storage {
+  bool amp = false, fp32 = false;
+  double half = 2.0;
+};
+
+Storage storage(Precision p) {
+  Storage st;
+  st.amp = is_amp(p);
+  st.fp32 = p == Precision::fp32 || p == Precision::tf32;
+  st.half = st.fp32 ? 4.0 : 2.0;
+  return st;
+}
+
+// Trainable and frozen parameters, the resident weights and the unsharded units of FSDP/ZeRO-3.
+// Returns the bytes of a master copy per trainable parameter (DeepSpeed under amp).
+double params_part(const TrainingSetup& s, Parts& r) {
   const model::Architecture& a = s.model;
-  const Precision p = s.precision;
   const Strategy st = s.strategy;
-  const bool sharded = is_deepspeed(st) || is_fsdp(st);
-  const double k = sharded ? s.world_size() : 1;
-  const bool amp = p == Precision::amp_fp16 || p == Precision::amp_bf16;
-  const bool fp32 = p == Precision::fp32 || p == Precision::tf32;
-  const double half = fp32 ? 4.0 : 2.0;  // one weight in the compute precision
+  const Storage sto = storage(s.precision);
   const bool peft = s.finetune != Finetune::full;
   const model::ParamCounts c = count_params(a);
   const double total = double(derive_params(a));
-  Parts r;
-  r.k = k;
-
-  // --- trainable and frozen parameters ---
   double frozen_bytes = 0;
   if (!peft) {
     r.trainable = total - double(a.frozen_params);
     r.frozen = double(a.frozen_params);
-    frozen_bytes = r.frozen * half;
+    frozen_bytes = r.frozen * sto.half;
   } else {
     r.trainable = lora_params(a, s.lora_rank, s.lora_targets);
     r.frozen = total;
     const double linear = double(c.block_linear());
     frozen_bytes = s.finetune == Finetune::qlora
                        ? linear * kNf4Bytes + (total - linear) * 2.0 + 2.0 * block_params(a)
-                       : total * half;
+                       : total * sto.half;
   }
   // FSDP/ZeRO-3 wrap each block; the embedding and the LM head stay in the root unit, which is
   // unsharded for the whole forward and backward.
   const double root = double(c.embedding) + double(c.output_head) + double(c.extra);
   const double block = block_params(a);
 
-  // --- trainable weights, gradients, master copy: the same rules for adapters as for a full
+  // Trainable weights, gradients, master copy: the same rules for adapters as for a full
   // fine-tune (PEFT upcasts adapters to fp32 under amp; ZeRO/FSDP shard them like any
-  // trainable parameter) ---
+  // trainable parameter).
   double master = 0;
   if (is_fsdp(st)) {
-    r.weight_bytes = (fp32 || amp) ? 4.0 : 2.0;  // the flat parameter: fp32 master under amp
-    r.grad_bytes = r.weight_bytes;
+    r.weight_bytes = (sto.fp32 || sto.amp) ? 4.0 : 2.0;  // the flat parameter: fp32 under amp
   } else if (is_deepspeed(st)) {
-    r.weight_bytes = half;
-    r.grad_bytes = half;
-    if (amp) master = 4.0;
+    r.weight_bytes = sto.half;
+    if (sto.amp) master = 4.0;
   } else {
-    r.weight_bytes = fp32 || amp ? 4.0 : 2.0;
-    r.grad_bytes = r.weight_bytes;
+    r.weight_bytes = sto.fp32 || sto.amp ? 4.0 : 2.0;
   }
-  const bool params_offloaded = s.offload == Offload::params;
+  r.grad_bytes = r.weight_bytes;
   const bool shard_params = shards_params(st);
   double weights = r.trainable * r.weight_bytes;
-  if (shard_params || is_fsdp(st)) weights /= k;  // FSDP shard-grad-op shards at rest too
-  if (shard_params || is_fsdp(st)) frozen_bytes /= k;
-  if (params_offloaded) weights = frozen_bytes = 0;
+  if (shard_params || is_fsdp(st)) weights /= r.k;  // FSDP shard-grad-op shards at rest too
+  if (shard_params || is_fsdp(st)) frozen_bytes /= r.k;
+  if (s.offload == Offload::params) weights = frozen_bytes = 0;
   r.weights = weights + frozen_bytes;
   // Unsharded units during forward/backward: the current + the prefetched unit, and one unit's
   // unsharded gradient in half before its reduce-scatter; shard-grad-op keeps every parameter
   // unsharded from forward to backward.
-  const double unit_grad = peft ? 0.0 : std::max(block, root) * half;
+  const double unit_grad = peft ? 0.0 : std::max(block, root) * sto.half;
   if (shard_params)
-    r.gathered = std::max(2 * block, root + block) * half + unit_grad;
+    r.gathered = std::max(2 * block, root + block) * sto.half + unit_grad;
   else if (st == Strategy::fsdp_shard_grad_op)
-    r.gathered = (r.trainable + r.frozen) * half + unit_grad;
+    r.gathered = (r.trainable + r.frozen) * sto.half + unit_grad;
+  return master;
+}
 
-  // --- gradients ---
+// Gradient storage at the optimizer step and at the activation peak, and the buckets.
+void grads_part(const TrainingSetup& s, int accumulation, Parts& r) {
+  const model::Architecture& a = s.model;
+  const Strategy st = s.strategy;
+  const double half = storage(s.precision).half;
+  const bool peft = s.finetune != Finetune::full;
   r.grads = r.trainable * r.grad_bytes;
-  if (shards_gradients(st)) r.grads /= k;
+  if (shards_gradients(st)) r.grads /= r.k;
   if (st == Strategy::ddp && s.world_size() > 1)
     r.buckets = r.trainable * r.grad_bytes;  // gradient_as_bucket_view=False copies
   if ((st == Strategy::zero1 || st == Strategy::zero2) && s.world_size() > 1)
@@ -161,28 +173,41 @@ Parts parts(const TrainingSetup& s, int accumulation) {
   // At the activation peak of the first micro-batch only the LM head's and the last block's
   // gradients exist yet (zero_grad sets them to None); accumulation keeps all of them.
   const double first = (double(a.vocab) * a.hidden + block_params(a)) * r.grad_bytes /
-                       (shards_gradients(st) ? k : 1.0);
+                       (shards_gradients(st) ? r.k : 1.0);
   r.grads_early = accumulation != 1 || peft ? r.grads : std::min(r.grads, first);
+}
 
-  // --- optimizer states ---
+// Optimizer states (with the master copy) and the optimizer step's temporaries.
+void states_part(const TrainingSetup& s, double master, Parts& r) {
+  const Strategy st = s.strategy;
+  const bool peft = s.finetune != Finetune::full;
   const StateBytes sb = state_bytes(s);
   r.state_per_param = sb.state + master;
   double states = r.trainable * r.state_per_param;
   if (s.optimizer == Optimizer::adafactor) {
     const double elems =
-        peft ? r.trainable / std::max(1, s.lora_rank) : adafactor_state_elements(a);
-    states = elems * (p == Precision::bf16 ? 2.0 : 4.0) + r.trainable * master;
+        peft ? r.trainable / std::max(1, s.lora_rank) : adafactor_state_elements(s.model);
+    states = elems * (s.precision == Precision::bf16 ? 2.0 : 4.0) + r.trainable * master;
   }
   double temporaries = r.trainable * sb.temporary;
-  if (is_deepspeed(st) && amp) temporaries = r.trainable * 4.0;  // fp32 copy of the gradients
+  if (is_deepspeed(st) && is_amp(s.precision))
+    temporaries = r.trainable * 4.0;  // fp32 copy of the gradients
   if (shards_optimizer(st)) {
-    states /= k;
-    temporaries /= k;
+    states /= r.k;
+    temporaries /= r.k;
   }
   if (s.offload != Offload::none) states = temporaries = 0;
   if (s.optimizer_in_backward) temporaries = 0;
   r.states = states;
   r.temporaries = temporaries;
+}
+
+Parts parts(const TrainingSetup& s, int accumulation) {
+  Parts r;
+  r.k = is_deepspeed(s.strategy) || is_fsdp(s.strategy) ? s.world_size() : 1;
+  const double master = params_part(s, r);
+  grads_part(s, accumulation, r);
+  states_part(s, master, r);
   return r;
 }
 

@@ -14,8 +14,6 @@
 #include <string_view>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
-
 #include "jobgen/util/error.hpp"
 
 namespace jobgen::model {
@@ -100,9 +98,9 @@ Expected<void> validate(const Architecture& arch, const SourceLoc& where = {});
 // (encoder|decoder|encoder-decoder), layers, decoder_layers, hidden, heads, kv_heads, head_dim,
 // ffn_hidden, gated_ffn, vocab, positions, tied_embeddings, dropout, token_logits, head_outputs,
 // prefix_tokens, extra_params, frozen_params, params (optional, derived when absent; "7B",
-// "124M" accepted). Errors carry source:line:col.
+// "124M" accepted). Every problem is reported, each at source:line:col (the first in the
+// error's place, the others in its message). A YAML node: architecture_yaml.hpp.
 Expected<Architecture> parse_architecture(std::string_view yaml_text, const std::string& source);
-Expected<Architecture> parse_architecture(const YAML::Node& node, const std::string& source);
 
 // All compiled-in presets, in a stable order.
 const std::vector<Architecture>& presets();

@@ -8,9 +8,9 @@
 #include <map>
 
 #include "jobgen/plan/spec_parser.hpp"
-#include "jobgen/util/yaml_reader.hpp"
 #include "jobgen/util/checked.hpp"
 #include "jobgen/util/names.hpp"
+#include "jobgen/util/yaml_reader.hpp"
 
 namespace jobgen::plan {
 

@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 
+#include "jobgen/model/architecture_yaml.hpp"
 #include "jobgen/util/names.hpp"
 
 namespace jobgen::plan::detail {
@@ -244,12 +245,8 @@ class SpecParser {
       spec.model_ref = text;
       spec.model_file.clear();
     } else if (node.IsMap()) {
-      Expected<model::Architecture> arch = model::parse_architecture(node, r_.source());
-      if (!arch) {
-        Error e = arch.error();
-        r_.problem(e.where.line > 0 ? e.where : r_.at(node), e.message);
-        return;
-      }
+      std::optional<model::Architecture> arch = model::read_architecture(node, r_);
+      if (!arch) return;
       spec.model = std::move(*arch);
       spec.model_ref = "inline";
       spec.model_file.clear();
@@ -305,8 +302,7 @@ class SpecParser {
       r_.problem(node,
                  "'effective_batch' must be a number of samples (e.g. 128) or a range "
                  "'MIN-MAX' with MIN <= MAX (e.g. 120-144), at most " +
-                     std::to_string(kMaxBatch) + ", but it is '" + util::shorten(*text) +
-                     "'");
+                     std::to_string(kMaxBatch) + ", but it is '" + util::shorten(*text) + "'");
       return;
     }
     spec.effective_batch = BatchRange{*lo, *hi};
@@ -323,8 +319,8 @@ class SpecParser {
     if (!v || *v < 1 || *v > kMaxMicroBatch) {
       r_.problem(map["micro_batch"],
                  "'micro_batch' must be 'auto' or a number of samples per GPU (1 to " +
-                     std::to_string(kMaxMicroBatch) + "), but it is '" +
-                     util::shorten(*text) + "'");
+                     std::to_string(kMaxMicroBatch) + "), but it is '" + util::shorten(*text) +
+                     "'");
       return;
     }
     spec.micro_batch = *v;
@@ -376,10 +372,9 @@ class SpecParser {
       name.erase(0, name.find_first_not_of(' '));
       name.erase(name.find_last_not_of(' ') + 1);
       if (name.size() > kMaxPlaceholderName) {
-        r_.problem(node, "placeholder '{{" + util::shorten(name) +
-                             "}}' in 'command' has a " + std::to_string(name.size()) +
-                             "-character name; placeholder names " + "have at most " +
-                             std::to_string(kMaxPlaceholderName));
+        r_.problem(node, "placeholder '{{" + util::shorten(name) + "}}' in 'command' has a " +
+                             std::to_string(name.size()) + "-character name; placeholder names " +
+                             "have at most " + std::to_string(kMaxPlaceholderName));
         return;
       }
       const auto& known = known_placeholders();

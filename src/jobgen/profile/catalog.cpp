@@ -178,8 +178,8 @@ bool parts_match(const GpuSpec& gpu, const NameParts& wanted) {
     const auto says_generation = [&](const std::string& name) {
       return split_name(name).generation == wanted.generation;
     };
-    if (!says_generation(gpu.id) && std::none_of(gpu.aliases.begin(), gpu.aliases.end(),
-                                                 says_generation))
+    if (!says_generation(gpu.id) &&
+        std::none_of(gpu.aliases.begin(), gpu.aliases.end(), says_generation))
       return false;
   }
   if (split_name(gpu.id).base == wanted.base) return true;

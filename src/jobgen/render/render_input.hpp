@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "jobgen/plan/launcher.hpp"
 #include "jobgen/job/sbatch_options.hpp"
+#include "jobgen/plan/launcher.hpp"
 #include "jobgen/util/error.hpp"
 
 namespace jobgen::render {

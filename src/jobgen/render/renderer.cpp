@@ -1,5 +1,5 @@
-#include "jobgen/util/names.hpp"
 #include "jobgen/render/renderer.hpp"
+#include "jobgen/util/names.hpp"
 
 #include <fmt/format.h>
 
@@ -170,85 +170,61 @@ std::string remove_markers(const std::string& rendered) {
   return out;
 }
 
-}  // namespace
-
-Expected<std::string> render_script(const TemplateSet& templates, const RenderInput& in) {
-  const std::string name = template_name(launcher_name(in.launcher), in.local);
-  const auto found = templates.templates.find(name);
-  if (found == templates.templates.end()) {
-    return fail(fmt::format("no template '{}': add templates/{}.mustache or pass --template FILE",
-                            name, name),
-                Exit::not_found);
+// The template's values, with the names set, so a test can hold them to template_variables().
+class Vars {
+ public:
+  template <typename T>
+  void set(const std::string& name, T&& value) {
+    data.set(name, std::forward<T>(value));
+    names.push_back(name);
   }
-  const Template& tmpl = found->second;
-  if (auto ok = validate_template(tmpl, templates); !ok) return std::unexpected(ok.error());
+  mus::data data;
+  std::vector<std::string> names;
+};
 
-  // Errors about the command point at the job spec's `command:` when it came from one.
-  const auto at_command = [&](Error e) {
-    if (e.where.file.empty()) e.where = in.command_loc;
-    return std::unexpected(std::move(e));
-  };
-  std::vector<std::string> argv = in.command_argv;
-  for (const auto& word : argv) {
+// The run command as words: the job spec's words, or its one-line text split like a shell.
+Expected<std::vector<std::string>> command_words(const RenderInput& in) {
+  for (const auto& word : in.command_argv) {
     if (word.find_first_of("\x02\x03") != std::string::npos) {
       return invalid("a run command argument contains a control character (\\x02 or \\x03)");
     }
   }
-  if (argv.empty()) {
-    auto split = split_command(in.command_text);
-    if (!split) return at_command(split.error());
-    argv = std::move(*split);
-  }
-  if (auto ok = check_input(in, argv); !ok) return std::unexpected(ok.error());
+  if (!in.command_argv.empty()) return in.command_argv;
+  return split_command(in.command_text);
+}
 
-  std::vector<std::string> sweep_keys;
-  for (const auto& p : in.sweep) sweep_keys.push_back(p.key);
-  const Program program = classify_program(argv);
-  const auto quote = [&](const std::vector<std::string>& words) {
-    return quote_command(words, in.placeholders, sweep_keys, in.expanding_placeholders);
-  };
-  const auto command_line = quote(program.direct_argv);
-  if (!command_line) return at_command(command_line.error());
-  const auto program_line = quote(program.launcher_argv);
-  if (!program_line) return at_command(program_line.error());
-
-  mus::data data;
-  for (const auto& [pname, partial] : templates.partials) {
-    data.set(pname, mark_standalone_lines(partial.text));
-  }
+// How the job is laid out: nodes, GPUs, tasks, threads, and who generated it.
+void set_layout(Vars& v, const RenderInput& in) {
   const int tasks = tasks_per_node(in.launcher, in.gpus_per_node);
   const int cpus_per_task = in.sbatch.cpus_per_task.value_or(1);
   const int procs_per_task = std::max(1, in.gpus_per_node / tasks);
-  std::string generated_by;
-  {
-    std::vector<std::string> words;
-    for (const auto& w : in.generated_by) words.push_back(shell_word(w));
-    generated_by = fmt::format("{}", fmt::join(words, " "));
-  }
-  data.set("job_name", util::sanitize_job_name(in.sbatch.job_name));
-  data.set("stage", in.stage);
-  data.set("has_stage", !in.stage.empty());
-  data.set("launcher", std::string(launcher_name(in.launcher)));
-  data.set("jobgen_version", std::string(JOBGEN_VERSION));
-  data.set("generated_by", generated_by);
-  data.set("local", in.local);
-  data.set("nodes", std::to_string(in.nodes));
-  data.set("gpus_per_node", std::to_string(in.gpus_per_node));
-  data.set("world_size", std::to_string(in.nodes * in.gpus_per_node));
-  data.set("multi_node", in.nodes > 1);
-  data.set("multi_gpu", in.nodes * in.gpus_per_node > 1);
-  data.set("tasks_per_node", std::to_string(tasks));
-  data.set("cpus_per_task", std::to_string(cpus_per_task));
-  data.set("omp_num_threads", std::to_string(std::max(1, cpus_per_task / procs_per_task)));
+  std::vector<std::string> words;
+  for (const auto& w : in.generated_by) words.push_back(shell_word(w));
+  v.set("job_name", util::sanitize_job_name(in.sbatch.job_name));
+  v.set("stage", in.stage);
+  v.set("has_stage", !in.stage.empty());
+  v.set("launcher", std::string(launcher_name(in.launcher)));
+  v.set("jobgen_version", std::string(JOBGEN_VERSION));
+  v.set("generated_by", fmt::format("{}", fmt::join(words, " ")));
+  v.set("local", in.local);
+  v.set("nodes", std::to_string(in.nodes));
+  v.set("gpus_per_node", std::to_string(in.gpus_per_node));
+  v.set("world_size", std::to_string(in.nodes * in.gpus_per_node));
+  v.set("multi_node", in.nodes > 1);
+  v.set("multi_gpu", in.nodes * in.gpus_per_node > 1);
+  v.set("tasks_per_node", std::to_string(tasks));
+  v.set("cpus_per_task", std::to_string(cpus_per_task));
+  v.set("omp_num_threads", std::to_string(std::max(1, cpus_per_task / procs_per_task)));
+}
 
+// The lists: #SBATCH directives, environment, the plan summary.
+Expected<void> set_lists(Vars& v, const RenderInput& in) {
   mus::data sbatch{mus::data::type::list};
   if (!in.local) {
-    auto directives = sbatch_directives(in.sbatch);
-    if (!directives) return std::unexpected(directives.error());
-    for (const auto& d : *directives) sbatch.push_back(mus::data("directive", d));
+    JOBGEN_TRY_ASSIGN(const auto directives, sbatch_directives(in.sbatch));
+    for (const auto& d : directives) sbatch.push_back(mus::data("directive", d));
   }
-  data.set("sbatch", sbatch);
-
+  v.set("sbatch", sbatch);
   mus::data env{mus::data::type::list};
   for (const auto& [ename, value] : in.environment) {
     mus::data item;
@@ -256,30 +232,31 @@ Expected<std::string> render_script(const TemplateSet& templates, const RenderIn
     item.set("value", quote_expanding(value));
     env.push_back(item);
   }
-  data.set("env_vars", env);
-
+  v.set("env_vars", env);
   mus::data summary{mus::data::type::list};
   for (const auto& line : in.plan_summary) summary.push_back(mus::data("line", line));
-  data.set("plan_summary", summary);
-  data.set("has_plan_summary", !in.plan_summary.empty());
+  v.set("plan_summary", summary);
+  v.set("has_plan_summary", !in.plan_summary.empty());
+  return {};
+}
 
-  data.set("command_line", *command_line);
-  data.set("program_line", *program_line);
-  data.set("program_is_module", program.kind == ProgramKind::module);
-  data.set("program_is_executable", program.kind == ProgramKind::executable);
-  data.set("log_dir", in.log_dir);
-  data.set("has_checkpoint_dir", !in.checkpoint_dir.empty());
-  data.set("checkpoint_dir", quote_expanding(in.checkpoint_dir));
+// Checkpointing, the time-limit signal and the test mode.
+void set_checkpointing(Vars& v, const RenderInput& in) {
+  v.set("log_dir", in.log_dir);
+  v.set("has_checkpoint_dir", !in.checkpoint_dir.empty());
+  v.set("checkpoint_dir", quote_expanding(in.checkpoint_dir));
   const auto at = in.sbatch.signal.rfind('@');
-  data.set("has_signal", !in.sbatch.signal.empty());
-  data.set("signal_depth", std::to_string(signal_depth(in.launcher)));
-  data.set("checkpoint_signal", in.checkpoint_signal);
-  data.set("signal_lead_s",
-           at == std::string::npos ? std::string() : in.sbatch.signal.substr(at + 1));
-  data.set("test_mode", in.test_mode);
-  data.set("test_steps", std::to_string(in.test_steps));
+  v.set("has_signal", !in.sbatch.signal.empty());
+  v.set("signal_depth", std::to_string(signal_depth(in.launcher)));
+  v.set("checkpoint_signal", in.checkpoint_signal);
+  v.set("signal_lead_s", at == std::string::npos ? std::string() : in.sbatch.signal.substr(at + 1));
+  v.set("test_mode", in.test_mode);
+  v.set("test_steps", std::to_string(in.test_steps));
+}
 
-  // The sweep table: one column per key, one row per array task, the first key varying slowest.
+// The sweep table: one column per key, one row per array task, the first key varying slowest;
+// and the chain of continuation jobs.
+void set_sweep(Vars& v, const RenderInput& in) {
   const int tasks_total = sweep_task_count(in.sweep);
   mus::data params{mus::data::type::list};
   int stride = tasks_total;
@@ -295,19 +272,74 @@ Expected<std::string> render_script(const TemplateSet& templates, const RenderIn
     item.set("values", fmt::format("{}", fmt::join(column, " ")));
     params.push_back(item);
   }
-  data.set("sweep", !in.sweep.empty());
-  data.set("sweep_tasks", std::to_string(tasks_total));
-  data.set("sweep_params", params);
-  data.set("chain", in.chain_links > 1);
-  data.set("chain_links", std::to_string(in.chain_links));
+  v.set("sweep", !in.sweep.empty());
+  v.set("sweep_tasks", std::to_string(tasks_total));
+  v.set("sweep_params", params);
+  v.set("chain", in.chain_links > 1);
+  v.set("chain_links", std::to_string(in.chain_links));
+}
 
+// Everything a template sees for `in`; errors about the command point at the job spec's
+// `command:` when it came from one.
+Expected<Vars> template_data(const RenderInput& in) {
+  const auto at_command = [&](Error e) {
+    if (e.where.file.empty()) e.where = in.command_loc;
+    return std::unexpected(std::move(e));
+  };
+  auto argv = command_words(in);
+  if (!argv) return at_command(argv.error());
+  JOBGEN_TRY(check_input(in, *argv));
+  std::vector<std::string> sweep_keys;
+  for (const auto& p : in.sweep) sweep_keys.push_back(p.key);
+  const Program program = classify_program(*argv);
+  const auto quote = [&](const std::vector<std::string>& words) {
+    return quote_command(words, in.placeholders, sweep_keys, in.expanding_placeholders);
+  };
+  const auto command_line = quote(program.direct_argv);
+  if (!command_line) return at_command(command_line.error());
+  const auto program_line = quote(program.launcher_argv);
+  if (!program_line) return at_command(program_line.error());
+
+  Vars v;
+  set_layout(v, in);
+  JOBGEN_TRY(set_lists(v, in));
+  v.set("command_line", *command_line);
+  v.set("program_line", *program_line);
+  v.set("program_is_module", program.kind == ProgramKind::module);
+  v.set("program_is_executable", program.kind == ProgramKind::executable);
+  set_checkpointing(v, in);
+  set_sweep(v, in);
+  return v;
+}
+
+}  // namespace
+
+Expected<std::vector<std::string>> rendered_variables(const RenderInput& in) {
+  JOBGEN_TRY_ASSIGN(Vars v, template_data(in));
+  return v.names;
+}
+
+Expected<std::string> render_script(const TemplateSet& templates, const RenderInput& in) {
+  const std::string name = template_name(launcher_name(in.launcher), in.local);
+  const auto found = templates.templates.find(name);
+  if (found == templates.templates.end()) {
+    return fail(fmt::format("no template '{}': add templates/{}.mustache or pass --template FILE",
+                            name, name),
+                Exit::not_found);
+  }
+  const Template& tmpl = found->second;
+  JOBGEN_TRY(validate_template(tmpl, templates));
+  JOBGEN_TRY_ASSIGN(Vars v, template_data(in));
+  for (const auto& [pname, partial] : templates.partials) {
+    v.data.set(pname, mark_standalone_lines(partial.text));
+  }
   mus::mustache engine(mark_standalone_lines(tmpl.text));
   if (!engine.is_valid()) {
     return invalid(fmt::format("template error: {}", engine.error_message()),
                    SourceLoc{tmpl.file, 0, 0});
   }
   engine.set_custom_escape([](const std::string& s) { return shell_word(s); });
-  std::string script = remove_markers(engine.render(data));
+  std::string script = remove_markers(engine.render(v.data));
   if (!engine.is_valid()) {
     return invalid(fmt::format("template error: {}", engine.error_message()),
                    SourceLoc{tmpl.file, 0, 0});

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "jobgen/render/render_input.hpp"
 #include "jobgen/render/template_set.hpp"
@@ -20,5 +21,9 @@
 namespace jobgen::render {
 
 Expected<std::string> render_script(const TemplateSet& templates, const RenderInput& input);
+
+// The names of the variables render_script gives the template for `input` (partials aside): what
+// template_variables() documents, checked by a test.
+Expected<std::vector<std::string>> rendered_variables(const RenderInput& input);
 
 }  // namespace jobgen::render

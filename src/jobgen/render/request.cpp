@@ -188,8 +188,9 @@ Expected<RenderRequest> build_render_input(const profile::Profile& prof, const p
     if (!padded_or) {
       return invalid(
           fmt::format(
-              "the run takes about {}, longer than a Slurm time limit can be ({}): check 'steps' "
-              "(or 'epochs' and 'dataset_size') in the job spec and the node group's 'mfu'",
+              "the run is longer than a Slurm time limit can be (about {}; the limit is {}): "
+              "check 'steps' (or 'epochs' and 'dataset_size') in the job spec and the node "
+              "group's 'mfu'",
               util::format_duration(row.total_time_s),
               util::format_slurm_time(util::kMaxSlurmTimeS)),
           spec.loc);

@@ -1,5 +1,5 @@
-#include "jobgen/util/names.hpp"
 #include "jobgen/render/sbatch_header.hpp"
+#include "jobgen/util/names.hpp"
 
 #include <fmt/format.h>
 #include <algorithm>

@@ -85,8 +85,12 @@ fs::path LocalBackend::job_dir(const std::string& id) const {
   return options_.dir / "jobs" / id;
 }
 
-Expected<SubmitResult> LocalBackend::submit(const SubmitRequest& request) {
-  const auto& o = request.options;
+namespace {
+
+// The GPUs the job gets: the first `wanted` of the machine's (or 0..wanted-1 when it lists
+// none); a sweep or a dependency is not something this runner can do.
+Expected<std::vector<std::string>> local_devices(const job::SbatchOptions& o,
+                                                 std::vector<std::string> devices) {
   if (!o.array.empty()) {
     return invalid(
         "the local runner cannot run a sweep (job array); submit it to a Slurm "
@@ -98,7 +102,6 @@ Expected<SubmitResult> LocalBackend::submit(const SubmitRequest& request) {
   }
   const auto gpu = parse_gpu_gres(o.gres);
   const int wanted = gpu ? gpu->count * std::max(1, o.nodes) : 0;
-  std::vector<std::string> devices = options_.gpus;
   if (devices.empty()) {
     for (int i = 0; i < wanted; ++i) devices.push_back(std::to_string(i));
   }
@@ -107,36 +110,66 @@ Expected<SubmitResult> LocalBackend::submit(const SubmitRequest& request) {
                    std::to_string(devices.size()) + "; ask for fewer GPUs");
   }
   devices.resize(static_cast<std::size_t>(wanted));
+  return devices;
+}
+
+// A new job id: the first free number under `jobs`; mkdir is atomic, so two submissions never
+// share one.
+Expected<std::string> new_job_id(const fs::path& jobs) {
+  std::error_code ec;
+  fs::create_directories(jobs, ec);
+  if (ec) return fail("cannot create " + jobs.string() + ": " + ec.message());
+  int64_t next = 1;
+  for (const auto& entry : fs::directory_iterator(jobs, ec)) {
+    if (auto n = util::parse_int(entry.path().filename().string())) next = std::max(next, *n + 1);
+  }
+  for (;; ++next) {
+    const std::string id = std::to_string(next);
+    if (::mkdir((jobs / id).c_str(), 0700) == 0) return id;
+    if (errno != EEXIST)
+      return fail("cannot create " + (jobs / id).string() + ": " + std::strerror(errno));
+  }
+}
+
+// The variables a Slurm job step would see, for one task on one node.
+std::map<std::string, std::string> job_environment(const job::SbatchOptions& o, const JobInfo& job,
+                                                   const std::vector<std::string>& devices) {
+  std::map<std::string, std::string> env{o.environment.begin(), o.environment.end()};
+  env["SLURM_JOB_ID"] = job.id;
+  env["SLURM_JOBID"] = job.id;
+  env["SLURM_JOB_NAME"] = job.name;
+  env["SLURM_SUBMIT_DIR"] = job.working_dir;
+  env["SLURM_JOB_NUM_NODES"] = "1";
+  env["SLURM_NNODES"] = "1";
+  env["SLURM_NODEID"] = "0";
+  env["SLURM_PROCID"] = "0";
+  env["SLURM_NTASKS"] = std::to_string(std::max(1, o.ntasks_per_node));
+  env["SLURM_JOB_NODELIST"] = "localhost";
+  env["SLURMD_NODENAME"] = "localhost";
+  if (o.cpus_per_task) env["SLURM_CPUS_PER_TASK"] = std::to_string(*o.cpus_per_task);
+  env["SLURM_GPUS_ON_NODE"] = std::to_string(devices.size());
+  env["CUDA_VISIBLE_DEVICES"] = util::join(devices, ",");
+  env["JOBGEN_BACKEND"] = "local";
+  return env;
+}
+
+}  // namespace
+
+Expected<SubmitResult> LocalBackend::submit(const SubmitRequest& request) {
+  const auto& o = request.options;
+  JOBGEN_TRY_ASSIGN(const std::vector<std::string> devices, local_devices(o, options_.gpus));
   if (request.test_only) {
     SubmitResult answer;
     answer.estimated_start = util::unix_seconds(clock_.now());
     answer.message = "the local runner starts jobs at once";
     return answer;
   }
-
-  // Ids: the first free number; mkdir is atomic, so two submissions never share one.
-  std::error_code ec;
-  fs::create_directories(options_.dir / "jobs", ec);
-  if (ec) return fail("cannot create " + (options_.dir / "jobs").string() + ": " + ec.message());
-  int next = 1;
-  for (const auto& entry : fs::directory_iterator(options_.dir / "jobs", ec)) {
-    try {
-      next = std::max(next, std::stoi(entry.path().filename().string()) + 1);
-    } catch (const std::exception&) {
-    }
-  }
-  std::string id;
-  for (;; ++next) {
-    id = std::to_string(next);
-    if (::mkdir(job_dir(id).c_str(), 0700) == 0) break;
-    if (errno != EEXIST) {
-      return fail("cannot create " + job_dir(id).string() + ": " + std::strerror(errno));
-    }
-  }
+  JOBGEN_TRY_ASSIGN(const std::string id, new_job_id(options_.dir / "jobs"));
   const fs::path dir = job_dir(id);
   const fs::path script = dir / "script.sh";
   if (!write_text(script, request.script)) return fail("cannot write " + script.string());
   // The script may hold secrets from the job spec's env: owner only.
+  std::error_code ec;
   fs::permissions(script, fs::perms::owner_all, ec);
 
   JobInfo job;
@@ -152,26 +185,9 @@ Expected<SubmitResult> LocalBackend::submit(const SubmitRequest& request) {
   fs::create_directories(out.parent_path(), ec);
   fs::create_directories(err.parent_path(), ec);
 
-  std::string visible;
-  for (const auto& d : devices) visible += (visible.empty() ? "" : ",") + d;
   sys::DetachedJob spec;
   spec.argv = {"/bin/bash", script.string()};
-  spec.env = {o.environment.begin(), o.environment.end()};
-  spec.env["SLURM_JOB_ID"] = id;
-  spec.env["SLURM_JOBID"] = id;
-  spec.env["SLURM_JOB_NAME"] = job.name;
-  spec.env["SLURM_SUBMIT_DIR"] = job.working_dir;
-  spec.env["SLURM_JOB_NUM_NODES"] = "1";
-  spec.env["SLURM_NNODES"] = "1";
-  spec.env["SLURM_NODEID"] = "0";
-  spec.env["SLURM_PROCID"] = "0";
-  spec.env["SLURM_NTASKS"] = std::to_string(std::max(1, o.ntasks_per_node));
-  spec.env["SLURM_JOB_NODELIST"] = "localhost";
-  spec.env["SLURMD_NODENAME"] = "localhost";
-  if (o.cpus_per_task) spec.env["SLURM_CPUS_PER_TASK"] = std::to_string(*o.cpus_per_task);
-  spec.env["SLURM_GPUS_ON_NODE"] = std::to_string(wanted);
-  spec.env["CUDA_VISIBLE_DEVICES"] = visible;
-  spec.env["JOBGEN_BACKEND"] = "local";
+  spec.env = job_environment(o, job, devices);
   spec.cwd = job.working_dir;
   spec.stdout_path = out;
   spec.stderr_path = err;
@@ -184,14 +200,13 @@ Expected<SubmitResult> LocalBackend::submit(const SubmitRequest& request) {
             {"stderr", err.string()},
             {"gres", o.gres},
             {"working_dir", job.working_dir},
-            {"cuda_visible_devices", visible},
+            {"cuda_visible_devices", spec.env["CUDA_VISIBLE_DEVICES"]},
             {"tag", request.tag}};
   if (o.time_limit_s) meta["time_limit_s"] = *o.time_limit_s;
   if (!write_text(dir / "meta.json", meta.dump(2))) {
     return fail("cannot write " + (dir / "meta.json").string());
   }
-  auto pgid = sys::spawn_detached(spec);
-  if (!pgid) return std::unexpected(pgid.error());
+  JOBGEN_TRY(sys::spawn_detached(spec));
   SubmitResult result;
   result.job_id = id;
   return result;

@@ -96,12 +96,11 @@ std::string format_command(const std::vector<std::string>& argv) {
   return result;
 }
 
-Expected<CommandResult> RealCommandRunner::run(const Command& command) {
-  if (command.argv.empty()) return fail("internal error: empty command");
-  // A child that exits before reading its stdin must not kill jobgen with SIGPIPE.
-  ::signal(SIGPIPE, SIG_IGN);
+namespace {
 
-  Pipe in, out, err;
+// Spawns `command` in its own process group with its stdin, stdout and stderr on the pipes
+// (stdin from /dev/null without stdin_text); closes the child's ends here.
+Expected<pid_t> start(const Command& command, Pipe& in, Pipe& out, Pipe& err) {
   if (!make_pipe(out) || !make_pipe(err) || (command.stdin_text && !make_pipe(in))) {
     return fail(std::string("cannot create a pipe: ") + std::strerror(errno));
   }
@@ -142,25 +141,18 @@ Expected<CommandResult> RealCommandRunner::run(const Command& command) {
   in.close_read();
   out.close_write();
   err.close_write();
+  return pid;
+}
 
-  CommandResult result;
-  const std::string_view input = command.stdin_text ? *command.stdin_text : std::string_view();
+// Writes `input` to the child's stdin and collects its stdout and stderr until both are closed.
+// False when `deadline` passed first.
+Expected<bool> exchange(Pipe& in, Pipe& out, Pipe& err, std::string_view input,
+                        SteadyClock::time_point deadline, CommandResult& result) {
   std::size_t written = 0;
   if (in.write >= 0) {
     ::fcntl(in.write, F_SETFL, ::fcntl(in.write, F_GETFL) | O_NONBLOCK);
     if (input.empty()) in.close_write();
   }
-  const auto deadline = SteadyClock::now() + command.timeout;
-  auto timed_out = [&] {
-    ::kill(-pid, SIGKILL);
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    return fail("'" + format_command(command.argv) + "' did not finish within " +
-                std::to_string(command.timeout.count() / 1000.0).substr(0, 4) +
-                " s and was killed (is slurmctld reachable? try again, or raise the timeout)");
-  };
-
   char buffer[65536];
   while (out.read >= 0 || err.read >= 0) {
     pollfd fds[3];
@@ -170,7 +162,7 @@ Expected<CommandResult> RealCommandRunner::run(const Command& command) {
     if (in.write >= 0) fds[n++] = {in.write, POLLOUT, 0};
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now());
-    if (left.count() <= 0) return timed_out();
+    if (left.count() <= 0) return false;
     const int ready = ::poll(fds, static_cast<nfds_t>(n), static_cast<int>(left.count()));
     if (ready < 0 && errno != EINTR)
       return fail(std::string("poll failed: ") + std::strerror(errno));
@@ -183,125 +175,177 @@ Expected<CommandResult> RealCommandRunner::run(const Command& command) {
         if (written == input.size()) in.close_write();
         continue;
       }
-      const ssize_t r = ::read(fds[i].fd, buffer, sizeof buffer);
+      Pipe& from = fds[i].fd == out.read ? out : err;
+      const ssize_t r = ::read(from.read, buffer, sizeof buffer);
       if (r > 0) {
-        (fds[i].fd == out.read ? result.out : result.err).append(buffer, static_cast<size_t>(r));
+        (&from == &out ? result.out : result.err).append(buffer, static_cast<size_t>(r));
       } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
-        if (fds[i].fd == out.read) {
-          out.close_read();
-        } else {
-          err.close_read();
-        }
+        from.close_read();
       }
     }
   }
-  in.close_write();
+  return true;
+}
+
+// The child's wait status once it exited; nullopt when `deadline` passed first.
+Expected<std::optional<int>> wait_until(pid_t pid, SteadyClock::time_point deadline) {
   int status = 0;
   for (;;) {
     const pid_t w = ::waitpid(pid, &status, WNOHANG);
-    if (w == pid) break;
+    if (w == pid) return status;
     if (w < 0 && errno != EINTR) return fail(std::string("waitpid: ") + std::strerror(errno));
-    if (SteadyClock::now() >= deadline) return timed_out();
+    if (SteadyClock::now() >= deadline) return std::nullopt;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  result.exit_code = decode_status(status);
+}
+
+std::unexpected<Error> kill_after_timeout(pid_t pid, const Command& command) {
+  ::kill(-pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return fail("'" + format_command(command.argv) + "' did not finish within " +
+              std::to_string(command.timeout.count() / 1000.0).substr(0, 4) +
+              " s and was killed (is slurmctld reachable? try again, or raise the timeout)");
+}
+
+}  // namespace
+
+Expected<CommandResult> RealCommandRunner::run(const Command& command) {
+  if (command.argv.empty()) return fail("internal error: empty command");
+  // A child that exits before reading its stdin must not kill jobgen with SIGPIPE.
+  ::signal(SIGPIPE, SIG_IGN);
+  Pipe in, out, err;
+  JOBGEN_TRY_ASSIGN(const pid_t pid, start(command, in, out, err));
+  const auto deadline = SteadyClock::now() + command.timeout;
+  CommandResult result;
+  const std::string_view input = command.stdin_text ? *command.stdin_text : std::string_view();
+  JOBGEN_TRY_ASSIGN(const bool finished, exchange(in, out, err, input, deadline, result));
+  if (!finished) return kill_after_timeout(pid, command);
+  in.close_write();
+  JOBGEN_TRY_ASSIGN(const std::optional<int> status, wait_until(pid, deadline));
+  if (!status) return kill_after_timeout(pid, command);
+  result.exit_code = decode_status(*status);
   return result;
 }
 
+namespace {
+
+// What the detached processes need, prepared before fork: after it they only make system calls.
+struct DetachedPlan {
+  std::vector<std::string> args, env;
+  std::vector<char*> argv, envp;
+  std::string cwd, out_path, err_path, exit_path, exit_tmp, pid_path, pid_tmp;
+
+  explicit DetachedPlan(const DetachedJob& job)
+      : args(job.argv),
+        env(build_environment(job.env)),
+        argv(pointers(args)),
+        envp(pointers(env)),
+        cwd(job.cwd.string()),
+        out_path(job.stdout_path.string()),
+        err_path(job.stderr_path.empty() ? out_path : job.stderr_path.string()),
+        exit_path(job.exit_file.string()),
+        exit_tmp(exit_path + ".tmp"),
+        pid_path(job.pid_file.string()),
+        pid_tmp(pid_path + ".tmp") {}
+};
+
+// Writes `text` to `tmp` and renames it to `path`: readers never see half a file.
+bool write_by_rename(const std::string& tmp, const std::string& path, const char* text, int len) {
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  const bool written = ::write(fd, text, static_cast<size_t>(len)) == len;
+  return (::close(fd) == 0 && written) && ::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+// The job itself: default signal handling, its directory and log files, then exec.
+[[noreturn]] void exec_job(DetachedPlan& plan, const sigset_t& stop_signals) {
+  ::signal(SIGTERM, SIG_DFL);
+  ::signal(SIGINT, SIG_DFL);
+  ::signal(SIGHUP, SIG_DFL);
+  ::signal(SIGPIPE, SIG_DFL);
+  ::sigprocmask(SIG_UNBLOCK, &stop_signals, nullptr);
+  if (!plan.cwd.empty() && ::chdir(plan.cwd.c_str()) != 0) ::_exit(126);
+  const int o = ::open(plan.out_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  const int e =
+      plan.err_path == plan.out_path
+          ? o
+          : ::open(plan.err_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (o < 0 || e < 0) ::_exit(126);
+  ::dup2(o, STDOUT_FILENO);
+  ::dup2(e, STDERR_FILENO);
+  ::environ = plan.envp.data();
+  ::execvp(plan.argv[0], plan.argv.data());
+  ::_exit(127);
+}
+
+// The supervisor: starts the job, passes on a cancel that arrived before the job existed, and
+// records how the job ended.
+[[noreturn]] void supervise(DetachedPlan& plan, const sigset_t& stop_signals) {
+  const pid_t child = ::fork();
+  if (child == 0) exec_job(plan, stop_signals);
+  sigset_t pending;
+  sigemptyset(&pending);
+  ::sigpending(&pending);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
+    if (child > 0 && sigismember(&pending, sig)) ::kill(child, sig);
+  }
+  int status = 0;
+  while (child > 0 && ::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  char text[32];
+  const int len = child < 0 ? std::snprintf(text, sizeof text, "exit 127\n")
+                  : WIFSIGNALED(status)
+                      ? std::snprintf(text, sizeof text, "signal %d\n", WTERMSIG(status))
+                      : std::snprintf(text, sizeof text, "exit %d\n", WEXITSTATUS(status));
+  write_by_rename(plan.exit_tmp, plan.exit_path, text, len);
+  ::_exit(0);
+}
+
+// The session and group leader: records the group id, detaches from the caller's files, and
+// exits at once so the supervisor is reparented to init.
+[[noreturn]] void lead(DetachedPlan& plan) {
+  ::setsid();
+  // Written by the leader itself, so the record exists even if the caller is killed right
+  // after fork.
+  char pid_text[32];
+  char* pid_end = std::to_chars(pid_text, pid_text + 30, static_cast<int>(::getpid())).ptr;
+  *pid_end++ = '\n';
+  if (!write_by_rename(plan.pid_tmp, plan.pid_path, pid_text, static_cast<int>(pid_end - pid_text)))
+    ::_exit(1);
+  const int null_fd = ::open("/dev/null", O_RDWR);
+  ::dup2(null_fd, STDIN_FILENO);
+  ::dup2(null_fd, STDOUT_FILENO);
+  ::dup2(null_fd, STDERR_FILENO);
+  ::close_range(3, ~0U, 0);  // the caller's pipes and database must not stay open in the job
+  // The supervisor keeps TERM/INT/HUP blocked for its whole life, so a cancel can never kill
+  // it (only SIGKILL can); one that arrives before the job is forked is passed on.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGHUP);
+  ::sigprocmask(SIG_BLOCK, &stop_signals, nullptr);
+  const pid_t supervisor = ::fork();
+  if (supervisor == 0) supervise(plan, stop_signals);
+  ::_exit(supervisor < 0 ? 1 : 0);
+}
+
+}  // namespace
+
 Expected<int> spawn_detached(const DetachedJob& job) {
   if (job.argv.empty()) return fail("internal error: empty command");
-  // Everything the children need is prepared before fork: they only make system calls.
-  std::vector<std::string> args = job.argv;
-  std::vector<std::string> env = build_environment(job.env);
-  std::vector<char*> argv = pointers(args);
-  std::vector<char*> envp = pointers(env);
-  const std::string cwd = job.cwd.string();
-  const std::string out_path = job.stdout_path.string();
-  const std::string err_path = job.stderr_path.empty() ? out_path : job.stderr_path.string();
-  const std::string exit_path = job.exit_file.string();
-  const std::string exit_tmp = exit_path + ".tmp";
-  const std::string pid_path = job.pid_file.string();
-  const std::string pid_tmp = pid_path + ".tmp";
-
+  DetachedPlan plan(job);
   const pid_t leader = ::fork();
   if (leader < 0) return fail(std::string("fork failed: ") + std::strerror(errno));
-  if (leader == 0) {
-    // Session and group leader; exits at once so the supervisor is reparented to init.
-    ::setsid();
-    // The leader records the group id itself (written by rename, never half-written), so the
-    // record exists even if the caller is killed right after fork.
-    char pid_text[32];
-    char* pid_end = std::to_chars(pid_text, pid_text + 30, static_cast<int>(::getpid())).ptr;
-    *pid_end++ = '\n';
-    const int pid_len = static_cast<int>(pid_end - pid_text);
-    const int pid_fd = ::open(pid_tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (pid_fd < 0 || ::write(pid_fd, pid_text, static_cast<size_t>(pid_len)) != pid_len ||
-        ::close(pid_fd) != 0 || ::rename(pid_tmp.c_str(), pid_path.c_str()) != 0) {
-      ::_exit(1);
-    }
-    const int null_fd = ::open("/dev/null", O_RDWR);
-    ::dup2(null_fd, STDIN_FILENO);
-    ::dup2(null_fd, STDOUT_FILENO);
-    ::dup2(null_fd, STDERR_FILENO);
-    ::close_range(3, ~0U, 0);  // the caller's pipes and database must not stay open in the job
-    // The supervisor keeps TERM/INT/HUP blocked for its whole life, so a cancel can never kill
-    // it (only SIGKILL can); one that arrives before the job is forked is passed on below.
-    sigset_t stop_signals;
-    sigemptyset(&stop_signals);
-    sigaddset(&stop_signals, SIGTERM);
-    sigaddset(&stop_signals, SIGINT);
-    sigaddset(&stop_signals, SIGHUP);
-    ::sigprocmask(SIG_BLOCK, &stop_signals, nullptr);
-    const pid_t supervisor = ::fork();
-    if (supervisor != 0) ::_exit(supervisor < 0 ? 1 : 0);
-    const pid_t child = ::fork();
-    if (child == 0) {
-      ::signal(SIGTERM, SIG_DFL);
-      ::signal(SIGINT, SIG_DFL);
-      ::signal(SIGHUP, SIG_DFL);
-      ::signal(SIGPIPE, SIG_DFL);
-      ::sigprocmask(SIG_UNBLOCK, &stop_signals, nullptr);
-      if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) ::_exit(126);
-      const int o = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-      const int e = err_path == out_path
-                        ? o
-                        : ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-      if (o < 0 || e < 0) ::_exit(126);
-      ::dup2(o, STDOUT_FILENO);
-      ::dup2(e, STDERR_FILENO);
-      ::environ = envp.data();
-      ::execvp(argv[0], argv.data());
-      ::_exit(127);
-    }
-    // A cancel that reached the group before the job existed is pending here: forward it.
-    sigset_t pending;
-    sigemptyset(&pending);
-    ::sigpending(&pending);
-    for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
-      if (child > 0 && sigismember(&pending, sig)) ::kill(child, sig);
-    }
-    int status = 0;
-    while (child > 0 && ::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
-    char text[32];
-    const int len = child < 0 ? std::snprintf(text, sizeof text, "exit 127\n")
-                    : WIFSIGNALED(status)
-                        ? std::snprintf(text, sizeof text, "signal %d\n", WTERMSIG(status))
-                        : std::snprintf(text, sizeof text, "exit %d\n", WEXITSTATUS(status));
-    const int fd = ::open(exit_tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd >= 0) {
-      if (::write(fd, text, static_cast<size_t>(len)) == len)
-        ::rename(exit_tmp.c_str(), exit_path.c_str());
-      ::close(fd);
-    }
-    ::_exit(0);
-  }
+  if (leader == 0) lead(plan);
   int status = 0;
   while (::waitpid(leader, &status, 0) < 0 && errno == EINTR) {
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     return fail("could not start " + format_command(job.argv) +
-                " in the background (fork failed, or " + pid_path + " could not be written)");
+                " in the background (fork failed, or " + plan.pid_path + " could not be written)");
   }
   if (::access(job.pid_file.c_str(), F_OK) != 0) {
     return fail("cannot write " + job.pid_file.string() +
