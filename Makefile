@@ -99,7 +99,7 @@ format:
 TIDY_ARGS := -extra-arg=-std=c++2b -extra-arg=-Wno-builtin-macro-redefined \
   -extra-arg=-D__cpp_concepts=202002L
 .PHONY: format-check tidy lint
-format-check:
+format-check: deps
 	$(SOURCES_CMD) | xargs -0 -r clang-format --dry-run -Werror
 
 tidy: deps build

@@ -101,3 +101,26 @@ TEST_CASE("jobgen estimate --help says --gpus is per node") {
   CHECK(r.out.find("--inter-link") != std::string::npos);
   CHECK(r.out.find("--explain") != std::string::npos);
 }
+
+TEST_CASE(
+    "jobgen estimate: sharded training says it assumes sharded loading, and warns when the "
+    "whole model cannot be on one GPU") {
+  // Llama-2-13B in bf16 is about 24 GiB: sharded over 4 RTX 4090s it trains, whole it does not fit.
+  const auto big =
+      run_cli({"estimate", "--model", "llama-2-13b", "--gpu", "rtx4090", "--gpus", "4",
+               "--strategy", "fsdp-full-shard", "--precision", "bf16", "--seq-len", "512",
+               "--micro-batch", "1", "--grad-checkpointing", "--flash-attention"});
+  REQUIRE_MESSAGE(big.code == 0, big.err);
+  CHECK(big.out.find("model loading: sharded: the whole model (24.") != std::string::npos);
+  CHECK(big.out.find("warning: the whole model is 24.") != std::string::npos);
+  // A 7B model is whole on one 80 GB GPU: the assumption, no warning; one GPU: neither.
+  const auto small = run_cli({"estimate", "--model", "llama-2-7b", "--gpu", "a100-80gb", "--gpus",
+                              "8", "--strategy", "fsdp-full-shard", "--seq-len", "2048"});
+  REQUIRE_MESSAGE(small.code == 0, small.err);
+  CHECK(small.out.find("model loading: sharded") != std::string::npos);
+  CHECK(small.out.find("the whole model is") == std::string::npos);
+  const auto one =
+      run_cli({"estimate", "--model", "llama-2-7b", "--gpu", "a100-80gb", "--seq-len", "2048"});
+  REQUIRE_MESSAGE(one.code == 0, one.err);
+  CHECK(one.out.find("model loading") == std::string::npos);
+}

@@ -2,7 +2,7 @@
 // (2 s, backing off to 60 s while nothing changes; see slurm/monitor.hpp). On a terminal a table
 // redrawn in place with progress bars and each job's last log line; otherwise appended lines.
 // Exit: 0 all COMPLETED, Exit::jobs_failed otherwise, 130 on Ctrl-C (the jobs keep running).
-#include <signal.h>
+#include <csignal>
 
 #include <atomic>
 #include <cmath>

@@ -7,6 +7,17 @@
 
 namespace jobgen::estimate {
 
+namespace {
+
+// The model's weights in their storage dtype, unsharded (NF4 for a QLoRA base), in GiB.
+double whole_model_gib(const TrainingSetup& s) {
+  const bool fp32 = s.precision == Precision::fp32 || s.precision == Precision::tf32;
+  const double bytes = s.finetune == Finetune::qlora ? kNf4Bytes : fp32 ? 4.0 : 2.0;
+  return double(model::derive_params(s.model)) * bytes / (1024.0 * 1024.0 * 1024.0);
+}
+
+}  // namespace
+
 std::vector<Assumption> assumptions(const TrainingSetup& s, const Hardware& hw, const Throughput& t,
                                     const MemoryBreakdown& m) {
   std::vector<Assumption> out;
@@ -33,6 +44,14 @@ std::vector<Assumption> assumptions(const TrainingSetup& s, const Hardware& hw, 
                                t.peak_tflops, to_string(t.precision), t.gemm_efficiency),
                    "derived from GEMM sizes, attention, pointwise traffic, launch overhead and "
                    "communication (--mfu to override)"});
+  }
+  if ((is_fsdp(s.strategy) || s.strategy == Strategy::zero3) && s.world_size() > 1) {
+    out.push_back({"model loading",
+                   fmt::format("sharded: the whole model ({:.1f} GiB) is never on one GPU",
+                               whole_model_gib(s)),
+                   "a framework that builds or loads the whole model on every GPU before "
+                   "sharding it (Lightning Fabric's load_raw, from_pretrained without "
+                   "low_cpu_mem_usage) peaks at about that much more when it starts"});
   }
   if (!s.empirical) {
     out.push_back({"allocator margin",
@@ -77,6 +96,12 @@ Estimate estimate(const TrainingSetup& setup, const Hardware& hw, std::optional<
     e.warnings.push_back("micro-batch " + std::to_string(e.micro_batch) +
                          " does not fit; the largest that fits is " +
                          std::to_string(e.max.aggressive));
+  if ((is_fsdp(setup.strategy) || setup.strategy == Strategy::zero3) && setup.world_size() > 1 &&
+      whole_model_gib(e.setup) > hw.capacity_gib)
+    e.warnings.push_back(fmt::format(
+        "the whole model is {:.1f} GiB, more than one GPU holds: load it sharded (meta device, "
+        "accelerate's fsdp_cpu_ram_efficient_loading, torchtune), not whole on every GPU",
+        whole_model_gib(e.setup)));
   if (setup.strategy == Strategy::dp && setup.world_size() > 1)
     e.warnings.push_back(
         "DataParallel (dp) replicates the model every step through GPU 0 and "

@@ -64,7 +64,7 @@ Expected<std::vector<std::string>> sbatch_directives(const job::SbatchOptions& o
   add("chdir", o.working_dir);
   add("output", o.output);
   add("error", o.error);
-  if (o.open_mode_append) lines.push_back("--open-mode=append");
+  if (o.open_mode_append) lines.emplace_back("--open-mode=append");
   add("signal", o.signal);
   if (!bad.empty()) {
     return invalid(

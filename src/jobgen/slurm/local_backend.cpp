@@ -3,9 +3,9 @@
 #include "jobgen/util/slurm_time.hpp"
 #include "jobgen/util/strings.hpp"
 
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <csignal>
 
 #include <algorithm>
 #include <cerrno>

@@ -77,7 +77,7 @@ inline std::unexpected<Error> transient_failure(std::string message) {
   auto&& JOBGEN_CONCAT(jobgen_try_, __LINE__) = (expr);                              \
   if (!JOBGEN_CONCAT(jobgen_try_, __LINE__))                                         \
     return std::unexpected(std::move(JOBGEN_CONCAT(jobgen_try_, __LINE__)).error()); \
-  decl = std::move(*JOBGEN_CONCAT(jobgen_try_, __LINE__))
+  decl = std::move(*JOBGEN_CONCAT(jobgen_try_, __LINE__)) /* NOLINT(bugprone-macro-parentheses) */
 
 // "jobgen: error: FILE:LINE:COL: message" (the location parts that are known).
 std::string format_error(const Error& error);

@@ -203,7 +203,7 @@ Run to_run(const std::string& host) {
   std::size_t digits_at = host.size();
   while (digits_at > 0 && host[digits_at - 1] >= '0' && host[digits_at - 1] <= '9') --digits_at;
   const std::string_view digits = std::string_view(host).substr(digits_at);
-  const Run single{host, 0, 0, 0, true};
+  Run single{host, 0, 0, 0, true};
   if (digits.empty()) return single;
   uint64_t value = 0;
   for (char c : digits) {
@@ -275,7 +275,10 @@ void visit(const Pattern& pattern, OnName&& on_name, OnRange&& on_range) {
     for (const Range& r : peeled) {
       for (uint64_t v = r.lo; v <= r.hi; ++v) {
         std::vector<std::string> next = texts;
-        next.push_back(before + padded(v, r.width) + after);
+        std::string word = before;
+        word += padded(v, r.width);
+        word += after;
+        next.push_back(std::move(word));
         self(self, std::move(next), brackets);
       }
     }
