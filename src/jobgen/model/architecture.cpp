@@ -1,5 +1,6 @@
 // Parameter counting and validation (see architecture.hpp); model files: architecture_yaml.cpp.
 #include "jobgen/model/architecture.hpp"
+#include "jobgen/util/enum_names.hpp"
 
 #include <cctype>
 #include <charconv>
@@ -8,16 +9,15 @@
 
 namespace jobgen::model {
 
+const util::Names<Kind, 3>& kind_names() {
+  static constexpr util::Names<Kind, 3> kNames{{{Kind::encoder, "encoder"},
+                                                {Kind::decoder, "decoder"},
+                                                {Kind::encoder_decoder, "encoder-decoder"}}};
+  return kNames;
+}
+
 std::string_view to_string(Kind kind) {
-  switch (kind) {
-    case Kind::encoder:
-      return "encoder";
-    case Kind::decoder:
-      return "decoder";
-    case Kind::encoder_decoder:
-      return "encoder-decoder";
-  }
-  return "decoder";
+  return util::name_of(kind_names(), kind);
 }
 
 int Architecture::effective_decoder_layers() const {

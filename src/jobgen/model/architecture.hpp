@@ -14,13 +14,15 @@
 #include <string_view>
 #include <vector>
 
+#include "jobgen/util/enum_names.hpp"
 #include "jobgen/util/error.hpp"
 
 namespace jobgen::model {
 
 enum class Kind { encoder, decoder, encoder_decoder };
 
-std::string_view to_string(Kind kind);  // "encoder", "decoder", "encoder-decoder"
+std::string_view to_string(Kind kind);     // "encoder", "decoder", "encoder-decoder"
+const util::Names<Kind, 3>& kind_names();  // for parse_name (util/enum_names.hpp)
 
 struct Architecture {
   std::string name;         // preset name or the file's `name:`

@@ -109,15 +109,11 @@ void set_number(Architecture& a, const NumberKey& key, const YAML::Node& v, util
 }
 
 void set_kind(Architecture& a, const YAML::Node& v, util::YamlReader& r) {
-  const std::string k = v.IsScalar() ? v.Scalar() : "";
-  if (k == "encoder")
-    a.kind = Kind::encoder;
-  else if (k == "decoder")
-    a.kind = Kind::decoder;
-  else if (k == "encoder-decoder" || k == "encoder_decoder")
-    a.kind = Kind::encoder_decoder;
+  const auto kind = util::parse_name(kind_names(), v.IsScalar() ? v.Scalar() : "", "kind");
+  if (kind)
+    a.kind = *kind;
   else
-    r.problem(v, "kind '" + shown(v) + "' is not one of encoder, decoder, encoder-decoder");
+    r.problem(v, kind.error().message);
 }
 
 // One key of the map; `preset` was applied before.

@@ -12,20 +12,17 @@
 #include "jobgen/util/names.hpp"
 #include "jobgen/util/yaml_reader.hpp"
 
+#include "jobgen/util/enum_names.hpp"
+
 namespace jobgen::plan {
 
 using util::YamlReader;
 
 std::string_view to_string(GradCheckpointing value) {
-  switch (value) {
-    case GradCheckpointing::automatic:
-      return "auto";
-    case GradCheckpointing::on:
-      return "on";
-    case GradCheckpointing::off:
-      return "off";
-  }
-  return "auto";
+  static constexpr util::Names<GradCheckpointing, 3> kNames{{{GradCheckpointing::automatic, "auto"},
+                                                             {GradCheckpointing::on, "on"},
+                                                             {GradCheckpointing::off, "off"}}};
+  return util::name_of(kNames, value);
 }
 
 std::string_view to_string(LrScaling value) {

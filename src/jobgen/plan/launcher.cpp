@@ -3,39 +3,31 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "jobgen/util/enum_names.hpp"
+
 namespace jobgen::plan {
 
+namespace {
+
+constexpr util::Names<Launcher, 5> kLaunchers{{{Launcher::torchrun, "torchrun"},
+                                               {Launcher::deepspeed, "deepspeed"},
+                                               {Launcher::accelerate, "accelerate"},
+                                               {Launcher::python, "python"},
+                                               {Launcher::srun, "srun"}}};
+
+}  // namespace
+
 std::string_view launcher_name(Launcher launcher) {
-  switch (launcher) {
-    case Launcher::torchrun:
-      return "torchrun";
-    case Launcher::deepspeed:
-      return "deepspeed";
-    case Launcher::accelerate:
-      return "accelerate";
-    case Launcher::python:
-      return "python";
-    case Launcher::srun:
-      return "srun";
-  }
-  return "torchrun";
+  return util::name_of(kLaunchers, launcher);
 }
 
 const std::vector<std::string>& launcher_names() {
-  static const std::vector<std::string> names{"torchrun", "deepspeed", "accelerate", "python",
-                                              "srun"};
+  static const std::vector<std::string> names = util::names_of(kLaunchers);
   return names;
 }
 
 Expected<Launcher> parse_launcher(std::string_view name) {
-  for (const Launcher l : {Launcher::torchrun, Launcher::deepspeed, Launcher::accelerate,
-                           Launcher::python, Launcher::srun}) {
-    if (launcher_name(l) == name) return l;
-  }
-  const std::string hint = closest_match(name, launcher_names());
-  return invalid(fmt::format("unknown launcher '{}'{}; choose one of {}", name,
-                             hint.empty() ? "" : " (did you mean '" + hint + "'?)",
-                             fmt::join(launcher_names(), ", ")));
+  return util::parse_name(kLaunchers, name, "launcher");
 }
 
 namespace {
