@@ -202,7 +202,8 @@ TEST_CASE("start estimates: Slurm's, free now, unknown") {
   none.unavailable_reason = "timed out";
   CHECK_FALSE(plan::estimate_start(row(3, "free", 3600), none).known());
   CHECK(plan::describe_start({}) == "start unknown");
-  CHECK(plan::format_wait(59) == "1 m");
+  CHECK(plan::format_wait(59) == "59 s");
+  CHECK(plan::format_wait(90) == "2 m");
   CHECK(plan::format_wait(3 * 86400 + 4 * 3600) == "3 d 4 h");
 }
 
@@ -222,7 +223,8 @@ TEST_CASE("ranking by expected finish: the free group first, the busy one still 
   CHECK(report.finishes_first->row == 2);
   CHECK(report.finishes_first->reason.find("starts now") != std::string::npos);
   CHECK(report.finishes_first->reason.find("fastest to run: #1") != std::string::npos);
-  CHECK(report.finishes_first->reason.find("starts in ~5 h 0 m") != std::string::npos);
+  CHECK(report.finishes_first->reason.find("starts in ~5 h 0 m (Slurm's backfill estimate)") !=
+        std::string::npos);
   CHECK(report.rows[0].finish_in_s == doctest::Approx(6 * 3600));
 
   // Without queue data nothing finishes "first".

@@ -65,7 +65,8 @@ StartEstimate estimate_start(const PlanRow& row, const QueueSnapshot& queue) {
 }
 
 std::string format_wait(int64_t seconds) {
-  const int64_t minutes = std::max<int64_t>(0, (seconds + 30) / 60);
+  if (seconds < 60) return fmt::format("{} s", std::max<int64_t>(0, seconds));
+  const int64_t minutes = (seconds + 30) / 60;
   if (minutes < 60) return fmt::format("{} m", minutes);
   const int64_t hours = minutes / 60;
   if (hours < 48) return fmt::format("{} h {} m", hours, minutes % 60);
@@ -90,7 +91,9 @@ namespace {
 
 std::string short_start(const StartEstimate& s) {
   if (!s.known()) return "start unknown";
-  return s.in_s == 0 ? "starts now" : "starts in ~" + format_wait(s.in_s);
+  if (s.in_s == 0) return "starts now";
+  return "starts in ~" + format_wait(s.in_s) +
+         (s.basis == StartBasis::slurm ? " (Slurm's backfill estimate)" : "");
 }
 
 }  // namespace
