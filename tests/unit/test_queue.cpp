@@ -251,11 +251,16 @@ TEST_CASE("fetch_queue: 2 + groups scheduler requests; failures are 'unavailable
   const auto groups = plan::top_candidates(*report).size();
   REQUIRE(groups == markov->node_groups.size());
 
-  const std::string sinfo = read("tests/data/slurm-cli/sinfo-22.05.json");
+  const std::string sinfo_idle = read("tests/data/slurm-cli/sinfo-22.05.json");
+  // The same nodes with every GPU in use.
+  auto busy_doc = nlohmann::json::parse(sinfo_idle);
+  for (auto& n : busy_doc["nodes"]) n["gres_used"] = n["gres"];
+  const std::string sinfo_busy = busy_doc.dump();
   const std::string squeue = read("tests/data/slurm-cli/squeue-22.05.json");
+  const std::string* sinfo = &sinfo_busy;
   test::RecordingCommandRunner runner;
   runner.responder = [&](const sys::Command& c) -> Expected<sys::CommandResult> {
-    if (c.argv[0] == "sinfo") return sys::CommandResult{0, sinfo, ""};
+    if (c.argv[0] == "sinfo") return sys::CommandResult{0, *sinfo, ""};
     if (c.argv[0] == "squeue") return sys::CommandResult{0, squeue, ""};
     if (c.argv[0] == "sbatch")
       return sys::CommandResult{0, "",
@@ -263,8 +268,9 @@ TEST_CASE("fetch_queue: 2 + groups scheduler requests; failures are 'unavailable
                                 "on nodes classt21 in partition markov_gpu\n"};
     return fail("unexpected " + c.argv[0]);
   };
+  // Every GPU busy: Slurm is asked once per group, and never more.
   slurm::CliBackend backend(runner, {});
-  const auto q = cli::fetch_queue(backend, *markov, *spec, *report, "root", 1'800'000'000);
+  auto q = cli::fetch_queue(backend, *markov, *spec, *report, "root", 1'800'000'000);
   REQUIRE(q.available);
   for (const auto& [id, why] : q.slurm_not_asked) MESSAGE("#" << id << ": " << why);
   CHECK(runner.commands.size() == 2 + groups);
@@ -275,6 +281,18 @@ TEST_CASE("fetch_queue: 2 + groups scheduler requests; failures are 'unavailable
     CHECK(runner.argv_of(i).find("--test-only") != std::string::npos);
   }
   CHECK(q.slurm_start.size() == groups);
+
+  // The recording as it was (idle GPUs): only groups with jobs pending need Slurm's estimate.
+  runner.commands.clear();
+  sinfo = &sinfo_idle;
+  q = cli::fetch_queue(backend, *markov, *spec, *report, "root", 1'800'000'000);
+  REQUIRE(q.available);
+  CHECK(runner.commands.size() == 2 + q.slurm_start.size());
+  CHECK(q.slurm_start.size() < groups);
+  for (int id : plan::top_candidates(*report)) {
+    if (!q.slurm_start.contains(id))
+      CHECK(plan::estimate_start(*report->row(id), q).basis == plan::StartBasis::free_now);
+  }
   // The recording: classt25 (rtx4090) has 4 GPUs in use by a running job, two 4090 jobs pending.
   const plan::GroupQueue* rtx4090 = q.group("rtx4090");
   REQUIRE(rtx4090 != nullptr);

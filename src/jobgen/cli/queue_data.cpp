@@ -158,6 +158,11 @@ plan::QueueSnapshot fetch_queue(slurm::Backend& backend, const profile::Profile&
   if (request_spec.command.empty()) request_spec.command = "true";
   for (int id : top) {
     const plan::PlanRow& row = *report.row(id);
+    // Free GPUs and nothing pending already say "now": Slurm is asked only where it can tell more.
+    if (plan::estimate_start(row, snap).basis == plan::StartBasis::free_now) {
+      snap.slurm_not_asked[id] = "GPUs free now and nothing pending";
+      continue;
+    }
     auto request = render::build_render_input(profile, request_spec, row, render::RequestOptions{});
     if (!request) {
       snap.slurm_not_asked[id] = request.error().message;
