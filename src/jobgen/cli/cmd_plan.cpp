@@ -8,7 +8,7 @@
 // requests) and ranks by expected finish (plan/queue.hpp). A scheduler that cannot be asked
 // (unreachable, the local backend, no Slurm here) is reported in the plan as "queue data
 // unavailable", never as an empty cluster, and the plan itself still succeeds. --queue is the
-// default, spelled out; --offline never touches the cluster (nor the job ledger).
+// default, spelled out; --offline never touches the cluster. Plan never opens the job ledger.
 #include <memory>
 #include <sstream>
 
@@ -44,15 +44,15 @@ std::string current_user(const Context& ctx) {
   return "";
 }
 
-// The scheduler's view through the session's backend. A session that cannot be opened (no state
-// directory for the ledger, an unknown backend) is a reason the queue is unavailable, not a
-// failed plan; its messages were printed when the profile was loaded, so they are muted here.
+// The scheduler's view through a session's backend (without the job ledger: plan writes no file).
+// A session that cannot be opened is a reason the queue is unavailable, not a failed plan; its
+// messages were printed when the profile was loaded, so they are muted here.
 plan::QueueSnapshot queue_snapshot(Context& ctx, const PlanCliOptions& opts,
                                    const plan::JobSpec& spec, const plan::PlanReport& report) {
   std::ostringstream quiet;
   Context muted{ctx.out, quiet, ctx.env, ctx.fs, ctx.clock, ctx.out_is_terminal, ctx.runner};
   plan::QueueSnapshot none;
-  auto session = open_job_session(muted, {opts.profile, opts.backend}, true);
+  auto session = open_job_session(muted, {opts.profile, opts.backend}, true, false);
   if (!session) {
     none.unavailable_reason = session.error().message;
     return none;
