@@ -39,21 +39,22 @@ PY
 [[ -s busy_nodes.txt ]] || fail "no nodes for group $busy"
 echo "fastest group by run time: $busy ($(wc -l <busy_nodes.txt) nodes)"
 
-blocker() { # ARGS... : a 10 h job holding GPUs; remembered for cleanup
-  local id
-  id=$(sbatch --parsable -p markov_gpu --time=10:00:00 -o /dev/null -J jg-blocker "$@" \
+# blocker ARGS... : a 10 h job holding GPUs; its id in BLOCKER, remembered for cleanup (not run in
+# $(...): a subshell's SUBMITTED would be lost and the blockers left running after the test).
+BLOCKER=""
+blocker() {
+  BLOCKER=$(sbatch --parsable -p markov_gpu --time=10:00:00 -o /dev/null -J jg-blocker "$@" \
     --wrap "sleep 600") || fail "sbatch blocker $*"
-  SUBMITTED+=("$id")
-  echo "$id"
+  SUBMITTED+=("$BLOCKER")
 }
 first=""
 while IFS='|' read -r node gres; do
-  id=$(blocker -w "$node" "--gres=gpu:$gres")
-  first=${first:-$id}
+  blocker -w "$node" "--gres=gpu:$gres"
+  first=${first:-$BLOCKER}
   last_gres=$gres
 done <busy_nodes.txt
 wait_state "$first" RUNNING
-for _ in 1 2; do blocker "--gres=gpu:$last_gres" >/dev/null; done
+for _ in 1 2; do blocker "--gres=gpu:$last_gres"; done
 echo "blocked $busy; queued: $(squeue -h -t PD -n jg-blocker | wc -l) pending blockers"
 
 # check_plan FILE BACKEND : the ranking as described above; prints the finishes-first group.
