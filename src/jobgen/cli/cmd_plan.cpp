@@ -1,10 +1,21 @@
-// `jobgen plan [JOBSPEC] [--target T] [--profile P] [--gpus N] [--nodes N] [--json|--markdown]`:
-// reads the job spec (./jobgen.yaml by default), the GPU catalog and the cluster profile, and
-// prints the planner's options and recommendation (plan/planner.hpp, plan/report.hpp).
+// `jobgen plan [JOBSPEC] [--target T] [--profile P] [--gpus N] [--nodes N] [--json|--markdown]
+//  [--queue|--no-queue|--offline] [--backend B]`: reads the job spec (./jobgen.yaml by default),
+// the GPU catalog and the cluster profile, and prints the planner's options and recommendation
+// (plan/planner.hpp, plan/report.hpp).
+//
+// Queue: unless --no-queue or --offline, the plan asks the profile's scheduler (or --backend's)
+// for free GPUs, pending demand and start estimates (cli/queue_data.hpp, at most 2 + groups
+// requests) and ranks by expected finish (plan/queue.hpp). A scheduler that cannot be asked
+// (unreachable, the local backend, no Slurm here) is reported in the plan as "queue data
+// unavailable", never as an empty cluster, and the plan itself still succeeds. --queue is the
+// default, spelled out; --offline never touches the cluster. Plan never opens the job ledger.
 #include <memory>
+#include <sstream>
 
 #include "jobgen/cli/commands.hpp"
+#include "jobgen/cli/job_session.hpp"
 #include "jobgen/cli/profile_lookup.hpp"
+#include "jobgen/cli/queue_data.hpp"
 #include "jobgen/cli/resources.hpp"
 #include "jobgen/plan/planner.hpp"
 #include "jobgen/plan/report.hpp"
@@ -21,7 +32,39 @@ struct PlanCliOptions {
   int nodes = 0;  // 0 = every count
   bool json = false;
   bool markdown = false;
+  bool queue = false;  // the default, spelled out
+  bool no_queue = false;
+  bool offline = false;
+  std::string backend;
 };
+
+std::string current_user(const Context& ctx) {
+  for (const char* name : {"USER", "LOGNAME"})
+    if (auto v = ctx.env.get(name); v && !v->empty()) return *v;
+  return "";
+}
+
+// The scheduler's view through a session's backend (without the job ledger: plan writes no file).
+// A session that cannot be opened is a reason the queue is unavailable, not a failed plan; its
+// messages were printed when the profile was loaded, so they are muted here.
+plan::QueueSnapshot queue_snapshot(Context& ctx, const PlanCliOptions& opts,
+                                   const plan::JobSpec& spec, const plan::PlanReport& report) {
+  std::ostringstream quiet;
+  Context muted{ctx.out, quiet, ctx.env, ctx.fs, ctx.clock, ctx.out_is_terminal, ctx.runner};
+  plan::QueueSnapshot none;
+  auto session = open_job_session(muted, {opts.profile, opts.backend}, true, false);
+  if (!session) {
+    none.unavailable_reason = session.error().message;
+    return none;
+  }
+  auto backend = (*session)->backend();
+  if (!backend) {
+    none.unavailable_reason = backend.error().message;
+    return none;
+  }
+  return fetch_queue(**backend, *(*session)->profile, spec, report, current_user(ctx),
+                     unix_now(ctx));
+}
 
 Expected<Exit> run_plan(Context& ctx, const PlanCliOptions& opts) {
   Expected<plan::JobSpec> spec = plan::load_job_spec(ctx.fs, opts.jobspec);
@@ -37,6 +80,9 @@ Expected<Exit> run_plan(Context& ctx, const PlanCliOptions& opts) {
   if (opts.nodes > 0) options.nodes = opts.nodes;
   Expected<plan::PlanReport> report = plan::make_plan(*spec, *prof, *catalog, options);
   if (!report) return std::unexpected(report.error());
+  if (!opts.no_queue && !opts.offline) {
+    plan::apply_queue(*report, queue_snapshot(ctx, opts, *spec, *report));
+  }
 
   if (opts.json) {
     ctx.out << plan::render_json(*report);
@@ -69,6 +115,19 @@ void add_plan_command(CLI::App& app, Context& ctx, Action& action) {
   CLI::Option* markdown =
       sub->add_flag("--markdown", opts->markdown, "Print a Markdown report with Mermaid charts");
   json->excludes(markdown);
+  CLI::Option* queue = sub->add_flag(
+      "--queue", opts->queue,
+      "Rank by expected finish: free GPUs, pending jobs and Slurm's start estimate (default)");
+  CLI::Option* no_queue =
+      sub->add_flag("--no-queue", opts->no_queue, "Do not ask the scheduler; rank by run time");
+  CLI::Option* offline =
+      sub->add_flag("--offline", opts->offline, "Never touch the cluster (implies --no-queue)");
+  queue->excludes(no_queue)->excludes(offline);
+  no_queue->excludes(offline);
+  sub->add_option("--backend", opts->backend,
+                  "Ask the queue through cli (Slurm commands) or rest (slurmrestd); default: "
+                  "the profile's backend")
+      ->check(CLI::IsMember({"cli", "rest", "local"}));
   sub->callback([&ctx, &action, opts] { action = [&ctx, opts] { return run_plan(ctx, *opts); }; });
 }
 

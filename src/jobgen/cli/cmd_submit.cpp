@@ -5,7 +5,9 @@
 // job in the ledger and prints its id. Stages become an afterok chain (each stage waits for the
 // previous one; --after JOBID makes the first wait too); a sweep is ONE job array submission.
 // Scripts are kept under <state dir>/scripts/. --dry-run prints the scripts and the commands and
-// submits nothing; --test-only asks the scheduler when the job would start.
+// submits nothing; --test-only asks the scheduler when the job would start. --target auto takes
+// the option that finishes first given the queue (cli/job_request.hpp), and --json then adds its
+// expected "start" and "finish_in_s".
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -16,6 +18,7 @@
 #include "jobgen/cli/commands.hpp"
 #include "jobgen/cli/job_request.hpp"
 #include "jobgen/cli/job_session.hpp"
+#include "jobgen/cli/queue_data.hpp"
 #include "jobgen/plan/report.hpp"
 #include "jobgen/render/renderer.hpp"
 #include "jobgen/render/sbatch_header.hpp"
@@ -322,6 +325,12 @@ class Submission {
                 const std::string& label) {
     if (opts_.json) {
       nlohmann::json entry{{"job_id", id}, {"target", p.row.group}, {"script", record.script_path}};
+      // --target auto: when it was expected to start and finish (plan/queue.hpp).
+      if (p.row.start && p.plan.contains("queue")) {
+        entry["start"] = plan::start_json(p.row, p.plan["queue"].value("time", int64_t{0}));
+        entry["finish_in_s"] = p.row.finish_in_s ? nlohmann::json(*p.row.finish_in_s) : nullptr;
+        entry["run_time_s"] = p.row.total_time_s;
+      }
       if (!p.stage.empty()) entry["stage"] = p.stage;
       if (record.array_size > 0) entry["array_size"] = record.array_size;
       answers_.push_back(entry);
@@ -349,9 +358,14 @@ Expected<Exit> run_submit(Context& ctx, const SubmitOptions& opts) {
   JOBGEN_TRY_ASSIGN(auto session, open_job_session(ctx, opts.common, true));
   JobSession& s = *session;
   const bool local = s.backend_name == "local";
-  JOBGEN_TRY_ASSIGN(auto job, build_job_request(ctx, opts.request, *s.profile, *s.catalog, local));
-  JOBGEN_TRY_ASSIGN(auto prepared, prepare_stages(ctx, s, job, opts, local));
   JOBGEN_TRY_ASSIGN(slurm::Backend * backend, s.backend());
+  const std::string user = ctx.env.get("USER").value_or("");
+  const QueueFetcher queue = [&](const plan::JobSpec& spec, const plan::PlanReport& report) {
+    return fetch_queue(*backend, *s.profile, spec, report, user, unix_now(ctx));
+  };
+  JOBGEN_TRY_ASSIGN(auto job,
+                    build_job_request(ctx, opts.request, *s.profile, *s.catalog, local, queue));
+  JOBGEN_TRY_ASSIGN(auto prepared, prepare_stages(ctx, s, job, opts, local));
   std::string after = opts.after;
   if (!opts.dry_run && !opts.test_only) {
     JOBGEN_TRY_ASSIGN(after, check_dependency(s, opts.after));

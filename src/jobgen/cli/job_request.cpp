@@ -6,6 +6,7 @@
 
 #include "jobgen/cli/resources.hpp"
 #include "jobgen/render/renderer.hpp"
+#include "jobgen/util/strings.hpp"
 
 namespace jobgen::cli {
 
@@ -38,6 +39,24 @@ Expected<const plan::PlanRow*> choose_row(const plan::PlanReport& report, int wa
                  " (see jobgen plan; --row N takes a row anyway)");
 }
 
+// --target auto: the row that finishes first, and why (on stderr).
+Expected<const plan::PlanRow*> choose_auto(Context& ctx, const plan::PlanReport& report,
+                                           const std::string& stage) {
+  const std::string who = "--target auto" + (stage.empty() ? "" : " (stage " + stage + ")");
+  if (report.finishes_first) {
+    ctx.err << "jobgen: " << who << ": finishes first: " << report.finishes_first->reason << '\n';
+    return report.row(report.finishes_first->row);
+  }
+  const std::string why = report.queue && !report.queue->available
+                              ? "queue data unavailable: " + report.queue->unavailable_reason
+                              : "no option's start is known";
+  auto row = choose_row(report, 0);
+  if (row)
+    warn(ctx, who + ": " + why + "; submitting the recommendation by run time and cost instead (#" +
+                  std::to_string((*row)->id) + " " + (*row)->label() + ")");
+  return row;
+}
+
 Expected<render::TemplateSet> load_template_set(Context& ctx, const profile::Profile& prof) {
   std::vector<fs::path> dirs;
   if (auto bundled = find_resource(ctx, "templates")) dirs.push_back(*bundled);
@@ -61,7 +80,8 @@ void add_job_request_options(CLI::App* sub, JobRequestOptions& opts, const std::
       ->capture_default_str();
   sub->add_option("--target,-t", opts.target,
                   "GPU (catalog id or alias), node group name or gres type; default: the "
-                  "recommendation over every node group");
+                  "recommendation over every node group; submit: auto = the option that "
+                  "finishes first given the queue");
   sub->add_option("--gpus", opts.gpus, "GPUs (MIG: slices) per node")->check(CLI::PositiveNumber);
   sub->add_option("--nodes", opts.nodes, "Nodes")->check(CLI::PositiveNumber);
   sub->add_option("--row", opts.row,
@@ -102,7 +122,11 @@ void record_command_line(const CLI::App* sub, const std::string& command, JobReq
 
 Expected<JobRequest> build_job_request(Context& ctx, const JobRequestOptions& opts,
                                        const profile::Profile& prof,
-                                       const profile::Catalog& catalog, bool local) {
+                                       const profile::Catalog& catalog, bool local,
+                                       const QueueFetcher& queue) {
+  const bool automatic = util::lower(opts.target) == kAutoTarget;
+  if (automatic && !queue)
+    return invalid("--target auto chooses by the scheduler's queue: use it with jobgen submit");
   std::optional<render::Launcher> launcher;
   if (!opts.launcher.empty()) {
     auto parsed = render::parse_launcher(opts.launcher);
@@ -145,7 +169,7 @@ Expected<JobRequest> build_job_request(Context& ctx, const JobRequestOptions& op
   }
 
   plan::PlanOptions plan_opts;
-  plan_opts.target = opts.target;
+  plan_opts.target = automatic ? std::string() : opts.target;
   if (opts.gpus > 0) plan_opts.gpus = opts.gpus;
   render::RequestOptions req_opts;
   req_opts.launcher = launcher;
@@ -175,7 +199,10 @@ Expected<JobRequest> build_job_request(Context& ctx, const JobRequestOptions& op
     }
     auto report = plan::make_plan(*st, prof, catalog, plan_opts);
     if (!report) return std::unexpected(report.error());
-    auto row = choose_row(*report, opts.row);
+    const std::string stage_name = job.spec.stages.empty() ? std::string() : st->name;
+    if (automatic && opts.row == 0) plan::apply_queue(*report, queue(*st, *report));
+    auto row = automatic && opts.row == 0 ? choose_auto(ctx, *report, stage_name)
+                                          : choose_row(*report, opts.row);
     if (!row) return std::unexpected(row.error());
     auto req = render::build_render_input(prof, *st, **row, req_opts);
     if (!req) return std::unexpected(req.error());

@@ -1,18 +1,23 @@
 // What `jobgen render` and `jobgen submit` share: from the job spec, a profile and the request
 // options to one planned, chosen and built render request per stage, plus the templates to render
 // them with. Choosing a row: --row N, else the recommendation (balanced, fastest), else the first
-// runnable row. Launcher: --launcher, else each stage's `launcher` from the job spec; the python
-// launcher (one process) is planned on one node unless --nodes says otherwise. Templates: the
-// bundled templates/, overridden by name by the profile's template_dir (relative to the profile
-// file), and --template FILE as the top-level template of every stage's launcher.
+// runnable row. `--target auto` (submit only) plans every node group, asks the queue (the
+// QueueFetcher, cli/queue_data.hpp) and takes the row that finishes first (plan/queue.hpp), saying
+// why on stderr; without a known start it says so and falls back to the recommendation. Launcher:
+// --launcher, else each stage's `launcher` from the job spec; the python launcher (one process) is
+// planned on one node unless --nodes says otherwise. Templates: the bundled templates/, overridden
+// by name by the profile's template_dir (relative to the profile file), and --template FILE as the
+// top-level template of every stage's launcher.
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "jobgen/cli/app.hpp"
 #include "jobgen/plan/planner.hpp"
+#include "jobgen/plan/queue.hpp"
 #include "jobgen/profile/catalog.hpp"
 #include "jobgen/profile/profile.hpp"
 #include "jobgen/render/request.hpp"
@@ -59,9 +64,17 @@ struct JobRequest {
   std::vector<StageRequest> stages;
 };
 
-// Warnings of build_render_input go to ctx.err.
+// The queue snapshot for one planned stage (--target auto).
+using QueueFetcher =
+    std::function<plan::QueueSnapshot(const plan::JobSpec&, const plan::PlanReport&)>;
+
+inline constexpr const char* kAutoTarget = "auto";
+
+// Warnings of build_render_input go to ctx.err. `queue` is needed for --target auto (empty:
+// --target auto is refused).
 Expected<JobRequest> build_job_request(Context& ctx, const JobRequestOptions& opts,
                                        const profile::Profile& prof,
-                                       const profile::Catalog& catalog, bool local);
+                                       const profile::Catalog& catalog, bool local,
+                                       const QueueFetcher& queue = {});
 
 }  // namespace jobgen::cli

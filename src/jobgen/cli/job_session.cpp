@@ -180,7 +180,7 @@ ledger::Scope JobSession::scope() const {
 
 Expected<std::unique_ptr<JobSession>> open_job_session(Context& ctx,
                                                        const JobCommandOptions& options,
-                                                       bool profile_required) {
+                                                       bool profile_required, bool with_ledger) {
   auto session = std::make_unique<JobSession>();
   session->ctx = &ctx;
   session->profile_explicit =
@@ -209,6 +209,7 @@ Expected<std::unique_ptr<JobSession>> open_job_session(Context& ctx,
     session->runner = session->owned_runner.get();
   }
   session->state_dir = ledger::state_dir(ctx.env);
+  if (!with_ledger) return session;
   auto opened = ledger::Ledger::open(session->state_dir / "jobs.db");
   if (!opened) return std::unexpected(opened.error());
   session->ledger.emplace(std::move(*opened));

@@ -72,10 +72,12 @@ struct JobSession {
 };
 
 // `profile_required`: submit needs the profile; the monitoring commands fall back to the CLI
-// backend without one.
+// backend without one. `with_ledger = false` (plan's queue query) leaves `ledger` empty and
+// creates no file.
 Expected<std::unique_ptr<JobSession>> open_job_session(Context& ctx,
                                                        const JobCommandOptions& options,
-                                                       bool profile_required);
+                                                       bool profile_required,
+                                                       bool with_ledger = true);
 
 // {"gpul40s": "L40S GPU", "h100nvl_1g.12gb": "H100 NVL 1g.12gb MIG slice", ...}
 slurm::GresNames gres_names(const profile::Profile& profile, const profile::Catalog& catalog);

@@ -37,6 +37,7 @@
 #include "jobgen/estimate/memory.hpp"
 #include "jobgen/estimate/throughput.hpp"
 #include "jobgen/plan/jobspec.hpp"
+#include "jobgen/plan/queue.hpp"
 #include "jobgen/profile/catalog.hpp"
 #include "jobgen/profile/profile.hpp"
 
@@ -91,6 +92,10 @@ struct PlanRow {
 
   std::string availability;
   std::vector<std::string> warnings;
+
+  // Queue-aware planning (queue.hpp apply_queue); absent when the plan did not look at the queue.
+  std::optional<StartEstimate> start;
+  std::optional<double> finish_in_s;  // start + total_time_s, when the start is known
 };
 
 struct Recommendation {
@@ -136,7 +141,12 @@ struct PlanReport {
   std::vector<GroupInfo> groups;
   std::vector<PlanRow> rows;
   std::optional<Recommendation> fastest, cheapest, balanced;
-  std::vector<int> ranking;        // runnable rows by total time (ties: cost), fastest first
+  std::vector<int> ranking;  // runnable rows by total time (ties: cost), fastest first
+  // With queue data (queue.hpp): the queue snapshot, runnable rows by expected finish, and the
+  // row that finishes first (only when some runnable row's start is known).
+  std::optional<QueueSnapshot> queue;
+  std::vector<int> finish_ranking;
+  std::optional<Recommendation> finishes_first;
   std::vector<std::string> notes;  // plan-wide remarks (skipped groups, nothing fits, ...)
 
   const PlanRow* row(int id) const;

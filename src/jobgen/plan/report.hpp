@@ -6,6 +6,10 @@
 //   GiB, times in seconds, cost in the profile's currency).
 // - render_markdown: a report for a lab wiki: GPU comparison, options table, recommendation,
 //   and Mermaid `xychart-beta` charts of total time (hours) and cost per option.
+// - With queue data (queue.hpp, `report.queue` set): text adds a "Queue" section (free GPUs and
+//   pending demand per group, the ranking by expected finish) and a "finishes first" line; JSON
+//   adds "queue", per option "start" {basis, in_s, at, text} and "finish_in_s", "finish_ranking"
+//   and recommendations.finishes_first; Markdown a short queue table.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -21,6 +25,10 @@ nlohmann::ordered_json plan_json(const PlanReport& report);
 std::string render_json(const PlanReport& report);  // plan_json(report).dump(2) + "\n"
 
 std::string render_markdown(const PlanReport& report);
+
+// An option's expected start as JSON: {"basis": "slurm"|"free_now"|"unknown", "in_s", "at"
+// (Unix seconds, from the snapshot's time `now`), "text"}; submit --json uses it too.
+nlohmann::ordered_json start_json(const PlanRow& row, int64_t now);
 
 // Shared by the renderers.
 std::string training_summary(const PlanReport& report);  // "amp-bf16, adamw, ddp, full ..."

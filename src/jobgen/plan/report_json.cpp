@@ -2,6 +2,8 @@
 // job ledger); docs/jobspec.md lists them.
 #include "jobgen/plan/report.hpp"
 
+#include <cmath>
+
 namespace jobgen::plan {
 
 namespace est = jobgen::estimate;
@@ -69,7 +71,65 @@ json recommendation_json(const std::optional<Recommendation>& rec) {
   return {{"option", rec->row}, {"reason", rec->reason}};
 }
 
+const char* basis_name(StartBasis b) {
+  switch (b) {
+    case StartBasis::slurm:
+      return "slurm";
+    case StartBasis::free_now:
+      return "free_now";
+    case StartBasis::unknown:
+      break;
+  }
+  return "unknown";
+}
+
+json start_json_impl(const PlanRow& row, int64_t now) {
+  const StartEstimate s = row.start.value_or(StartEstimate{});
+  return {{"basis", basis_name(s.basis)},
+          {"in_s", s.known() ? json(s.in_s) : json(nullptr)},
+          {"at", s.known() ? json(now + s.in_s) : json(nullptr)},
+          {"text", describe_start(s)}};
+}
+
+void add_queue_json(const PlanReport& r, json& plan) {
+  if (!r.queue) return;
+  const QueueSnapshot& q = *r.queue;
+  json groups = json::array();
+  for (const GroupQueue& g : q.groups) {
+    groups.push_back(
+        {{"name", g.group},
+         {"free_gpus", g.free_gpus()},
+         {"total_gpus", g.total_gpus()},
+         {"usable_nodes", g.nodes.size()},
+         {"excluded_nodes", g.excluded_nodes},
+         {"pending_jobs", g.pending_jobs},
+         {"pending_gpus", g.pending_gpus},
+         {"own_pending_jobs", g.own_pending_jobs ? json(*g.own_pending_jobs) : json(nullptr)}});
+  }
+  plan["queue"] = {{"available", q.available},
+                   {"unavailable_reason", q.available ? json(nullptr) : json(q.unavailable_reason)},
+                   {"source", q.source},
+                   {"time", q.now},
+                   {"groups", groups},
+                   {"notes", q.notes}};
+  for (auto& option : plan["options"]) {
+    const PlanRow* row = r.row(option["id"].get<int>());
+    if (row == nullptr || !row->start) continue;
+    option["start"] = start_json_impl(*row, q.now);
+    option["finish_in_s"] = row->finish_in_s ? json(*row->finish_in_s) : json(nullptr);
+  }
+  plan["finish_ranking"] = r.finish_ranking;
+  plan["recommendations"]["finishes_first"] =
+      r.finishes_first
+          ? json{{"option", r.finishes_first->row}, {"reason", r.finishes_first->reason}}
+          : json(nullptr);
+}
+
 }  // namespace
+
+json start_json(const PlanRow& row, int64_t now) {
+  return start_json_impl(row, now);
+}
 
 json plan_json(const PlanReport& r) {
   json job;
@@ -108,18 +168,20 @@ json plan_json(const PlanReport& r) {
   json options = json::array();
   for (const PlanRow& row : r.rows) options.push_back(row_json(row));
 
-  return {{"job", job},
-          {"profile", r.profile},
-          {"currency", r.currency},
-          {"target", r.target.empty() ? json(nullptr) : json(r.target)},
-          {"groups", groups},
-          {"options", options},
-          {"recommendations",
-           {{"fastest", recommendation_json(r.fastest)},
-            {"cheapest", recommendation_json(r.cheapest)},
-            {"balanced", recommendation_json(r.balanced)}}},
-          {"ranking", r.ranking},
-          {"notes", r.notes}};
+  json out{{"job", job},
+           {"profile", r.profile},
+           {"currency", r.currency},
+           {"target", r.target.empty() ? json(nullptr) : json(r.target)},
+           {"groups", groups},
+           {"options", options},
+           {"recommendations",
+            {{"fastest", recommendation_json(r.fastest)},
+             {"cheapest", recommendation_json(r.cheapest)},
+             {"balanced", recommendation_json(r.balanced)}}},
+           {"ranking", r.ranking},
+           {"notes", r.notes}};
+  add_queue_json(r, out);
+  return out;
 }
 
 std::string render_json(const PlanReport& report) {

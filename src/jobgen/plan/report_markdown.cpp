@@ -123,8 +123,25 @@ std::string render_markdown(const PlanReport& r) {
       "memory (conservative/recommended/aggressive). The planned micro-batch is at most the "
       "recommended one, chosen with the accumulation to reach the target effective batch.\n";
 
+  if (r.queue && !r.queue->available) {
+    out += "\n## Queue\n\nQueue data unavailable: " + cell(r.queue->unavailable_reason) +
+           ". Start and finish times are unknown.\n";
+  } else if (r.queue) {
+    out +=
+        "\n## Queue\n\nFrom " + r.queue->source + ", ranked by expected finish (start + run).\n\n";
+    out += "| # | Option | Start | Run | Finish |\n|---|---|---|---|---|\n";
+    for (int id : r.finish_ranking) {
+      const PlanRow& row = *r.row(id);
+      out += fmt::format("| {} | {} | {} | {} | {} |\n", row.id, cell(row.label()),
+                         describe_start(row.start.value_or(StartEstimate{})),
+                         util::format_duration(row.total_time_s),
+                         row.finish_in_s ? "~" + format_wait(std::lround(*row.finish_in_s)) : "-");
+    }
+  }
+
   out += "\n## Recommendation\n\n";
   if (!r.fastest) out += "No option fits in memory; see the notes in the options table.\n";
+  if (r.finishes_first) out += "- **Finishes first**: " + r.finishes_first->reason + "\n";
   if (r.fastest) out += "- **Fastest**: " + r.fastest->reason + "\n";
   if (r.cheapest) out += "- **Cheapest**: " + r.cheapest->reason + "\n";
   if (r.balanced) out += "- **Balanced**: " + r.balanced->reason + "\n";

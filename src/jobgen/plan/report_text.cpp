@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "jobgen/plan/report.hpp"
 #include "jobgen/util/redact.hpp"
@@ -172,6 +173,53 @@ std::string group_header(const PlanReport& r, const GroupInfo& g) {
 
 // The last guard of the documented width: a line still longer (absurd numbers in a table) is
 // continued on the next line, indented.
+std::string group_line(const GroupQueue& g) {
+  std::string line =
+      fmt::format("{}: {} of {} GPUs free now", g.group, g.free_gpus(), g.total_gpus());
+  line += g.pending_jobs == 0 ? ", nothing pending"
+                              : fmt::format(", {} job{} pending for {} GPUs", g.pending_jobs,
+                                            g.pending_jobs == 1 ? "" : "s", g.pending_gpus);
+  if (g.own_pending_jobs) line += fmt::format(" ({} yours)", *g.own_pending_jobs);
+  if (g.excluded_nodes > 0)
+    line += fmt::format("; {} node{} down, drained, reserved or unknown to Slurm", g.excluded_nodes,
+                        g.excluded_nodes == 1 ? "" : "s");
+  return line;
+}
+
+// The "Queue" section (queue.hpp); "" when the plan did not look at the queue.
+std::string queue_text(const PlanReport& r) {
+  if (!r.queue) return "";
+  const QueueSnapshot& q = *r.queue;
+  if (!q.available) {
+    return "\nQueue\n" + wrap("queue data unavailable: " + q.unavailable_reason +
+                                  ". Start and finish times are unknown; the ranking is by run "
+                                  "time only (--no-queue skips the query)",
+                              2, 4);
+  }
+  std::string out = "\nQueue (" + q.source + ")\n";
+  for (const GroupQueue& g : q.groups) {
+    bool planned = false;
+    for (const GroupInfo& info : r.groups) planned |= info.name == g.group;
+    if (planned) out += wrap(group_line(g), 2, 4);
+  }
+  if (!r.finish_ranking.empty()) {
+    const size_t shown = std::min<size_t>(r.finish_ranking.size(), 10);
+    out += fmt::format("\nRanked by expected finish = start + run time ({} of {})\n", shown,
+                       r.finish_ranking.size());
+    std::vector<std::vector<std::string>> cells{{"#", "option", "start", "run", "finish"}};
+    for (size_t i = 0; i < shown; ++i) {
+      const PlanRow& row = *r.row(r.finish_ranking[i]);
+      const StartEstimate start = row.start.value_or(StartEstimate{});
+      cells.push_back({std::to_string(row.id), row.label(), describe_start(start),
+                       util::format_duration(row.total_time_s),
+                       row.finish_in_s ? "~" + format_wait(std::lround(*row.finish_in_s)) : "-"});
+    }
+    out += table(cells, 2, {false, true, true, false, false});
+  }
+  for (const auto& n : q.notes) out += wrap("- " + n, 2, 4);
+  return out;
+}
+
 std::string enforce_width(const std::string& text) {
   std::string out;
   size_t start = 0;
@@ -295,7 +343,9 @@ std::string render_text(const PlanReport& r) {
     }
     out += table(cells, 2, {false, true, false, false, true});
   }
+  out += queue_text(r);
   out += "\nRecommendation\n";
+  if (r.finishes_first) out += wrap("finishes first  " + r.finishes_first->reason, 2, 18);
   const std::pair<const char*, const std::optional<Recommendation>*> recs[] = {
       {"fastest ", &r.fastest}, {"cheapest", &r.cheapest}, {"balanced", &r.balanced}};
   bool any = false;

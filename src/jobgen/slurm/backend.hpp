@@ -136,6 +136,19 @@ class Backend {
   // scheduler does not know is Exit::not_found (the known ones are still cancelled).
   virtual Expected<void> cancel(const std::vector<std::string>& ids) = 0;
   virtual Expected<ClusterState> cluster() = 0;
+
+  // For queue-aware planning (cli/queue_data.hpp), each ONE scheduler query: every node with its
+  // gres use (sinfo --json / GET /nodes), and every user's pending and running jobs (squeue --json
+  // / GET /jobs; other states are dropped while parsing). A backend without a scheduler queue (the
+  // local runner) answers Exit::invalid_input.
+  virtual Expected<std::vector<NodeInfo>> nodes() {
+    return fail("the " + name() + " backend has no scheduler nodes", Exit::invalid_input);
+  }
+  virtual Expected<std::vector<JobInfo>> queue() {
+    return fail("the " + name() + " backend has no scheduler queue", Exit::invalid_input);
+  }
+  // submit() with test_only answers Slurm's start estimate (SubmitResult::estimated_start).
+  virtual bool estimates_start() const { return false; }
 };
 
 }  // namespace jobgen::slurm

@@ -276,8 +276,7 @@ Expected<void> CliBackend::cancel(const std::vector<std::string>& ids) {
   return {};
 }
 
-Expected<ClusterState> CliBackend::cluster() {
-  ClusterState state;
+Expected<std::vector<NodeInfo>> CliBackend::nodes() {
   auto nodes = run({"sinfo", "--json"});
   if (!nodes) return std::unexpected(nodes.error());
   if (nodes->exit_code != 0) return std::unexpected(command_error("sinfo", nodes->err, ""));
@@ -285,7 +284,31 @@ Expected<ClusterState> CliBackend::cluster() {
     return std::unexpected(
         command_error("sinfo --json", format_slurm_errors(messages.errors), "1"));
   }
-  auto parsed = decode_node_list(nodes->out, "sinfo --json");
+  return decode_node_list(nodes->out, "sinfo --json");
+}
+
+Expected<std::vector<JobInfo>> CliBackend::queue() {
+  // No --me and no -t: squeue lists every user's pending and running jobs (22.05's --json ignores
+  // filters anyway); finished ones are dropped while parsing.
+  auto result = run({"squeue", "--json"});
+  if (!result) return std::unexpected(result.error());
+  if (result->exit_code != 0) return std::unexpected(command_error("squeue", result->err, "1"));
+  auto list = decode_job_list(result->out, "squeue --json", [](const JobInfo& job) {
+    return job.state == JobState::pending || job.state == JobState::running ||
+           job.state == JobState::completing;
+  });
+  if (!list) return std::unexpected(list.error());
+  if (!list->messages.errors.empty()) {
+    Error error = command_error("squeue --json", format_slurm_errors(list->messages.errors), "1");
+    if (classify_errors(list->messages.errors) == SlurmFault::auth) error.exit = Exit::auth;
+    return std::unexpected(error);
+  }
+  return std::move(list->jobs);
+}
+
+Expected<ClusterState> CliBackend::cluster() {
+  ClusterState state;
+  auto parsed = nodes();
   if (!parsed) return std::unexpected(parsed.error());
   state.nodes = std::move(*parsed);
   auto parts = run({"sinfo", "-h", "-o", kPartitionFormat});

@@ -39,6 +39,9 @@ class CliBackend final : public Backend {
   Expected<std::vector<JobInfo>> jobs(const JobQuery& query) override;
   Expected<void> cancel(const std::vector<std::string>& ids) override;
   Expected<ClusterState> cluster() override;
+  Expected<std::vector<NodeInfo>> nodes() override;
+  Expected<std::vector<JobInfo>> queue() override;
+  bool estimates_start() const override { return true; }
 
  private:
   Expected<sys::CommandResult> run(std::vector<std::string> argv,

@@ -436,6 +436,28 @@ Expected<void> RestBackend::cancel(const std::vector<std::string>& ids) {
   return {};
 }
 
+Expected<std::vector<NodeInfo>> RestBackend::nodes() {
+  if (auto ok = prepare(); !ok) return std::unexpected(ok.error());
+  auto answer = get(api("nodes"), "GET /nodes", false);
+  if (!answer) return std::unexpected(answer.error());
+  auto decoded = decode_node_list(answer->response.body, "GET /nodes");
+  if (!decoded) return std::unexpected(transient(clean(decoded.error())));
+  return decoded;
+}
+
+Expected<std::vector<JobInfo>> RestBackend::queue() {
+  if (auto ok = prepare(); !ok) return std::unexpected(ok.error());
+  // Not through jobs()'s update_time cache: that one holds only the jobs it was asked for.
+  auto answer = get(api("jobs"), "GET /jobs", false);
+  if (!answer) return std::unexpected(answer.error());
+  auto decoded = decode_job_list(answer->response.body, "GET /jobs", [](const JobInfo& job) {
+    return job.state == JobState::pending || job.state == JobState::running ||
+           job.state == JobState::completing;
+  });
+  if (!decoded) return std::unexpected(transient(clean(decoded.error())));
+  return std::move(decoded->jobs);
+}
+
 Expected<ClusterState> RestBackend::cluster() {
   if (auto ok = prepare(); !ok) return std::unexpected(ok.error());
   const int64_t started = util::unix_seconds(clock_.now());

@@ -66,6 +66,8 @@ class RestBackend final : public Backend {
   Expected<std::vector<JobInfo>> jobs(const JobQuery& query) override;
   Expected<void> cancel(const std::vector<std::string>& ids) override;
   Expected<ClusterState> cluster() override;
+  Expected<std::vector<NodeInfo>> nodes() override;
+  Expected<std::vector<JobInfo>> queue() override;
 
   // The version in use (discovering it on first use).
   Expected<const RestDialect*> dialect();

@@ -1,0 +1,53 @@
+// The queue data of queue-aware planning (plan/queue.hpp): fetched through a slurm::Backend and
+// turned into a plain plan::QueueSnapshot that the planner ranks with and the reports print.
+//
+// Cost per plan: ONE nodes() query (sinfo --json / GET /nodes), ONE queue() query (squeue --json /
+// GET /jobs) and, when the backend estimates starts (the CLI backend: sbatch --test-only), at most
+// ONE test-only submission per node group, for that group's fastest runnable row, and only when
+// the free GPUs and the queue do not already say it starts now. So at most 2 + (number of groups)
+// scheduler requests; slurmrestd offers no start estimate, so over REST it is 2 and starts come
+// from the free GPUs and the queue depth alone (queue.hpp). In slurmctld RPCs (sdiag, Slurm
+// 22.05): sinfo sends 2 (node and partition info), squeue 1, each sbatch --test-only 2 (federation
+// info and will-run); slurmrestd's GET /nodes 2 and GET /jobs 1.
+//
+// Counting (pure, unit-tested):
+//   - Usable nodes: every state Slurm reports for the node is IDLE, MIXED, ALLOCATED or COMPLETING.
+//     Anything else (DOWN, DRAIN, RESERVED, MAINTENANCE, NOT_RESPONDING, POWERED_DOWN, FAIL,
+//     flags this code does not know) excludes the node: its GPUs are not free to a new job.
+//   - Free GPUs of a usable node: configured minus used, per gres type (partially allocated
+//     nodes count their free gres; a MIG slice type counts slices). An untyped group (gres
+//     "gpu:N") counts every GPU type of its nodes.
+//   - Pending demand: every user's PENDING jobs; a typed request ("gpu:gpul40s:2") counts for
+//     the groups with that gres type (or MIG slice type), an untyped one ("gpu:2") for every group;
+//     both only in the job's partitions (any partition of the group when the job names none).
+//     GPUs = per-node count x nodes. A pending job array is one record (its tasks are not counted).
+//
+// A failed, timed-out or empty answer makes the snapshot unavailable (with the reason): never
+// "the cluster is empty".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "jobgen/plan/planner.hpp"
+#include "jobgen/plan/queue.hpp"
+#include "jobgen/profile/profile.hpp"
+#include "jobgen/slurm/backend.hpp"
+
+namespace jobgen::cli {
+
+bool node_usable(const slurm::NodeInfo& node);
+
+// `user` = "" when unknown (own_pending_jobs stays nullopt).
+std::vector<plan::GroupQueue> group_queues(const profile::Profile& profile,
+                                           const std::vector<slurm::NodeInfo>& nodes,
+                                           const std::vector<slurm::JobInfo>& jobs,
+                                           const std::string& user);
+
+// The scheduler's view for `report` (see the cost above); `now` in Unix seconds.
+plan::QueueSnapshot fetch_queue(slurm::Backend& backend, const profile::Profile& profile,
+                                const plan::JobSpec& spec, const plan::PlanReport& report,
+                                const std::string& user, int64_t now);
+
+}  // namespace jobgen::cli

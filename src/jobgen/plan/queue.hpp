@@ -1,0 +1,90 @@
+// Queue-aware planning: what the cluster's queue says about when each planned option could start,
+// and the ranking by expected finish (= expected start + planned run time).
+//
+// The queue data is a plain snapshot (QueueSnapshot) that the CLI layer fetched through a backend
+// (cli/queue_data.hpp): free GPUs per node of each node group, pending demand per group, and
+// Slurm's own start estimate for a few rows. Everything here is pure arithmetic on it.
+//
+// Honesty rules: a snapshot that could not be fetched is `available = false` with the reason, and
+// every row's start is then "unknown" (never "now": an error, timeout or empty answer does not
+// mean the cluster is free). A row's start is known only on positive evidence:
+//   slurm     Slurm's estimate for this row (sbatch --test-only: its backfill scheduler's answer);
+//   free_now  no Slurm estimate, but enough GPUs of the row's gres type are free right now on
+//             usable nodes (one node per requested node with >= gpus_per_node free) AND nothing
+//             is pending for the group (pending jobs may be first in line for those GPUs);
+//   unknown   anything else.
+// Slurm estimates within kStartsNowSlack of the snapshot's time read as "starts now".
+//
+// Units: Unix seconds for instants, seconds for durations, GPUs (MIG: slices) for counts.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace jobgen::plan {
+
+struct PlanReport;
+struct PlanRow;
+
+inline constexpr int64_t kStartsNowSlack = 60;
+
+enum class StartBasis { unknown, slurm, free_now };
+
+// One usable node of a group (up, not drained, not reserved) and its free gres.
+struct NodeFree {
+  std::string name;
+  std::map<std::string, int> free;   // gres type ("" = untyped) -> free GPUs or MIG slices
+  std::map<std::string, int> total;  // gres type -> configured
+};
+
+struct GroupQueue {
+  std::string group;  // profile node group name
+  std::vector<NodeFree> nodes;
+  int excluded_nodes = 0;  // of the group: down, drained, reserved, unknown to Slurm, ...
+  int pending_jobs = 0;    // every user's pending jobs that ask for this group's GPUs
+  int pending_gpus = 0;    // GPUs (slices) those jobs ask for in total
+  std::optional<int> own_pending_jobs;  // the caller's among them; nullopt = user unknown
+  int free_gpus() const;
+  int total_gpus() const;
+};
+
+struct QueueSnapshot {
+  bool available = false;
+  std::string unavailable_reason;  // why not ("--offline", the scheduler's error, ...)
+  std::string source;              // "sinfo --json, squeue --json", "slurmrestd GET /nodes, /jobs"
+  int64_t now = 0;                 // when it was taken
+  std::vector<GroupQueue> groups;
+  std::map<int, int64_t> slurm_start;          // row id -> Slurm's estimated start
+  std::map<int, std::string> slurm_not_asked;  // row id -> why Slurm gave no estimate
+  std::vector<std::string> notes;              // remarks for the report
+  const GroupQueue* group(const std::string& name) const;
+};
+
+struct StartEstimate {
+  StartBasis basis = StartBasis::unknown;
+  int64_t in_s = 0;  // seconds from the snapshot's time (0 = now); meaningless when unknown
+  bool known() const { return basis != StartBasis::unknown; }
+};
+
+// The rows to ask Slurm about: per node group, its fastest runnable row (report.ranking order).
+std::vector<int> top_candidates(const PlanReport& report);
+
+// The gres type a row requests per node: "gpu:gpul40s:4" -> "gpul40s", "gpu:2" -> "".
+std::string row_gres_type(const PlanRow& row);
+
+StartEstimate estimate_start(const PlanRow& row, const QueueSnapshot& queue);
+
+// Sets every row's start/finish, report.finish_ranking (known finishes first, earliest first;
+// then unknown starts by run time) and report.finishes_first; stores the snapshot in the report.
+void apply_queue(PlanReport& report, QueueSnapshot queue);
+
+// "starts now", "starts in ~2 h 10 m (Slurm's backfill estimate)", "starts now (GPUs free now)",
+// "start unknown".
+std::string describe_start(const StartEstimate& start);
+// "2 h 10 m", "45 m", "3 d 4 h": whole minutes, for waits; "40 s" under a minute.
+std::string format_wait(int64_t seconds);
+
+}  // namespace jobgen::plan
