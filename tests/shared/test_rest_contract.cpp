@@ -169,7 +169,11 @@ std::vector<job::SbatchOptions> submissions(bool with_nodelist) {
   full.dependency = "afterok:123";
   full.working_dir = "/scratch/alice/run";
   full.environment = {{"WANDB_MODE", "offline"}};
-  if (with_nodelist) full.nodelist = "classt[21-22]";
+  full.constraint = "l40s";
+  if (with_nodelist) {
+    full.nodelist = "classt[21-22]";
+    full.exclude = "classt[01-05],classt07";
+  }
   out.push_back(full);
   job::SbatchOptions mem;
   mem.gres = "gpu:h100nvl_1g.12gb:1";

@@ -58,9 +58,8 @@ SubmitBody body() {
 TEST_CASE("rest versions: seven supported, found by any spelling, newest offered wins") {
   std::vector<std::string> names;
   for (const auto& d : rest_dialects()) names.emplace_back(d.version);
-  CHECK(names ==
-        std::vector<std::string>{"v0.0.38", "v0.0.39", "v0.0.40", "v0.0.41", "v0.0.42", "v0.0.43",
-                                 "v0.0.44"});
+  CHECK(names == std::vector<std::string>{"v0.0.38", "v0.0.39", "v0.0.40", "v0.0.41", "v0.0.42",
+                                          "v0.0.43", "v0.0.44"});
   CHECK(v("v0.0.41").minor == 41);
   CHECK((*find_dialect("0.0.39"))->minor == 39);
   CHECK((*find_dialect("40"))->minor == 40);
@@ -186,6 +185,24 @@ TEST_CASE("encode_submit: array, dependency, account/qos, working dir and refusa
   REQUIRE_FALSE(pinned);
   CHECK(pinned.error().message.find("--nodelist") != std::string::npos);
   o.nodelist.clear();
+  // Keeping a job on its node group: a feature in every version, excluded nodes from v0.0.39.
+  o.constraint = "t4";
+  o.exclude = "gpu[1-2],gpu5";
+  auto excluded = encode_submit(v("v0.0.38"), o, SubmitBody{"#!/bin/sh\n", {}, "/w", ""});
+  REQUIRE_FALSE(excluded);
+  CHECK(excluded.error().message.find("--exclude=gpu[1-2],gpu5") != std::string::npos);
+  CHECK(excluded.error().message.find("'constraint:'") != std::string::npos);
+  o.exclude.clear();
+  auto feature38 =
+      json::parse(*encode_submit(v("v0.0.38"), o, SubmitBody{"#!/bin/sh\n", {}, "/w", ""}));
+  CHECK(feature38["job"]["constraints"] == "t4");
+  o.exclude = "gpu[1-2],gpu5";
+  auto kept44 =
+      json::parse(*encode_submit(v("v0.0.44"), o, SubmitBody{"#!/bin/sh\n", {}, "/w", ""}));
+  CHECK(kept44["job"]["constraints"] == "t4");
+  CHECK(kept44["job"]["excluded_nodes"] == json::parse(R"(["gpu[1-2]","gpu5"])"));
+  o.constraint.clear();
+  o.exclude.clear();
   o.mem_mib = 1024;
   o.mem_per_gpu_mib = 1024;
   CHECK_FALSE(encode_submit(v("v0.0.41"), o, SubmitBody{"#!/bin/sh\n", {}, "/w", ""}));

@@ -2,6 +2,9 @@
 // memory (MiB), the GPU and its gres type, interconnect (GB/s), prices and limits.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
 #include <map>
 #include <set>
 
@@ -13,6 +16,14 @@
 namespace jobgen::profile::detail {
 
 namespace {
+
+// A node feature: a Slurm name, and ':' as sites write them ("GPU_SKU:A100").
+bool valid_feature(std::string_view name) {
+  return !name.empty() && std::ranges::all_of(name, [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' ||
+           c == ':';
+  });
+}
 
 const std::vector<std::string> kGroupKeys = {"name",
                                              "nodes",
@@ -27,7 +38,12 @@ const std::vector<std::string> kGroupKeys = {"name",
                                              "price_per_gpu_hour",
                                              "availability",
                                              "mfu",
-                                             "max_nodes_per_job"};
+                                             "max_nodes_per_job",
+                                             "defaults",
+                                             "constraint",
+                                             "features",
+                                             "weight",
+                                             "multi_partition"};
 const std::vector<std::string> kLinkKeys = {"intra", "intra_bandwidth", "inter", "inter_bandwidth"};
 
 constexpr int64_t kMaxNodesPerJob = 4096;
@@ -69,12 +85,52 @@ void ProfileReader::load_groups(const YAML::Node& root, Profile& p) {
       }
       const auto [it, inserted] = node_owner.emplace(host, g.name);
       if (!inserted) {
-        r_.problem(node["nodes"], "node '" + host + "' of group '" + g.name +
-                                      "' is already in group '" + it->second +
-                                      "'; a node belongs to one group only");
+        const NodeGroup* other = p.find_group(it->second);
+        if (other != nullptr && !can_share_nodes(*other, g)) {
+          r_.problem(node["nodes"],
+                     "node '" + host + "' of group '" + g.name + "' is already in group '" +
+                         it->second +
+                         "'; several groups may describe one node only when each names its own "
+                         "gres types (gres_type or MIG slices, no untyped gres) and they agree on "
+                         "'cpus' and 'memory'");
+        }
       }
     }
     p.node_groups.push_back(std::move(g));
+  }
+  count_node_units(p);
+}
+
+// Groups that describe parts of one node (two GPU types, full GPUs beside MIG slices): each must
+// be reachable by its own gres types, and the node's CPUs and memory are the same in both.
+bool ProfileReader::can_share_nodes(const NodeGroup& a, const NodeGroup& b) {
+  auto types = [](const NodeGroup& g) {
+    std::vector<std::string> out;
+    if (g.gres_type) out.push_back(*g.gres_type);
+    if (g.mig) {
+      for (const auto& s : g.mig->slices) out.push_back(s.gres_type);
+    }
+    return out;
+  };
+  const auto ta = types(a);
+  const auto tb = types(b);
+  if (ta.empty() || tb.empty() || a.cpus != b.cpus || a.memory_mib != b.memory_mib) return false;
+  return std::ranges::none_of(
+      ta, [&](const std::string& t) { return std::ranges::find(tb, t) != tb.end(); });
+}
+
+// node_units: the GPUs and MIG slices on one node of the group over every group describing that
+// node, so that per-GPU shares of CPUs and memory divide the whole node.
+void ProfileReader::count_node_units(Profile& p) {
+  std::map<std::string, int64_t> units;
+  for (const auto& g : p.node_groups) {
+    const int64_t own = g.mig ? slices_per_node(g) : g.gpus_per_node;
+    for (const auto& host : g.nodes) units[host] += own;
+  }
+  for (auto& g : p.node_groups) {
+    int64_t most = 0;
+    for (const auto& host : g.nodes) most = std::max(most, units[host]);
+    g.node_units = static_cast<int>(std::min<int64_t>(most, INT32_MAX));
   }
 }
 
@@ -138,7 +194,9 @@ NodeGroup ProfileReader::load_group(const YAML::Node& node, const Profile& p) {
       if (auto guess = closest_match(*model, catalog_.all_names()); !guess.empty()) {
         message += "; did you mean '" + guess + "'?";
       }
-      message += " (run 'jobgen gpus' for the catalog)";
+      message +=
+          " (run 'jobgen gpus' for the catalog; define a GPU it lacks under the profile's "
+          "'gpus:')";
       r_.problem(node["gpu"], message);
     } else {
       g.gpu = gpu->id;
@@ -208,29 +266,70 @@ NodeGroup ProfileReader::load_group(const YAML::Node& node, const Profile& p) {
     }
   }
 
+  if (const YAML::Node d = node["defaults"]; d && !d.IsNull()) {
+    g.defaults = load_defaults(d, "'defaults' of " + what);
+  }
+  g.features = r_.strings(node, "features", what);
+  for (const auto& f : g.features) {
+    if (!valid_feature(f)) {
+      r_.problem(item_loc(node["features"], f),
+                 "feature '" + util::shorten(f) + "' of " + what +
+                     " may only contain letters, digits, '_', '-', '.' and ':'");
+    }
+  }
+  // Slurm's Weight is a 32-bit unsigned number.
+  if (auto weight = r_.integer_in(node, "weight", what, 0, 4294967295LL)) g.weight = *weight;
+  g.multi_partition = r_.boolean(node, "multi_partition", what).value_or(false);
+  if (g.multi_partition && g.partitions.size() < 2) {
+    r_.problem(r_.key_loc(node, "multi_partition"),
+               what +
+                   " allows multi-partition jobs but is in only one partition; list its "
+                   "partitions under 'partitions:' or remove 'multi_partition'");
+  }
+  if (auto feature = r_.string(node, "constraint", what)) {
+    // One feature name: it goes into an #SBATCH line, where '&' and '|' cannot be written.
+    if (!valid_feature(*feature)) {
+      r_.problem(node["constraint"], "constraint '" + util::shorten(*feature) + "' of " + what +
+                                         " must be one node feature (slurm.conf Features=) made "
+                                         "of letters, digits, '_', '-', '.' and ':'");
+    } else if (!g.features.empty() && std::ranges::find(g.features, *feature) == g.features.end()) {
+      r_.problem(node["constraint"],
+                 "constraint '" + *feature + "' of " + what + " is not one of its 'features'");
+    } else {
+      g.constraint = *feature;
+    }
+  }
+
   check_defaults_fit(node, p, g, what);
   return g;
 }
 
-// The profile's per-GPU defaults must fit a whole node (or all slices of a MIG node).
+// The per-GPU defaults a job on the group gets (its own, else the profile's) must fit a whole
+// node (or all slices of a MIG node). Reported at the group's own `defaults:` when it has them.
 void ProfileReader::check_defaults_fit(const YAML::Node& node, const Profile& p, const NodeGroup& g,
                                        const std::string& what) {
   // 64-bit products: both factors are range-checked, so neither can wrap.
   const int64_t units = g.mig ? slices_per_node(g) : g.gpus_per_node;
   if (units <= 0) return;
   const std::string unit = g.mig ? " slices" : " GPUs";
-  if (p.defaults.cpus_per_gpu && g.cpus > 0 &&
-      int64_t{*p.defaults.cpus_per_gpu} * units > int64_t{g.cpus}) {
-    r_.problem(node, "defaults.cpus_per_gpu " + std::to_string(*p.defaults.cpus_per_gpu) + " x " +
-                         std::to_string(units) + unit + " is more than the " +
-                         std::to_string(g.cpus) + " CPUs of " + what +
-                         "; lower the default or fix 'cpus'");
+  const Defaults d = p.defaults_for(g);
+  const YAML::Node own = node["defaults"];
+  const YAML::Node cpus_at = g.defaults.cpus_per_gpu ? own["cpus_per_gpu"] : node;
+  const YAML::Node mem_at = g.defaults.mem_per_gpu_mib ? own["mem_per_gpu"] : node;
+  const std::string cpus_name =
+      g.defaults.cpus_per_gpu ? "defaults.cpus_per_gpu of " + what : "defaults.cpus_per_gpu";
+  const std::string mem_name =
+      g.defaults.mem_per_gpu_mib ? "defaults.mem_per_gpu of " + what : "defaults.mem_per_gpu";
+  if (d.cpus_per_gpu && g.cpus > 0 && int64_t{*d.cpus_per_gpu} * units > int64_t{g.cpus}) {
+    r_.problem(cpus_at, cpus_name + " " + std::to_string(*d.cpus_per_gpu) + " x " +
+                            std::to_string(units) + unit + " is more than the " +
+                            std::to_string(g.cpus) + " CPUs of " + what +
+                            "; lower the default or fix 'cpus'");
   }
-  if (p.defaults.mem_per_gpu_mib && g.memory_mib > 0 &&
-      *p.defaults.mem_per_gpu_mib * units > g.memory_mib) {
-    r_.problem(node, "defaults.mem_per_gpu x " + std::to_string(units) + unit +
-                         " is more than the memory of " + what +
-                         "; lower the default or fix 'memory'");
+  if (d.mem_per_gpu_mib && g.memory_mib > 0 && *d.mem_per_gpu_mib * units > g.memory_mib) {
+    r_.problem(mem_at, mem_name + " x " + std::to_string(units) + unit +
+                           " is more than the memory of " + what +
+                           "; lower the default or fix 'memory'");
   }
 }
 

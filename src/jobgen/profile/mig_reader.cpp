@@ -1,12 +1,18 @@
 // MIG layouts of a node group: slice profiles checked against the catalog's per-GPU limits
-// (instances, compute and memory slices of one physical GPU).
+// (instances, compute and memory slices of ONE physical GPU). Every GPU of the group alike
+// (`slices:`), or a layout per physical GPU (`gpus: [{count, slices}]`, e.g. GPU0 as 7 x 1g.10gb
+// and GPU1 as 3 x 2g.20gb); either way each slice type ends up once in MigLayout::slices with its
+// count per node.
+#include <algorithm>
+
 #include "jobgen/profile/profile_reader.hpp"
 
 namespace jobgen::profile::detail {
 
 namespace {
 
-const std::vector<std::string> kMigKeys = {"slices", "max_slices_per_job"};
+const std::vector<std::string> kMigKeys = {"slices", "gpus", "max_slices_per_job"};
+const std::vector<std::string> kGpuLayoutKeys = {"count", "slices"};
 const std::vector<std::string> kSliceKeys = {"profile", "per_gpu", "gres_type",
                                              "price_per_slice_hour"};
 
@@ -36,13 +42,66 @@ std::optional<MigLayout> ProfileReader::load_mig(const YAML::Node& node,
     mig.max_slices_per_job = static_cast<int>(*max);
   }
   const YAML::Node slices = node["slices"];
-  if (!slices || slices.IsNull()) {
-    r_.problem(node, what +
-                         " needs 'slices:' (e.g. - {profile: 1g.12gb, per_gpu: 7, "
-                         "gres_type: h100nvl_1g.12gb})");
+  const YAML::Node layouts = node["gpus"];
+  const bool has_slices = slices && !slices.IsNull();
+  const bool has_layouts = layouts && !layouts.IsNull();
+  if (has_slices == has_layouts) {
+    r_.problem(node,
+               what + (has_slices ? " has both 'slices:' and 'gpus:'; use 'slices:' when every "
+                                    "GPU is split alike, 'gpus:' for a layout per GPU"
+                                  : " needs 'slices:' (e.g. - {profile: 1g.12gb, per_gpu: 7, "
+                                    "gres_type: h100nvl_1g.12gb}) or 'gpus:' (a layout per "
+                                    "GPU)"));
     return mig;
   }
-  if (!r_.expect_sequence(slices, what + ": 'slices'")) return mig;
+  if (has_slices) {
+    std::vector<MigSlice> list = read_slices(slices, group_what, group_what, gpu, g.gpus_per_node);
+    for (auto& slice : list) add_slice(mig, std::move(slice));
+  } else if (r_.expect_sequence(layouts, what + ": 'gpus'")) {
+    int64_t counted = 0;
+    for (const auto& item : layouts) {
+      if (!r_.expect_map(item, "a GPU layout of " + what)) continue;
+      const std::string lwhat = "a GPU layout of " + what;
+      r_.check_keys(item, kGpuLayoutKeys, lwhat);
+      MigGpuLayout layout;
+      layout.loc = r_.at(item);
+      layout.count =
+          static_cast<int>(r_.integer_in(item, "count", lwhat, 1, kMaxGpusPerNode).value_or(1));
+      counted += layout.count;
+      const YAML::Node list = item["slices"];
+      if (!list || list.IsNull()) {
+        r_.problem(item, lwhat + " needs 'slices:'");
+        continue;
+      }
+      layout.slices = read_slices(list, lwhat, group_what, gpu, layout.count);
+      for (const auto& slice : layout.slices) add_slice(mig, slice);
+      mig.gpus.push_back(std::move(layout));
+    }
+    if (g.gpus_per_node > 0 && counted != g.gpus_per_node) {
+      r_.problem(layouts, "the GPU layouts of " + what + " describe " + std::to_string(counted) +
+                              " GPU(s), but " + group_what + " has " +
+                              std::to_string(g.gpus_per_node) +
+                              " per node; give each MIG GPU a layout ('count:' for several "
+                              "alike)");
+    }
+  }
+  int64_t per_node = 0;
+  for (const auto& s : mig.slices) per_node += s.per_node;
+  if (g.gpus_per_node > 0 && mig.max_slices_per_job > per_node && per_node > 0) {
+    r_.problem(node["max_slices_per_job"],
+               "'max_slices_per_job' " + std::to_string(mig.max_slices_per_job) +
+                   " is more than the " + std::to_string(per_node) + " slices of one node");
+  }
+  return mig;
+}
+
+// One GPU's slices (`slices:` of the layout), checked against that GPU's capacity; per_node
+// counts them on the `gpus` GPUs of a node that share the layout.
+std::vector<MigSlice> ProfileReader::read_slices(const YAML::Node& slices, const std::string& what,
+                                                 const std::string& group_what, const GpuSpec* gpu,
+                                                 int gpus) {
+  std::vector<MigSlice> out;
+  if (!r_.expect_sequence(slices, what + ": 'slices'")) return out;
   int64_t compute = 0;
   int64_t memory_slices = 0;
   for (const auto& item : slices) {
@@ -60,7 +119,7 @@ std::optional<MigLayout> ProfileReader::load_mig(const YAML::Node& node,
       r_.problem(item["price_per_slice_hour"],
                  "'price_per_slice_hour' of " + swhat + " must be a price of at least 0");
     }
-    if (!valid_slurm_name(slice.gres_type)) {
+    if (!slice.gres_type.empty() && !valid_slurm_name(slice.gres_type)) {
       r_.problem(item["gres_type"] ? item["gres_type"] : item,
                  "gres_type '" + slice.gres_type + "' of " + swhat +
                      " may only contain letters, digits, '_', '-' and '.'");
@@ -94,31 +153,39 @@ std::optional<MigLayout> ProfileReader::load_mig(const YAML::Node& node,
         }
       }
     }
-    mig.slices.push_back(std::move(slice));
+    slice.per_node = slice.per_gpu * gpus;
+    out.push_back(std::move(slice));
   }
   const int compute_total =
       gpu != nullptr && !gpu->mig_profiles.empty() ? gpu->mig_profiles.front().compute_total : 7;
   const int memory_total =
       gpu != nullptr && !gpu->mig_profiles.empty() ? gpu->mig_profiles.front().memory_total : 8;
   if (compute > compute_total || memory_slices > memory_total) {
-    r_.problem(slices, "the MIG slices of " + group_what + " need " + std::to_string(compute) +
-                           "/" + std::to_string(compute_total) + " compute and " +
+    r_.problem(slices, "the MIG slices of " + what + " need " + std::to_string(compute) + "/" +
+                           std::to_string(compute_total) + " compute and " +
                            std::to_string(memory_slices) + "/" + std::to_string(memory_total) +
                            " memory slices of each GPU; a GPU has only " +
                            std::to_string(compute_total) + " and " + std::to_string(memory_total) +
                            ". Use fewer or smaller instances");
   }
-  const int64_t per_node = [&] {
-    int64_t n = 0;
-    for (const auto& s : mig.slices) n += s.per_gpu;
-    return n * g.gpus_per_node;
-  }();
-  if (g.gpus_per_node > 0 && mig.max_slices_per_job > per_node && per_node > 0) {
-    r_.problem(node["max_slices_per_job"],
-               "'max_slices_per_job' " + std::to_string(mig.max_slices_per_job) +
-                   " is more than the " + std::to_string(per_node) + " slices of one node");
+  return out;
+}
+
+// Adds one slice type to the node's list; the same gres type in several layouts is counted once.
+void ProfileReader::add_slice(MigLayout& mig, MigSlice slice) {
+  auto same = std::ranges::find_if(
+      mig.slices, [&](const MigSlice& s) { return s.gres_type == slice.gres_type; });
+  if (same == mig.slices.end()) {
+    mig.slices.push_back(std::move(slice));
+  } else if (same->profile != slice.profile) {
+    r_.problem(slice.loc, "gres type '" + slice.gres_type + "' names MIG profile '" +
+                              same->profile + "' (line " + std::to_string(same->loc.line) +
+                              ") and '" + slice.profile +
+                              "'; Slurm could not tell them apart, give each its own gres_type");
+  } else {
+    same->per_node += slice.per_node;
+    same->per_gpu = std::max(same->per_gpu, slice.per_gpu);
   }
-  return mig;
 }
 
 }  // namespace jobgen::profile::detail

@@ -18,11 +18,11 @@ namespace {
 
 const std::vector<std::string> kTopKeys = {"cluster",      "description", "backend",    "rest",
                                            "template_dir", "currency",    "partitions", "defaults",
-                                           "storage",      "node_groups"};
+                                           "storage",      "node_groups", "gpus"};
 const std::vector<std::string> kRestKeys = {"url", "api_version", "token_file",
                                             "allow_scontrol_token", "ca_bundle"};
-const std::vector<std::string> kPartitionKeys = {"name", "max_time",    "default", "debug",
-                                                 "qos",  "default_qos", "accounts"};
+const std::vector<std::string> kPartitionKeys = {
+    "name", "max_time", "default_time", "default", "debug", "qos", "accounts", "default_qos"};
 const std::vector<std::string> kDefaultsKeys = {"cpus_per_gpu", "mem_per_gpu"};
 const std::vector<std::string> kStorageKeys = {"name", "path", "quota", "note"};
 
@@ -70,8 +70,11 @@ Profile ProfileReader::load(const YAML::Node& root) {
   }
 
   load_partitions(root, p);
-  if (const YAML::Node d = root["defaults"]; d && !d.IsNull()) load_defaults(d, p);
+  if (const YAML::Node d = root["defaults"]; d && !d.IsNull()) {
+    p.defaults = load_defaults(d, "'defaults'");
+  }
   load_storage(root, p);
+  load_site_gpus(root, p);
   load_groups(root, p);
   return p;
 }
@@ -129,23 +132,10 @@ void ProfileReader::load_partitions(const YAML::Node& root, Profile& p) {
     if (p.find_partition(part.name) != nullptr && !part.name.empty()) {
       r_.problem(node["name"], "partition '" + part.name + "' is defined twice");
     }
-    if (auto text = r_.string(node, "max_time", what)) {
-      auto seconds = util::parse_slurm_time(*text);
-      if (!seconds) {
-        r_.problem(node["max_time"], "bad max_time '" + util::shorten(*text) + "' in " + what +
-                                         ": " + seconds.error().message);
-      } else if (*seconds && **seconds <= 0) {
-        // Every time limit and chain length is computed by dividing by it.
-        r_.problem(node["max_time"], "max_time of " + what +
-                                         " is zero; give the partition's limit (e.g. "
-                                         "2-00:00:00) or UNLIMITED");
-      } else if (*seconds && **seconds > util::kMaxSlurmTimeS) {
-        r_.problem(node["max_time"], "max_time of " + what + " is longer than Slurm can express (" +
-                                         util::format_slurm_time(util::kMaxSlurmTimeS) +
-                                         "); use UNLIMITED");
-      } else {
-        part.max_time_s = *seconds;
-      }
+    part.max_time_s = time_limit(node, "max_time", what);
+    part.default_time_s = time_limit(node, "default_time", what);
+    if (part.default_time_s && part.max_time_s && *part.default_time_s > *part.max_time_s) {
+      r_.problem(node["default_time"], "default_time of " + what + " is longer than its max_time");
     }
     part.is_default = r_.boolean(node, "default", what).value_or(false);
     part.debug = r_.boolean(node, "debug", what).value_or(false);
@@ -172,15 +162,64 @@ void ProfileReader::load_partitions(const YAML::Node& root, Profile& p) {
   }
 }
 
-void ProfileReader::load_defaults(const YAML::Node& node, Profile& p) {
-  if (!r_.expect_map(node, "'defaults'")) return;
-  r_.check_keys(node, kDefaultsKeys, "'defaults'");
-  if (auto cpus = r_.integer_in(node, "cpus_per_gpu", "'defaults'", 1, kMaxCpus)) {
-    p.defaults.cpus_per_gpu = static_cast<int>(*cpus);
+std::optional<int64_t> ProfileReader::time_limit(const YAML::Node& node, const std::string& key,
+                                                 const std::string& what) {
+  auto text = r_.string(node, key, what);
+  if (!text) return std::nullopt;
+  auto seconds = util::parse_slurm_time(*text);
+  if (!seconds) {
+    r_.problem(node[key], "bad " + key + " '" + util::shorten(*text) + "' in " + what + ": " +
+                              seconds.error().message);
+  } else if (*seconds && **seconds <= 0) {
+    // Every time limit and chain length is computed by dividing by it.
+    r_.problem(node[key], key + " of " + what +
+                              " is zero; give the partition's limit (e.g. 2-00:00:00) or "
+                              "UNLIMITED");
+  } else if (*seconds && **seconds > util::kMaxSlurmTimeS) {
+    r_.problem(node[key], key + " of " + what + " is longer than Slurm can express (" +
+                              util::format_slurm_time(util::kMaxSlurmTimeS) + "); use UNLIMITED");
+  } else {
+    return *seconds;
   }
-  if (auto mem = r_.string(node, "mem_per_gpu", "'defaults'")) {
-    p.defaults.mem_per_gpu_mib = memory(node["mem_per_gpu"], *mem, "defaults.mem_per_gpu");
+  return std::nullopt;
+}
+
+void ProfileReader::load_site_gpus(const YAML::Node& root, Profile& p) {
+  const YAML::Node list = root["gpus"];
+  if (!list || list.IsNull()) return;
+  if (!r_.expect_sequence(list, "'gpus'")) return;
+  for (const auto& item : list) {
+    GpuSpec gpu = parse_gpu_entry(r_, item);
+    if (gpu.id.empty()) continue;
+    // A name the catalog (or an earlier entry) already has would make 'gpu:' ambiguous.
+    std::vector<std::string> names = gpu.aliases;
+    names.push_back(gpu.id);
+    bool clash = false;
+    for (const auto& name : names) {
+      if (const GpuSpec* known = catalog_.find(name)) {
+        r_.problem(item, "GPU name '" + name + "' of the profile's 'gpus:' is already the " +
+                             "catalog's '" + known->id + "'; name that GPU in 'gpu:', or give " +
+                             "this one another id");
+        clash = true;
+      }
+    }
+    if (clash) continue;
+    catalog_.gpus.push_back(gpu);
+    p.gpus.push_back(std::move(gpu));
   }
+}
+
+Defaults ProfileReader::load_defaults(const YAML::Node& node, const std::string& what) {
+  Defaults d;
+  if (!r_.expect_map(node, what)) return d;
+  r_.check_keys(node, kDefaultsKeys, what);
+  if (auto cpus = r_.integer_in(node, "cpus_per_gpu", what, 1, kMaxCpus)) {
+    d.cpus_per_gpu = static_cast<int>(*cpus);
+  }
+  if (auto mem = r_.string(node, "mem_per_gpu", what)) {
+    d.mem_per_gpu_mib = memory(node["mem_per_gpu"], *mem, "mem_per_gpu of " + what);
+  }
+  return d;
 }
 
 std::optional<int64_t> ProfileReader::memory(const YAML::Node& at, const std::string& text,

@@ -37,15 +37,23 @@ class ProfileReader {
   // profile_loader.cpp
   RestSettings load_rest(const YAML::Node& node);
   void load_partitions(const YAML::Node& root, Profile& p);
-  void load_defaults(const YAML::Node& node, Profile& p);
+  // A Slurm time limit at `key` in seconds; nullopt when absent, UNLIMITED or bad (reported).
+  std::optional<int64_t> time_limit(const YAML::Node& node, const std::string& key,
+                                    const std::string& what);
+  // The profile's `defaults:` or a node group's; `what` names it in messages ("'defaults'").
+  Defaults load_defaults(const YAML::Node& node, const std::string& what);
   // A size such as "64G" in MiB; nullopt (with a problem at `at`) when bad or not positive.
   std::optional<int64_t> memory(const YAML::Node& at, const std::string& text,
                                 const std::string& what);
   void load_storage(const YAML::Node& root, Profile& p);
+  // The profile's own GPUs (`gpus:`), added to catalog_ for the node groups to name.
+  void load_site_gpus(const YAML::Node& root, Profile& p);
 
   // group_reader.cpp
   void load_groups(const YAML::Node& root, Profile& p);
   NodeGroup load_group(const YAML::Node& node, const Profile& p);
+  static bool can_share_nodes(const NodeGroup& a, const NodeGroup& b);
+  static void count_node_units(Profile& p);
   void check_defaults_fit(const YAML::Node& node, const Profile& p, const NodeGroup& g,
                           const std::string& what);
   SourceLoc item_loc(const YAML::Node& list, const std::string& value) const;
@@ -55,9 +63,12 @@ class ProfileReader {
   // mig_reader.cpp
   std::optional<MigLayout> load_mig(const YAML::Node& node, const std::string& group_what,
                                     const GpuSpec* gpu, const NodeGroup& g);
+  std::vector<MigSlice> read_slices(const YAML::Node& slices, const std::string& what,
+                                    const std::string& group_what, const GpuSpec* gpu, int gpus);
+  void add_slice(MigLayout& mig, MigSlice slice);
 
   util::YamlReader r_;
-  const Catalog& catalog_;
+  Catalog catalog_;  // the GPU catalog and the profile's own GPUs
 };
 
 }  // namespace jobgen::profile::detail
