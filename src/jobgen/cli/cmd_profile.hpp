@@ -11,5 +11,6 @@ namespace jobgen::cli {
 void add_profile_validate_command(CLI::App& parent, Context& ctx, Action& action);
 void add_profile_show_command(CLI::App& parent, Context& ctx, Action& action);
 void add_profile_list_command(CLI::App& parent, Context& ctx, Action& action);
+void add_profile_import_command(CLI::App& parent, Context& ctx, Action& action);
 
 }  // namespace jobgen::cli
