@@ -1,9 +1,12 @@
 // `jobgen profile import --slurm-conf FILE [--gres-conf FILE] [-o FILE]`: a commented profile
 // from the cluster's slurm.conf and gres.conf, before the cluster is up (slurm/slurm_conf.hpp,
-// slurm/profile_import.hpp). TODOs mark what Slurm cannot know; `profile validate` reports them.
-// Exit 0 with the profile written (stdout or -o), 2 for files that cannot be read as Slurm
-// configuration, 3 for missing files.
+// slurm/profile_import.hpp). `--live [--backend cli|rest]`: from the running cluster instead
+// (sinfo --json, or slurmrestd /nodes + /partitions, through the backend's cluster()). TODOs
+// mark what Slurm cannot know; `profile validate` reports them. Exit 0 with the profile written
+// (stdout or -o), 2 for files that cannot be read as Slurm configuration, 3 for missing files,
+// 1 when the cluster cannot be asked.
 #include "jobgen/cli/cmd_profile.hpp"
+#include "jobgen/cli/job_session.hpp"
 #include "jobgen/cli/profile_lookup.hpp"
 #include "jobgen/slurm/profile_import.hpp"
 #include "jobgen/slurm/slurm_conf.hpp"
@@ -16,11 +19,38 @@ struct ImportOptions {
   std::string slurm_conf;
   std::string gres_conf;
   std::string output;  // "" = stdout
+  bool live = false;
+  std::string cluster;  // the name for a live import
+  JobCommandOptions session;
 };
+
+Expected<Exit> write_out(Context& ctx, const ImportOptions& opts,
+                         const slurm::ImportedProfile& imported);
+
+Expected<slurm::SlurmConf> live_conf(Context& ctx, const ImportOptions& opts) {
+  auto session = open_job_session(ctx, opts.session, false);
+  if (!session) return std::unexpected(session.error());
+  auto backend = (*session)->backend();
+  if (!backend) return std::unexpected(backend.error());
+  auto state = (*backend)->cluster();
+  if (!state) return std::unexpected(state.error());
+  return slurm::slurm_conf_from_cluster(*state, opts.cluster);
+}
 
 Expected<Exit> run_import(Context& ctx, const ImportOptions& opts) {
   auto catalog = load_catalog(ctx);
   if (!catalog) return std::unexpected(catalog.error());
+  if (opts.live == !opts.slurm_conf.empty()) {
+    return invalid("give --slurm-conf FILE (offline) or --live (the running cluster)");
+  }
+  if (opts.live) {
+    auto conf = live_conf(ctx, opts);
+    if (!conf) return std::unexpected(conf.error());
+    const std::string origin =
+        "the live cluster (backend " +
+        (opts.session.backend.empty() ? std::string("of the profile") : opts.session.backend) + ")";
+    return write_out(ctx, opts, slurm::write_imported_profile(*conf, *catalog, origin));
+  }
   auto text = ctx.fs.read_file(opts.slurm_conf);
   if (!text) return std::unexpected(text.error());
   auto conf = slurm::parse_slurm_conf(*text, opts.slurm_conf);
@@ -34,7 +64,11 @@ Expected<Exit> run_import(Context& ctx, const ImportOptions& opts) {
     }
     origin += " and " + opts.gres_conf;
   }
-  const slurm::ImportedProfile imported = slurm::write_imported_profile(*conf, *catalog, origin);
+  return write_out(ctx, opts, slurm::write_imported_profile(*conf, *catalog, origin));
+}
+
+Expected<Exit> write_out(Context& ctx, const ImportOptions& opts,
+                         const slurm::ImportedProfile& imported) {
   for (const auto& note : imported.notes) warn(ctx, note);
   if (opts.output.empty()) {
     ctx.out << imported.yaml;
@@ -58,10 +92,14 @@ void add_profile_import_command(CLI::App& parent, Context& ctx, Action& action) 
       "import",
       "Write a cluster profile from slurm.conf and gres.conf (TODO where Slurm "
       "cannot know)");
-  sub->add_option("--slurm-conf", opts->slurm_conf, "The cluster's slurm.conf")->required();
+  sub->add_option("--slurm-conf", opts->slurm_conf, "The cluster's slurm.conf");
   sub->add_option("--gres-conf", opts->gres_conf,
                   "Its gres.conf (physical GPU devices, for MIG layouts)");
   sub->add_option("--output,-o", opts->output, "Write the profile here instead of stdout");
+  sub->add_flag("--live", opts->live,
+                "Ask the running cluster (sinfo --json, or slurmrestd with --backend rest)");
+  sub->add_option("--cluster", opts->cluster, "The cluster's name for a --live import");
+  add_job_command_options(sub, opts->session);
   sub->callback(
       [&ctx, &action, opts] { action = [&ctx, opts] { return run_import(ctx, *opts); }; });
 }

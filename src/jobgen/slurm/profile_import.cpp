@@ -402,6 +402,14 @@ class Writer {
                            quote(s->profile), n, quote(s->type)));
         }
       }
+    } else if (mig_known) {
+      // The slice types are known, not how many GPUs they are spread over.
+      line("      slices:");
+      for (const auto& s : slices) {
+        todo(fmt::format("        - {{profile: {}, per_gpu: TODO, gres_type: {}}}",
+                         quote(s.profile), quote(s.type)),
+             fmt::format("{} x {} on the node: how many on each GPU?", s.count, s.type));
+      }
     } else {
       line("      slices:");
       for (const auto& s : slices) {
@@ -431,6 +439,40 @@ class Writer {
 };
 
 }  // namespace
+
+SlurmConf slurm_conf_from_cluster(const ClusterState& cluster, const std::string& cluster_name) {
+  SlurmConf conf;
+  conf.cluster_name = cluster_name;
+  for (const auto& n : cluster.nodes) {
+    ConfNode node;
+    node.name = n.name;
+    node.cpus = n.cpus;
+    node.memory_mib = n.memory_mib;
+    std::vector<std::string> gres;
+    for (const auto& g : n.gpus) {
+      gres.push_back(g.type.empty() ? fmt::format("gpu:{}", g.total)
+                                    : fmt::format("gpu:{}:{}", g.type, g.total));
+    }
+    node.gres = util::join(gres, ",");
+    node.partitions = n.partitions;
+    conf.nodes.push_back(std::move(node));
+  }
+  for (const auto& p : cluster.partitions) {
+    ConfPartition part;
+    part.name = p.name;
+    part.max_time_s = p.max_time_s;
+    part.is_default = p.is_default;
+    if (auto nodes = util::expand_hostlist(p.nodes)) part.nodes = std::move(*nodes);
+    conf.partitions.push_back(std::move(part));
+  }
+  // Nodes list their partitions (v0.0.38+); older answers only name nodes in the partitions.
+  for (auto& node : conf.nodes) {
+    if (!node.partitions.empty()) continue;
+    for (const auto& p : conf.partitions)
+      if (std::ranges::find(p.nodes, node.name) != p.nodes.end()) node.partitions.push_back(p.name);
+  }
+  return conf;
+}
 
 ImportedProfile write_imported_profile(const SlurmConf& conf, const Catalog& catalog,
                                        const std::string& origin) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "jobgen/profile/catalog.hpp"
+#include "jobgen/slurm/backend.hpp"
 #include "jobgen/slurm/slurm_conf.hpp"
 
 namespace jobgen::slurm {
@@ -28,6 +29,11 @@ struct ImportedProfile {
   int todos = 0;                   // TODO values left in `yaml`
   std::vector<std::string> notes;  // for the admin (stderr): what was left out and why
 };
+
+// The live cluster's nodes and partitions (Backend::cluster(), decoded by records.hpp) in the
+// form the writer takes. Live records carry no Features, Weight, DefaultTime or device files:
+// those stay unset (a MIG node's physical GPU count becomes a TODO).
+SlurmConf slurm_conf_from_cluster(const ClusterState& cluster, const std::string& cluster_name);
 
 // `origin` says where the facts came from, for the file's header comment.
 ImportedProfile write_imported_profile(const SlurmConf& conf, const profile::Catalog& catalog,
