@@ -195,6 +195,12 @@ TEST_CASE("import: a MIG node whose counts need a layout per GPU") {
   REQUIRE(g.mig.has_value());
   CHECK(g.mig->gpus.size() == 2);  // GPU0 7 x 1g.10gb, GPU1 3 x 2g.20gb
   CHECK(profile::gres_string(g) == "gpu:a100_1g.10gb:7,gpu:a100_2g.20gb:3");
+
+  // Three device files for those slices: one GPU would hold none, so the layout is a TODO.
+  REQUIRE(slurm::apply_gres_conf("Name=gpu File=/dev/nvidia[0-2]\n", "gres.conf", *conf));
+  const auto three = slurm::write_imported_profile(*conf, real_catalog(), "slurm.conf");
+  CHECK(three.todos == 2);  // per_gpu of each slice type
+  CHECK(three.yaml.find("per_gpu: TODO, gres_type: \"a100_2g.20gb\"") != std::string::npos);
 }
 
 TEST_CASE("jobgen profile import writes the file and counts the TODOs") {

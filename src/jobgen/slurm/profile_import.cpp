@@ -133,7 +133,8 @@ struct Slice {
 };
 
 // First fit of the node's slices onto `gpus` physical GPUs within each GPU's compute and memory
-// slices and the profiles' instance limits; empty when they do not fit.
+// slices and the profiles' instance limits; empty when they do not fit, or when a GPU would be
+// left without slices (the device count then cannot be the MIG GPUs: the admin must say).
 std::vector<std::vector<std::pair<const Slice*, int>>> lay_out(const std::vector<Slice>& slices,
                                                                int gpus) {
   struct Gpu {
@@ -165,6 +166,7 @@ std::vector<std::vector<std::pair<const Slice*, int>>> lay_out(const std::vector
     for (const auto& s : slices)
       if (const auto it = g.used.find(&s); it != g.used.end() && it->second > 0)
         kinds.emplace_back(&s, it->second);
+    if (kinds.empty()) return {};
     out.push_back(std::move(kinds));
   }
   return out;
