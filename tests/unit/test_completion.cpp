@@ -87,7 +87,8 @@ TEST_CASE("completion: subcommands of the root and of a parent, hidden ones neve
   CHECK_FALSE(has(root, "man"));
   CHECK_FALSE(has(root, "__complete"));
   CHECK(complete({"pl"}) == std::vector<std::string>{"plan"});
-  CHECK(complete({"profile", ""}) == std::vector<std::string>{"list", "show", "validate"});
+  CHECK(complete({"profile", ""}) ==
+        std::vector<std::string>{"check", "import", "list", "show", "validate"});
   CHECK(complete({"hostlist", "c"}) == std::vector<std::string>{"compress"});
 }
 

@@ -241,3 +241,172 @@ TEST_CASE("loader: a key given twice is reported at its second occurrence") {
   CHECK(load.problems[0].where.line == 12);
   CHECK(load.problems[0].where.col == 5);
 }
+
+TEST_CASE("loader: a node group's own defaults and constraint") {
+  // The cluster-wide default (8 CPUs x 4 GPUs = 32) would not fit this 16-CPU group; its own does.
+  const std::string wide = R"(cluster: t
+partitions:
+  - name: gpu
+defaults: {cpus_per_gpu: 8, mem_per_gpu: 8G}
+node_groups:
+  - name: g
+    nodes: n[1-3]
+    cpus: 16
+    memory: 64G
+    gpu: RTX-4090
+    gpus_per_node: 4
+)";
+  const auto starved = load_text(wide);
+  REQUIRE(starved.problems.size() == 1);
+  CHECK(starved.problems[0].message.find("defaults.cpus_per_gpu 8 x 4 GPUs") != std::string::npos);
+  CHECK(starved.problems[0].where.line == 6);  // at the group
+
+  const auto own = load_text(wide + "    defaults: {cpus_per_gpu: 4}\n    constraint: rtx4090\n");
+  REQUIRE_MESSAGE(own.profile.has_value(), own.problems.front().message);
+  const Profile& p = *own.profile;
+  const NodeGroup& g = p.node_groups[0];
+  CHECK(g.defaults.cpus_per_gpu == 4);
+  CHECK_FALSE(g.defaults.mem_per_gpu_mib.has_value());
+  CHECK(g.constraint == "rtx4090");
+  const Defaults d = p.defaults_for(g);
+  CHECK(d.cpus_per_gpu == 4);            // the group's
+  CHECK(d.mem_per_gpu_mib == 8 * 1024);  // the profile's
+
+  // A group's own default that does not fit is reported at its value.
+  const auto big = load_text(wide + "    defaults: {cpus_per_gpu: 6, mem_per_gpu: 1G}\n");
+  REQUIRE(big.problems.size() == 1);
+  CHECK(big.problems[0].message.find("defaults.cpus_per_gpu of node group 'g' 6 x 4 GPUs") !=
+        std::string::npos);
+  CHECK(big.problems[0].where.line == 12);
+  CHECK(big.problems[0].where.col == 30);
+  const auto typo = load_text(wide + "    defaults: {cpus_per_gpus: 4}\n");
+  REQUIRE_FALSE(typo.problems.empty());
+  CHECK(typo.problems[0].message.find("cpus_per_gpus") != std::string::npos);
+  const auto expr = load_text(kBase + "    constraint: a&b\n");
+  REQUIRE(expr.problems.size() == 1);
+  CHECK(expr.problems[0].message.find("must be one node feature") != std::string::npos);
+}
+
+namespace {
+// One node with two GPU types, one node with full A100s beside MIG A100s, each MIG GPU split its
+// own way (GPU0 as 7 x 1g.10gb, GPU1 as 3 x 2g.20gb).
+const std::string kShared = R"(cluster: t
+partitions:
+  - name: gpu
+node_groups:
+  - name: gtx
+    nodes: mixed[1-2]
+    cpus: 40
+    memory: 256G
+    gpu: gtx1080ti
+    gpus_per_node: 8
+    gres_type: geforce_gtx_1080_ti
+  - name: titan
+    nodes: mixed[1-2]
+    cpus: 40
+    memory: 256G
+    gpu: titan-xp
+    gpus_per_node: 2
+    gres_type: titan_xp
+  - name: a100-full
+    nodes: amig1
+    cpus: 64
+    memory: 512G
+    gpu: a100-80g-sxm
+    gpus_per_node: 2
+    gres_type: a100l
+  - name: a100-mig
+    nodes: amig1
+    cpus: 64
+    memory: 512G
+    gpu: a100-80g-sxm
+    gpus_per_node: 2
+    mig:
+      gpus:
+        - slices: [{profile: 1g.10gb, per_gpu: 7, gres_type: 1g.10gb}]
+        - slices: [{profile: 2g.20gb, per_gpu: 3, gres_type: 2g.20gb}]
+)";
+}  // namespace
+
+TEST_CASE("loader: several GPU types on one node, full GPUs beside MIG, a MIG layout per GPU") {
+  const auto load = load_text(kShared);
+  REQUIRE_MESSAGE(load.profile.has_value(), load.problems.front().message);
+  const Profile& p = *load.profile;
+  REQUIRE(p.node_groups.size() == 4);
+  CHECK(gres_string(p.node_groups[0]) == "gpu:geforce_gtx_1080_ti:8");
+  CHECK(gres_string(p.node_groups[1]) == "gpu:titan_xp:2");
+  CHECK(p.node_groups[0].node_units == 10);  // 8 + 2 GPUs share the node's CPUs and memory
+  CHECK(p.node_groups[1].node_units == 10);
+  const NodeGroup& mig = p.node_groups[3];
+  REQUIRE(mig.mig.has_value());
+  CHECK(gres_string(mig) == "gpu:1g.10gb:7,gpu:2g.20gb:3");
+  CHECK(slices_per_node(mig) == 10);
+  CHECK(mig.mig->gpus.size() == 2);
+  CHECK(p.node_groups[2].node_units == 12);  // 2 full GPUs + 10 slices
+  const auto totals = cluster_totals(p);
+  CHECK(totals.nodes == 3);  // shared nodes count once
+  CHECK(totals.gpus == 8 * 2 + 2 * 2 + 2 + 2);
+  CHECK(totals.mig_slices == 10);
+}
+
+TEST_CASE("loader: per-GPU MIG limits and node sharing rules") {
+  auto replace = [](std::string text, const std::string& from, const std::string& to) {
+    const auto at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    return text.replace(at, from.size(), to);
+  };
+  // 3 x 3g.40gb needs 9 of one GPU's 7 compute slices: reported at that GPU's slices.
+  const auto over = load_text(replace(kShared, "{profile: 2g.20gb, per_gpu: 3, gres_type: 2g.20gb}",
+                                      "{profile: 3g.40gb, per_gpu: 2, gres_type: 3g.40gb}, "
+                                      "{profile: 1g.10gb, per_gpu: 2, gres_type: x1g}"));
+  REQUIRE(over.problems.size() == 1);
+  CHECK(over.problems[0].message.find("need 8/7 compute and 10/8 memory slices") !=
+        std::string::npos);
+  CHECK(over.problems[0].where.line == 35);
+  // The layouts must cover the GPUs of the node.
+  const auto missing = load_text(replace(kShared, "        - slices: [{profile: 2g.20gb",
+                                         "        - count: 2\n"
+                                         "          slices: [{profile: 2g.20gb"));
+  REQUIRE(missing.problems.size() == 1);
+  CHECK(missing.problems[0].message.find("describe 3 GPU(s), but node group 'a100-mig' has 2") !=
+        std::string::npos);
+  // Untyped gres cannot share a node: a job could not ask for one group's GPUs.
+  const auto untyped = load_text(replace(kShared, "    gres_type: titan_xp\n", ""));
+  REQUIRE(untyped.problems.size() == 2);  // mixed1 and mixed2
+  CHECK(untyped.problems[0].message.find("several groups may describe one node only") !=
+        std::string::npos);
+  // Nor may two groups of one node disagree on its memory, or share a gres type.
+  CHECK(load_text(replace(kShared, "    memory: 256G\n    gpu: titan-xp",
+                          "    memory: 128G\n    gpu: titan-xp"))
+            .problems.size() == 2);
+  CHECK(load_text(replace(kShared, "gres_type: titan_xp", "gres_type: geforce_gtx_1080_ti"))
+            .problems.size() == 2);
+  // Both 'slices:' and 'gpus:', or a gres type naming two profiles.
+  const auto both = load_text(
+      replace(kShared, "    mig:\n      gpus:", "    mig:\n      slices: []\n      gpus:"));
+  REQUIRE_FALSE(both.problems.empty());
+  CHECK(both.problems[0].message.find("has both 'slices:' and 'gpus:'") != std::string::npos);
+  const auto clash = load_text(
+      replace(kShared, "per_gpu: 3, gres_type: 2g.20gb", "per_gpu: 3, gres_type: 1g.10gb"));
+  REQUIRE(clash.problems.size() == 1);
+  CHECK(clash.problems[0].message.find("gres type '1g.10gb' names MIG profile '1g.10gb'") !=
+        std::string::npos);
+}
+
+TEST_CASE("loader: the annotated examples of cluster-profiles/README.md validate") {
+  const std::string text = read_text(source_path("cluster-profiles/README.md"));
+  int blocks = 0;
+  for (size_t at = text.find("```yaml\n"); at != std::string::npos;
+       at = text.find("```yaml\n", at + 1)) {
+    const size_t begin = at + 8;
+    const size_t end = text.find("```", begin);
+    REQUIRE(end != std::string::npos);
+    ++blocks;
+    CAPTURE(blocks);
+    const auto load = load_text(text.substr(begin, end - begin));
+    const std::string first =
+        load.problems.empty() ? std::string() : jobgen::format_error(load.problems.front());
+    CHECK_MESSAGE(load.problems.empty(), first);
+  }
+  CHECK(blocks >= 2);
+}

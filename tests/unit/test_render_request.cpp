@@ -2,6 +2,7 @@
 // plan rows written by hand (the estimator's numbers do not matter here, the rules do).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -9,6 +10,7 @@
 #include "jobgen/profile/profile_loader.hpp"
 #include "jobgen/render/renderer.hpp"
 #include "jobgen/render/request.hpp"
+#include "jobgen/render/sbatch_header.hpp"
 #include "render_fixtures.hpp"
 
 using namespace jobgen;
@@ -161,6 +163,80 @@ TEST_CASE("request without typed gres or memory defaults") {
   CHECK(r->input.sbatch.mem_mib == 262144);  // all of a 256G node for all 4 GPUs
   CHECK_FALSE(r->input.sbatch.mem_per_gpu_mib.has_value());
   CHECK(r->input.sbatch.cpus_per_task == 32);  // 32 CPUs / 4 GPUs x 4
+  // Untyped gres matches any GPU node of the partition: the one-node group is named.
+  CHECK(r->input.sbatch.nodelist == "classt25");
+  CHECK(r->input.sbatch.exclude.empty());
+}
+
+TEST_CASE("request for untyped gres is pinned to its group: feature, node list or exclusion") {
+  auto prof = markov();
+  for (auto& g : prof.node_groups) {
+    if (g.name == "rtx2080ti") g.gres_type.reset();
+  }
+  // 15 nodes, a 1-node job: keep it off the partition's other GPU nodes.
+  auto r = build_render_input(prof, spec(), row("rtx2080ti", 1, 4, 1), {});
+  REQUIRE_MESSAGE(r.has_value(), r.error().message);
+  CHECK(r->input.sbatch.gres == "gpu:4");
+  CHECK(r->input.sbatch.nodelist.empty());
+  CHECK(r->input.sbatch.exclude == "classt[06,21-25]");
+  CHECK(r->input.sbatch.constraint.empty());
+  auto header = sbatch_directives(r->input.sbatch);
+  REQUIRE(header.has_value());
+  CHECK(std::ranges::find(*header, "--exclude=classt[06,21-25]") != header->end());
+  // A feature only the group's nodes carry is the shorter way.
+  for (auto& g : prof.node_groups) {
+    if (g.name == "rtx2080ti") g.constraint = "rtx2080ti";
+  }
+  auto feature = build_render_input(prof, spec(), row("rtx2080ti", 1, 4, 1), {});
+  REQUIRE(feature.has_value());
+  CHECK(feature->input.sbatch.constraint == "rtx2080ti");
+  CHECK(feature->input.sbatch.exclude.empty());
+  // Typed gres needs no pinning.
+  auto typed = build_render_input(prof, spec(), row("l40s", 1, 6, 1), {});
+  REQUIRE(typed.has_value());
+  CHECK(typed->input.sbatch.constraint.empty());
+  CHECK(typed->input.sbatch.exclude.empty());
+  CHECK(typed->input.sbatch.nodelist.empty());
+}
+
+TEST_CASE("request --nodelist: nodes of the planned group, no more than the job's nodes") {
+  const auto prof = markov();
+  RequestOptions opt;
+  opt.nodelist = "classt21";
+  auto ok = build_render_input(prof, spec(), row("l40s", 1, 6, 1), opt);
+  REQUIRE_MESSAGE(ok.has_value(), ok.error().message);
+  CHECK(ok->input.sbatch.nodelist == "classt21");
+  opt.nodelist = "classt01";  // an RTX 2080 Ti node for an L40S plan
+  auto other = build_render_input(prof, spec(), row("l40s", 1, 6, 1), opt);
+  REQUIRE_FALSE(other.has_value());
+  CHECK(other.error().message.find("node 'classt01', which is not in node group 'l40s'") !=
+        std::string::npos);
+  opt.nodelist = "classt[21-22]";  // two nodes for a one-node job: sbatch's "-N 2-1"
+  auto two = build_render_input(prof, spec(), row("l40s", 1, 6, 1), opt);
+  REQUIRE_FALSE(two.has_value());
+  CHECK(two.error().message.find("names 2 nodes but the job runs on 1") != std::string::npos);
+  CHECK(two.error().message.find("(-N 2-1)") != std::string::npos);
+  auto both = build_render_input(prof, spec(), row("l40s", 2, 6, 1), opt);
+  CHECK(both.has_value());
+  opt.nodelist = "classt[21";
+  CHECK_FALSE(build_render_input(prof, spec(), row("l40s", 1, 6, 1), opt).has_value());
+}
+
+TEST_CASE("request: a node group's own defaults override the profile's") {
+  auto prof = markov();
+  for (auto& g : prof.node_groups) {
+    if (g.name == "l40s") {
+      g.defaults.cpus_per_gpu = 8;
+      g.defaults.mem_per_gpu_mib = 65536;
+    }
+  }
+  auto r = build_render_input(prof, spec(), row("l40s", 1, 6, 1), {});
+  REQUIRE(r.has_value());
+  CHECK(r->input.sbatch.mem_per_gpu_mib == 65536);
+  CHECK(r->input.sbatch.cpus_per_task == 48);  // torchrun: one task per node, 8 CPUs x 6 GPUs
+  auto other = build_render_input(prof, spec(), row("rtx4090", 1, 4, 1), {});
+  REQUIRE(other.has_value());
+  CHECK(other->input.sbatch.mem_per_gpu_mib == prof.defaults.mem_per_gpu_mib);
 }
 
 TEST_CASE("request longer than the partition: chain when resumable, else refuse") {
@@ -209,4 +285,107 @@ TEST_CASE("request test mode and sweeps") {
   CHECK(script->find("mkdir -p -- logs /scratch/\"${USER}\"/ckpt\n") != std::string::npos);
   CHECK(script->find("--bs \"${JOBGEN_SWEEP_micro_batch}\" --steps \"${JOBGEN_SWEEP_max_steps}\" "
                      "--out /scratch/\"${USER}\"/ckpt &") != std::string::npos);
+}
+
+TEST_CASE("request --partition: one of the group's, several only where the profile allows") {
+  const std::string root = JOBGEN_SOURCE_DIR;
+  auto catalog = profile::parse_catalog(slurp(root + "/data/gpus.yaml"), "gpus.yaml");
+  REQUIRE(catalog.has_value());
+  const std::string text = R"(cluster: t
+partitions:
+  - {name: short, max_time: "4:00:00", default_time: "1:00:00", default: true}
+  - {name: long, max_time: UNLIMITED}
+  - {name: other, max_time: "1-00:00:00"}
+node_groups:
+  - name: old
+    nodes: old-gpu[1-2]
+    partitions: [short, long]
+    cpus: 32
+    memory: 128G
+    gpu: t4
+    gpus_per_node: 2
+    features: [t4, pcie]
+    weight: 10
+  - name: v100
+    nodes: v-gpu1
+    partitions: [short, other]
+    cpus: 32
+    memory: 128G
+    gpu: v100-32gb
+    gpus_per_node: 4
+    gres_type: v100
+)";
+  auto prof = profile::parse_profile(text, "t.yaml", *catalog);
+  REQUIRE_MESSAGE(prof.has_value(), prof.error().message);
+  CHECK(prof->partitions[0].default_time_s == 3600);
+  CHECK_FALSE(prof->partitions[1].max_time_s.has_value());  // MaxTime=infinite
+  CHECK(prof->node_groups[0].features == std::vector<std::string>{"t4", "pcie"});
+  CHECK(prof->node_groups[0].weight == 10);
+
+  auto plain = build_render_input(*prof, spec(), row("old", 1, 2, 1), {});
+  REQUIRE_MESSAGE(plain.has_value(), plain.error().message);
+  CHECK(plain->input.sbatch.partition == "short");  // the default partition
+  // Untyped gres, 2 nodes, a 1-node job: keep it off the V100 node of the same partition.
+  CHECK(plain->input.sbatch.exclude == "v-gpu1");
+
+  RequestOptions opt;
+  opt.partition = "long";
+  auto lng = build_render_input(*prof, spec(false), row("old", 1, 2, 30), opt);
+  REQUIRE_MESSAGE(lng.has_value(), lng.error().message);
+  CHECK(lng->input.sbatch.partition == "long");
+  CHECK(lng->input.sbatch.time_limit_s == 36 * 3600 + 900);  // 30 h x 1.2 + 10 min, no limit
+  CHECK(lng->input.sbatch.exclude.empty());                  // no other group in 'long'
+
+  opt.partition = "other";
+  auto wrong = build_render_input(*prof, spec(), row("old", 1, 2, 1), opt);
+  REQUIRE_FALSE(wrong.has_value());
+  CHECK(wrong.error().message.find("not in partition 'other' (its partitions: short, long)") !=
+        std::string::npos);
+
+  opt.partition = "short,long";
+  auto both = build_render_input(*prof, spec(), row("old", 1, 2, 1), opt);
+  REQUIRE_FALSE(both.has_value());
+  CHECK(both.error().message.find("multi_partition: true") != std::string::npos);
+  prof->node_groups[0].multi_partition = true;
+  both = build_render_input(*prof, spec(false), row("old", 1, 2, 3), opt);
+  REQUIRE_MESSAGE(both.has_value(), both.error().message);
+  CHECK(both->input.sbatch.partition == "short,long");
+  // The job must fit whichever partition starts it: short's 4 hours bound it.
+  CHECK(both->input.sbatch.time_limit_s == 4 * 3600);
+}
+
+TEST_CASE("request on a node shared by full GPUs and MIG slices divides the node by all of them") {
+  const std::string root = JOBGEN_SOURCE_DIR;
+  auto catalog = profile::parse_catalog(slurp(root + "/data/gpus.yaml"), "gpus.yaml");
+  REQUIRE(catalog.has_value());
+  const std::string text = R"(cluster: t
+partitions: [{name: gpu}]
+node_groups:
+  - {name: full, nodes: amig1, cpus: 64, memory: 512G, gpu: a100, gpus_per_node: 2,
+     gres_type: a100l}
+  - name: mig
+    nodes: amig1
+    cpus: 64
+    memory: 512G
+    gpu: a100
+    gpus_per_node: 2
+    mig:
+      gpus:
+        - slices: [{profile: 1g.10gb, per_gpu: 7, gres_type: 1g.10gb}]
+        - slices: [{profile: 2g.20gb, per_gpu: 3, gres_type: 2g.20gb}]
+)";
+  auto prof = profile::parse_profile(text, "t.yaml", *catalog);
+  REQUIRE_MESSAGE(prof.has_value(), prof.error().message);
+  RequestOptions srun;
+  srun.launcher = Launcher::srun;
+  auto full = build_render_input(*prof, spec(), row("full", 1, 2, 1), srun);
+  REQUIRE_MESSAGE(full.has_value(), full.error().message);
+  CHECK(full->input.sbatch.gres == "gpu:a100l:2");
+  CHECK(full->input.sbatch.cpus_per_task == 5);          // 64 CPUs / (2 GPUs + 10 slices)
+  CHECK(full->input.sbatch.mem_mib == 524288 / 12 * 2);  // a twelfth of the node per GPU
+  auto slice = build_render_input(*prof, spec(), row("mig", 1, 1, 1, "2g.20gb"), srun);
+  REQUIRE_MESSAGE(slice.has_value(), slice.error().message);
+  CHECK(slice->input.sbatch.gres == "gpu:2g.20gb:1");
+  CHECK(slice->input.sbatch.mem_mib == 524288 / 12);
+  CHECK(slice->input.sbatch.exclude.empty());  // typed: no pinning needed
 }

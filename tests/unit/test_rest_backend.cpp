@@ -156,12 +156,14 @@ TEST_CASE("rest backend: version from env or profile, ping probing without /open
   Fixture f;
   f.http.rules.clear();
   f.http.on("GET", "/openapi/v3", 404, "Unable find requested URL.");
+  f.http.on("GET", "/slurm/v0.0.44/ping", 404, "");
   f.http.on("GET", "/slurm/v0.0.43/ping", 404, "");
   f.http.on("GET", "/slurm/v0.0.42/ping", 200, R"({"pings":[]})");
   auto probed = f.backend();
   REQUIRE(probed.dialect());
   CHECK((*probed.dialect())->version == "v0.0.42");
-  CHECK(f.http.calls() == std::vector<std::string>{"GET /openapi/v3", "GET /slurm/v0.0.43/ping",
+  CHECK(f.http.calls() == std::vector<std::string>{"GET /openapi/v3", "GET /slurm/v0.0.44/ping",
+                                                   "GET /slurm/v0.0.43/ping",
                                                    "GET /slurm/v0.0.42/ping"});
 
   f.http.requests.clear();
@@ -172,7 +174,7 @@ TEST_CASE("rest backend: version from env or profile, ping probing without /open
   auto by_env = f.backend();
   CHECK((*by_env.dialect())->version == "v0.0.41");
   CHECK(f.http.requests.empty());  // an explicit version costs no discovery
-  f.env.vars["JOBGEN_REST_API_VERSION"] = "v0.0.44";
+  f.env.vars["JOBGEN_REST_API_VERSION"] = "v0.0.45";
   auto bad = f.backend();
   CHECK_FALSE(bad.dialect());
 
@@ -503,4 +505,51 @@ TEST_CASE("rest backend: submissions and cancellations that cannot be confirmed"
   auto cancel = backend.cancel({"12"});
   REQUIRE_FALSE(cancel);
   CHECK(cancel.error().message.find("whether it was cancelled is unknown") != std::string::npos);
+}
+
+TEST_CASE("rest backend: a Slurm 25.11 slurmrestd serving only v0.0.44 submits, reads, cancels") {
+  Fixture f;
+  f.http.rules.clear();
+  f.http.on("GET", "/openapi/v3", 200,
+            R"({"paths":{"/openapi/v3":{},"/slurm/v0.0.44/jobs/":{},"/slurm/v0.0.44/ping/":{},
+                "/slurmdb/v0.0.44/jobs/":{},"/util/v0.0.44/hostlist":{}}})");
+  f.http.on("POST", "/slurm/v0.0.44/job/submit", 200,
+            R"({"job_id":41,"step_id":"batch","job_submit_user_msg":"","errors":[],
+                "warnings":[]})");
+  // A v0.0.44 job record: state array with 25.11's new EXPEDITING flag after the base state,
+  // no-val times, the structured exit code, and the new step_id/submit_line fields.
+  f.http.on("GET", "/slurm/v0.0.44/job/41", 200, R"({"jobs":[{"job_id":41,"name":"j",
+      "user_name":"alice","job_state":["RUNNING","EXPEDITING"],"state_reason":"None",
+      "partition":"gpu","nodes":"gpu1","node_count":{"set":true,"infinite":false,"number":1},
+      "time_limit":{"set":true,"infinite":false,"number":60},
+      "submit_time":{"set":true,"infinite":false,"number":1795324800},
+      "start_time":{"set":true,"infinite":false,"number":1795324801},
+      "exit_code":{"status":["PENDING"],"return_code":{"set":false,"infinite":false,"number":0}},
+      "step_id":{"job_id":41,"step_id":"batch"},"submit_line":"sbatch job.sh"}],
+      "errors":[],"warnings":[]})");
+  f.http.on("DELETE", "/slurm/v0.0.44/job/41", 200, R"({"status":[],"errors":[],"warnings":[]})");
+  auto backend = f.backend();
+  SubmitRequest request;
+  request.script = "#!/bin/bash\ntrue\n";
+  request.options.gres = "gpu:h100:1";
+  request.options.time_limit_s = 3600;
+  auto submitted = backend.submit(request);
+  REQUIRE(submitted);
+  CHECK(submitted->job_id == "41");
+  CHECK((*backend.dialect())->version == "v0.0.44");
+  auto body = nlohmann::json::parse(f.http.requests.back().body);
+  CHECK(body["job"]["script"] == "#!/bin/bash\ntrue\n");
+  CHECK(body["job"]["tres_per_node"] == "gres/gpu:h100:1");
+  CHECK(body["job"]["time_limit"]["number"] == 60);
+
+  auto jobs = backend.jobs({"41"});
+  REQUIRE(jobs);
+  REQUIRE(jobs->size() == 1);
+  CHECK(jobs->front().state == JobState::running);
+  CHECK(jobs->front().time_limit_s == 3600);
+  CHECK(jobs->front().nodes == "gpu1");
+  CHECK(backend.cancel({"41"}));
+  CHECK(f.http.calls() ==
+        std::vector<std::string>{"GET /openapi/v3", "POST /slurm/v0.0.44/job/submit",
+                                 "GET /slurm/v0.0.44/job/41", "DELETE /slurm/v0.0.44/job/41"});
 }

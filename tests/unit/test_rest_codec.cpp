@@ -55,21 +55,23 @@ SubmitBody body() {
 
 }  // namespace
 
-TEST_CASE("rest versions: six supported, found by any spelling, newest offered wins") {
+TEST_CASE("rest versions: seven supported, found by any spelling, newest offered wins") {
   std::vector<std::string> names;
   for (const auto& d : rest_dialects()) names.emplace_back(d.version);
-  CHECK(names ==
-        std::vector<std::string>{"v0.0.38", "v0.0.39", "v0.0.40", "v0.0.41", "v0.0.42", "v0.0.43"});
+  CHECK(names == std::vector<std::string>{"v0.0.38", "v0.0.39", "v0.0.40", "v0.0.41", "v0.0.42",
+                                          "v0.0.43", "v0.0.44"});
   CHECK(v("v0.0.41").minor == 41);
   CHECK((*find_dialect("0.0.39"))->minor == 39);
   CHECK((*find_dialect("40"))->minor == 40);
-  auto bad = find_dialect("v0.0.44");
+  auto bad = find_dialect("v0.0.45");  // Slurm 26.05
   REQUIRE_FALSE(bad);
-  CHECK(bad.error().message.find("v0.0.38, v0.0.39, v0.0.40, v0.0.41, v0.0.42, v0.0.43") !=
+  CHECK(bad.error().message.find("v0.0.38, v0.0.39, v0.0.40, v0.0.41, v0.0.42, v0.0.43, v0.0.44") !=
         std::string::npos);
 
   CHECK(choose_dialect({"v0.0.40", "v0.0.41", "v0.0.42"})->minor == 42);             // Slurm 24.11
-  CHECK(choose_dialect({"v0.0.41", "v0.0.42", "v0.0.43", "v0.0.44"})->minor == 43);  // 25.11
+  CHECK(choose_dialect({"v0.0.41", "v0.0.42", "v0.0.43", "v0.0.44"})->minor == 44);  // 25.11
+  CHECK(choose_dialect({"v0.0.44"})->minor == 44);  // a 25.11 slurmrestd serving only v0.0.44
+  CHECK(choose_dialect({"v0.0.42", "v0.0.43", "v0.0.44", "v0.0.45"})->minor == 44);  // 26.05
   CHECK(choose_dialect({"v0.0.36", "v0.0.37", "v0.0.38"})->minor == 38);             // 22.05
   CHECK(choose_dialect({"v0.0.36", "v0.0.37"}) == nullptr);
 
@@ -146,7 +148,7 @@ TEST_CASE("encode_submit v0.0.40 keeps the top-level script, v0.0.41+ moves it i
   CHECK(v40.contains("script"));
   CHECK_FALSE(v40["job"].contains("script"));
   CHECK(v40["job"]["memory_per_tres"] == "gres/gpu:24576");
-  for (auto name : {"v0.0.41", "v0.0.42", "v0.0.43"}) {
+  for (auto name : {"v0.0.41", "v0.0.42", "v0.0.43", "v0.0.44"}) {
     auto doc = json::parse(*encode_submit(v(name), o, body()));
     CHECK_FALSE(doc.contains("script"));
     CHECK(doc["job"]["script"] == "#!/bin/bash\nsrun python train.py\n");
@@ -183,6 +185,24 @@ TEST_CASE("encode_submit: array, dependency, account/qos, working dir and refusa
   REQUIRE_FALSE(pinned);
   CHECK(pinned.error().message.find("--nodelist") != std::string::npos);
   o.nodelist.clear();
+  // Keeping a job on its node group: a feature in every version, excluded nodes from v0.0.39.
+  o.constraint = "t4";
+  o.exclude = "gpu[1-2],gpu5";
+  auto excluded = encode_submit(v("v0.0.38"), o, SubmitBody{"#!/bin/sh\n", {}, "/w", ""});
+  REQUIRE_FALSE(excluded);
+  CHECK(excluded.error().message.find("--exclude=gpu[1-2],gpu5") != std::string::npos);
+  CHECK(excluded.error().message.find("'constraint:'") != std::string::npos);
+  o.exclude.clear();
+  auto feature38 =
+      json::parse(*encode_submit(v("v0.0.38"), o, SubmitBody{"#!/bin/sh\n", {}, "/w", ""}));
+  CHECK(feature38["job"]["constraints"] == "t4");
+  o.exclude = "gpu[1-2],gpu5";
+  auto kept44 =
+      json::parse(*encode_submit(v("v0.0.44"), o, SubmitBody{"#!/bin/sh\n", {}, "/w", ""}));
+  CHECK(kept44["job"]["constraints"] == "t4");
+  CHECK(kept44["job"]["excluded_nodes"] == json::parse(R"(["gpu[1-2]","gpu5"])"));
+  o.constraint.clear();
+  o.exclude.clear();
   o.mem_mib = 1024;
   o.mem_per_gpu_mib = 1024;
   CHECK_FALSE(encode_submit(v("v0.0.41"), o, SubmitBody{"#!/bin/sh\n", {}, "/w", ""}));

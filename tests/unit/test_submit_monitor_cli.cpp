@@ -47,7 +47,11 @@ std::string squeue_sample() {
 profile::Profile small_profile() {
   profile::Profile p;
   p.name = "markov";
-  p.partitions.push_back({"markov_gpu", 172800, true, false, {}, {}, std::nullopt, {}});
+  profile::Partition part;
+  part.name = "markov_gpu";
+  part.max_time_s = 172800;
+  part.is_default = true;
+  p.partitions.push_back(part);
   profile::NodeGroup l40s;
   l40s.name = "l40s";
   l40s.nodes = {"classt21", "classt22"};
@@ -65,7 +69,13 @@ profile::Profile small_profile() {
   mig.memory_mib = 524288;
   mig.gpu = "h100-nvl";
   mig.gpus_per_node = 2;
-  mig.mig = profile::MigLayout{{{"1g.12gb", 7, "h100nvl_1g.12gb", std::nullopt, {}}}, 1, {}};
+  profile::MigSlice slice;
+  slice.profile = "1g.12gb";
+  slice.per_gpu = 7;
+  slice.per_node = 14;
+  slice.gres_type = "h100nvl_1g.12gb";
+  mig.mig = profile::MigLayout{};
+  mig.mig->slices = {slice};
   p.node_groups.push_back(mig);
   return p;
 }

@@ -11,5 +11,7 @@ namespace jobgen::cli {
 void add_profile_validate_command(CLI::App& parent, Context& ctx, Action& action);
 void add_profile_show_command(CLI::App& parent, Context& ctx, Action& action);
 void add_profile_list_command(CLI::App& parent, Context& ctx, Action& action);
+void add_profile_import_command(CLI::App& parent, Context& ctx, Action& action);
+void add_profile_check_command(CLI::App& parent, Context& ctx, Action& action);
 
 }  // namespace jobgen::cli

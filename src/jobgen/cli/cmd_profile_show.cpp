@@ -43,6 +43,7 @@ json to_json(const Profile& p, const Catalog& catalog) {
     partitions.push_back({{"name", part.name},
                           {"max_time", time_text(part.max_time_s)},
                           {"max_time_s", optional_json(part.max_time_s)},
+                          {"default_time_s", optional_json(part.default_time_s)},
                           {"default", part.is_default},
                           {"debug", part.debug},
                           {"qos", part.qos},
@@ -59,10 +60,21 @@ json to_json(const Profile& p, const Catalog& catalog) {
         const MigProfileSpec* spec = gpu ? gpu->find_mig(s.profile) : nullptr;
         slices.push_back({{"profile", s.profile},
                           {"per_gpu", s.per_gpu},
+                          {"per_node", s.per_node},
                           {"gres_type", s.gres_type},
                           {"memory_gib", spec ? json(spec->memory_gib) : json(nullptr)}});
       }
+      json layouts = json::array();
+      for (const auto& layout : g.mig->gpus) {
+        json kinds = json::array();
+        for (const auto& s : layout.slices) {
+          kinds.push_back(
+              {{"profile", s.profile}, {"per_gpu", s.per_gpu}, {"gres_type", s.gres_type}});
+        }
+        layouts.push_back({{"count", layout.count}, {"slices", kinds}});
+      }
       mig = {{"slices", slices},
+             {"gpus", layouts},
              {"max_slices_per_job", g.mig->max_slices_per_job},
              {"slices_per_node", slices_per_node(g)},
              {"total_slices", total_slices(g)}};
@@ -85,6 +97,14 @@ json to_json(const Profile& p, const Catalog& catalog) {
                       {"availability", g.availability},
                       {"max_nodes_per_job", g.max_nodes_per_job},
                       {"mfu", optional_json(g.mfu)},
+                      {"defaults",
+                       {{"cpus_per_gpu", optional_json(g.defaults.cpus_per_gpu)},
+                        {"mem_per_gpu_mib", optional_json(g.defaults.mem_per_gpu_mib)}}},
+                      {"constraint", g.constraint},
+                      {"features", g.features},
+                      {"weight", optional_json(g.weight)},
+                      {"multi_partition", g.multi_partition},
+                      {"node_units", g.node_units},
                       {"interconnect",
                        {{"intra", to_string(g.interconnect.intra)},
                         {"intra_gbs", g.interconnect.intra_gbs},
@@ -97,6 +117,14 @@ json to_json(const Profile& p, const Catalog& catalog) {
                        {"path", s.path},
                        {"quota_bytes", optional_json(s.quota_bytes)},
                        {"note", s.note}});
+  }
+  json site_gpus = json::array();  // the profile's own GPUs
+  for (const auto& gpu : p.gpus) {
+    site_gpus.push_back({{"id", gpu.id},
+                         {"name", gpu.name},
+                         {"memory_gib_usable", gpu.memory_gib_usable},
+                         {"memory_bandwidth_gbs", gpu.memory_bandwidth_gbs},
+                         {"tflops_fp16", gpu.tflops_fp16}});
   }
   const ClusterTotals totals = cluster_totals(p);
   return {{"cluster", p.name},
@@ -111,7 +139,8 @@ json to_json(const Profile& p, const Catalog& catalog) {
           {"defaults",
            {{"cpus_per_gpu", optional_json(p.defaults.cpus_per_gpu)},
             {"mem_per_gpu_mib", optional_json(p.defaults.mem_per_gpu_mib)}}},
-          {"storage", storage}};
+          {"storage", storage},
+          {"gpus", site_gpus}};
 }
 
 // Left-aligned columns, two spaces apart.

@@ -103,7 +103,12 @@ void add_job_request_options(CLI::App* sub, JobRequestOptions& opts, const std::
                   "Array tasks running at once (--array=0-N%P)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  sub->add_option("--nodelist", opts.nodelist, "Run on these nodes (Slurm hostlist)");
+  sub->add_option("--nodelist", opts.nodelist,
+                  "Run on these nodes of the planned node group (Slurm hostlist; the job gets "
+                  "every node listed)");
+  sub->add_option("--partition,-p", opts.partition,
+                  "Partition of the node group (default: the default partition when the group is "
+                  "in it); a comma list where the profile allows multi-partition jobs");
   sub->add_option("--qos", opts.qos, "Slurm QoS");
   sub->add_option("--account", opts.account, "Slurm account");
   sub->add_option("--log-dir", opts.log_dir, "Directory for the job's logs")->capture_default_str();
@@ -179,6 +184,7 @@ Expected<JobRequest> build_job_request(Context& ctx, const JobRequestOptions& op
   req_opts.sweep_parallel = opts.sweep_parallel;
   req_opts.local = local;
   req_opts.nodelist = opts.nodelist;
+  req_opts.partition = opts.partition;
   req_opts.qos = opts.qos;
   req_opts.account = opts.account;
   req_opts.log_dir = opts.log_dir;

@@ -39,6 +39,7 @@ struct JobRequestOptions {
   int sweep_parallel = render::kDefaultSweepParallel;
   std::string stage;  // "" = every stage
   std::string nodelist;
+  std::string partition;  // "" = the plan's; "a,b" where the profile allows it
   std::string qos;
   std::string account;
   std::string log_dir = "logs";

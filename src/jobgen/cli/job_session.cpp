@@ -159,7 +159,8 @@ Expected<slurm::Backend*> JobSession::backend_for(const std::string& name,
     // A job recorded on another cluster: that cluster's slurmrestd, not this profile's.
     std::ostringstream quiet;
     Context muted{ctx->out, quiet, ctx->env, ctx->fs, ctx->clock, false, ctx->runner};
-    if (auto loaded = load_profile(muted, cluster, *catalog)) {
+    profile::Catalog scratch = *catalog;  // that profile's own GPUs stay out of this session's
+    if (auto loaded = load_profile(muted, cluster, scratch)) {
       other = std::move(*loaded);
       prof = &*other;
     } else {

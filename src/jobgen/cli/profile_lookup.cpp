@@ -116,13 +116,16 @@ Expected<profile::Catalog> load_catalog(const Context& ctx) {
 }
 
 Expected<profile::Profile> load_profile(Context& ctx, std::string_view requested,
-                                        const profile::Catalog& catalog) {
+                                        profile::Catalog& catalog) {
   auto path = find_profile_file(ctx, requested);
   if (!path) return std::unexpected(path.error());
   auto text = ctx.fs.read_file(*path);
   if (!text) return std::unexpected(text.error());
   profile::ProfileLoad load = profile::load_profile(*text, path->string(), catalog);
-  if (load.profile) return std::move(*load.profile);
+  if (load.profile) {
+    catalog.gpus.insert(catalog.gpus.end(), load.profile->gpus.begin(), load.profile->gpus.end());
+    return std::move(*load.profile);
+  }
   for (const auto& problem : load.problems) report(ctx, problem);
   return invalid("profile " + path->string() + " has " + std::to_string(load.problems.size()) +
                  " problem(s), listed above; fix them (check with 'jobgen profile validate " +

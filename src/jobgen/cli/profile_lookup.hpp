@@ -46,10 +46,12 @@ Expected<std::filesystem::path> find_profile_file(const Context& ctx, std::strin
 // data/gpus.yaml from the resource roots, parsed.
 Expected<profile::Catalog> load_catalog(const Context& ctx);
 
-// Finds, reads and validates a profile. An invalid profile prints every problem on ctx.err and
-// returns an Exit::invalid_input error that points at `jobgen profile validate`.
+// Finds, reads and validates a profile, and adds the GPUs it defines itself (its `gpus:`) to
+// `catalog`, where planning and rendering look its groups' GPUs up. An invalid profile prints
+// every problem on ctx.err and returns an Exit::invalid_input error that points at
+// `jobgen profile validate`.
 Expected<profile::Profile> load_profile(Context& ctx, std::string_view requested,
-                                        const profile::Catalog& catalog);
+                                        profile::Catalog& catalog);
 
 struct ProfileEntry {
   std::string name;  // file stem

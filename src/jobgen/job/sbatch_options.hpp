@@ -24,7 +24,9 @@ struct SbatchOptions {
   std::optional<int64_t> mem_mib;          // --mem (per node)
   std::optional<int64_t> mem_per_gpu_mib;  // --mem-per-gpu (exclusive with mem_mib)
   std::optional<int64_t> time_limit_s;     // --time
-  std::string nodelist;                    // --nodelist, only when asked
+  std::string nodelist;                    // --nodelist: the job gets EVERY node listed
+  std::string constraint;                  // --constraint, one node feature
+  std::string exclude;                     // --exclude, a hostlist
   std::string qos;
   std::string account;
   std::string output;                              // --output pattern, e.g. "logs/%x-%j.out"

@@ -557,7 +557,7 @@ Expected<PlanReport> make_plan(const JobSpec& spec, const profile::Profile& prof
         const profile::MigProfileSpec* mig = gpu->find_mig(slice.profile);
         if (!mig) continue;
         const est::Hardware hw = est::make_hardware(*gpu, mig, g.interconnect, g.mfu);
-        const int most = std::min(g.mig->max_slices_per_job, slice.per_gpu * g.gpus_per_node);
+        const int most = std::min(g.mig->max_slices_per_job, slice.per_node);
         if (options.gpus && *options.gpus > most) {
           skipped.push_back(
               fmt::format("{}: --gpus {} is more than the {} {} slice(s) one job "
@@ -618,7 +618,7 @@ Expected<PlanReport> make_plan(const JobSpec& spec, const profile::Profile& prof
       info.gpus_per_node = g.gpus_per_node;
       if (g.mig) {
         for (const auto& slice : g.mig->slices) {
-          if (slice.gres_type == cand.gres_type) info.gpus_per_node *= slice.per_gpu;
+          if (slice.gres_type == cand.gres_type) info.gpus_per_node = slice.per_node;
         }
       }
       info.node_count = static_cast<int>(g.nodes.size());

@@ -63,7 +63,9 @@ MigProfileSpec parse_mig(util::YamlReader& r, const YAML::Node& node, const std:
   return mig;
 }
 
-GpuSpec parse_gpu(util::YamlReader& r, const YAML::Node& node) {
+}  // namespace
+
+GpuSpec parse_gpu_entry(util::YamlReader& r, const YAML::Node& node) {
   GpuSpec gpu;
   if (!r.expect_map(node, "a catalog entry")) return gpu;
   gpu.id = r.string(node, "id", "a catalog entry", true).value_or("");
@@ -111,8 +113,6 @@ GpuSpec parse_gpu(util::YamlReader& r, const YAML::Node& node) {
   }
   return gpu;
 }
-
-}  // namespace
 
 const MigProfileSpec* GpuSpec::find_mig(std::string_view profile_name) const {
   std::string wanted = normalize(profile_name);
@@ -235,7 +235,7 @@ Expected<Catalog> parse_catalog(std::string_view yaml_text, const std::string& s
       // Every id and alias must name one GPU only, after normalization.
       std::map<std::string, std::string> owner;
       for (const auto& item : gpus) {
-        GpuSpec gpu = parse_gpu(r, item);
+        GpuSpec gpu = parse_gpu_entry(r, item);
         std::vector<std::string> names = gpu.aliases;
         names.push_back(gpu.id);
         for (const auto& name : names) {

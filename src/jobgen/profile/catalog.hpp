@@ -13,6 +13,13 @@
 
 #include "jobgen/util/error.hpp"
 
+namespace YAML {
+class Node;
+}
+namespace jobgen::util {
+class YamlReader;
+}
+
 namespace jobgen::profile {
 
 struct MigProfileSpec {
@@ -65,5 +72,9 @@ struct Catalog {
 
 // Parses the catalog YAML. `source_name` is used in error locations.
 Expected<Catalog> parse_catalog(std::string_view yaml_text, const std::string& source_name);
+
+// One GPU entry in the catalog's form (data/gpus.yaml), every problem reported through `r`. The
+// catalog and a profile's own GPUs (its `gpus:` list) are read by this one function.
+GpuSpec parse_gpu_entry(util::YamlReader& r, const YAML::Node& node);
 
 }  // namespace jobgen::profile

@@ -24,4 +24,11 @@ const NodeGroup* Profile::find_group(std::string_view group_name) const {
   return nullptr;
 }
 
+Defaults Profile::defaults_for(const NodeGroup& group) const {
+  Defaults d = defaults;
+  if (group.defaults.cpus_per_gpu) d.cpus_per_gpu = group.defaults.cpus_per_gpu;
+  if (group.defaults.mem_per_gpu_mib) d.mem_per_gpu_mib = group.defaults.mem_per_gpu_mib;
+  return d;
+}
+
 }  // namespace jobgen::profile

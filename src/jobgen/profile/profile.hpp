@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "jobgen/profile/catalog.hpp"
 #include "jobgen/util/error.hpp"
 
 namespace jobgen::profile {
@@ -21,6 +22,9 @@ namespace jobgen::profile {
 struct Partition {
   std::string name;
   std::optional<int64_t> max_time_s;  // nullopt = UNLIMITED / infinite
+  // Slurm's DefaultTime (what a job without --time gets); nullopt = not given or UNLIMITED.
+  // Informational: jobgen always asks for a time limit.
+  std::optional<int64_t> default_time_s;
   bool is_default = false;
   bool debug = false;                 // short test runs go here (jobgen render --test)
   std::vector<std::string> qos;       // allowed QoS; empty = not restricted by jobgen
@@ -31,15 +35,24 @@ struct Partition {
 
 struct MigSlice {
   std::string profile;    // NVIDIA MIG profile name, e.g. "1g.12gb" (must exist for the GPU)
-  int per_gpu = 0;        // instances of this profile on each GPU
+  int per_gpu = 0;        // instances of this profile on each GPU (of its layout)
+  int per_node = 0;       // instances on one node: per_gpu x the GPUs with this layout
   std::string gres_type;  // the site's gres type for one slice, e.g. "h100nvl_1g.12gb"
   std::optional<double> price_per_slice_hour;  // when the site prices slices on their own
   SourceLoc loc;
 };
 
-struct MigLayout {
+// The slices of the GPUs that share one layout, when the GPUs of a node are split differently.
+struct MigGpuLayout {
+  int count = 1;  // physical GPUs split this way
   std::vector<MigSlice> slices;
-  int max_slices_per_job = 1;  // the site's rule; slices cannot do NCCL data parallel anyway
+  SourceLoc loc;
+};
+
+struct MigLayout {
+  std::vector<MigSlice> slices;    // each gres type once, per_node over every layout
+  std::vector<MigGpuLayout> gpus;  // per-GPU layouts as written; empty = every GPU alike
+  int max_slices_per_job = 1;      // the site's rule; slices cannot do NCCL data parallel anyway
   SourceLoc loc;
 };
 
@@ -51,6 +64,12 @@ struct Interconnect {
   double intra_gbs = 0;  // GB/s per GPU; 0 = derive (PCIe gen default or the catalog's NVLink)
   InterLink inter = InterLink::none;
   double inter_gbs = 0;  // GB/s per node (a "200 Gb/s" HDR link is 25 GB/s)
+};
+
+// Per GPU, or per MIG slice on MIG nodes.
+struct Defaults {
+  std::optional<int> cpus_per_gpu;
+  std::optional<int64_t> mem_per_gpu_mib;
 };
 
 struct NodeGroup {
@@ -69,6 +88,22 @@ struct NodeGroup {
   std::string availability;   // the admin's note on contention, shown beside plans
   std::optional<double> mfu;  // model FLOPs utilisation override for the estimator
   int max_nodes_per_job = 1;  // how many nodes of this group one job may span
+  // Per-GPU (per MIG slice) defaults of this group; each one set overrides the profile's
+  // cluster-wide `defaults:` (which must fit the smallest node, so big nodes would be starved).
+  Defaults defaults;
+  // A Slurm feature (slurm.conf Features=) that only this group's nodes carry. Jobs of a group
+  // with untyped gres ("gpu:4") are pinned to the group with --constraint=<it>; without it,
+  // with --nodelist or --exclude (see render/request.cpp).
+  std::string constraint;
+  std::vector<std::string> features;  // slurm.conf Features= of the group's nodes
+  std::optional<int64_t> weight;      // slurm.conf Weight= (lower is allocated first)
+  // The group is in several partitions and a job may be submitted to all of them at once
+  // (`-p a,b`, Slurm starts it in whichever can run it first). Off unless the admin allows it.
+  bool multi_partition = false;
+  // GPUs and MIG slices on one node over every group describing that node (a node with two GPU
+  // types, or full GPUs beside MIG slices, is described by one group per kind); per-GPU shares
+  // of the node's CPUs and memory divide by this. Set by the loader.
+  int node_units = 0;
   SourceLoc loc;
 };
 
@@ -78,11 +113,6 @@ struct StorageArea {
   std::optional<int64_t> quota_bytes;
   std::string note;
   SourceLoc loc;
-};
-
-struct Defaults {
-  std::optional<int> cpus_per_gpu;
-  std::optional<int64_t> mem_per_gpu_mib;
 };
 
 enum class Backend { cli, rest, local };
@@ -105,12 +135,17 @@ struct Profile {
   std::string currency = "USD";
   std::vector<Partition> partitions;
   std::vector<NodeGroup> node_groups;
+  // GPUs the catalog lacks, defined by the profile in the catalog's form (data/gpus.yaml); node
+  // groups may name them in `gpu:` like catalog GPUs.
+  std::vector<GpuSpec> gpus;
   std::vector<StorageArea> storage;
   Defaults defaults;
 
   const Partition* default_partition() const;
   const Partition* find_partition(std::string_view name) const;
   const NodeGroup* find_group(std::string_view name) const;
+  // The defaults a job on `group` gets: the group's own where it sets them, else the profile's.
+  Defaults defaults_for(const NodeGroup& group) const;
 };
 
 }  // namespace jobgen::profile

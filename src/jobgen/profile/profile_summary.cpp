@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <set>
 
 namespace jobgen::profile {
 
@@ -16,9 +17,9 @@ int total_gpus(const NodeGroup& group) {
 int slices_per_node(const NodeGroup& group) {
   if (!group.mig) return 0;
   // 64-bit: the loader calls this while it still checks a (possibly absurd) slice list.
-  int64_t per_gpu = 0;
-  for (const auto& slice : group.mig->slices) per_gpu += slice.per_gpu;
-  return static_cast<int>(std::min<int64_t>(per_gpu * group.gpus_per_node, INT32_MAX));
+  int64_t per_node = 0;
+  for (const auto& slice : group.mig->slices) per_node += slice.per_node;
+  return static_cast<int>(std::min<int64_t>(per_node, INT32_MAX));
 }
 
 int total_slices(const NodeGroup& group) {
@@ -30,7 +31,7 @@ std::string gres_string(const NodeGroup& group) {
     std::string out;
     for (const auto& slice : group.mig->slices) {
       if (!out.empty()) out += ',';
-      out += "gpu:" + slice.gres_type + ':' + std::to_string(slice.per_gpu * group.gpus_per_node);
+      out += "gpu:" + slice.gres_type + ':' + std::to_string(slice.per_node);
     }
     return out;
   }
@@ -40,11 +41,14 @@ std::string gres_string(const NodeGroup& group) {
 
 ClusterTotals cluster_totals(const Profile& profile) {
   ClusterTotals totals;
+  // A node whose GPUs several groups describe (two GPU types, full GPUs and MIG) counts once.
+  std::set<std::string> nodes;
   for (const auto& group : profile.node_groups) {
-    totals.nodes += node_count(group);
+    nodes.insert(group.nodes.begin(), group.nodes.end());
     totals.gpus += total_gpus(group);
     totals.mig_slices += total_slices(group);
   }
+  totals.nodes = static_cast<int>(nodes.size());
   return totals;
 }
 

@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "jobgen/util/checked.hpp"
+#include "jobgen/util/hostlist.hpp"
 #include "jobgen/util/slurm_time.hpp"
+#include "jobgen/util/strings.hpp"
 #include "jobgen/util/units.hpp"
 
 namespace jobgen::render {
@@ -68,6 +71,87 @@ const profile::Partition* choose_partition(const profile::Profile& prof,
   return prof.default_partition();
 }
 
+// --nodelist must name nodes of the plan's group, and no more than the job's node count: Slurm
+// gives a job EVERY listed node, so sbatch itself stops a 1-node job with two listed nodes with a
+// bare "invalid number of nodes (-N 2-1)".
+Expected<void> check_nodelist(const profile::NodeGroup& group, const plan::PlanRow& row,
+                              const std::string& nodelist) {
+  auto listed = util::expand_hostlist(nodelist);
+  if (!listed) {
+    return invalid(fmt::format("bad --nodelist '{}': {}", nodelist, listed.error().message));
+  }
+  for (const auto& host : *listed) {
+    if (std::ranges::find(group.nodes, host) == group.nodes.end()) {
+      return invalid(fmt::format(
+          "--nodelist names node '{}', which is not in node group '{}' ({}) that the job is "
+          "planned for; name nodes of that group, or choose the group of '{}' with --target",
+          host, group.name, group.hostlist, host));
+    }
+  }
+  if (std::cmp_greater(listed->size(), row.nodes)) {
+    return invalid(fmt::format(
+        "--nodelist '{}' names {} nodes but the job runs on {}: Slurm gives a job every node "
+        "of --nodelist (sbatch would stop with 'invalid number of nodes (-N {}-{})'); name {} "
+        "node(s), or choose a plan with {} nodes",
+        nodelist, listed->size(), row.nodes, listed->size(), row.nodes, row.nodes, listed->size()));
+  }
+  return {};
+}
+
+// Untyped gres ("gpu:4") matches every GPU node of the partition, so a job planned for this group
+// could land on another GPU model: keep it on the group with the group's feature, else its node
+// list when the job takes every node of it, else by excluding the partition's other nodes.
+void pin_to_group(const profile::Profile& prof, const profile::NodeGroup& group,
+                  const profile::Partition& part, const plan::PlanRow& row, job::SbatchOptions& s) {
+  if (!group.constraint.empty()) {
+    s.constraint = group.constraint;
+    return;
+  }
+  if (s.nodelist.empty() && std::cmp_equal(group.nodes.size(), row.nodes)) {
+    s.nodelist = group.hostlist;
+    return;
+  }
+  std::vector<std::string> others;
+  for (const auto& g : prof.node_groups) {
+    if (&g == &group || std::ranges::find(g.partitions, part.name) == g.partitions.end()) continue;
+    others.insert(others.end(), g.nodes.begin(), g.nodes.end());
+  }
+  if (!others.empty()) s.exclude = util::compress_hostlist(others);
+}
+
+// --partition: names the group's partitions; several only where the profile allows it. The
+// returned partition is the one whose limits the job must meet: the shortest max_time, so the
+// job fits whichever partition starts it. `list` gets the names as Slurm takes them ("a,b").
+Expected<const profile::Partition*> requested_partition(const profile::Profile& prof,
+                                                        const profile::NodeGroup& group,
+                                                        const std::string& text,
+                                                        std::string& list) {
+  const auto names = util::split(text, ',');
+  const profile::Partition* strictest = nullptr;
+  list.clear();
+  for (const auto& raw : names) {
+    const std::string name(util::trim(raw));
+    list += (list.empty() ? "" : ",") + name;
+    const profile::Partition* p = prof.find_partition(name);
+    if (p == nullptr || std::ranges::find(group.partitions, name) == group.partitions.end()) {
+      return invalid(fmt::format("node group '{}' is not in partition '{}' (its partitions: {})",
+                                 group.name, name, fmt::join(group.partitions, ", ")));
+    }
+    if (strictest == nullptr ||
+        (p->max_time_s && (!strictest->max_time_s || *p->max_time_s < *strictest->max_time_s))) {
+      strictest = p;
+    }
+  }
+  if (strictest == nullptr) return invalid("--partition names no partition");
+  if (names.size() > 1 && !group.multi_partition) {
+    return invalid(fmt::format(
+        "--partition {}: profile '{}' does not allow node group '{}' to be submitted to several "
+        "partitions at once; name one, or set 'multi_partition: true' on the group",
+        text, prof.name, group.name));
+  }
+  return strictest;
+}
+
 }  // namespace
 
 Expected<RenderRequest> build_render_input(const profile::Profile& prof, const plan::JobSpec& spec,
@@ -78,7 +162,15 @@ Expected<RenderRequest> build_render_input(const profile::Profile& prof, const p
         fmt::format("the plan's node group '{}' is not in profile '{}'", row.group, prof.name),
         Exit::not_found);
   }
-  const profile::Partition* part = choose_partition(prof, *group, row, opt.test_mode);
+  const profile::Partition* part = nullptr;
+  std::string partitions;  // what --partition says, when it is given
+  if (!opt.partition.empty()) {
+    auto chosen = requested_partition(prof, *group, opt.partition, partitions);
+    if (!chosen) return std::unexpected(chosen.error());
+    part = *chosen;
+  } else {
+    part = choose_partition(prof, *group, row, opt.test_mode);
+  }
   if (part == nullptr) {
     return invalid(
         fmt::format("node group '{}' has no partition in profile '{}'", group->name, prof.name));
@@ -127,7 +219,7 @@ Expected<RenderRequest> build_render_input(const profile::Profile& prof, const p
   in.expanding_placeholders = {"checkpoint_dir"};
 
   s.job_name = opt.test_mode ? spec.name + "-test" : spec.name;
-  s.partition = part->name;
+  s.partition = partitions.empty() ? part->name : partitions;
   s.nodes = row.nodes;
   const int tasks = tasks_per_node(in.launcher, row.gpus_per_node);
   s.ntasks_per_node = tasks;
@@ -149,7 +241,7 @@ Expected<RenderRequest> build_render_input(const profile::Profile& prof, const p
     }
     gres_type = slice->gres_type;
     units_per_node = 0;
-    for (const auto& sl : group->mig->slices) units_per_node += sl.per_gpu * group->gpus_per_node;
+    for (const auto& sl : group->mig->slices) units_per_node += sl.per_node;
     if (row.gpus_per_node > group->mig->max_slices_per_job) {
       return invalid(
           fmt::format("node group '{}' allows {} MIG slice(s) per job, the row asks "
@@ -158,18 +250,21 @@ Expected<RenderRequest> build_render_input(const profile::Profile& prof, const p
                       group->mig->max_slices_per_job));
     }
   }
-  units_per_node = std::max(1, units_per_node);
+  // A node shared with other groups (another GPU type, MIG beside full GPUs) is divided among
+  // all of its GPUs and slices.
+  units_per_node = std::max({1, units_per_node, group->node_units});
   s.gres = gres_type ? fmt::format("gpu:{}:{}", *gres_type, row.gpus_per_node)
                      : fmt::format("gpu:{}", row.gpus_per_node);
 
+  const profile::Defaults defaults = prof.defaults_for(*group);
   const int cpus_per_gpu =
-      prof.defaults.cpus_per_gpu.value_or(std::max(1, group->cpus / units_per_node));
+      defaults.cpus_per_gpu.value_or(std::max(1, group->cpus / units_per_node));
   const int gpus_per_task = std::max(1, row.gpus_per_node / tasks);
   s.cpus_per_task = std::max(1, std::min(cpus_per_gpu * gpus_per_task, group->cpus / tasks));
 
   const int64_t node_share = group->memory_mib / units_per_node;
-  if (prof.defaults.mem_per_gpu_mib) {
-    s.mem_per_gpu_mib = std::min(*prof.defaults.mem_per_gpu_mib, node_share);
+  if (defaults.mem_per_gpu_mib) {
+    s.mem_per_gpu_mib = std::min(*defaults.mem_per_gpu_mib, node_share);
   } else {
     s.mem_mib = node_share * row.gpus_per_node;
   }
@@ -235,7 +330,13 @@ Expected<RenderRequest> build_render_input(const profile::Profile& prof, const p
   }
 
   s.signal = fmt::format("B:{}@{}", in.checkpoint_signal, signal_lead_s(spec.checkpoint.size_gb));
-  s.nodelist = opt.nodelist;
+  if (!opt.nodelist.empty()) {
+    if (auto ok = check_nodelist(*group, row, opt.nodelist); !ok) {
+      return std::unexpected(ok.error());
+    }
+    s.nodelist = opt.nodelist;
+  }
+  if (!gres_type && !in.local) pin_to_group(prof, *group, *part, row, s);
   s.account = opt.account;
   s.qos = opt.qos;
   if (s.qos.empty() && opt.test_mode) {

@@ -61,7 +61,10 @@ struct RequestOptions {
   int64_t max_array_size = kDefaultMaxArraySize;  // the cluster's MaxArraySize
   bool local = false;
   std::string nodelist;  // --nodelist, only when asked
-  std::string qos;       // overrides the partition's default QoS
+  // --partition: one of the group's partitions, or a comma list of them when the group allows
+  // multi-partition jobs; "" = the plan's (the default partition when the group is in it).
+  std::string partition;
+  std::string qos;  // overrides the partition's default QoS
   std::string account;
   std::string log_dir = "logs";
   std::vector<std::string> generated_by;

@@ -57,6 +57,8 @@ Expected<std::vector<std::string>> sbatch_directives(const job::SbatchOptions& o
   if (o.mem_per_gpu_mib) add("mem-per-gpu", format_memory(*o.mem_per_gpu_mib));
   if (o.time_limit_s) add("time", format_time(*o.time_limit_s));
   add("nodelist", o.nodelist);
+  add("constraint", o.constraint);
+  add("exclude", o.exclude);
   add("qos", o.qos);
   add("account", o.account);
   add("array", o.array);

@@ -7,9 +7,9 @@
 // - every other value must consist of A-Z a-z 0-9 and _ . , : @ % + = / [ ] - (hostlists,
 //   gres, log patterns, dependencies); anything else is an error naming the option.
 // Order: job-name, partition, nodes, ntasks-per-node, cpus-per-task, gres, mem/mem-per-gpu,
-// time, nodelist, qos, account, array, dependency, chdir, output, error, open-mode, signal.
-// Memory prints as whole GiB ("24G") when it is one, else MiB ("1500M"); time as D-HH:MM:SS or
-// HH:MM:SS.
+// time, nodelist, constraint, exclude, qos, account, array, dependency, chdir, output, error,
+// open-mode, signal. Memory prints as whole GiB ("24G") when it is one, else MiB ("1500M"); time as
+// D-HH:MM:SS or HH:MM:SS.
 #pragma once
 
 #include <string>

@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <vector>
+
 #include "jobgen/slurm/job_state.hpp"
 #include "jobgen/util/slurm_time.hpp"
+#include "jobgen/util/strings.hpp"
 
 namespace jobgen::slurm {
 
@@ -33,7 +36,7 @@ Diagnostics check_request(const job::SbatchOptions& o, const profile::Profile& p
         problem(fmt::format("gres type '{}' does not exist on {} (its GPUs are MIG slices: {})",
                             gres->type, group->name, fmt::join(types, ", ")));
       } else {
-        const int per_node = slice->per_gpu * group->gpus_per_node;
+        const int per_node = slice->per_node;
         if (gpus > per_node) {
           problem(fmt::format("{} {} slices requested, but a {} node has {}", gpus, slice->profile,
                               group->name, per_node));
@@ -68,15 +71,26 @@ Diagnostics check_request(const job::SbatchOptions& o, const profile::Profile& p
     problem(fmt::format("{} nodes requested, but {} has only {}", nodes, group->name,
                         group->nodes.size()));
   }
-  const profile::Partition* partition =
-      o.partition.empty() ? profile.default_partition() : profile.find_partition(o.partition);
-  if (partition == nullptr && !o.partition.empty()) {
-    problem(fmt::format("partition '{}' is not in profile {}", o.partition, profile.name));
-  } else if (partition != nullptr && o.time_limit_s && partition->max_time_s &&
-             *o.time_limit_s > *partition->max_time_s) {
-    problem(fmt::format("time limit {} exceeds partition {}'s maximum {}",
-                        util::format_slurm_time(*o.time_limit_s), partition->name,
-                        util::format_slurm_time(*partition->max_time_s)));
+  // One partition, or a comma list (multi-partition job): the limits of each must hold.
+  std::vector<const profile::Partition*> partitions;
+  if (o.partition.empty()) {
+    partitions.push_back(profile.default_partition());
+  } else {
+    for (const auto name : util::split(o.partition, ',')) {
+      const profile::Partition* p = profile.find_partition(name);
+      if (p == nullptr) {
+        problem(fmt::format("partition '{}' is not in profile {}", name, profile.name));
+      }
+      partitions.push_back(p);
+    }
+  }
+  for (const profile::Partition* partition : partitions) {
+    if (partition != nullptr && o.time_limit_s && partition->max_time_s &&
+        *o.time_limit_s > *partition->max_time_s) {
+      problem(fmt::format("time limit {} exceeds partition {}'s maximum {}",
+                          util::format_slurm_time(*o.time_limit_s), partition->name,
+                          util::format_slurm_time(*partition->max_time_s)));
+    }
   }
   if (group->memory_mib > 0) {
     int64_t memory = 0;

@@ -141,6 +141,18 @@ Expected<std::string> encode_submit(const RestDialect& d, const job::SbatchOptio
     for (auto n : util::split_top(o.nodelist, ',')) nodes.push_back(std::string(n));
     job["required_nodes"] = nodes;
   }
+  // A feature list is a plain string in every version (v0.0.38 included).
+  if (!o.constraint.empty()) job["constraints"] = o.constraint;
+  if (!o.exclude.empty()) {
+    // v0.0.38's spec has no way to exclude nodes ("excluded_nodes" is a disabled key there).
+    if (!d.required_nodes)
+      return invalid("slurmrestd " + std::string(d.version) +
+                     " cannot keep a job off nodes (--exclude=" + o.exclude +
+                     "); use --backend cli, or give the node group a 'constraint:' feature");
+    json nodes = json::array();
+    for (auto n : util::split_top(o.exclude, ',')) nodes.push_back(std::string(n));
+    job["excluded_nodes"] = nodes;
+  }
 
   // Slurm refuses a job without an environment (error 2127), and a REST call has no caller's
   // environment to inherit: send the one we were given, at least PATH.

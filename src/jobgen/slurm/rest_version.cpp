@@ -19,6 +19,8 @@ constexpr std::array kDialects{
     RestDialect{"v0.0.41", 41, true,  true,  true,  true,  true,  true,  true,  true,  true,  true,  structured, true},
     RestDialect{"v0.0.42", 42, true,  true,  true,  true,  true,  true,  true,  true,  true,  true,  structured, true},
     RestDialect{"v0.0.43", 43, true,  true,  true,  true,  true,  true,  true,  true,  true,  true,  structured, true},
+    // Slurm 25.11: every field jobgen sends or reads is as in v0.0.43 (tests/shared/test_rest_contract.cpp)
+    RestDialect{"v0.0.44", 44, true,  true,  true,  true,  true,  true,  true,  true,  true,  true,  structured, true},
 };
 // clang-format on
 

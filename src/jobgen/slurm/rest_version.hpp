@@ -2,8 +2,10 @@
 // rest_version.cpp (kDialects); the encoder and decoders read these flags, never a version string.
 //
 // Sources: ../shared/reference/slurm-notes.md and the OpenAPI specs of v0.0.38 (Slurm 22.05, the
-// live test cluster) and v0.0.41-43. v0.0.39 (23.02) and v0.0.40 (23.11) have no spec file here;
-// their rows follow slurm-notes.md and are tested by hand-written expectations.
+// live test cluster) and v0.0.41-44. v0.0.44 (Slurm 25.11) has no recorded answers: the contract
+// test checks that v0.0.43's recordings, on which the decoders are tested, are valid v0.0.44
+// documents. v0.0.39 (23.02) and v0.0.40 (23.11) have no spec file here; their rows follow
+// slurm-notes.md and are tested by hand-written expectations.
 #pragma once
 
 #include <span>

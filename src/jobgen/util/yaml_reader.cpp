@@ -124,6 +124,13 @@ YAML::Node YamlReader::scalar(const YAML::Node& map, std::string_view key, std::
                        std::string(type) + ", but it is " + kind(value));
     return YAML::Node(YAML::NodeType::Undefined);
   }
+  // `jobgen profile import` writes TODO where Slurm cannot know the value: never a default.
+  if (value.Tag() != "!" && value.Scalar() == "TODO") {
+    problem(value, "'" + std::string(key) + "' in " + std::string(what) + " is TODO: fill in " +
+                       std::string(type) +
+                       " (left by jobgen profile import, see the comment beside it)");
+    return YAML::Node(YAML::NodeType::Undefined);
+  }
   return value;
 }
 

@@ -4,7 +4,8 @@
 // Contract: the getters never throw; a missing required key, a wrong type, an out-of-range number
 // or an unknown key adds one Error (Exit::invalid_input) to `problems` and the getter returns
 // nullopt. Numbers are finite ("nan", "inf" are refused); whole numbers fit int64_t; strings hold
-// no NUL character and at most kMaxScalarBytes.
+// no NUL character and at most kMaxScalarBytes. A plain (unquoted) TODO value is a problem too:
+// `jobgen profile import` leaves it where only the admin knows the value.
 #pragma once
 
 #include <yaml-cpp/yaml.h>

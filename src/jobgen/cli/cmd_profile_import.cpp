@@ -1,0 +1,107 @@
+// `jobgen profile import --slurm-conf FILE [--gres-conf FILE] [-o FILE]`: a commented profile
+// from the cluster's slurm.conf and gres.conf, before the cluster is up (slurm/slurm_conf.hpp,
+// slurm/profile_import.hpp). `--live [--backend cli|rest]`: from the running cluster instead
+// (sinfo --json, or slurmrestd /nodes + /partitions, through the backend's cluster()). TODOs
+// mark what Slurm cannot know; `profile validate` reports them. Exit 0 with the profile written
+// (stdout or -o), 2 for files that cannot be read as Slurm configuration, 3 for missing files,
+// 1 when the cluster cannot be asked.
+#include "jobgen/cli/cmd_profile.hpp"
+#include "jobgen/cli/job_session.hpp"
+#include "jobgen/cli/profile_lookup.hpp"
+#include "jobgen/slurm/profile_import.hpp"
+#include "jobgen/slurm/slurm_conf.hpp"
+
+namespace jobgen::cli {
+
+namespace {
+
+struct ImportOptions {
+  std::string slurm_conf;
+  std::string gres_conf;
+  std::string output;  // "" = stdout
+  bool live = false;
+  std::string cluster;  // the name for a live import
+  JobCommandOptions session;
+};
+
+Expected<Exit> write_out(Context& ctx, const ImportOptions& opts,
+                         const slurm::ImportedProfile& imported);
+
+Expected<slurm::SlurmConf> live_conf(Context& ctx, const ImportOptions& opts) {
+  auto session = open_job_session(ctx, opts.session, false);
+  if (!session) return std::unexpected(session.error());
+  auto backend = (*session)->backend();
+  if (!backend) return std::unexpected(backend.error());
+  auto state = (*backend)->cluster();
+  if (!state) return std::unexpected(state.error());
+  return slurm::slurm_conf_from_cluster(*state, opts.cluster);
+}
+
+Expected<Exit> run_import(Context& ctx, const ImportOptions& opts) {
+  auto catalog = load_catalog(ctx);
+  if (!catalog) return std::unexpected(catalog.error());
+  if (opts.live == !opts.slurm_conf.empty()) {
+    return invalid("give --slurm-conf FILE (offline) or --live (the running cluster)");
+  }
+  if (opts.live) {
+    auto conf = live_conf(ctx, opts);
+    if (!conf) return std::unexpected(conf.error());
+    const std::string origin =
+        "the live cluster (backend " +
+        (opts.session.backend.empty() ? std::string("of the profile") : opts.session.backend) + ")";
+    return write_out(ctx, opts, slurm::write_imported_profile(*conf, *catalog, origin));
+  }
+  auto text = ctx.fs.read_file(opts.slurm_conf);
+  if (!text) return std::unexpected(text.error());
+  auto conf = slurm::parse_slurm_conf(*text, opts.slurm_conf);
+  if (!conf) return std::unexpected(conf.error());
+  std::string origin = opts.slurm_conf;
+  if (!opts.gres_conf.empty()) {
+    auto gres = ctx.fs.read_file(opts.gres_conf);
+    if (!gres) return std::unexpected(gres.error());
+    if (auto ok = slurm::apply_gres_conf(*gres, opts.gres_conf, *conf); !ok) {
+      return std::unexpected(ok.error());
+    }
+    origin += " and " + opts.gres_conf;
+  }
+  return write_out(ctx, opts, slurm::write_imported_profile(*conf, *catalog, origin));
+}
+
+Expected<Exit> write_out(Context& ctx, const ImportOptions& opts,
+                         const slurm::ImportedProfile& imported) {
+  for (const auto& note : imported.notes) warn(ctx, note);
+  if (opts.output.empty()) {
+    ctx.out << imported.yaml;
+  } else if (auto ok = ctx.fs.write_file(opts.output, imported.yaml, 0644); !ok) {
+    return std::unexpected(ok.error());
+  }
+  const std::string where = opts.output.empty() ? "the profile" : opts.output;
+  if (imported.todos > 0) {
+    ctx.err << "jobgen: " << imported.todos << " TODO value(s) left in " << where
+            << ": fill them in, then run 'jobgen profile validate "
+            << (opts.output.empty() ? "FILE" : opts.output) << "'\n";
+  }
+  return Exit::ok;
+}
+
+}  // namespace
+
+void add_profile_import_command(CLI::App& parent, Context& ctx, Action& action) {
+  auto opts = std::make_shared<ImportOptions>();
+  CLI::App* sub = parent.add_subcommand(
+      "import",
+      "Write a cluster profile from slurm.conf and gres.conf (TODO where Slurm "
+      "cannot know)");
+  sub->add_option("--slurm-conf", opts->slurm_conf, "The cluster's slurm.conf");
+  sub->add_option("--gres-conf", opts->gres_conf,
+                  "Its gres.conf (physical GPU devices, for MIG layouts)");
+  sub->add_option("--output,-o", opts->output, "Write the profile here instead of stdout");
+  sub->add_flag("--live", opts->live,
+                "Ask the running cluster (sinfo --json, or slurmrestd with --backend rest)");
+  sub->add_option("--cluster", opts->cluster, "The cluster's name for a --live import");
+  add_job_command_options(sub, opts->session);
+  sub->callback(
+      [&ctx, &action, opts] { action = [&ctx, opts] { return run_import(ctx, *opts); }; });
+}
+
+}  // namespace jobgen::cli

@@ -1,0 +1,109 @@
+#include "jobgen/slurm/profile_check.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "jobgen/util/slurm_time.hpp"
+#include "jobgen/util/strings.hpp"
+
+namespace jobgen::slurm {
+
+namespace {
+
+std::string time_text(const std::optional<int64_t>& seconds) {
+  return seconds ? util::format_slurm_time(*seconds) : "UNLIMITED";
+}
+
+// What the profile says one node holds: every group that describes it.
+struct NodeShape {
+  int cpus = 0;
+  int64_t memory_mib = 0;
+  std::vector<GresCount> gpus;
+};
+
+}  // namespace
+
+std::string gpu_summary(const std::vector<GresCount>& gpus) {
+  std::map<std::string, int> by_type;
+  for (const auto& g : gpus) by_type[g.type] += g.total;
+  std::vector<std::string> words;
+  for (const auto& [type, count] : by_type) {
+    if (count == 0) continue;
+    words.push_back(type.empty() ? "gpu:" + std::to_string(count)
+                                 : "gpu:" + type + ":" + std::to_string(count));
+  }
+  return util::join(words, ",");
+}
+
+std::vector<Difference> compare_profile(const profile::Profile& profile,
+                                        const ClusterState& cluster) {
+  std::vector<Difference> out;
+  std::map<std::string, NodeShape> expected;
+  for (const auto& g : profile.node_groups) {
+    for (const auto& host : g.nodes) {
+      NodeShape& e = expected[host];
+      e.cpus = g.cpus;
+      e.memory_mib = g.memory_mib;
+      if (g.mig) {
+        for (const auto& s : g.mig->slices) e.gpus.push_back({s.gres_type, s.per_node, 0});
+      } else {
+        e.gpus.push_back({g.gres_type.value_or(""), g.gpus_per_node, 0});
+      }
+    }
+  }
+  std::set<std::string> seen;
+  for (const auto& node : cluster.nodes) {
+    seen.insert(node.name);
+    const auto it = expected.find(node.name);
+    if (it == expected.end()) {
+      if (!node.gpus.empty()) {
+        out.push_back({"node_added", node.name, "", gpu_summary(node.gpus)});
+      }
+      continue;
+    }
+    const NodeShape& e = it->second;
+    for (const auto& state : node.states) {
+      const std::string s = util::upper(state);
+      if (s == "DRAIN" || s == "DRAINED" || s == "DRAINING" || s == "DOWN" || s == "FAIL") {
+        out.push_back({"node_drained", node.name, "", util::join(node.states, "+")});
+        break;
+      }
+    }
+    const std::string want = gpu_summary(e.gpus);
+    const std::string have = gpu_summary(node.gpus);
+    if (want != have) out.push_back({"gpus_changed", node.name, want, have});
+    if (node.cpus > 0 && node.cpus != e.cpus) {
+      out.push_back({"cpus_changed", node.name, std::to_string(e.cpus), std::to_string(node.cpus)});
+    }
+    if (node.memory_mib > 0 && node.memory_mib != e.memory_mib) {
+      out.push_back({"memory_changed", node.name, std::to_string(e.memory_mib) + " MiB",
+                     std::to_string(node.memory_mib) + " MiB"});
+    }
+  }
+  for (const auto& [host, e] : expected) {
+    if (!seen.contains(host)) out.push_back({"node_removed", host, gpu_summary(e.gpus), ""});
+  }
+  // Partitions: a cluster with no partition records (a backend that does not report them)
+  // is not a cluster without partitions.
+  if (!cluster.partitions.empty()) {
+    for (const auto& part : profile.partitions) {
+      const auto it = std::ranges::find_if(cluster.partitions,
+                                           [&](const auto& p) { return p.name == part.name; });
+      if (it == cluster.partitions.end()) {
+        out.push_back({"partition_removed", part.name, time_text(part.max_time_s), ""});
+      } else if (it->max_time_s != part.max_time_s) {
+        out.push_back(
+            {"max_time_changed", part.name, time_text(part.max_time_s), time_text(it->max_time_s)});
+      }
+    }
+    for (const auto& p : cluster.partitions) {
+      if (!profile.find_partition(p.name)) {
+        out.push_back({"partition_added", p.name, "", time_text(p.max_time_s)});
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace jobgen::slurm

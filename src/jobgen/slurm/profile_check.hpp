@@ -1,0 +1,36 @@
+// A cluster profile next to what the live cluster reports (Backend::cluster(): sinfo --json or
+// slurmrestd GET /nodes + /partitions), for `jobgen profile check`.
+//
+// Reported, each as one Difference: GPU nodes the cluster has and the profile lacks (added),
+// profile nodes the cluster does not know (removed), profile nodes that are DRAIN/DOWN/FAIL now
+// (drained: they take no jobs, plans that count them are optimistic), per node the GPUs by
+// gres type (every group describing the node counted together: typed GPUs, MIG slices per
+// node, untyped "gpu:N"), CPUs and memory (MiB), and partitions added, removed or with another
+// MaxTime (seconds; nullopt = UNLIMITED). Features and Weight are not compared: Slurm's node
+// records as decoded by records.hpp do not carry them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "jobgen/profile/profile.hpp"
+#include "jobgen/slurm/backend.hpp"
+
+namespace jobgen::slurm {
+
+struct Difference {
+  std::string kind;     // node_added, node_removed, node_drained, gpus_changed, cpus_changed,
+                        // memory_changed, partition_added, partition_removed, max_time_changed
+  std::string subject;  // the node or partition
+  std::string profile;  // what the profile says ("" when it has nothing)
+  std::string cluster;  // what the cluster says ("" when it has nothing)
+};
+
+std::vector<Difference> compare_profile(const profile::Profile& profile,
+                                        const ClusterState& cluster);
+
+// The node's GPUs as "type:count" words, sorted and comma-joined ("gpu:4" for untyped), the
+// form both sides are compared in.
+std::string gpu_summary(const std::vector<GresCount>& gpus);
+
+}  // namespace jobgen::slurm

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# `jobgen profile check` and `jobgen profile import` against the live local cluster (markov):
+# - check: the bundled markov profile agrees with the cluster (CLI and REST backends); after
+#   `scontrol update NodeName=classt25 Gres=gpu:gpu4090:3` it reports that node's GPUs and exits
+#   1 (--json too); the node is restored afterwards;
+#   (22.05 refuses that update, "Invalid generic resource (gres) specification", because
+#   gres.conf names 4 device files: the changed GPU count is then checked by draining the node
+#   instead, which check reports the same way, and the refusal is printed);
+# - import: from the cluster's own slurm.conf + gres.conf and from `--live`, the profile
+#   validates except for TODO values, each reported at its line:col (site names like gpu2080 are
+#   not catalog GPUs).
+# Env (CTest): JOBGEN, JOBGEN_SOURCE_DIR, JOBGEN_CLUSTER_DIR. Exit 0 pass, 1 fail, 77 skip.
+set -euo pipefail
+
+: "${JOBGEN:?path of the jobgen binary}" "${JOBGEN_SOURCE_DIR:?}" "${JOBGEN_CLUSTER_DIR:?}"
+[[ -f $JOBGEN_CLUSTER_DIR/env.sh ]] || { echo "SKIP: no cluster in $JOBGEN_CLUSTER_DIR"; exit 77; }
+# shellcheck source=/dev/null
+source "$JOBGEN_CLUSTER_DIR/env.sh"
+
+tmp=$(mktemp -d)
+restore() {
+  scontrol update NodeName=classt25 Gres=gpu:gpu4090:4 >/dev/null 2>&1 || true
+  scontrol update NodeName=classt25 State=RESUME >/dev/null 2>&1 || true
+  rm -rf "$tmp"
+}
+trap restore EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+jg() { (cd "$JOBGEN_SOURCE_DIR" && "$JOBGEN" "$@"); }
+
+# 1. The profile agrees with the cluster, through both backends.
+for backend in cli rest; do
+  if ! jg profile check markov --backend "$backend" >"$tmp/check.out" 2>"$tmp/check.err"; then
+    cat "$tmp/check.out" "$tmp/check.err"
+    fail "profile check markov --backend $backend: expected agreement"
+  fi
+  grep -q "agrees with the cluster (21 nodes" "$tmp/check.out" || fail "check output: $(cat "$tmp/check.out")"
+done
+
+# 2. A changed node is found: its GPU count if Slurm takes the update, else its drain.
+if scontrol update NodeName=classt25 Gres=gpu:gpu4090:3 2>"$tmp/update.err"; then
+  sinfo -h -N -n classt25 -o '%G' | grep -q 'gpu:gpu4090:3' || fail "sinfo does not show the change"
+  want_kind=gpus_changed want_line="gpus_changed classt25: profile gpu:gpu4090:4, cluster gpu:gpu4090:3"
+else
+  echo "note: scontrol update of the GPU count refused: $(cat "$tmp/update.err")"
+  scontrol update NodeName=classt25 State=DRAIN Reason=jobgen-profile-check
+  want_kind=node_drained want_line="node_drained classt25: profile -, cluster "
+fi
+set +e
+jg profile check markov >"$tmp/changed.out" 2>"$tmp/changed.err"
+code=$?
+jg profile check markov --backend rest --json >"$tmp/changed.json" 2>/dev/null
+json_code=$?
+set -e
+[[ $code == 1 ]] || fail "profile check exited $code after the change, expected 1"
+grep -q "$want_line" "$tmp/changed.out" ||
+  fail "check did not report classt25 ($want_kind): $(cat "$tmp/changed.out")"
+[[ $json_code == 1 ]] || fail "profile check --json exited $json_code, expected 1"
+python3 - "$tmp/changed.json" "$want_kind" <<'PY' || fail "--json: $(cat "$tmp/changed.json")"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["agrees"] is False, doc
+assert any(d["kind"] == sys.argv[2] and d["subject"] == "classt25"
+           for d in doc["differences"]), doc["differences"]
+PY
+scontrol update NodeName=classt25 Gres=gpu:gpu4090:4 2>/dev/null || true
+scontrol update NodeName=classt25 State=RESUME 2>/dev/null || true
+
+# 3. Import from the cluster's files and from the live cluster: only TODOs are left.
+check_import() {  # $1 = profile file, $2 = what
+  local file=$1 what=$2 todos problems
+  set +e
+  jg profile validate "$file" >/dev/null 2>"$tmp/validate.err"
+  set -e
+  todos=$(grep -c 'TODO' "$file" | tr -d ' ')
+  problems=$(grep -c ': error: ' "$tmp/validate.err" | tr -d ' ')
+  [[ $problems -gt 0 ]] || fail "$what: expected TODO problems (gpu2080 is a site name)"
+  if grep ': error: ' "$tmp/validate.err" | grep -v 'is TODO'; then
+    fail "$what: problems other than TODOs"
+  fi
+  grep -q 'nodes: "classt\[01-05,07-16\]"' "$file" || fail "$what: classt[01-05,07-16] not grouped"
+  grep -q 'gres_type: "h100nvl_1g.12gb"' "$file" || fail "$what: MIG slice type lost"
+  echo "$what: $problems TODO problem(s) ($todos TODO words in the file)"
+}
+jg profile import --slurm-conf "$JOBGEN_CLUSTER_DIR/etc/slurm.conf" \
+  --gres-conf "$JOBGEN_CLUSTER_DIR/etc/gres.conf" -o "$tmp/files.yaml" 2>/dev/null ||
+  fail "profile import --slurm-conf failed"
+check_import "$tmp/files.yaml" "import from slurm.conf"
+jg profile import --live --cluster markov -o "$tmp/live.yaml" 2>/dev/null ||
+  fail "profile import --live failed"
+check_import "$tmp/live.yaml" "import --live (cli)"
+echo "PASS: profile check and import against the live cluster"

@@ -1,0 +1,223 @@
+// `jobgen profile import` offline: slurm.conf and gres.conf text -> nodes and partitions
+// (slurm/slurm_conf.hpp) -> a commented profile (slurm/profile_import.hpp) that validates except
+// for its TODOs, which the loader reports at their line:col.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "cli_test.hpp"
+#include "jobgen/profile/profile_loader.hpp"
+#include "jobgen/profile/profile_summary.hpp"
+#include "jobgen/slurm/profile_import.hpp"
+#include "jobgen/slurm/slurm_conf.hpp"
+#include "profile_test_data.hpp"
+
+using namespace jobgen;
+using jobgen::test::real_catalog;
+
+namespace {
+
+// Shapes of the issue's 23-node cluster.
+constexpr const char* kSlurmConf = R"(# a site's slurm.conf
+ClusterName=nu
+SlurmctldHost=ctl
+NodeName=DEFAULT CPUs=40 RealMemory=257000
+NodeName=nu-gpu[01-02] Gres=gpu:geforce_gtx_1080_ti:8,gpu:titan_xp:2 Features=GPU_SKU:gtx1080ti,pascal
+NodeName=old-gpu[1-2] CPUs=32 RealMemory=128000 \
+   Gres=gpu:4 Weight=5
+NodeName=amig1 Sockets=2 CoresPerSocket=32 ThreadsPerCore=1 RealMemory=515000 Gres=gpu:a100l:2,gpu:1g.10gb:7,gpu:2g.20gb:3
+NodeName=hnvl[1-2] CPUs=64 RealMemory=515000 Gres=gpu:nvidia_h100_nvl_1g.12gb:14
+NodeName=cpu[1-4] CPUs=128 RealMemory=515000
+NodeName=nu-gpu01 CPUs=8   # a second line for a node: Slurm keeps the first
+PartitionName=DEFAULT MaxTime=2-00:00:00
+PartitionName=shared Nodes=nu-gpu[01-02],old-gpu[1-2],amig1 Default=YES DefaultTime=1:00:00
+PartitionName=long Nodes=old-gpu[1-2] MaxTime=INFINITE
+PartitionName=mig Nodes=hnvl[1-2],amig1 DefCpuPerGPU=4 DefMemPerGPU=16384
+PartitionName=cpu Nodes=cpu[1-4]
+)";
+
+constexpr const char* kGresConf = R"(AutoDetect=off
+NodeName=nu-gpu[01-02] Name=gpu Type=geforce_gtx_1080_ti File=/dev/nvidia[0-7]
+NodeName=nu-gpu[01-02] Name=gpu Type=titan_xp File=/dev/nvidia[8-9]
+NodeName=amig1 Name=gpu Type=a100l File=/dev/nvidia[0-1]
+NodeName=amig1 Name=gpu Type=1g.10gb MultipleFiles=/dev/nvidia2,/dev/nvidia-caps/nvidia-cap[21-27]
+NodeName=amig1 Name=gpu Type=2g.20gb MultipleFiles=/dev/nvidia3,/dev/nvidia-caps/nvidia-cap[31-33]
+NodeName=hnvl[1-2] Name=gpu Type=nvidia_h100_nvl_1g.12gb MultipleFiles=/dev/nvidia[0-1]
+)";
+
+}  // namespace
+
+TEST_CASE("slurm.conf: DEFAULT lines, CPUs from sockets, continuation, partitions") {
+  auto conf = slurm::parse_slurm_conf(kSlurmConf, "slurm.conf");
+  REQUIRE_MESSAGE(conf.has_value(), conf.error().message);
+  CHECK(conf->cluster_name == "nu");
+  REQUIRE(conf->nodes.size() == 11);
+  const auto& gtx = conf->nodes[0];
+  CHECK(gtx.name == "nu-gpu01");
+  CHECK(gtx.cpus == 40);  // the DEFAULT line's, not the duplicate line's 8
+  CHECK(gtx.memory_mib == 257000);
+  CHECK(gtx.features == std::vector<std::string>{"GPU_SKU:gtx1080ti", "pascal"});
+  CHECK(gtx.partitions == std::vector<std::string>{"shared"});
+  const auto& old = conf->nodes[2];
+  CHECK(old.gres == "gpu:4");  // continued line
+  CHECK(old.weight == 5);
+  CHECK(old.partitions == std::vector<std::string>{"shared", "long"});
+  CHECK(conf->nodes[4].cpus == 64);  // 2 sockets x 32 cores x 1 thread
+  REQUIRE(conf->partitions.size() == 4);
+  CHECK(conf->partitions[0].is_default);
+  CHECK(conf->partitions[0].max_time_s == 2 * 86400);  // from PartitionName=DEFAULT
+  CHECK(conf->partitions[0].default_time_s == 3600);
+  CHECK_FALSE(conf->partitions[1].max_time_s.has_value());  // INFINITE
+  CHECK(conf->partitions[2].def_cpu_per_gpu == 4);
+  CHECK(conf->partitions[2].def_mem_per_gpu_mib == 16384);
+
+  REQUIRE(slurm::apply_gres_conf(kGresConf, "gres.conf", *conf));
+  CHECK(conf->nodes[0].physical_gpus == 10);
+  CHECK(conf->nodes[4].physical_gpus == 4);  // 2 full + 2 MIG GPUs; nvidia-caps not counted
+  CHECK(conf->nodes[5].physical_gpus == 2);
+
+  auto bad = slurm::parse_slurm_conf("NodeName=n[1- CPUs=4\n", "bad.conf");
+  REQUIRE_FALSE(bad.has_value());
+  CHECK(bad.error().where.line == 1);
+  CHECK_FALSE(slurm::parse_slurm_conf("NodeName=n1 CPUs=four\n", "bad.conf").has_value());
+  CHECK_FALSE(slurm::parse_slurm_conf("PartitionName=p Nodes=ALL MaxTime=1-\n", "p").has_value());
+}
+
+TEST_CASE("gres type names map to catalog GPUs and MIG profiles") {
+  const auto& catalog = real_catalog();
+  std::string mig;
+  auto id = [&](const std::string& type, const profile::GpuSpec* full = nullptr) {
+    const profile::GpuSpec* gpu = slurm::gpu_for_gres_type(type, catalog, full, mig);
+    return gpu ? gpu->id : std::string("-");
+  };
+  CHECK(id("nvidia_a100-sxm4-80gb") == "a100-80g-sxm");
+  CHECK(mig.empty());
+  CHECK(id("geforce_rtx_2080_ti") == "rtx2080ti");
+  CHECK(id("nvidia_geforce_rtx_2080_ti") == "rtx2080ti");
+  CHECK(id("tesla_v100-sxm2-32gb") == "v100-32g-sxm2");
+  CHECK(id("nvidia_h100_nvl") == "h100-nvl");
+  CHECK(id("h100nvl_1g.12gb") == "h100-nvl");
+  CHECK(mig == "1g.12gb");
+  CHECK(id("nvidia_a100_3g.20gb") == "-");  // no A100 with 3g.20gb
+  CHECK(id("a100_10g") == "a100-80g-sxm");
+  CHECK(mig == "1g.10gb");
+  CHECK(id("a100_20g") == "a100-80g-sxm");  // 1g.20gb or 2g.20gb: the profile stays unknown
+  CHECK(mig == "?");
+  CHECK(id("2g.20gb") == "-");  // several A100s have it
+  CHECK(id("2g.20gb", catalog.find("a100-80g-pcie")) == "a100-80g-pcie");
+  CHECK(mig == "2g.20gb");
+  CHECK(id("a100l") == "-");
+  CHECK(id("") == "-");
+}
+
+TEST_CASE("import: groups, shared nodes, MIG layouts per GPU, TODOs reported at line:col") {
+  auto conf = slurm::parse_slurm_conf(kSlurmConf, "slurm.conf");
+  REQUIRE(conf.has_value());
+  REQUIRE(slurm::apply_gres_conf(kGresConf, "gres.conf", *conf));
+  const auto imported = slurm::write_imported_profile(*conf, real_catalog(), "slurm.conf");
+  CAPTURE(imported.yaml);
+  CHECK(imported.notes.size() == 1);  // cpu[1-4] left out
+  CHECK(imported.notes[0].find("cpu[1-4]") != std::string::npos);
+  const auto load = profile::load_profile(imported.yaml, "nu.yaml", real_catalog());
+  // Exactly the TODOs are problems: the untyped old-gpu model, amig1's a100l and its slices.
+  CHECK(static_cast<int>(load.problems.size()) == imported.todos);
+  for (const auto& p : load.problems) {
+    CAPTURE(p.message);
+    CHECK(p.message.find("is TODO") != std::string::npos);
+    CHECK(p.where.line > 0);
+    const auto line_start = [&] {
+      size_t at = 0;
+      for (int l = 1; l < p.where.line; ++l) at = imported.yaml.find('\n', at) + 1;
+      return at;
+    }();
+    CHECK(imported.yaml.substr(line_start + p.where.col - 1, 4) == "TODO");
+  }
+  CHECK(imported.todos == 6);
+
+  // With the TODOs filled in, the profile holds what slurm.conf says, node by node.
+  std::string filled = imported.yaml;
+  auto fill = [&](const std::string& from, const std::string& to) {
+    const auto at = filled.find(from);
+    REQUIRE(at != std::string::npos);
+    filled.replace(at, from.size(), to);
+  };
+  fill("gpu: TODO", "gpu: t4");            // old-gpu
+  fill("gpu: TODO", "gpu: a100-80g-sxm");  // a100l
+  fill("gpu: TODO", "gpu: a100-80g-sxm");  // amig1's slices
+  fill("{profile: TODO, per_gpu: TODO, gres_type: TODO}", "{profile: 1g.10gb, per_gpu: 1}");
+  const auto done = profile::load_profile(filled, "nu.yaml", real_catalog());
+  REQUIRE_MESSAGE(done.problems.empty(), jobgen::format_error(done.problems.front()));
+  const profile::Profile& p = *done.profile;
+  CHECK(p.name == "nu");
+  REQUIRE(p.partitions.size() == 4);
+  CHECK_FALSE(p.partitions[1].max_time_s.has_value());
+  CHECK(p.partitions[0].default_time_s == 3600);
+  const auto* gtx = p.find_group("geforce_gtx_1080_ti");
+  const auto* titan = p.find_group("titan_xp");
+  REQUIRE(gtx != nullptr);
+  REQUIRE(titan != nullptr);
+  CHECK(gtx->hostlist == "nu-gpu[01-02]");
+  CHECK(gtx->gpu == "gtx1080ti");
+  CHECK(gtx->features == std::vector<std::string>{"GPU_SKU:gtx1080ti", "pascal"});
+  CHECK(titan->gpu == "titan-xp");
+  CHECK(titan->node_units == 10);
+  const auto* old = p.find_group("untyped");
+  REQUIRE(old != nullptr);
+  CHECK_FALSE(old->gres_type.has_value());
+  CHECK(old->weight == 5);
+  CHECK(old->partitions == std::vector<std::string>{"shared", "long"});
+  const auto* h = p.find_group("h100-nvl-mig");
+  REQUIRE(h != nullptr);
+  CHECK(profile::gres_string(*h) == "gpu:nvidia_h100_nvl_1g.12gb:14");
+  CHECK(h->gpus_per_node == 2);
+  CHECK(h->defaults.cpus_per_gpu == 4);  // the mig partition's DefCpuPerGPU
+  CHECK(h->defaults.mem_per_gpu_mib == 16384);
+  CHECK(profile::cluster_totals(p).nodes == 7);  // every GPU node, each once
+}
+
+TEST_CASE("import: a MIG node whose counts need a layout per GPU") {
+  auto conf = slurm::parse_slurm_conf(
+      "ClusterName=m\nNodeName=g1 CPUs=64 RealMemory=515000 "
+      "Gres=gpu:a100_1g.10gb:7,gpu:a100_2g.20gb:3\nPartitionName=p Nodes=g1 Default=YES\n",
+      "slurm.conf");
+  REQUIRE(conf.has_value());
+  REQUIRE(slurm::apply_gres_conf("Name=gpu File=/dev/nvidia[0-1]\n", "gres.conf", *conf));
+  const auto imported = slurm::write_imported_profile(*conf, real_catalog(), "slurm.conf");
+  CAPTURE(imported.yaml);
+  CHECK(imported.todos == 0);
+  CHECK(imported.yaml.find("      gpus:") != std::string::npos);
+  const auto load = profile::load_profile(imported.yaml, "m.yaml", real_catalog());
+  REQUIRE_MESSAGE(load.problems.empty(), jobgen::format_error(load.problems.front()));
+  const auto& g = load.profile->node_groups.at(0);
+  REQUIRE(g.mig.has_value());
+  CHECK(g.mig->gpus.size() == 2);  // GPU0 7 x 1g.10gb, GPU1 3 x 2g.20gb
+  CHECK(profile::gres_string(g) == "gpu:a100_1g.10gb:7,gpu:a100_2g.20gb:3");
+
+  // Three device files for those slices: one GPU would hold none, so the layout is a TODO.
+  REQUIRE(slurm::apply_gres_conf("Name=gpu File=/dev/nvidia[0-2]\n", "gres.conf", *conf));
+  const auto three = slurm::write_imported_profile(*conf, real_catalog(), "slurm.conf");
+  CHECK(three.todos == 2);  // per_gpu of each slice type
+  CHECK(three.yaml.find("per_gpu: TODO, gres_type: \"a100_2g.20gb\"") != std::string::npos);
+}
+
+TEST_CASE("jobgen profile import writes the file and counts the TODOs") {
+  char tmpl[] = "/tmp/jobgen-import-XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const std::filesystem::path dir = tmpl;
+  std::ofstream(dir / "slurm.conf") << kSlurmConf;
+  std::ofstream(dir / "gres.conf") << kGresConf;
+  const std::string out = (dir / "nu.yaml").string();
+  auto r = test::run_cli({"profile", "import", "--slurm-conf", (dir / "slurm.conf").string(),
+                          "--gres-conf", (dir / "gres.conf").string(), "-o", out});
+  CHECK_MESSAGE(r.code == 0, r.err);
+  CHECK(r.err.find("6 TODO value(s) left in " + out) != std::string::npos);
+  auto v = test::run_cli({"profile", "validate", out});
+  CHECK(v.code == 2);
+  CHECK(v.err.find("is TODO") != std::string::npos);
+  auto missing = test::run_cli({"profile", "import", "--slurm-conf", (dir / "none").string()});
+  CHECK(missing.code == 3);
+  std::filesystem::remove_all(dir);
+}
