@@ -47,7 +47,9 @@ profile::Profile cluster() {
   auto b = group("b", {"b1"}, "gpu");
   b.gres_type = "gpub";
   auto mig = group("mig", {"m1"}, "gpu");
-  mig.mig = profile::MigLayout{{{"1g.12gb", 7, "mig_1g", std::nullopt, {}}}, 1, {}};
+  profile::MigLayout layout;
+  layout.slices = {profile::MigSlice{"1g.12gb", 7, 7, "mig_1g", std::nullopt, {}}};
+  mig.mig = layout;
   auto any = group("any", {"u1"}, "other");
   p.node_groups = {a, b, mig, any};
   return p;

@@ -16,7 +16,7 @@ namespace jobgen::plan {
 namespace {
 
 // Table cells must not contain '|' or line breaks.
-std::string cell(std::string text) {
+std::string cell(const std::string& text) {
   std::string out;
   for (char c : text) {
     if (c == '|')

@@ -25,7 +25,7 @@ struct Pattern {
   std::vector<Bracket> brackets;
 };
 
-std::string quoted(std::string_view s) {
+std::string in_quotes(std::string_view s) {
   return "\"" + std::string(s) + "\"";
 }
 
@@ -48,7 +48,7 @@ Expected<uint64_t> parse_number(std::string_view digits, std::string_view name) 
   for (char c : digits) {
     value = value * 10 + static_cast<uint64_t>(c - '0');
     if (value > kMaxNumber) {
-      return invalid("number " + quoted(digits) + " in hostlist " + quoted(name) +
+      return invalid("number " + in_quotes(digits) + " in hostlist " + in_quotes(name) +
                      " is too large (at most 10^18)");
     }
   }
@@ -58,14 +58,14 @@ Expected<uint64_t> parse_number(std::string_view digits, std::string_view name) 
 // "1-3", "07", as written between the commas of a bracket.
 Expected<Range> parse_range(std::string_view text, std::string_view name) {
   if (text.empty()) {
-    return invalid("empty range in hostlist " + quoted(name) +
+    return invalid("empty range in hostlist " + in_quotes(name) +
                    ": each comma inside '[...]' must separate a number or a range such as 1-4");
   }
   const std::size_t dash = text.find('-');
   const std::string_view lo_text = text.substr(0, dash);
   const std::string_view hi_text = dash == std::string_view::npos ? lo_text : text.substr(dash + 1);
   if (!all_digits(lo_text) || !all_digits(hi_text)) {
-    return invalid("invalid range " + quoted(text) + " in hostlist " + quoted(name) +
+    return invalid("invalid range " + in_quotes(text) + " in hostlist " + in_quotes(name) +
                    ": write a number (7) or a range of two numbers (01-16) inside '[...]'");
   }
   auto lo = parse_number(lo_text, name);
@@ -73,12 +73,12 @@ Expected<Range> parse_range(std::string_view text, std::string_view name) {
   auto hi = parse_number(hi_text, name);
   if (!hi) return std::unexpected(hi.error());
   if (*lo > *hi) {
-    return invalid("reversed range " + quoted(text) + " in hostlist " + quoted(name) +
+    return invalid("reversed range " + in_quotes(text) + " in hostlist " + in_quotes(name) +
                    ": write the lower number first (" + std::string(hi_text) + "-" +
                    std::string(lo_text) + ")");
   }
   if (*hi - *lo + 1 > kMaxHostsPerRange) {
-    return invalid("range " + quoted(text) + " in hostlist " + quoted(name) + " has " +
+    return invalid("range " + in_quotes(text) + " in hostlist " + in_quotes(name) + " has " +
                    std::to_string(*hi - *lo + 1) + " hosts; Slurm accepts at most " +
                    std::to_string(kMaxHostsPerRange) + " in one range");
   }
@@ -105,7 +105,7 @@ Expected<Pattern> parse_name(std::string_view name) {
   while (i < name.size()) {
     const char c = name[i];
     if (c == ']') {
-      return invalid("unmatched ']' in hostlist " + quoted(name) + ": remove it or add the '['");
+      return invalid("unmatched ']' in hostlist " + in_quotes(name) + ": remove it or add the '['");
     }
     if (c != '[') {
       pattern.texts.back() += c;
@@ -115,10 +115,10 @@ Expected<Pattern> parse_name(std::string_view name) {
     const std::size_t close = name.find(']', i + 1);
     const std::size_t nested = name.find('[', i + 1);
     if (close == std::string_view::npos) {
-      return invalid("missing ']' in hostlist " + quoted(name) + ": close the '['");
+      return invalid("missing ']' in hostlist " + in_quotes(name) + ": close the '['");
     }
     if (nested < close) {
-      return invalid("nested '[' in hostlist " + quoted(name) +
+      return invalid("nested '[' in hostlist " + in_quotes(name) +
                      ": brackets cannot contain brackets");
     }
     auto bracket = parse_bracket(name.substr(i + 1, close - i - 1), name);
@@ -128,8 +128,8 @@ Expected<Pattern> parse_name(std::string_view name) {
     i = close + 1;
   }
   if (!pattern.brackets.empty() && !pattern.texts.back().empty()) {
-    return invalid("text " + quoted(pattern.texts.back()) + " after the last ']' in hostlist " +
-                   quoted(name) +
+    return invalid("text " + in_quotes(pattern.texts.back()) + " after the last ']' in hostlist " +
+                   in_quotes(name) +
                    ": Slurm does not allow a suffix after the last bracket; list these names "
                    "one by one or end the name with the bracket");
   }
@@ -225,7 +225,7 @@ Expected<std::vector<Pattern>> parse_expression(std::string_view expression) {
   for (char c : expression) {
     const auto u = static_cast<unsigned char>(c);
     if ((u < 0x20 && c != '\t') || u == 0x7f) {
-      return invalid("control character in hostlist " + quoted(expression) +
+      return invalid("control character in hostlist " + in_quotes(expression) +
                      ": separate names with commas");
     }
   }
@@ -240,7 +240,7 @@ Expected<std::vector<Pattern>> parse_expression(std::string_view expression) {
     }
     total += n;
     if (total > kMaxHostlistHosts) {
-      return invalid("hostlist " + quoted(expression) + " expands to more than " +
+      return invalid("hostlist " + in_quotes(expression) + " expands to more than " +
                      std::to_string(kMaxHostlistHosts) + " hosts; check the ranges for a typo");
     }
     patterns.push_back(std::move(*pattern));

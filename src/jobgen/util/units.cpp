@@ -103,9 +103,7 @@ Expected<int64_t> parse_bytes(std::string_view text) {
     const int power = power_of(u[0]);
     const std::string rest = lower(u.substr(1));
     if (power < 0) return bad();
-    if (rest.empty()) {
-      factor = std::pow(1024.0, power);  // "500M": ambiguous, binary like Slurm
-    } else if (rest == "ib") {
+    if (rest.empty() || rest == "ib") {  // "500M" is ambiguous: binary, like Slurm
       factor = std::pow(1024.0, power);
     } else if (rest == "b" && u[1] == 'B') {
       factor = std::pow(1000.0, power);  // "GB": decimal
