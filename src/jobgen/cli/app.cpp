@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <exception>
 #include <iostream>
 #include <new>
@@ -115,7 +116,7 @@ int run(const std::vector<std::string>& args, Context& ctx) {
   return static_cast<int>(*result);
 }
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   std::ios::sync_with_stdio(false);
   sys::RealEnvironment env;
   sys::RealFileSystem fs;
@@ -125,6 +126,10 @@ int main(int argc, char** argv) {
   const int code = run(args, ctx);
   std::cout.flush();
   return code;
+} catch (...) {
+  // run() turns every error into a message; this is only reached when even that failed (memory).
+  std::fputs("jobgen: error: internal error before or after the command ran\n", stderr);
+  return static_cast<int>(Exit::failure);
 }
 
 }  // namespace jobgen::cli

@@ -28,8 +28,8 @@ bool valid_slurm_name(std::string_view name);
 
 class ProfileReader {
  public:
-  ProfileReader(const std::string& source, const Catalog& catalog, Diagnostics& problems)
-      : r_(source, problems), catalog_(catalog) {}
+  ProfileReader(std::string source, Catalog catalog, Diagnostics& problems)
+      : r_(std::move(source), problems), catalog_(std::move(catalog)) {}
 
   Profile load(const YAML::Node& root);
 

@@ -2,6 +2,7 @@
 #include "jobgen/render/shell_context.hpp"
 
 #include <algorithm>
+#include <ranges>
 
 namespace jobgen::render {
 
@@ -50,9 +51,9 @@ bool ShellContext::at_word_level() const {
 }
 
 std::string ShellContext::describe() const {
-  for (auto it = stack_.rbegin(); it != stack_.rend(); ++it) {
-    const std::string at = " opened at " + where(it->opened);
-    switch (it->kind) {
+  for (const Frame& frame : std::views::reverse(stack_)) {
+    const std::string at = " opened at " + where(frame.opened);
+    switch (frame.kind) {
       case '"':
         return "inside double quotes" + at;
       case '\'':

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
 #include <algorithm>
+#include <ranges>
 
 #include "jobgen/render/shell_context.hpp"
 
@@ -124,9 +126,9 @@ std::string profile_shorten(std::string_view text) {
 const VariableDoc* find_var(std::string_view name, const std::vector<Scope>& open) {
   const auto& vars = template_variables();
   // Innermost list first: a list item's fields shadow top-level names.
-  for (auto it = open.rbegin(); it != open.rend(); ++it) {
+  for (const Scope& scope : std::views::reverse(open)) {
     for (const auto& v : vars) {
-      if (v.list == it->name && v.name == name) return &v;
+      if (v.list == scope.name && v.name == name) return &v;
     }
   }
   for (const auto& v : vars) {
