@@ -240,11 +240,9 @@ std::string enforce_width(const std::string& text) {
   return out;
 }
 
-}  // namespace
-
-std::string render_text(const PlanReport& r) {
-  std::string out;
-  out +=
+// What is planned: the job, the model, the training setup, the batch and the profile.
+std::string header_text(const PlanReport& r) {
+  std::string out =
       wrap(fmt::format("Plan for {}{}", r.job_name, r.source.empty() ? "" : " (" + r.source + ")"),
            0, 4);
   std::string model = r.model_name;
@@ -264,119 +262,130 @@ std::string render_text(const PlanReport& r) {
                           100 * est::kConservativeUse, 100 * est::kRecommendedUse,
                           100 * est::kAggressiveUse),
               2, 12);
+  return out;
+}
 
+// One option's cells in its group's table.
+std::vector<std::string> row_cells(const PlanReport& r, const PlanRow& row, bool lr_varies) {
+  std::vector<std::string> c{std::to_string(row.id),
+                             count_label(row),
+                             std::to_string(row.micro_batch),
+                             fmt::format("{}/{}/{}", row.max_micro.conservative,
+                                         row.max_micro.recommended, row.max_micro.aggressive),
+                             std::to_string(row.grad_accum),
+                             batch_text(r, row)};
+  if (lr_varies) c.push_back(lr_text(row.learning_rate));
+  c.push_back(row.grad_checkpointing ? "on" : "off");
+  c.push_back(fmt::format("{:.1f}", row.memory.total));
+  if (row.runnable) {
+    c.push_back(step_text(row.step_time_s));
+    c.push_back(util::format_duration(row.total_time_s));
+    c.push_back(fmt::format("{:.0f}%", 100 * row.scaling_efficiency));
+    c.push_back(fmt::format("{:.1f}", row.gpu_hours));
+    c.push_back(row.cost ? format_money(*row.cost, r.currency) : "-");
+  } else {
+    for (int i = 0; i < 4; ++i) c.emplace_back("-");
+    c.emplace_back(row.fits ? "not runnable" : "no fit");
+  }
+  return c;
+}
+
+// One node group: its header, a table of its options and their notes, each note printed once
+// and naming its options ("all" when every one).
+std::string group_text(const PlanReport& r, const GroupInfo& g, bool lr_varies) {
+  std::vector<std::string> head{"#", "GPUs", "micro", "max c/r/a", "accum", "batch"};
+  if (lr_varies) head.emplace_back("LR");
+  for (const char* h : {"ckpt", "mem GiB", "step", "total", "scale", "GPU-h", "cost"}) {
+    head.emplace_back(h);
+  }
+  std::vector<std::vector<std::string>> cells{head};
+  std::vector<std::pair<std::string, std::vector<int>>> shared;
+  const auto note = [&](const std::string& text, int id) {
+    auto it = std::find_if(shared.begin(), shared.end(), [&](auto& n) { return n.first == text; });
+    if (it == shared.end()) it = shared.insert(shared.end(), {text, {}});
+    it->second.push_back(id);
+  };
+  std::size_t rows = 0;
+  for (const PlanRow& row : r.rows) {
+    if (row.group != g.name || row.mig_profile != g.mig_profile) continue;
+    ++rows;
+    cells.push_back(row_cells(r, row, lr_varies));
+    if (!row.checkpointing_note.empty()) note(row.checkpointing_note, row.id);
+    for (const auto& w : row.warnings) note(w, row.id);
+  }
+  std::string out = "\n" + group_header(r, g) + table(cells, 2, {false, true});
+  for (const auto& [text, ids] : shared) {
+    out += wrap((ids.size() == rows && rows > 1 ? "all" : id_list(ids)) + ": " + text, 4, 8);
+  }
+  return out;
+}
+
+// Every runnable option by total time, when there is more than one group to compare.
+std::string ranking_text(const PlanReport& r) {
+  if (r.groups.size() <= 1 || r.ranking.size() <= 1) return "";
+  const size_t shown = std::min<size_t>(r.ranking.size(), 10);
+  std::string out =
+      fmt::format("\nRanked by total time ({} of {} runnable options)\n", shown, r.ranking.size());
+  std::vector<std::vector<std::string>> cells{{"#", "option", "total", "cost", "availability"}};
+  for (size_t i = 0; i < shown; ++i) {
+    const PlanRow& row = *r.row(r.ranking[i]);
+    cells.push_back({std::to_string(row.id), row.label(), util::format_duration(row.total_time_s),
+                     row.cost ? format_money(*row.cost, r.currency)
+                              : fmt::format("{:.1f} GPU-h", row.gpu_hours),
+                     row.availability});
+  }
+  return out + table(cells, 2, {false, true, false, false, true});
+}
+
+// The memory breakdown of the options `ids`.
+std::string memory_text(const PlanReport& r, const std::vector<int>& ids) {
+  std::vector<std::vector<std::string>> cells{{"#", "micro", "weights", "grads", "optimizer",
+                                               "activations", "context", "slack", "total",
+                                               "usable"}};
+  for (int id : ids) {
+    const PlanRow& row = *r.row(id);
+    const auto& m = row.memory;
+    cells.push_back({std::to_string(id), std::to_string(row.micro_batch),
+                     fmt::format("{:.2f}", m.weights), fmt::format("{:.2f}", m.gradients),
+                     fmt::format("{:.2f}", m.optimizer), fmt::format("{:.2f}", m.activations),
+                     fmt::format("{:.2f}", m.context), fmt::format("{:.2f}", m.slack),
+                     fmt::format("{:.2f}", m.total), fmt::format("{:.1f}", row.capacity_gib)});
+  }
+  return "\nMemory per GPU of the recommended options (GiB)\n" + table(cells, 2, {});
+}
+
+// The recommendations with their reasons, and the memory of the options they name.
+std::string recommendation_text(const PlanReport& r) {
+  std::string out = "\nRecommendation\n";
+  if (r.finishes_first) out += wrap("finishes first  " + r.finishes_first->reason, 2, 18);
+  const std::pair<const char*, const std::optional<Recommendation>*> recs[] = {
+      {"fastest ", &r.fastest}, {"cheapest", &r.cheapest}, {"balanced", &r.balanced}};
+  std::vector<int> ids;
+  for (const auto& [name, rec] : recs) {
+    if (!*rec) continue;
+    out += wrap(std::string(name) + "  " + (*rec)->reason, 2, 12);
+    if (std::find(ids.begin(), ids.end(), (*rec)->row) == ids.end()) ids.push_back((*rec)->row);
+  }
+  if (ids.empty()) return out + "  none: no option fits (see the warnings above)\n";
+  return out + memory_text(r, ids);
+}
+
+}  // namespace
+
+std::string render_text(const PlanReport& r) {
+  std::string out = header_text(r);
   const bool lr_varies = std::any_of(r.rows.begin(), r.rows.end(), [&](const PlanRow& row) {
     return row.learning_rate && r.rows.front().learning_rate &&
            std::abs(*row.learning_rate - *r.rows.front().learning_rate) > 1e-15;
   });
-  for (const GroupInfo& g : r.groups) {
-    out += "\n" + group_header(r, g);
-    std::vector<std::vector<std::string>> cells;
-    std::vector<std::string> head{"#", "GPUs", "micro", "max c/r/a", "accum", "batch"};
-    if (lr_varies) head.emplace_back("LR");
-    for (const char* h : {"ckpt", "mem GiB", "step", "total", "scale", "GPU-h", "cost"}) {
-      head.emplace_back(h);
-    }
-    cells.push_back(head);
-    std::vector<const PlanRow*> rows;
-    for (const PlanRow& row : r.rows) {
-      if (row.group == g.name && row.mig_profile == g.mig_profile) rows.push_back(&row);
-    }
-    // A note that several options share is printed once, naming them ("all" when every one).
-    std::vector<std::pair<std::string, std::vector<int>>> shared;
-    const auto note = [&](const std::string& text, int id) {
-      auto it =
-          std::find_if(shared.begin(), shared.end(), [&](auto& n) { return n.first == text; });
-      if (it == shared.end()) it = shared.insert(shared.end(), {text, {}});
-      it->second.push_back(id);
-    };
-    for (const PlanRow* row : rows) {
-      std::vector<std::string> c{std::to_string(row->id),
-                                 count_label(*row),
-                                 std::to_string(row->micro_batch),
-                                 fmt::format("{}/{}/{}", row->max_micro.conservative,
-                                             row->max_micro.recommended, row->max_micro.aggressive),
-                                 std::to_string(row->grad_accum),
-                                 batch_text(r, *row)};
-      if (lr_varies) c.push_back(lr_text(row->learning_rate));
-      c.push_back(row->grad_checkpointing ? "on" : "off");
-      c.push_back(fmt::format("{:.1f}", row->memory.total));
-      if (row->runnable) {
-        c.push_back(step_text(row->step_time_s));
-        c.push_back(util::format_duration(row->total_time_s));
-        c.push_back(fmt::format("{:.0f}%", 100 * row->scaling_efficiency));
-        c.push_back(fmt::format("{:.1f}", row->gpu_hours));
-        c.push_back(row->cost ? format_money(*row->cost, r.currency) : "-");
-      } else {
-        for (int i = 0; i < 4; ++i) c.emplace_back("-");
-        c.emplace_back(row->fits ? "not runnable" : "no fit");
-      }
-      cells.push_back(std::move(c));
-      if (!row->checkpointing_note.empty()) note(row->checkpointing_note, row->id);
-      for (const auto& w : row->warnings) note(w, row->id);
-    }
-    std::string notes;
-    for (const auto& [text, ids] : shared) {
-      notes +=
-          wrap((ids.size() == rows.size() && rows.size() > 1 ? "all" : id_list(ids)) + ": " + text,
-               4, 8);
-    }
-    out += table(cells, 2, {false, true});
-    out += notes;
-  }
-
+  for (const GroupInfo& g : r.groups) out += group_text(r, g, lr_varies);
   if (!r.rows.empty() && r.rows.front().learning_rate && !lr_varies) {
     out += fmt::format("\nLearning rate {} for every option.\n",
                        lr_text(r.rows.front().learning_rate));
   }
-  if (r.groups.size() > 1 && r.ranking.size() > 1) {
-    const size_t shown = std::min<size_t>(r.ranking.size(), 10);
-    out += fmt::format("\nRanked by total time ({} of {} runnable options)\n", shown,
-                       r.ranking.size());
-    std::vector<std::vector<std::string>> cells{{"#", "option", "total", "cost", "availability"}};
-    for (size_t i = 0; i < shown; ++i) {
-      const PlanRow& row = *r.row(r.ranking[i]);
-      cells.push_back({std::to_string(row.id), row.label(), util::format_duration(row.total_time_s),
-                       row.cost ? format_money(*row.cost, r.currency)
-                                : fmt::format("{:.1f} GPU-h", row.gpu_hours),
-                       row.availability});
-    }
-    out += table(cells, 2, {false, true, false, false, true});
-  }
+  out += ranking_text(r);
   out += queue_text(r);
-  out += "\nRecommendation\n";
-  if (r.finishes_first) out += wrap("finishes first  " + r.finishes_first->reason, 2, 18);
-  const std::pair<const char*, const std::optional<Recommendation>*> recs[] = {
-      {"fastest ", &r.fastest}, {"cheapest", &r.cheapest}, {"balanced", &r.balanced}};
-  bool any = false;
-  for (const auto& [name, rec] : recs) {
-    if (!*rec) continue;
-    any = true;
-    out += wrap(std::string(name) + "  " + (*rec)->reason, 2, 12);
-  }
-  if (!any) out += "  none: no option fits (see the warnings above)\n";
-  if (any) {
-    std::vector<int> ids;
-    for (const auto& [name, rec] : recs) {
-      if (*rec && std::find(ids.begin(), ids.end(), (*rec)->row) == ids.end()) {
-        ids.push_back((*rec)->row);
-      }
-    }
-    out += "\nMemory per GPU of the recommended options (GiB)\n";
-    std::vector<std::vector<std::string>> cells{{"#", "micro", "weights", "grads", "optimizer",
-                                                 "activations", "context", "slack", "total",
-                                                 "usable"}};
-    for (int id : ids) {
-      const PlanRow& row = *r.row(id);
-      const auto& m = row.memory;
-      cells.push_back({std::to_string(id), std::to_string(row.micro_batch),
-                       fmt::format("{:.2f}", m.weights), fmt::format("{:.2f}", m.gradients),
-                       fmt::format("{:.2f}", m.optimizer), fmt::format("{:.2f}", m.activations),
-                       fmt::format("{:.2f}", m.context), fmt::format("{:.2f}", m.slack),
-                       fmt::format("{:.2f}", m.total), fmt::format("{:.1f}", row.capacity_gib)});
-    }
-    out += table(cells, 2, {});
-  }
+  out += recommendation_text(r);
   if (!r.notes.empty()) {
     out += "\nNotes\n";
     for (const auto& n : r.notes) out += wrap("- " + n, 2, 4);
