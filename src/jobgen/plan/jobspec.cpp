@@ -25,16 +25,14 @@ std::string_view to_string(GradCheckpointing value) {
   return util::name_of(kNames, value);
 }
 
+const util::Names<LrScaling, 3>& lr_scaling_names() {
+  static constexpr util::Names<LrScaling, 3> kNames{
+      {{LrScaling::none, "none"}, {LrScaling::linear, "linear"}, {LrScaling::sqrt, "sqrt"}}};
+  return kNames;
+}
+
 std::string_view to_string(LrScaling value) {
-  switch (value) {
-    case LrScaling::none:
-      return "none";
-    case LrScaling::linear:
-      return "linear";
-    case LrScaling::sqrt:
-      return "sqrt";
-  }
-  return "none";
+  return util::name_of(lr_scaling_names(), value);
 }
 
 std::string BatchRange::to_string() const {

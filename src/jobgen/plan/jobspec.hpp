@@ -39,6 +39,7 @@
 #include "jobgen/model/architecture.hpp"
 #include "jobgen/plan/launcher.hpp"
 #include "jobgen/sys/system.hpp"
+#include "jobgen/util/enum_names.hpp"
 #include "jobgen/util/error.hpp"
 
 namespace jobgen::plan {
@@ -66,6 +67,7 @@ enum class LrScaling { none, linear, sqrt };
 
 std::string_view to_string(GradCheckpointing value);  // "auto", "on", "off"
 std::string_view to_string(LrScaling value);          // "none", "linear", "sqrt"
+const util::Names<LrScaling, 3>& lr_scaling_names();  // for util::parse_name
 
 // A target effective batch: one number (min == max) or an inclusive range "120-144".
 struct BatchRange {

@@ -329,20 +329,10 @@ class SpecParser {
   void read_lr_scaling(const YAML::Node& map, JobSpec& spec, const std::string& what) {
     const auto text = r_.string(map, "lr_scaling", what);
     if (!text) return;
-    const std::string v = util::lower(*text);
-    if (v == "none")
-      spec.lr_scaling = LrScaling::none;
-    else if (v == "linear")
-      spec.lr_scaling = LrScaling::linear;
-    else if (v == "sqrt")
-      spec.lr_scaling = LrScaling::sqrt;
-    else {
-      std::string message = "'lr_scaling' must be none, linear or sqrt, but it is '" + *text + "'";
-      if (auto guess = closest_match(v, {"none", "linear", "sqrt"}); !guess.empty()) {
-        message += "; did you mean '" + guess + "'?";
-      }
-      r_.problem(map["lr_scaling"], std::move(message));
-    }
+    if (auto v = util::parse_name(lr_scaling_names(), *text, "lr_scaling"))
+      spec.lr_scaling = *v;
+    else
+      r_.problem(map["lr_scaling"], v.error().message);
   }
 
   void read_checkpoint(const YAML::Node& map, JobSpec& spec, const std::string& what) {

@@ -1,6 +1,7 @@
 // Reads the top level of a cluster profile (cluster, backend, rest, partitions, defaults,
 // storage) and hands node groups to group_reader.cpp; the entry points of profile_loader.hpp.
 #include "jobgen/profile/profile_loader.hpp"
+#include "jobgen/profile/profile_summary.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -51,12 +52,8 @@ Profile ProfileReader::load(const YAML::Node& root) {
   p.template_dir = r_.string(root, "template_dir", "the profile").value_or("");
   p.currency = r_.string(root, "currency", "the profile").value_or("USD");
   if (auto backend = r_.string(root, "backend", "the profile")) {
-    if (*backend == "cli") {
-      p.backend = Backend::cli;
-    } else if (*backend == "rest") {
-      p.backend = Backend::rest;
-    } else if (*backend == "local") {
-      p.backend = Backend::local;
+    if (auto b = util::parse_name(backend_names(), *backend, "backend")) {
+      p.backend = *b;
     } else {
       r_.problem(root["backend"], "unknown backend '" + *backend +
                                       "'; use cli (sbatch/squeue), rest (slurmrestd) or local "

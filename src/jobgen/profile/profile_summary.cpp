@@ -52,16 +52,14 @@ ClusterTotals cluster_totals(const Profile& profile) {
   return totals;
 }
 
+const util::Names<Backend, 3>& backend_names() {
+  static constexpr util::Names<Backend, 3> kNames{
+      {{Backend::cli, "cli"}, {Backend::rest, "rest"}, {Backend::local, "local"}}};
+  return kNames;
+}
+
 const char* to_string(Backend backend) {
-  switch (backend) {
-    case Backend::cli:
-      return "cli";
-    case Backend::rest:
-      return "rest";
-    case Backend::local:
-      return "local";
-  }
-  return "?";
+  return util::name_of(backend_names(), backend).data();  // the table's literals end in NUL
 }
 
 const char* to_string(IntraLink link) {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "jobgen/profile/profile.hpp"
+#include "jobgen/util/enum_names.hpp"
 
 namespace jobgen::profile {
 
@@ -25,6 +26,7 @@ struct ClusterTotals {
 ClusterTotals cluster_totals(const Profile& profile);
 
 const char* to_string(Backend backend);
+const util::Names<Backend, 3>& backend_names();  // for util::parse_name
 const char* to_string(IntraLink link);
 const char* to_string(InterLink link);
 
