@@ -114,11 +114,41 @@ show_logs() {
 # --- munge -----------------------------------------------------------------------------------
 munge_works() { munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1; }
 
+# munged is one per machine (/run/munge) while several clusters may run at once (markov and
+# site in one ctest run): each cluster registers under MUNGE_SHARED, and the last one to stop
+# stops the munged that one of them started. A munged started by someone else is left alone.
+MUNGE_SHARED=/run/jobgen-munge
+munge_lock() {
+  mkdir -p "$MUNGE_SHARED/users"
+  exec {MUNGE_LOCK_FD}>"$MUNGE_SHARED/lock"
+  flock "$MUNGE_LOCK_FD"
+}
+munge_unlock() { exec {MUNGE_LOCK_FD}>&-; }
+munge_registration() { echo "$MUNGE_SHARED/users/$(printf '%s' "$DIR" | md5sum | cut -c1-16)"; }
+
 start_munge() {
+  munge_lock
   if munge_works; then
-    log "munged already running: reusing it (stop will leave it alone)"
-    return
+    log "munged already running: reusing it"
+  else
+    launch_munge
   fi
+  echo "$DIR" >"$(munge_registration)"
+  munge_unlock
+}
+
+stop_munge() {
+  munge_lock
+  rm -f "$(munge_registration)"
+  local pid
+  if [[ -z $(ls -A "$MUNGE_SHARED/users") && -e $MUNGE_SHARED/munged.pid ]]; then
+    if pid=$(alive "$MUNGE_SHARED/munged.pid"); then terminate "$pid"; fi
+    rm -f "$MUNGE_SHARED/munged.pid"
+  fi
+  munge_unlock
+}
+
+launch_munge() {
   if [[ ! -s /etc/munge/munge.key ]]; then
     log "creating /etc/munge/munge.key"
     mkdir -p /etc/munge
@@ -129,7 +159,9 @@ start_munge() {
   mkdir -p /run/munge /var/log/munge /var/lib/munge
   chown -R munge:munge /run/munge /var/log/munge /var/lib/munge /etc/munge
   rm -f /run/munge/munged.pid
-  su -s /bin/sh munge -c munged || die "munged failed to start (see /var/log/munge/munged.log)"
+  # Without the lock's descriptor: a daemon that inherits it would hold the lock for its life.
+  su -s /bin/sh munge -c munged {MUNGE_LOCK_FD}>&- ||
+    die "munged failed to start (see /var/log/munge/munged.log)"
   local i pid=""
   for ((i = 0; i < 50; i++)); do
     pid=$(cat /run/munge/munged.pid 2>/dev/null || true)
@@ -137,7 +169,9 @@ start_munge() {
     sleep 0.1
   done
   munge_works || die "munged started but 'munge -n | unmunge' fails"
-  record_pid munged "$pid"
+  local st
+  st=$(start_time "$pid") || die "munged (pid $pid) exited right after starting"
+  echo "$pid $st" >"$MUNGE_SHARED/munged.pid"
   log "started munged (pid $pid)"
 }
 
@@ -353,7 +387,7 @@ cmd_stop() {
     done
   fi
   local f pid pids=() files=()
-  # slurmrestd and slurmd's before slurmctld; munged (only if we started it) last.
+  # slurmrestd and slurmd's before slurmctld; munged (when no other cluster uses it) last.
   for f in "$DIR"/pids/slurmrestd.pid "$DIR"/pids/slurmd-*.pid "$DIR"/pids/slurmctld.pid; do
     [[ -e $f ]] || continue
     files+=("$f")
@@ -363,10 +397,7 @@ cmd_stop() {
   # Job steps orphaned by their slurmd.
   mapfile -t pids < <(stepd_pids)
   terminate "${pids[@]}"
-  if [[ -e $DIR/pids/munged.pid ]]; then
-    files+=("$DIR/pids/munged.pid")
-    if pid=$(alive "$DIR/pids/munged.pid"); then terminate "$pid"; fi
-  fi
+  stop_munge
   rm -f "${files[@]}"
   log "stopped the cluster in $DIR"
 }
