@@ -20,9 +20,16 @@
 set -euo pipefail
 
 readonly SHAPE=${JOBGEN_CLUSTER_SHAPE:-markov}
+# JOBGEN_CLUSTER_PORT_OFFSET (a multiple of 200, default 0) moves every port, so that clusters of
+# two checkouts can run at once on one machine.
+readonly PORT_OFFSET=${JOBGEN_CLUSTER_PORT_OFFSET:-0}
+if ! [[ $PORT_OFFSET =~ ^[0-9]+$ ]] || ((PORT_OFFSET % 200 != 0 || PORT_OFFSET > 40000)); then
+  echo "cluster.sh: error: JOBGEN_CLUSTER_PORT_OFFSET must be a multiple of 200 up to 40000 (got '$PORT_OFFSET')" >&2
+  exit 1
+fi
 case $SHAPE in
-  markov) readonly CTLD_PORT=17000 REST_PORT=17080 ;;
-  site) readonly CTLD_PORT=17100 REST_PORT=17180 ;;
+  markov) readonly CTLD_PORT=$((17000 + PORT_OFFSET)) REST_PORT=$((17080 + PORT_OFFSET)) ;;
+  site) readonly CTLD_PORT=$((17100 + PORT_OFFSET)) REST_PORT=$((17180 + PORT_OFFSET)) ;;
   *) echo "cluster.sh: error: unknown JOBGEN_CLUSTER_SHAPE '$SHAPE' (markov or site)" >&2; exit 1 ;;
 esac
 readonly START_TIMEOUT=${JOBGEN_CLUSTER_TIMEOUT:-60}

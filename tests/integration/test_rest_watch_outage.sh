@@ -9,7 +9,7 @@ set -euo pipefail
 source "$(dirname "$0")/submit_lib.sh"
 [[ -n ${SLURMRESTD_URL:-} && -n ${SLURM_JWT:-} ]] || { echo "SKIP: env.sh has no slurmrestd"; exit 77; }
 
-port=17180
+port=$((17180 + ${JOBGEN_CLUSTER_PORT_OFFSET:-0}))
 while [[ -n $(ss -Htln "sport = :$port") ]]; do port=$((port + 1)); done
 REST_PID=""
 start_rest() {
