@@ -1,41 +1,73 @@
 #!/usr/bin/env bash
-# Status of 1,000 jobs: ONE `jobgen status` query for all of them vs 1,000 `squeue -j ID` calls,
-# timed in the same run, with slurmctld's REQUEST_JOB_INFO counts from sdiag (--reset first).
-# The 1,000 jobs are the tasks of one array of long sleeps (throttled, so most stay pending).
+# Status of N jobs (default 1,000; up to 10,000): ONE `jobgen status` query for all of them, timed
+# against `squeue -O` alone for the same ids and (N <= 1,000, or BENCH_LOOP=1) against N
+# `squeue -j ID` calls, in the same run, with slurmctld's RPC counts from sdiag (--reset first)
+# and jobgen's peak RSS. The N jobs are the tasks of one array of long sleeps (throttled, so most
+# stay pending). Times are the median of 5 runs.
 # Usage: bench/status_vs_squeue.sh [N]   (see bench_lib.sh for the cluster)
 # shellcheck source-path=SCRIPTDIR source=bench_lib.sh
 source "$(dirname "$0")/bench_lib.sh"
 N=${1:-1000}
+LOOP=${BENCH_LOOP:-$((N <= 1000 ? 1 : 0))}
 
 bench_spec 600
-values=$(seq -s, 0 $((N - 1)))
-out=$("$JOBGEN" submit spec.yaml --target rtx2080ti --gpus 1 --launcher python --sweep "i=$values" \
-  --sweep-parallel 20 --json)
+out=$("$JOBGEN" submit spec.yaml --target rtx2080ti --gpus 1 --launcher python \
+  --sweep "i=$(seq -s, 0 $((N - 1)))" --sweep-parallel 20 --json)
 array=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["job_id"])' <<<"$out")
 export BENCH_JOBS=$array  # cancelled by bench_cleanup
 ids=()
 for ((t = 0; t < N; t++)); do ids+=("${array}_$t"); done
 sleep 3  # let the first tasks start
 
+# Median wall time of 5 runs of "$@" (output discarded), in seconds.
+median5() {
+  python3 - "$@" <<'EOF'
+import statistics, subprocess, sys, time
+runs = []
+for _ in range(5):
+    t0 = time.perf_counter()
+    subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    runs.append(time.perf_counter() - t0)
+print(f"{statistics.median(runs):.3f}")
+EOF
+}
+# Peak RSS in MB of "$@" (the largest of it and the commands it waited for).
+peak_rss() {
+  python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(f"{resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024:.1f}")' "$@"
+}
+job_info_rpcs() { echo $(($(rpc_count REQUEST_JOB_INFO) + $(rpc_count REQUEST_JOB_INFO_SINGLE))); }
+
 sdiag --reset >/dev/null
-t0=$(now)
 "$JOBGEN" status "${ids[@]}" >status.txt || true
-t1=$(now)
-jobgen_rpcs=$(($(rpc_count REQUEST_JOB_INFO) + $(rpc_count REQUEST_JOB_INFO_SINGLE)))
+jobgen_rpcs=$(job_info_rpcs)
 jobgen_all=$(total_rpcs)
 lines=$(($(wc -l <status.txt) - 1))
+jg=$(median5 "$JOBGEN" status "${ids[@]}")
+rss=$(peak_rss "$JOBGEN" status "${ids[@]}")
+fields=$(python3 -c 'import sys
+names = ["JobArrayID","JobID","ArrayJobID","ArrayTaskID","State","Reason","Partition","NumNodes",
+         "NodeList","SubmitTime","StartTime","EndTime","TimeLimit","tres-per-node","UserName",
+         "Dependency","WorkDir","Comment","exit_code","STDOUT","STDERR","Name"]
+print(",".join(n + ":" + ("\x1f" if i < len(names) - 1 else "\x1e") for i, n in enumerate(names)))')
+sq=$(median5 squeue -h -t all -O "$fields" -j "$(IFS=,; echo "${ids[*]}")")
 
-sdiag --reset >/dev/null
-t2=$(now)
-for id in "${ids[@]}"; do squeue -h -j "$id" >/dev/null; done
-t3=$(now)
-loop_rpcs=$(($(rpc_count REQUEST_JOB_INFO) + $(rpc_count REQUEST_JOB_INFO_SINGLE)))
-loop_all=$(total_rpcs)
-
-jg=$(elapsed "$t0" "$t1")
-loop=$(elapsed "$t2" "$t3")
-echo "status of $N jobs ($lines lines printed):"
-echo "  jobgen status (1 call):   ${jg} s, job-info RPCs = $jobgen_rpcs, all RPCs = $jobgen_all"
-echo "  $N x squeue -j ID:      ${loop} s, job-info RPCs = $loop_rpcs, all RPCs = $loop_all"
-echo "  ratio (loop / jobgen):    $(ratio "$loop" "$jg")x time, $(ratio "$loop_all" "$jobgen_all")x RPCs"
-echo "  (job-info RPCs: REQUEST_JOB_INFO + REQUEST_JOB_INFO_SINGLE; squeue -j also sends REQUEST_FED_INFO)"
+echo "status of $N jobs ($lines lines printed), median of 5 runs:"
+echo "  jobgen status (1 call):   ${jg} s, peak RSS ${rss} MB, job-info RPCs = $jobgen_rpcs, all RPCs = $jobgen_all"
+echo "  squeue -O alone:          ${sq} s  (jobgen's own share: $(python3 -c "print(f'{$jg - $sq:.3f}')") s)"
+if ((LOOP)); then
+  sdiag --reset >/dev/null
+  t2=$(now)
+  for id in "${ids[@]}"; do squeue -h -j "$id" >/dev/null; done
+  t3=$(now)
+  loop_rpcs=$(job_info_rpcs)
+  loop_all=$(total_rpcs)
+  loop=$(elapsed "$t2" "$t3")
+  echo "  $N x squeue -j ID:      ${loop} s, job-info RPCs = $loop_rpcs, all RPCs = $loop_all"
+  echo "  ratio (loop / jobgen):    $(ratio "$loop" "$jg")x time, $(ratio "$loop_all" "$jobgen_all")x RPCs"
+else
+  echo "  ($N x squeue -j ID skipped: BENCH_LOOP=1 runs it)"
+fi
+echo "  (all RPCs: text squeue also reads the partition table, REQUEST_PARTITION_INFO, to filter"
+echo "   and sort; squeue -j ID also sends REQUEST_FED_INFO)"

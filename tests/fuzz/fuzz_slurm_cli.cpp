@@ -11,7 +11,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text = jobgen::fuzz::text(data + 1, size - 1);
   switch (data[0] % 8) {
     case 0:
-      if (auto jobs = parse_squeue_format(text)) {
+      if (auto jobs = parse_squeue_fields(text)) {
         for (const auto& j : *jobs) (void)matches_id(j, "1_2");
       }
       break;

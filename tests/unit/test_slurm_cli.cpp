@@ -93,15 +93,48 @@ TEST_CASE("squeue --json of Slurm 22.05: states, exit codes, arrays, reasons") {
   CHECK(resolve_log_path("logs/%x-%A_%3a.err", task1) == "/tmp/jg5/logs/jg5-ok-10_001.err");
 }
 
-TEST_CASE("squeue fallback format (-h -o) parses every field") {
+// One squeue -O record: fields ended by \x1f, the record by \x1e (as squeue prints them).
+std::string squeue_record(std::vector<std::string> fields) {
+  std::string out;
+  for (std::size_t i = 0; i < fields.size(); ++i)
+    out += fields[i] + (i + 1 < fields.size() ? "\x1f" : "\x1e\n");
+  return out;
+}
+
+TEST_CASE("squeue -O fields: every field; separators and newlines inside names stay there") {
   const std::string text =
-      "7|7|7|N/A|RUNNING|None|markov_gpu|1|classt25|2026-11-22T05:27:28|2026-11-22T05:27:28|"
-      "2026-11-22T05:37:28|10:00|gres:gpu:gpu4090:4|root|(null)|/tmp/jg5|(null)|jg5-long\n"
-      "10_2|13|10|2|PENDING|Resources|markov_gpu|2|||N/A|N/A|2-00:00:00|N/A|root|afterok:7|/"
-      "w|jobgen:00ff|a|b\n";
-  auto jobs = parse_squeue_format(text);
+      squeue_record({"7",
+                     "7",
+                     "7",
+                     "N/A",
+                     "RUNNING",
+                     "None",
+                     "markov_gpu",
+                     "1",
+                     "classt25",
+                     "2026-11-22T05:27:28",
+                     "2026-11-22T05:27:28",
+                     "2026-11-22T05:37:28",
+                     "10:00",
+                     "gres:gpu:gpu4090:4",
+                     "root",
+                     "(null)",
+                     "/tmp/jg5",
+                     "(null)",
+                     "0",
+                     "/tmp/jg5/%x-%j.out",
+                     "/tmp/jg5/%x-%j.err",
+                     "jg5-long"}) +
+      squeue_record({"10_2",       "13",         "10",   "2",         "FAILED", "NonZeroExitCode",
+                     "markov_gpu", "2",          "",     "N/A",       "N/A",    "N/A",
+                     "2-00:00:00", "gres/gpu:2", "root", "afterok:7", "/w",     "jobgen:00ff",
+                     "768",        "",           "",     "a|b\nc"}) +
+      squeue_record({"11", "11",     "11",  "N/A", "CANCELLED", "None", "p", "1",
+                     "",   "N/A",    "N/A", "N/A", "UNLIMITED", "N/A",  "u", "(null)",
+                     "/",  "(null)", "9",   "",    "",          "x"});
+  auto jobs = parse_squeue_fields(text);
   REQUIRE(jobs);
-  REQUIRE(jobs->size() == 2);
+  REQUIRE(jobs->size() == 3);
   const JobInfo& a = (*jobs)[0];
   CHECK(a.id == "7");
   CHECK(a.state == JobState::running);
@@ -111,6 +144,8 @@ TEST_CASE("squeue fallback format (-h -o) parses every field") {
   CHECK(a.dependency.empty());
   CHECK(a.end_time.value() - a.start_time.value() == 600);
   CHECK(a.name == "jg5-long");
+  CHECK(a.std_err == "/tmp/jg5/%x-%j.err");
+  CHECK(a.exit_code == 0);
   CHECK_FALSE(a.array_job_id.has_value());
   const JobInfo& b = (*jobs)[1];
   CHECK(b.array_job_id == 10);
@@ -118,11 +153,25 @@ TEST_CASE("squeue fallback format (-h -o) parses every field") {
   CHECK(b.job_number == "13");
   CHECK(b.num_nodes == 2);
   CHECK(b.time_limit_s == 172800);
-  CHECK(b.name == "a|b");  // the name is last so a '|' in it stays in it
+  CHECK(b.gres == "gpu:2");
+  CHECK(b.exit_code == 3);  // the raw wait status 768
+  CHECK(b.name == "a|b\nc");
   CHECK(tag_of(b) == "00ff");
   CHECK(a.comment.empty());
   CHECK_FALSE(b.start_time.has_value());
-  CHECK_FALSE(parse_squeue_format("1|2|3\n"));
+  const JobInfo& c = (*jobs)[2];
+  CHECK(c.signal == 9);
+  CHECK_FALSE(c.exit_code.has_value());
+  CHECK_FALSE(c.time_limit_s.has_value());
+  // A record with a field missing or one too many is an error naming the record.
+  auto short_record = parse_squeue_fields(
+      "1\x1f"
+      "2\x1f"
+      "3\x1e\n");
+  REQUIRE_FALSE(short_record);
+  CHECK(short_record.error().message.find("record 1") != std::string::npos);
+  CHECK_FALSE(parse_squeue_fields(text + "7\x1f" + text));
+  CHECK(parse_squeue_fields("").value().empty());
 }
 
 TEST_CASE("sbatch --parsable and --test-only answers") {
@@ -209,44 +258,38 @@ TEST_CASE("describe: running with elapsed, limit and estimate; failed with exit 
   CHECK(elapsed_seconds(job, 5000) == 30);
 }
 
-TEST_CASE("CLI backend: ONE squeue call for many ids, filtered; fallback without --json") {
+TEST_CASE("CLI backend: ONE squeue call for many ids, filtered; sacct for the forgotten") {
   test::RecordingCommandRunner runner;
-  runner.answer(0, data("squeue-22.05.json"));
+  runner.answer(0, data("squeue-fields-22.05.txt"));
   runner.answer(1, "", "Slurm accounting storage is disabled\n");  // sacct, as 22.05 says it
-  runner.answer(0, data("squeue-22.05.json"));
+  runner.answer(0, data("squeue-fields-22.05.txt"));
   CliBackend backend(runner, {});
   auto jobs = backend.jobs({"6", "7", "10", "999"});
   REQUIRE(jobs);
   // 999 is unknown to squeue: one sacct call is tried (and fails: accounting is disabled).
   REQUIRE(runner.commands.size() == 2);
-  CHECK(runner.argv_of(0) == "squeue --json");
+  CHECK(runner.commands[0].argv == std::vector<std::string>{"squeue", "-h", "-t", "all", "-O",
+                                                            squeue_fields(), "-j", "6,7,10,999"});
   CHECK(runner.argv_of(1).starts_with("sacct "));
   CHECK(runner.commands[1].argv.back() == "999");
-  CHECK(jobs->size() == 6);  // 6, 7 and the 4 tasks of array 10
-  CHECK((*jobs)[0].id == "6");
+  CHECK(jobs->size() == 6);  // 6, 7 and the 4 tasks of array 10, in squeue's order
+  CHECK((*jobs)[4].id == "6");
   // Accounting is off: remembered, so the next query is squeue alone.
-  REQUIRE(backend.jobs({"999"}));
+  REQUIRE(backend.jobs({"999", "6"}));
   CHECK(runner.commands.size() == 3);
-  CHECK(runner.argv_of(2) == "squeue --json");
+  CHECK(runner.argv_of(2).starts_with("squeue -h -t all -O"));
 
-  // No --json in this Slurm: the fixed format, once, and remembered for the next query.
-  test::RecordingCommandRunner old;
-  old.answer(1, "", "squeue: unrecognized option '--json'\n");
-  old.answer(0,
-             "7|7|7|N/A|RUNNING|None|markov_gpu|1|classt25|2026-11-22T05:27:28|"
-             "2026-11-22T05:27:28|2026-11-22T05:37:28|10:00|N/A|root|(null)|/tmp|(null)|x\n");
-  old.answer(0,
-             "7|7|7|N/A|COMPLETED|None|markov_gpu|1|classt25|2026-11-22T05:27:28|"
-             "2026-11-22T05:27:28|2026-11-22T05:37:28|10:00|N/A|root|(null)|/tmp|(null)|x\n");
-  CliBackend fallback(old, {});
-  auto found = fallback.jobs({"7"});
+  // One id slurmctld has forgotten: squeue -j answers "Invalid job id" for it alone; the
+  // caller's own jobs are asked instead (the ledger's jobs are the caller's).
+  test::RecordingCommandRunner forgotten;
+  forgotten.answer(1, "", "slurm_load_jobs error: Invalid job id specified\n");
+  forgotten.answer(0, data("squeue-fields-22.05.txt"));
+  CliBackend again(forgotten, {});
+  auto found = again.jobs({"7"});
   REQUIRE(found);
   REQUIRE(found->size() == 1);
   CHECK(found->front().state == JobState::running);
-  CHECK(old.argv_of(1) == std::string("squeue -h -t all -o '") + kSqueueFormat + "' -j 7");
-  CHECK(fallback.jobs({"7"}));
-  CHECK(old.commands.size() == 3);
-  CHECK(old.commands[2].argv[1] == "-h");
+  CHECK(forgotten.commands[1].argv.back() == "--me");
 }
 
 TEST_CASE("CLI backend: sbatch gets the script on stdin; errors are explained") {
@@ -303,12 +346,9 @@ TEST_CASE("CLI backend: sbatch gets the script on stdin; errors are explained") 
 }
 
 TEST_CASE("CLI backend: a failed squeue is an error with its cause, never an empty queue") {
-  // 22.05's squeue --json exits 0 with errors[] and no jobs when slurmctld is down, frozen or
-  // refuses the credentials (recorded live); one `scontrol show job` probe names the cause.
-  const std::string failed = R"({"meta":{},"errors":[{"description":"Failed while looking for jobs",
-    "error_number":-1,"error":"Unspecified error","source":"slurm_load_jobs"}],"jobs":[]})";
+  // squeue exits 1 with Slurm's reason when slurmctld is down, frozen or refuses the credentials
+  // (recorded live on 22.05).
   test::RecordingCommandRunner down;
-  down.answer(0, failed);
   down.answer(1, "",
               "slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n");
   CliBackend backend(down, {});
@@ -316,11 +356,12 @@ TEST_CASE("CLI backend: a failed squeue is an error with its cause, never an emp
   REQUIRE_FALSE(unreachable);
   CHECK(unreachable.error().exit == Exit::failure);
   CHECK(unreachable.error().transient);
-  CHECK(down.argv_of(1) == "scontrol show job 7");
+  CHECK(down.commands.size() == 1);
   CHECK(unreachable.error().message.find("cannot be reached") != std::string::npos);
+  down.answer(1, "", "slurm_load_jobs error: Socket timed out on send/recv operation\n");
+  CHECK(backend.queue().error().transient);
 
   test::RecordingCommandRunner refused;
-  refused.answer(0, failed);
   refused.answer(1, "", "slurm_load_jobs error: Zero Bytes were transmitted or received\n");
   CliBackend with_jwt(refused, {std::chrono::seconds(30), {}, "", true});
   auto auth = with_jwt.jobs({"7"});
@@ -328,10 +369,11 @@ TEST_CASE("CLI backend: a failed squeue is an error with its cause, never an emp
   CHECK(auth.error().exit == Exit::auth);
   CHECK(auth.error().message.find("SLURM_JWT") != std::string::npos);
 
-  // Garbage instead of JSON, and a "jobs" member that is not a list of records.
-  for (const std::string& body :
-       {std::string("<html>oops</html>"), std::string(R"({"jobs":[[[1]]]})"),
-        std::string(R"({"jobs":{"a":1}})"), std::string("")}) {
+  // An answer cut short or not in squeue's -O shape is a failed query, not "no jobs".
+  for (const std::string& body : {std::string("<html>oops</html>"),
+                                  std::string("7\x1f"
+                                              "7\x1e\n"),
+                                  data("squeue-fields-22.05.txt").substr(0, 700)}) {
     test::RecordingCommandRunner garbage;
     garbage.answer(0, body);
     CliBackend b(garbage, {});
@@ -434,7 +476,33 @@ TEST_CASE("a pending array record stands for each task in its range") {
   CHECK_FALSE(array_spec_contains("3,5-9", 4));
 }
 
-TEST_CASE("real 22.05 outputs: sinfo --json nodes and the squeue fallback format") {
+TEST_CASE("JobIndex finds exactly what matches_id finds, for every kind of id") {
+  // Both recorded shapes: squeue -O (tasks named 10_2, a pending record 15_[2-49%2]) and
+  // squeue --json (the same cluster's records as the shared decoder reads them).
+  auto text = parse_squeue_fields(data("squeue-fields-22.05.txt"));
+  auto json = parse_squeue_json(data("squeue-22.05.json"));
+  REQUIRE(text);
+  REQUIRE(json);
+  for (const std::vector<JobInfo>* jobs : {&*text, &*json}) {
+    std::vector<std::string> ids{"999", "10_9", "15_1", "15_30", "15_50", "1", "13", "10", "15"};
+    for (const auto& job : *jobs) {
+      ids.push_back(job.id);
+      ids.push_back(job.job_number);
+      if (job.array_job_id) ids.push_back(std::to_string(*job.array_job_id) + "_3");
+    }
+    const JobIndex index(*jobs);
+    for (const auto& id : ids) {
+      std::vector<std::size_t> brute;
+      for (std::size_t i = 0; i < jobs->size(); ++i)
+        if (matches_id((*jobs)[i], id)) brute.push_back(i);
+      CHECK_MESSAGE(index.matching(id) == brute, id);
+    }
+  }
+  CHECK(JobIndex(*text).matching("15_30").size() == 1);  // the pending record
+  CHECK(JobIndex(*text).matching("10").size() == 4);     // every task of array 10
+}
+
+TEST_CASE("real 22.05 outputs: sinfo --json nodes and squeue -O fields") {
   auto nodes = parse_sinfo_json(data("sinfo-22.05.json"));
   REQUIRE(nodes);
   CHECK(nodes->size() == 21);
@@ -452,22 +520,41 @@ TEST_CASE("real 22.05 outputs: sinfo --json nodes and the squeue fallback format
   CHECK(l40s->gpus[0].used == 0);
   CHECK(l40s->states.front() == "IDLE");
 
-  // A 1,000-task sweep throttled to 20, cancelled: the unsplit rest and two split tasks.
-  auto jobs = parse_squeue_format(data("squeue-format-22.05.txt"));
+  // squeue -O of a live 22.05 cluster: every final state, a held job with '|' in its name, a
+  // throttled sweep's unsplit rest beside its running tasks.
+  auto jobs = parse_squeue_fields(data("squeue-fields-22.05.txt"));
   REQUIRE(jobs);
-  REQUIRE(jobs->size() == 3);
-  const JobInfo& rest = (*jobs)[0];
-  CHECK(rest.id == "1302_[20-999%20]");
+  REQUIRE(jobs->size() == 17);
+  const auto job = [&](std::string_view id) {
+    const auto it = std::ranges::find(*jobs, id, &JobInfo::id);
+    REQUIRE(it != jobs->end());
+    return *it;
+  };
+  CHECK(job("3").state == JobState::cancelled);
+  CHECK(job("4").reason == "BadConstraints");
+  const JobInfo failed = job("6");
+  CHECK(failed.state == JobState::failed);
+  CHECK(failed.exit_code == 3);
+  CHECK(failed.nodes == "classt01");
+  CHECK(tag_of(failed) == "0123abcd");
+  CHECK(resolve_log_path(failed.std_out, failed) == "/tmp/jg5/jg5-fail-6.out");
+  const JobInfo pending = job("8");
+  CHECK(pending.reason == "Resources");
+  CHECK(pending.gres == "gpu:gpu4090:4");
+  CHECK(pending.time_limit_s == 1800);
+  CHECK(pending.start_time.has_value());  // backfill's expected start
+  CHECK(job("9").dependency == "afterok:7(unfulfilled)");
+  CHECK(job("11").name == "odd|name with spaces");
+  const JobInfo task = job("10_2");
+  CHECK(task.job_number == "14");
+  CHECK(task.array_job_id == 10);
+  CHECK(task.array_task_id == 2);
+  CHECK(resolve_log_path(task.std_out, task) == "/tmp/jg5/jg5-ok-10_2.out");
+  const JobInfo rest = job("15_[2-49%2]");
   CHECK(rest.reason == "JobArrayTaskLimit");
   CHECK_FALSE(rest.array_task_id.has_value());
-  CHECK(matches_id(rest, "1302_500"));
-  CHECK_FALSE(matches_id(rest, "1302_5"));
-  const JobInfo& task = (*jobs)[1];
-  CHECK(task.id == "1302_0");
-  CHECK(task.job_number == "1303");
-  CHECK(task.state == JobState::cancelled);
-  CHECK(task.nodes == "classt01");
-  CHECK(task.time_limit_s == 900);
-  CHECK(task.gres == "gpu:gpu2080:1");
-  CHECK(task.end_time.value() - task.start_time.value() == 14);
+  CHECK(matches_id(rest, "15_30"));
+  CHECK_FALSE(matches_id(rest, "15_1"));
+  CHECK(job("15_1").state == JobState::running);
+  CHECK(job("15_1").end_time.value() - job("15_1").start_time.value() == 600);
 }

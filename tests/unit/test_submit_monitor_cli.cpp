@@ -38,7 +38,7 @@ Run run_with(test::RecordingCommandRunner& runner, const std::vector<std::string
 }
 
 std::string squeue_sample() {
-  std::ifstream in(std::string(JOBGEN_TEST_DATA) + "/slurm-cli/squeue-22.05.json");
+  std::ifstream in(std::string(JOBGEN_TEST_DATA) + "/slurm-cli/squeue-fields-22.05.txt");
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
@@ -90,7 +90,7 @@ TEST_CASE("status: ONE squeue call for three ids, reasons in words, exit 4 when 
   const Run r = run_with(runner, {"status", "6", "8", "9"}, state);
   CHECK(r.code == static_cast<int>(Exit::jobs_failed));
   REQUIRE(runner.commands.size() == 1);
-  CHECK(runner.argv_of(0) == "squeue --json");
+  CHECK(runner.argv_of(0).starts_with("squeue -h -t all -O"));
   CHECK(r.out.find("FAILED (exit code 3)") != std::string::npos);
   // The markov profile names gres type gpu4090 "RTX 4090".
   CHECK(r.out.find("PENDING: waiting for 4 free RTX 4090 GPUs") != std::string::npos);
@@ -108,7 +108,7 @@ TEST_CASE("cancel: one scancel for all ids, then what Slurm says of them") {
   CHECK(r.code == 0);
   REQUIRE(runner.commands.size() == 2);
   CHECK(runner.argv_of(0) == "scancel -v -- 8 9");
-  CHECK(runner.argv_of(1) == "squeue --json");
+  CHECK(runner.argv_of(1).starts_with("squeue -h -t all -O"));
   CHECK(r.out.find("8: PENDING") != std::string::npos);
 
   // Not a job id: refused before any command runs.
@@ -316,9 +316,20 @@ TEST_CASE(
                    dir / "state")
               .code == 0);
   std::string cancelled = squeue_sample();
-  const auto at = cancelled.find("\"job_state\": \"RUNNING\"");
+  const std::string running =
+      "7\x1f"
+      "7\x1f"
+      "7\x1f"
+      "N/A\x1f"
+      "RUNNING\x1f";
+  const auto at = cancelled.find(running);
   REQUIRE(at != std::string::npos);
-  cancelled.replace(at, 22, "\"job_state\": \"CANCELLED\"");
+  cancelled.replace(at, running.size(),
+                    "7\x1f"
+                    "7\x1f"
+                    "7\x1f"
+                    "N/A\x1f"
+                    "CANCELLED\x1f");
   runner.answer(0, "", "scancel: Terminating job 7\n");
   runner.answer(0, cancelled);
   auto r = run_with(runner, {"cancel", "7"}, dir / "state");
@@ -330,7 +341,7 @@ TEST_CASE(
 
   // Slurm answers without job 7 and nothing says how it ended: UNKNOWN, not FAILED.
   test::RecordingCommandRunner forgetful;
-  forgetful.answer(0, R"({"meta":{},"errors":[],"jobs":[]})");
+  forgetful.answer(0, "");  // squeue -h: no job to print
   forgetful.answer(1, "", "Slurm accounting storage is disabled\n");
   auto ledger = ledger::Ledger::open(dir / "state/jobgen/jobs.db");
   ledger::JobRecord key;

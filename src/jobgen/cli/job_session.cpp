@@ -237,11 +237,12 @@ Expected<std::vector<TrackedGroup>> tracked_jobs(JobSession& session,
     if (!records) return std::unexpected(records.error());
     for (const auto& r : *records) groups[{r.backend, r.cluster}].push_back(tracked_from(r));
   } else {
+    auto found = session.ledger->find_many(ids, scope);
+    if (!found) return std::unexpected(found.error());
     std::set<std::string> seen;
     for (const auto& id : ids) {
       if (!seen.insert(id).second) continue;  // "status 3 3" asks once
-      auto records = session.ledger->find(id, scope);
-      if (!records) return std::unexpected(records.error());
+      const std::vector<ledger::JobRecord>* records = &(*found)[id];
       std::set<std::pair<std::string, std::string>> owners;
       for (const auto& r : *records) owners.insert({r.backend, r.cluster});
       if (owners.size() > 1) {
@@ -280,11 +281,14 @@ Expected<std::vector<slurm::JobView>> query_tracked(JobSession& session,
     auto views = slurm::query_jobs(**backend, group.jobs, session.ctx->fs, now);
     if (!views) return std::unexpected(views.error());
     // What the answer is evidence of goes into the ledger.
+    using Key = std::pair<std::string_view, std::string_view>;  // (tracked id, tag)
+    std::multimap<Key, const slurm::JobView*> by_tracked;
+    for (const auto& v : *views) by_tracked.emplace(Key(v.tracked_id, v.tag), &v);
     for (const auto& t : group.jobs) {
       if (!t.in_ledger) continue;
       std::vector<const slurm::JobView*> mine;
-      for (const auto& v : *views)
-        if (v.tracked_id == t.id && v.tag == t.tag) mine.push_back(&v);
+      const auto [from, to] = by_tracked.equal_range(Key(t.id, t.tag));
+      for (auto it = from; it != to; ++it) mine.push_back(it->second);
       if (mine.empty() || std::ranges::any_of(mine, [](const auto* v) { return v->unconfirmed; }))
         continue;
       ledger::JobRecord key;

@@ -115,8 +115,8 @@ plan::QueueSnapshot fetch_queue(slurm::Backend& backend, const profile::Profile&
                                 const std::string& user, int64_t now) {
   plan::QueueSnapshot snap;
   snap.now = now;
-  snap.source = backend.name() == "rest" ? "slurmrestd GET /nodes and GET /jobs"
-                                         : "sinfo --json and squeue --json";
+  snap.source =
+      backend.name() == "rest" ? "slurmrestd GET /nodes and GET /jobs" : "sinfo --json and squeue";
   auto nodes = backend.nodes();
   if (!nodes) {
     snap.unavailable_reason = nodes.error().message;

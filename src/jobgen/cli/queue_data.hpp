@@ -1,14 +1,14 @@
 // The queue data of queue-aware planning (plan/queue.hpp): fetched through a slurm::Backend and
 // turned into a plain plan::QueueSnapshot that the planner ranks with and the reports print.
 //
-// Cost per plan: ONE nodes() query (sinfo --json / GET /nodes), ONE queue() query (squeue --json /
+// Cost per plan: ONE nodes() query (sinfo --json / GET /nodes), ONE queue() query (squeue -r -O /
 // GET /jobs) and, when the backend estimates starts (the CLI backend: sbatch --test-only), at most
 // ONE test-only submission per node group, for that group's fastest runnable row, and only when
 // the free GPUs and the queue do not already say it starts now. So at most 2 + (number of groups)
 // scheduler requests; slurmrestd offers no start estimate, so over REST it is 2 and starts come
 // from the free GPUs and the queue depth alone (queue.hpp). In slurmctld RPCs (sdiag, Slurm
-// 22.05): sinfo sends 2 (node and partition info), squeue 1, each sbatch --test-only 2 (federation
-// info and will-run); slurmrestd's GET /nodes 2 and GET /jobs 1.
+// 22.05): sinfo sends 2 (node and partition info), text squeue 2 (job and partition info), each
+// sbatch --test-only 2 (federation info and will-run); slurmrestd's GET /nodes 2 and GET /jobs 1.
 //
 // Counting (pure, unit-tested):
 //   - Usable nodes: every state Slurm reports for the node is IDLE, MIXED, ALLOCATED or COMPLETING.

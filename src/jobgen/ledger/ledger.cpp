@@ -4,7 +4,10 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <chrono>
+#include <map>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -263,20 +266,56 @@ Expected<std::vector<JobRecord>> Ledger::select(const std::string& where,
 }
 
 Expected<std::vector<JobRecord>> Ledger::find(const std::string& job_id, const Scope& scope) {
-  if (job_id.empty()) return std::vector<JobRecord>{};
-  // "123_4" is a task of the array recorded as "123".
-  const std::string base = job_id.substr(0, job_id.find('_'));
-  std::string where = "WHERE job_id IN (?, ?)";
-  std::vector<std::string> args{job_id, base};
-  if (!scope.backend.empty()) {
-    where += " AND backend = ?";
-    args.push_back(scope.backend);
+  auto found = find_many({job_id}, scope);
+  if (!found) return std::unexpected(found.error());
+  return std::move((*found)[job_id]);
+}
+
+Expected<std::map<std::string, std::vector<JobRecord>>> Ledger::find_many(
+    const std::vector<std::string>& job_ids, const Scope& scope) {
+  std::map<std::string, std::vector<JobRecord>> found;
+  // "123_4" is a task of the array recorded as "123": ask for both, once each.
+  std::set<std::string> wanted;
+  for (const auto& id : job_ids) {
+    if (id.empty()) continue;
+    found[id];
+    wanted.insert(id);
+    wanted.insert(id.substr(0, id.find('_')));
   }
-  if (!scope.cluster.empty()) {
-    where += " AND cluster = ?";
-    args.push_back(scope.cluster);
+  std::map<std::string, std::vector<JobRecord>> by_row_id;
+  const std::vector<std::string> all(wanted.begin(), wanted.end());
+  // SQLite allows 32766 bound values (999 before 3.32): ask in chunks well below either.
+  constexpr std::size_t kChunk = 500;
+  for (std::size_t from = 0; from < all.size(); from += kChunk) {
+    std::vector<std::string> args(
+        all.begin() + static_cast<std::ptrdiff_t>(from),
+        all.begin() + static_cast<std::ptrdiff_t>(std::min(all.size(), from + kChunk)));
+    std::string where = "WHERE job_id IN (?";
+    for (std::size_t i = 1; i < args.size(); ++i) where += ", ?";
+    where += ")";
+    if (!scope.backend.empty()) {
+      where += " AND backend = ?";
+      args.push_back(scope.backend);
+    }
+    if (!scope.cluster.empty()) {
+      where += " AND cluster = ?";
+      args.push_back(scope.cluster);
+    }
+    auto rows = select(where + " ORDER BY row_id DESC", args);
+    if (!rows) return std::unexpected(rows.error());
+    for (auto& row : *rows) by_row_id[row.job_id].push_back(std::move(row));
   }
-  return select(where + " ORDER BY row_id DESC", args);
+  for (auto& [id, records] : found) {
+    // Newest first: the exact id's rows and the array's, merged by submission order.
+    const std::string base = id.substr(0, id.find('_'));
+    for (const std::string& key : id == base ? std::vector{id} : std::vector{id, base}) {
+      if (const auto it = by_row_id.find(key); it != by_row_id.end())
+        records.insert(records.end(), it->second.begin(), it->second.end());
+    }
+    if (id != base && by_row_id.contains(id) && by_row_id.contains(base))
+      std::ranges::stable_sort(records, std::greater{}, &JobRecord::submit_time);
+  }
+  return found;
 }
 
 Expected<std::vector<JobRecord>> Ledger::unfinished(const Scope& scope) {

@@ -138,7 +138,7 @@ class Backend {
   virtual Expected<ClusterState> cluster() = 0;
 
   // For queue-aware planning (cli/queue_data.hpp), each ONE scheduler query: every node with its
-  // gres use (sinfo --json / GET /nodes), and every user's pending and running jobs (squeue --json
+  // gres use (sinfo --json / GET /nodes), and every user's pending and running jobs (squeue -r -O
   // / GET /jobs; other states are dropped while parsing). A backend without a scheduler queue (the
   // local runner) answers Exit::invalid_input.
   virtual Expected<std::vector<NodeInfo>> nodes() {

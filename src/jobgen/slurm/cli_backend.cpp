@@ -17,27 +17,24 @@ bool contains(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;
 }
 
-// "squeue: unrecognized option '--json'" (and getopt's other spellings).
-bool unsupported_option(std::string_view err) {
-  return contains(err, "unrecognized option") || contains(err, "invalid option") ||
-         contains(err, "unknown option");
-}
-
-bool wanted(const JobInfo& job, const JobQuery& query) {
-  if (query.empty()) return true;
-  if (std::ranges::any_of(query.ids, [&](const std::string& id) { return matches_id(job, id); }))
-    return true;
-  const std::string tag = tag_of(job);
-  return !tag.empty() && std::ranges::find(query.tags, tag) != query.tags.end();
-}
-
-// Keeps the jobs the caller asked for, each job once, in the order Slurm listed them.
+// Keeps the jobs the caller asked for (by id or submission tag), each job once, in the order
+// Slurm listed them.
 std::vector<JobInfo> keep_requested(std::vector<JobInfo> all, const JobQuery& query) {
+  if (query.empty()) return all;
+  std::vector<bool> keep(all.size(), false);
+  const JobIndex index(all);
+  for (const auto& id : query.ids) {
+    for (const std::size_t i : index.matching(id)) keep[i] = true;
+  }
+  if (!query.tags.empty()) {
+    const std::set<std::string> tags(query.tags.begin(), query.tags.end());
+    for (std::size_t i = 0; i < all.size(); ++i) keep[i] = keep[i] || tags.contains(tag_of(all[i]));
+  }
   std::vector<JobInfo> kept;
   std::set<std::string> seen;
-  for (auto& job : all) {
-    if (wanted(job, query) && seen.insert(job.job_number + "/" + job.id).second)
-      kept.push_back(std::move(job));
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (keep[i] && seen.insert(all[i].job_number + "/" + all[i].id).second)
+      kept.push_back(std::move(all[i]));
   }
   return kept;
 }
@@ -98,7 +95,7 @@ Error CliBackend::command_error(std::string_view command, std::string_view err,
   if (fault == SlurmFault::ambiguous && last_run_ > std::chrono::seconds(5))
     fault = SlurmFault::unreachable;
   if (fault == SlurmFault::ambiguous && !probe_id.empty()) {
-    // squeue --json reports every failure as Slurm's unspecified error -1: a small single-job
+    // sinfo --json reports every failure as Slurm's unspecified error -1: a small single-job
     // request in text form names the cause.
     auto probe = run({"scontrol", "show", "job", std::string(probe_id)});
     if (!probe) {
@@ -163,38 +160,11 @@ Expected<SubmitResult> CliBackend::submit(const SubmitRequest& request) {
   return submitted;
 }
 
-Expected<std::vector<JobInfo>> CliBackend::squeue_json(const JobQuery& query) {
-  std::vector<std::string> argv{"squeue", "--json"};
-  if (query.empty()) argv.emplace_back("--me");
-  auto result = run(argv);
-  if (!result) return std::unexpected(result.error());
-  if (result->exit_code != 0 && unsupported_option(result->err)) {
-    squeue_json_ = false;
-    return squeue_text(query);
-  }
-  const std::string probe =
-      query.ids.empty() ? "1" : query.ids.front().substr(0, query.ids.front().find('_'));
-  if (result->exit_code != 0) return std::unexpected(command_error("squeue", result->err, probe));
-  auto list = decode_job_list(result->out, "squeue --json",
-                              [&](const JobInfo& job) { return wanted(job, query); });
-  if (!list) {
-    Error error = list.error();
-    error.transient = true;
-    return std::unexpected(error);
-  }
-  if (!list->messages.errors.empty()) {
-    const std::string errors = format_slurm_errors(list->messages.errors);
-    Error error = command_error("squeue --json", errors, probe);
-    if (classify_errors(list->messages.errors) == SlurmFault::auth) error.exit = Exit::auth;
-    return std::unexpected(error);
-  }
-  return keep_requested(std::move(list->jobs), query);
-}
-
-Expected<std::vector<JobInfo>> CliBackend::squeue_text(const JobQuery& query) {
+Expected<std::vector<JobInfo>> CliBackend::squeue(const JobQuery& query) {
   // -t all: also the finished jobs slurmctld still remembers. Without ids: the caller's jobs;
-  // tagged submissions are the caller's own, so they are found among those.
-  std::vector<std::string> argv{"squeue", "-h", "-t", "all", "-o", kSqueueFormat};
+  // tagged submissions are the caller's own, so they are found among those. Many ids: squeue
+  // asks for every job (one REQUEST_JOB_INFO) and prints the requested ones.
+  std::vector<std::string> argv{"squeue", "-h", "-t", "all", "-O", squeue_fields()};
   if (query.ids.empty() || !query.tags.empty()) {
     argv.emplace_back("--me");
   } else {
@@ -203,15 +173,21 @@ Expected<std::vector<JobInfo>> CliBackend::squeue_text(const JobQuery& query) {
   auto result = run(argv);
   if (!result) return std::unexpected(result.error());
   if (result->exit_code != 0 && contains(result->err, "Invalid job id")) {
-    // One of the ids is forgotten, and squeue then answers for none: ask for the caller's jobs.
+    // One id alone that slurmctld has forgotten: squeue answers for none; ask for the caller's.
     argv.resize(argv.size() - 2);
     argv.emplace_back("--me");
     result = run(argv);
     if (!result) return std::unexpected(result.error());
   }
-  if (result->exit_code != 0) return std::unexpected(command_error("squeue", result->err, ""));
-  auto parsed = parse_squeue_format(result->out);
-  if (!parsed) return std::unexpected(parsed.error());
+  const std::string probe =
+      query.ids.empty() ? "1" : query.ids.front().substr(0, query.ids.front().find('_'));
+  if (result->exit_code != 0) return std::unexpected(command_error("squeue", result->err, probe));
+  auto parsed = parse_squeue_fields(result->out);
+  if (!parsed) {
+    Error error = parsed.error();
+    error.transient = true;  // a cut-off answer (squeue killed mid-print) may pass next time
+    return std::unexpected(error);
+  }
   return keep_requested(std::move(*parsed), query);
 }
 
@@ -219,13 +195,13 @@ Expected<std::vector<JobInfo>> CliBackend::jobs(const JobQuery& query) {
   for (const auto& id : query.ids) {
     if (!is_job_id(id)) return invalid("'" + id + "' is not a job id (expected e.g. 123 or 123_4)");
   }
-  auto found = squeue_json_ ? squeue_json(query) : squeue_text(query);
+  auto found = squeue(query);
   if (!found) return std::unexpected(found.error());
   // Ids squeue no longer knows: ask accounting, if this cluster has it (one call for all).
   std::vector<std::string> missing;
+  const JobIndex index(*found);
   for (const auto& id : query.ids) {
-    if (std::ranges::none_of(*found, [&](const JobInfo& job) { return matches_id(job, id); }))
-      missing.push_back(id);
+    if (index.matching(id).empty()) missing.push_back(id);
   }
   if (!missing.empty() && accounting_) {
     auto old = sacct(missing);
@@ -288,22 +264,18 @@ Expected<std::vector<NodeInfo>> CliBackend::nodes() {
 }
 
 Expected<std::vector<JobInfo>> CliBackend::queue() {
-  // No --me and no -t: squeue lists every user's pending and running jobs (22.05's --json ignores
-  // filters anyway); finished ones are dropped while parsing.
-  auto result = run({"squeue", "--json"});
+  // No --me and no -t: every user's pending and running jobs. -r: one line per array task, so a
+  // pending array counts as the demand of all its tasks.
+  auto result = run({"squeue", "-h", "-r", "-O", squeue_fields()});
   if (!result) return std::unexpected(result.error());
   if (result->exit_code != 0) return std::unexpected(command_error("squeue", result->err, "1"));
-  auto list = decode_job_list(result->out, "squeue --json", [](const JobInfo& job) {
-    return job.state == JobState::pending || job.state == JobState::running ||
-           job.state == JobState::completing;
+  auto parsed = parse_squeue_fields(result->out);
+  if (!parsed) return std::unexpected(parsed.error());
+  std::erase_if(*parsed, [](const JobInfo& job) {
+    return job.state != JobState::pending && job.state != JobState::running &&
+           job.state != JobState::completing;
   });
-  if (!list) return std::unexpected(list.error());
-  if (!list->messages.errors.empty()) {
-    Error error = command_error("squeue --json", format_slurm_errors(list->messages.errors), "1");
-    if (classify_errors(list->messages.errors) == SlurmFault::auth) error.exit = Exit::auth;
-    return std::unexpected(error);
-  }
-  return std::move(list->jobs);
+  return std::move(*parsed);
 }
 
 Expected<ClusterState> CliBackend::cluster() {

@@ -2,15 +2,13 @@
 // through a CommandRunner with a timeout. One call of each command per operation, whatever the
 // number of jobs: slurmctld sees one REQUEST_JOB_INFO per status query.
 //
-// squeue: `squeue --json` first (22.05 ignores -j there and lists every job it knows; jobs() keeps
-// the requested ones while it parses, so memory stays bounded); when this Slurm has no --json,
-// `squeue -h -t all -o kSqueueFormat`. An answer with Slurm errors[] (22.05 prints them, exit 0,
-// and no jobs when slurmctld is down or frozen or refuses the credentials) is a failed query.
+// squeue: `squeue -h -O <fields>` (cli_parse.hpp), whose text is about 10x smaller than --json
+// for the same RPC; a failed squeue exits non-zero with Slurm's reason on stderr.
 // Finished jobs Slurm has forgotten are asked of sacct when accounting is on (a sacct failure
 // other than "accounting is disabled" fails the query: absence is only evidence when complete).
 //
 // Failures are told apart (Exit::auth when slurmctld refuses the credentials, e.g. a bad SLURM_JWT
-// in the environment; a transient Exit::failure when it cannot be reached); squeue --json hides
+// in the environment; a transient Exit::failure when it cannot be reached); sinfo --json hides
 // the cause behind Slurm's unspecified error -1, so one `scontrol show job ID` probe tells.
 #pragma once
 
@@ -46,8 +44,7 @@ class CliBackend final : public Backend {
  private:
   Expected<sys::CommandResult> run(std::vector<std::string> argv,
                                    std::optional<std::string> stdin_text = std::nullopt);
-  Expected<std::vector<JobInfo>> squeue_json(const JobQuery& query);
-  Expected<std::vector<JobInfo>> squeue_text(const JobQuery& query);
+  Expected<std::vector<JobInfo>> squeue(const JobQuery& query);
   Expected<std::vector<JobInfo>> sacct(const std::vector<std::string>& ids);
   // The error for a failed Slurm command: its stderr in one line, the cause (auth / unreachable)
   // and its exit code; `probe_id` is used when the text does not tell the cause.
@@ -55,8 +52,7 @@ class CliBackend final : public Backend {
 
   sys::CommandRunner& runner_;
   CliBackendOptions options_;
-  bool squeue_json_ = true;  // cleared when this squeue has no --json
-  bool accounting_ = true;   // cleared when sacct says accounting is disabled
+  bool accounting_ = true;  // cleared when sacct says accounting is disabled
   std::chrono::steady_clock::duration last_run_{};  // how long the last command took
 };
 

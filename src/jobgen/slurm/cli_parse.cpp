@@ -1,5 +1,6 @@
 #include "jobgen/slurm/cli_parse.hpp"
 
+#include <array>
 #include <cctype>
 #include <charconv>
 #include <ctime>
@@ -23,7 +24,6 @@ bool contains(std::string_view haystack, std::string_view needle) {
 
 }  // namespace
 
-const char* const kSqueueFormat = "%i|%A|%F|%K|%T|%r|%P|%D|%N|%V|%S|%e|%l|%b|%u|%E|%Z|%k|%j";
 const char* const kPartitionFormat = "%P|%l|%N";
 
 std::optional<int64_t> parse_slurm_timestamp(std::string_view text) {
@@ -37,44 +37,85 @@ std::optional<int64_t> parse_slurm_timestamp(std::string_view text) {
   return static_cast<int64_t>(t);
 }
 
-Expected<std::vector<JobInfo>> parse_squeue_format(std::string_view text) {
+namespace {
+
+// The order parse_squeue_fields reads them in; Name last.
+constexpr std::array<std::string_view, 22> kJobFields{
+    "JobArrayID", "JobID",         "ArrayJobID", "ArrayTaskID", "State",     "Reason",
+    "Partition",  "NumNodes",      "NodeList",   "SubmitTime",  "StartTime", "EndTime",
+    "TimeLimit",  "tres-per-node", "UserName",   "Dependency",  "WorkDir",   "Comment",
+    "exit_code",  "STDOUT",        "STDERR",     "Name"};
+constexpr char kFieldEnd = '\x1f';
+constexpr char kRecordEnd = '\x1e';
+
+JobInfo job_from_fields(const std::vector<std::string_view>& f) {
+  JobInfo info;
+  info.id = std::string(f[0]);
+  info.job_number = std::string(f[1]);
+  if (const auto array = util::parse_int(f[2]); array && f[3] != "N/A") {
+    info.array_job_id = array;
+    info.array_task_id = util::parse_int(f[3]);  // none for a pending record "12_[0-9]"
+  }
+  info.state = parse_job_state(f[4]);
+  info.reason = none_to_empty(f[5]);
+  info.partition = std::string(f[6]);
+  info.num_nodes = static_cast<int>(util::parse_int(f[7]).value_or(0));
+  info.nodes = none_to_empty(f[8]);
+  info.submit_time = parse_slurm_timestamp(f[9]);
+  info.start_time = parse_slurm_timestamp(f[10]);
+  info.end_time = parse_slurm_timestamp(f[11]);
+  if (const auto limit = util::parse_slurm_time(f[12]); limit) info.time_limit_s = *limit;
+  info.gres = none_to_empty(f[13]);
+  for (std::string_view prefix : {"gres:", "gres/"}) {  // 22.05 "gres:gpu:x:2", later "gres/gpu..."
+    if (info.gres.starts_with(prefix)) info.gres.erase(0, prefix.size());
+  }
+  info.user = std::string(f[14]);
+  info.dependency = none_to_empty(f[15]);
+  info.working_dir = std::string(f[16]);
+  info.comment = none_to_empty(f[17]);
+  if (const auto raw = util::parse_int(f[18])) {
+    const ExitStatus status = decode_wait_status(*raw);
+    if (status.signal != 0) {
+      info.signal = status.signal;
+    } else {
+      info.exit_code = status.code;
+    }
+  }
+  info.std_out = none_to_empty(f[19]);
+  info.std_err = none_to_empty(f[20]);
+  info.name = std::string(f[21]);
+  return info;
+}
+
+}  // namespace
+
+const std::string& squeue_fields() {
+  static const std::string fields = [] {
+    std::string out;
+    for (std::size_t i = 0; i < kJobFields.size(); ++i) {
+      out += std::string(kJobFields[i]) + ':';
+      out += i + 1 < kJobFields.size() ? std::string{kFieldEnd, ','} : std::string{kRecordEnd};
+    }
+    return out;
+  }();
+  return fields;
+}
+
+Expected<std::vector<JobInfo>> parse_squeue_fields(std::string_view text) {
   std::vector<JobInfo> result;
-  int line_no = 0;
-  for (std::string_view line : util::split(text, '\n')) {
-    ++line_no;
-    if (line.empty()) continue;
-    const auto f = util::split(line, '|');
-    if (f.size() < 19) {
-      return fail("unexpected squeue output line " + std::to_string(line_no) + ": '" +
-                  util::printable(line, 200) + "' (expected 19 '|'-separated fields)");
+  int record_no = 0;
+  for (std::string_view record : util::split(text, kRecordEnd)) {
+    while (!record.empty() && record.front() == '\n') record.remove_prefix(1);
+    if (record.empty()) continue;
+    ++record_no;
+    const auto fields = util::split(record, kFieldEnd);
+    if (fields.size() != kJobFields.size()) {
+      return fail("unexpected squeue output, record " + std::to_string(record_no) + ": '" +
+                  util::printable(record, 200) + "' (expected " +
+                  std::to_string(kJobFields.size()) + " fields, got " +
+                  std::to_string(fields.size()) + ")");
     }
-    JobInfo info;
-    info.id = std::string(f[0]);
-    info.job_number = std::string(f[1]);
-    if (const auto array = util::parse_int(f[2]); array && std::string(f[3]) != "N/A") {
-      info.array_job_id = array;
-      info.array_task_id = util::parse_int(f[3]);
-    }
-    info.state = parse_job_state(f[4]);
-    info.reason = none_to_empty(f[5]);
-    info.partition = std::string(f[6]);
-    info.num_nodes = static_cast<int>(util::parse_int(f[7]).value_or(0));
-    info.nodes = none_to_empty(f[8]);
-    info.submit_time = parse_slurm_timestamp(f[9]);
-    info.start_time = parse_slurm_timestamp(f[10]);
-    info.end_time = parse_slurm_timestamp(f[11]);
-    if (const auto limit = util::parse_slurm_time(f[12]); limit) info.time_limit_s = *limit;
-    info.gres = none_to_empty(f[13]);
-    if (info.gres.starts_with("gres:")) info.gres.erase(0, 5);
-    info.user = std::string(f[14]);
-    info.dependency = none_to_empty(f[15]);
-    info.working_dir = std::string(f[16]);
-    info.comment = none_to_empty(f[17]);
-    // The name may itself contain '|': everything after the 18th separator.
-    std::size_t pos = 0;
-    for (int i = 0; i < 18; ++i) pos = line.find('|', pos) + 1;
-    info.name = std::string(line.substr(pos));
-    result.push_back(std::move(info));
+    result.push_back(job_from_fields(fields));
   }
   return result;
 }

@@ -54,6 +54,35 @@ bool matches_id(const JobInfo& job, std::string_view id) {
   return false;
 }
 
+JobIndex::JobIndex(const std::vector<JobInfo>& jobs) : jobs_(jobs) {
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const JobInfo& job = jobs[i];
+    by_key_.emplace(job.id, i);
+    if (job.job_number != job.id) by_key_.emplace(job.job_number, i);
+    // An array's tasks and pending records are found by the array id ("123_[0-9]" -> "123").
+    if (job.array_job_id) {
+      std::string array = std::to_string(*job.array_job_id);
+      if (array != job.id && array != job.job_number) by_key_.emplace(std::move(array), i);
+    }
+  }
+}
+
+std::vector<std::size_t> JobIndex::matching(std::string_view id) const {
+  std::vector<std::size_t> found;
+  const std::string_view base = id.substr(0, id.find('_'));
+  for (const std::string_view key : {id, base}) {
+    const auto [from, to] = by_key_.equal_range(std::string(key));
+    for (auto it = from; it != to; ++it) {
+      if (matches_id(jobs_[it->second], id)) found.push_back(it->second);
+    }
+    if (base == id) break;
+  }
+  std::ranges::sort(found);
+  const auto dup = std::ranges::unique(found);
+  found.erase(dup.begin(), dup.end());
+  return found;
+}
+
 std::string tag_comment(std::string_view tag) {
   return "jobgen:" + std::string(tag);
 }

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <vector>
 
 #include "jobgen/slurm/backend.hpp"
 
@@ -19,6 +21,20 @@ bool is_job_id(std::string_view id);
 // matches each task id in its range.
 bool matches_id(const JobInfo& job, std::string_view id);
 bool array_spec_contains(std::string_view spec, int64_t task);  // "0-9,12%4" contains 12
+
+// matches_id over many jobs without trying each: the jobs (kept by reference, in their order) by
+// id, Slurm job number and array id, so that status of 10,000 ids against 10,000 records is
+// linear, not 10^8 comparisons.
+class JobIndex {
+ public:
+  explicit JobIndex(const std::vector<JobInfo>& jobs);
+  // Positions (ascending) of the jobs `id` names, exactly as matches_id would find them.
+  std::vector<std::size_t> matching(std::string_view id) const;
+
+ private:
+  const std::vector<JobInfo>& jobs_;
+  std::unordered_multimap<std::string, std::size_t> by_key_;
+};
 
 // The comment a submission tagged `tag` carries, and the tag in a job's comment ("" if none).
 std::string tag_comment(std::string_view tag);

@@ -94,6 +94,17 @@ std::vector<JobView> resolve_forgotten(const Tracked& t, const sys::FileSystem& 
   return {v};
 }
 
+// Positions of the jobs that answer `t`: by id, or for an unconfirmed submission by its tag.
+std::vector<std::size_t> mine(const std::vector<JobInfo>& jobs, const JobIndex& index,
+                              const Tracked& t) {
+  if (!t.id.empty()) return index.matching(t.id);
+  std::vector<std::size_t> found;
+  for (std::size_t i = 0; i < jobs.size() && !t.tag.empty(); ++i) {
+    if (tag_of(jobs[i]) == t.tag) found.push_back(i);
+  }
+  return found;
+}
+
 }  // namespace
 
 Expected<std::vector<JobView>> query_jobs(Backend& backend, const std::vector<Tracked>& tracked,
@@ -109,12 +120,11 @@ Expected<std::vector<JobView>> query_jobs(Backend& backend, const std::vector<Tr
   auto jobs = backend.jobs(query);
   if (!jobs) return std::unexpected(jobs.error());
   std::vector<JobView> views;
+  const JobIndex index(*jobs);
   for (const auto& t : tracked) {
     bool any = false;
-    for (const auto& job : *jobs) {
-      const bool mine =
-          t.id.empty() ? !t.tag.empty() && tag_of(job) == t.tag : matches_id(job, t.id);
-      if (!mine) continue;
+    for (const std::size_t i : mine(*jobs, index, t)) {
+      const JobInfo& job = (*jobs)[i];
       JobView view;
       view.tracked_id = t.id;
       view.info = job;

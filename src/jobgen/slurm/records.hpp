@@ -1,5 +1,6 @@
 // Slurm's job, node and partition records as JSON -> JobInfo / NodeInfo / PartitionInfo, whoever
-// printed them: `squeue --json` / `sinfo --json` (Slurm 22.05 prints the v0.0.38 document) and
+// printed them: `sinfo --json` (Slurm 22.05 prints the v0.0.38 document; jobs come from
+// `squeue -O` text, cli_parse.hpp, which is ~10x smaller) and
 // slurmrestd's GET /jobs, /job/{id}, /nodes, /partitions (v0.0.38 to v0.0.44). One decoder per
 // record kind serves every source, because the documents describe themselves:
 //   - numbers are plain integers (v0.0.38) or {"set","infinite","number"} no-val structs (later);
