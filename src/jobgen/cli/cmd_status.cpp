@@ -7,6 +7,7 @@
 #include "jobgen/cli/commands.hpp"
 #include "jobgen/cli/job_session.hpp"
 #include "jobgen/cli/job_table.hpp"
+#include "jobgen/cli/run_history.hpp"
 
 namespace jobgen::cli {
 
@@ -46,9 +47,12 @@ Expected<Exit> run_status(Context& ctx, const StatusOptions& options) {
   }
   const int64_t now = unix_now(ctx);
   if (options.json) {
-    ctx.out << status_json(*views, now, (*session)->names).dump(2) << '\n';
+    auto json = status_json(*views, now, (*session)->names);
+    add_run_histories(**session, json);
+    ctx.out << json.dump(2) << '\n';
   } else {
     ctx.out << format_status_table(*views, now, (*session)->names);
+    ctx.out << format_run_histories(**session, *views);
   }
   return slurm::overall_exit(*views);
 }

@@ -2,6 +2,9 @@
 // (2 s, backing off to 60 s while nothing changes; see slurm/monitor.hpp). On a terminal a table
 // redrawn in place with progress bars and each job's last log line; otherwise appended lines.
 // Exit: 0 all COMPLETED, Exit::jobs_failed otherwise, 130 on Ctrl-C (the jobs keep running).
+// Recovery (cli/run_recovery.hpp): an attempt of a run whose job spec says `recover:` (every run
+// with --recover) that failed is retried as the policy decides; the watch then follows the retry
+// instead of the failed attempt, so the exit status is the runs' final outcome.
 #include <csignal>
 
 #include <atomic>
@@ -11,7 +14,9 @@
 #include "jobgen/cli/commands.hpp"
 #include "jobgen/cli/job_session.hpp"
 #include "jobgen/cli/job_table.hpp"
+#include "jobgen/cli/run_recovery.hpp"
 #include "jobgen/cli/watch_screen.hpp"
+#include "jobgen/plan/jobspec.hpp"
 #include "jobgen/slurm/job_files.hpp"
 
 namespace jobgen::cli {
@@ -29,7 +34,23 @@ struct WatchOptions {
   std::vector<std::string> ids;
   double interval_s = 2;
   double max_interval_s = 60;
+  RecoverySettings recovery;
 };
+
+// The watch follows a retry instead of the attempt it replaces.
+void follow_retries(std::vector<TrackedGroup>& groups, std::vector<Retry> retries) {
+  for (auto& retry : retries) {
+    for (auto& group : groups) {
+      if (group.backend != retry.next.backend || group.cluster != retry.next.cluster) continue;
+      std::erase_if(group.jobs, [&](const slurm::Tracked& t) { return t.id == retry.failed_id; });
+      group.jobs.push_back(retry.next);
+      retry.next.id.clear();
+      break;
+    }
+    if (!retry.next.id.empty())
+      groups.push_back({retry.next.backend, retry.next.cluster, {retry.next}});
+  }
+}
 
 // The last line of a log without reading all of it (a regular file only: never a FIFO).
 std::string tail_line(const std::filesystem::path& path) {
@@ -92,7 +113,15 @@ Expected<Exit> run_watch(Context& ctx, const WatchOptions& options) {
     } catch (const std::exception&) {
     }
   }
-  const auto poll = [&]() { return query_tracked(session, *groups); };
+  const auto poll = [&]() -> Expected<std::vector<slurm::JobView>> {
+    auto views = query_tracked(session, *groups);
+    if (!views) return views;  // a failed query is no evidence: nothing is recovered
+    auto retries = recover_failed(ctx, session, *views, options.recovery);
+    if (retries.empty()) return views;
+    for (const auto& retry : retries) by_id[retry.next.id] = retry.next;
+    follow_retries(*groups, std::move(retries));
+    return query_tracked(session, *groups);
+  };
   const auto last = [&](const slurm::JobView& view) -> std::string {
     if (view.info.state == slurm::JobState::pending) return "";
     std::filesystem::path path;
@@ -130,6 +159,13 @@ void add_watch_command(CLI::App& app, Context& ctx, Action& action) {
   sub->add_option("--max-interval", options->max_interval_s,
                   "Longest poll interval while nothing changes, seconds (default 60)")
       ->check(CLI::PositiveNumber);
+  sub->add_flag("--recover", options->recovery.forced,
+                "Retry failed attempts of every watched run (GPU/host OOM, time-outs, node "
+                "failures), not only of runs whose job spec says 'recover: true'");
+  sub->add_option("--max-attempts", options->recovery.max_attempts,
+                  "Attempts a run may take in all when recovering (default: the job spec's, "
+                  "else 3)")
+      ->check(CLI::Range(1, static_cast<int>(plan::kMaxAttempts)));
   add_job_command_options(sub, options->common);
   sub->callback([&ctx, &action, options] {
     action = [&ctx, options]() { return run_watch(ctx, *options); };

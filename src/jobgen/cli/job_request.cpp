@@ -57,6 +57,32 @@ Expected<const plan::PlanRow*> choose_auto(Context& ctx, const plan::PlanReport&
   return row;
 }
 
+// A recovery attempt's batch settings replace the plan's (the learning rate follows the effective
+// batch as the job spec scales it; recovery keeps the batch unless the job spec allows otherwise).
+void apply_attempt(const plan::JobSpec& spec, const run::AttemptSettings& a, plan::PlanRow& row) {
+  row.micro_batch = a.micro_batch;
+  row.grad_accum = a.grad_accum;
+  row.grad_checkpointing = a.grad_checkpointing;
+  row.effective_batch = a.micro_batch * a.grad_accum * row.world_size();
+  row.learning_rate = spec.scaled_learning_rate(row.effective_batch);
+}
+
+// ... and its request: --mem, --exclude, and what the script tells the training.
+void apply_attempt(const run::AttemptSettings& a, int number, render::RenderInput& in) {
+  if (a.mem_mib) {
+    in.sbatch.mem_mib = a.mem_mib;
+    in.sbatch.mem_per_gpu_mib.reset();
+  }
+  if (!a.exclude.empty())
+    in.sbatch.exclude = in.sbatch.exclude.empty() ? a.exclude : in.sbatch.exclude + "," + a.exclude;
+  in.environment.emplace_back("JOBGEN_ATTEMPT", std::to_string(number));
+  if (a.resume) in.environment.emplace_back("JOBGEN_RESUME", "1");
+  in.plan_summary.push_back(fmt::format(
+      "recovery attempt {}: micro-batch {}, accumulation {}, activation checkpointing {}{}", number,
+      a.micro_batch, a.grad_accum, a.grad_checkpointing ? "on" : "off",
+      a.resume ? ", resuming from the latest checkpoint" : ""));
+}
+
 Expected<render::TemplateSet> load_template_set(Context& ctx, const profile::Profile& prof) {
   std::vector<fs::path> dirs;
   if (auto bundled = find_resource(ctx, "templates")) dirs.push_back(*bundled);
@@ -210,12 +236,14 @@ Expected<JobRequest> build_job_request(Context& ctx, const JobRequestOptions& op
     auto row = automatic && opts.row == 0 ? choose_auto(ctx, *report, stage_name)
                                           : choose_row(*report, opts.row);
     if (!row) return std::unexpected(row.error());
-    auto req = render::build_render_input(prof, *st, **row, req_opts);
+    plan::PlanRow chosen = **row;
+    if (opts.attempt) apply_attempt(*st, *opts.attempt, chosen);
+    auto req = render::build_render_input(prof, *st, chosen, req_opts);
     if (!req) return std::unexpected(req.error());
+    if (opts.attempt) apply_attempt(*opts.attempt, opts.attempt_number, req->input);
     const std::string stage = job.spec.stages.empty() ? std::string() : st->name;
     req->input.stage = stage;
     for (const auto& w : req->warnings) ctx.err << "jobgen: warning: " << w << '\n';
-    plan::PlanRow chosen = **row;
     job.stages.push_back({stage, std::move(*report), std::move(chosen), std::move(*req)});
   }
   return job;

@@ -38,7 +38,13 @@ CREATE TABLE IF NOT EXISTS jobs (
   array_size INTEGER NOT NULL DEFAULT 0,
   updated_time INTEGER NOT NULL DEFAULT 0,
   tag TEXT NOT NULL DEFAULT '',
-  cancel_requested INTEGER NOT NULL DEFAULT 0
+  cancel_requested INTEGER NOT NULL DEFAULT 0,
+  run_id TEXT NOT NULL DEFAULT '',
+  attempt INTEGER NOT NULL DEFAULT 1,
+  max_attempts INTEGER NOT NULL DEFAULT 0,
+  request_json TEXT NOT NULL DEFAULT '',
+  failure TEXT NOT NULL DEFAULT '',
+  decision TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS jobs_by_id ON jobs(job_id, backend);
 )sql";
@@ -47,6 +53,13 @@ CREATE INDEX IF NOT EXISTS jobs_by_id ON jobs(job_id, backend);
 constexpr std::pair<const char*, const char*> kAddedColumns[] = {
     {"tag", "TEXT NOT NULL DEFAULT ''"},
     {"cancel_requested", "INTEGER NOT NULL DEFAULT 0"},
+    // Runs and their attempts (run/recovery.hpp).
+    {"run_id", "TEXT NOT NULL DEFAULT ''"},
+    {"attempt", "INTEGER NOT NULL DEFAULT 1"},
+    {"max_attempts", "INTEGER NOT NULL DEFAULT 0"},
+    {"request_json", "TEXT NOT NULL DEFAULT ''"},
+    {"failure", "TEXT NOT NULL DEFAULT ''"},
+    {"decision", "TEXT NOT NULL DEFAULT ''"},
 };
 
 // States after which a job never changes again (as slurm::is_finished; kept here as text so the
@@ -59,7 +72,8 @@ constexpr const char* kFinished =
 constexpr const char* kColumns =
     "job_id, backend, cluster, target, job_name, spec_path, spec_hash, script_path, plan_json, "
     "submit_time, last_state, exit_code, stdout_path, stderr_path, work_dir, estimated_runtime_s, "
-    "array_size, tag, cancel_requested";
+    "array_size, tag, cancel_requested, run_id, attempt, max_attempts, request_json, failure, "
+    "decision";
 
 constexpr int kBusyTimeoutMs = 30'000;
 
@@ -162,8 +176,9 @@ Ledger::~Ledger() {
 }
 
 Expected<void> Ledger::insert(const JobRecord& r) {
-  const std::string sql = std::string("INSERT INTO jobs (") + kColumns +
-                          ", updated_time) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+  const std::string sql =
+      std::string("INSERT INTO jobs (") + kColumns +
+      ", updated_time) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
   if (exec_retry(db_, "BEGIN IMMEDIATE;") != SQLITE_OK) return db_error(db_, "cannot lock");
   Statement s;
   if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.stmt, nullptr) != SQLITE_OK) {
@@ -201,6 +216,12 @@ Expected<void> Ledger::insert(const JobRecord& r) {
   sqlite3_bind_int(s.stmt, ++i, r.array_size);
   text(r.tag);
   sqlite3_bind_int64(s.stmt, ++i, r.cancel_requested);
+  text(r.run_id);
+  sqlite3_bind_int(s.stmt, ++i, r.attempt);
+  sqlite3_bind_int(s.stmt, ++i, r.max_attempts);
+  text(r.request_json);
+  text(r.failure);
+  text(r.decision);
   sqlite3_bind_int64(s.stmt, ++i, util::unix_seconds(std::chrono::system_clock::now()));
   if (sqlite3_step(s.stmt) != SQLITE_DONE) {
     auto error = db_error(db_, "cannot record job " + r.job_id);
@@ -259,6 +280,12 @@ Expected<std::vector<JobRecord>> Ledger::select(const std::string& where,
     r.array_size = sqlite3_column_int(s.stmt, c++);
     r.tag = text();
     r.cancel_requested = sqlite3_column_int64(s.stmt, c++);
+    r.run_id = text();
+    r.attempt = sqlite3_column_int(s.stmt, c++);
+    r.max_attempts = sqlite3_column_int(s.stmt, c++);
+    r.request_json = text();
+    r.failure = text();
+    r.decision = text();
     result.push_back(std::move(r));
   }
   if (rc != SQLITE_DONE) return db_error(db_, "cannot read records");
@@ -385,6 +412,20 @@ Expected<void> Ledger::request_cancel(const JobRecord& key, int64_t when) {
   all.insert(all.end(), args.begin(), args.end());
   return execute("UPDATE jobs SET cancel_requested = ? WHERE " + where, all,
                  "record the cancellation of job " + key.job_id);
+}
+
+Expected<std::vector<JobRecord>> Ledger::run_attempts(const std::string& run_id) {
+  if (run_id.empty()) return std::vector<JobRecord>{};
+  return select("WHERE run_id = ? ORDER BY attempt, row_id", {run_id});
+}
+
+Expected<void> Ledger::record_failure(const JobRecord& key, const std::string& failure,
+                                      const std::string& decision) {
+  auto [where, args] = key_of(key);
+  std::vector<std::string> all{failure, decision};
+  all.insert(all.end(), args.begin(), args.end());
+  return execute("UPDATE jobs SET failure = ?, decision = ? WHERE " + where, all,
+                 "record how job " + key.job_id + " failed");
 }
 
 Expected<int64_t> Ledger::count() {

@@ -53,6 +53,17 @@ struct JobRecord {
   int array_size = 0;                          // tasks of a sweep; 0 = not an array
   std::string tag;                             // the submission's tag (job comment "jobgen:<tag>")
   int64_t cancel_requested = 0;                // when `jobgen cancel` asked for it; 0 = never
+  // The run this submission is an attempt of (run/recovery.hpp): the first attempt's tag, this
+  // attempt's number (1-based) and the run's limit (0: recovered only by `watch --recover`, with
+  // the default limit); the request it was built from (JSON, cli/run_request.hpp) so a retry can be
+  // rendered again; once it failed, its classified failure (run/failure.hpp) and what jobgen
+  // decided after it, in one line ("resubmitted as job 8 (attempt 2/3): ..." or "gave up: ...").
+  std::string run_id;
+  int attempt = 1;
+  int max_attempts = 0;
+  std::string request_json;
+  std::string failure;
+  std::string decision;
 };
 
 // The state directory ($XDG_STATE_HOME/jobgen or ~/.local/state/jobgen).
@@ -90,6 +101,11 @@ class Ledger {
   Expected<void> update_state(const JobRecord& key, const std::string& state,
                               std::optional<int> exit_code);
   Expected<void> request_cancel(const JobRecord& key, int64_t when);
+  // Every attempt of run `run_id`, first attempt first.
+  Expected<std::vector<JobRecord>> run_attempts(const std::string& run_id);
+  // Records how the attempt `key` failed and what was decided after it.
+  Expected<void> record_failure(const JobRecord& key, const std::string& failure,
+                                const std::string& decision);
   Expected<int64_t> count();
 
  private:

@@ -41,9 +41,10 @@ std::string BatchRange::to_string() const {
 
 const std::vector<std::string>& known_placeholders() {
   static const std::vector<std::string> names{
-      "micro_batch",     "grad_accum",    "gpus_per_node", "nodes",  "world_size",
-      "effective_batch", "learning_rate", "max_steps",     "epochs", "seq_len",
-      "precision",       "job_name",      "checkpoint_dir"};
+      "micro_batch",    "grad_accum",        "gpus_per_node", "nodes",
+      "world_size",     "effective_batch",   "learning_rate", "max_steps",
+      "epochs",         "seq_len",           "precision",     "job_name",
+      "checkpoint_dir", "grad_checkpointing"};
   return names;
 }
 

@@ -83,6 +83,19 @@ struct Checkpoint {
   std::string dir;         // where checkpoints go (created by the rendered script); may be empty
 };
 
+// `recover:` (docs/jobspec.md, "Recovery"): `true`, or a mapping {attempts, change_batch}.
+// Enabled, `jobgen watch` recovers the run's failed attempts without --recover (run/recovery.hpp).
+// `attempts` bounds the run's attempts in all (the first one included); `change_batch` lets a retry
+// move the effective batch within `effective_batch`'s range (the learning rate then follows
+// `lr_scaling`); without it a retry keeps the effective batch and learning rate exactly.
+inline constexpr int kDefaultMaxAttempts = 3;
+inline constexpr int64_t kMaxAttempts = 20;
+struct Recovery {
+  bool enabled = false;
+  int max_attempts = kDefaultMaxAttempts;
+  bool change_batch = false;
+};
+
 // The placeholders the planner fills into `command` ({{name}}); see placeholder_values().
 const std::vector<std::string>& known_placeholders();
 
@@ -129,6 +142,7 @@ struct JobSpec {
   Launcher launcher = Launcher::torchrun;                // `jobgen render --launcher` overrides it
   std::vector<std::pair<std::string, std::string>> env;  // exported in this order
   std::optional<estimate::EmpiricalMemory> empirical_memory;
+  Recovery recover;
 
   std::vector<JobSpec> stages;  // complete specs (top level + the stage's overrides)
   SourceLoc loc;                // the mapping this spec was read from

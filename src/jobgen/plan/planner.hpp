@@ -152,6 +152,24 @@ struct PlanReport {
   const PlanRow* row(int id) const;
 };
 
+// One micro-batch and checkpointing setting on a planned row's GPUs, estimated: what recovery
+// (run/recovery.hpp) chooses from after a GPU ran out of memory. Memory is the estimated peak per
+// GPU (GiB); samples_per_s the estimated training throughput of the whole job at the accumulation
+// that keeps the row's effective batch.
+struct BatchOption {
+  int micro_batch = 1;
+  bool grad_checkpointing = false;
+  double memory_gib = 0;
+  double samples_per_s = 0;
+};
+
+// Every micro-batch from 1 to the row's planned one (at most kMaxBatchOptions of them, the
+// largest first) without and with activation checkpointing as `spec` allows it (grad_checkpointing
+// on/off fixes it; auto offers both); empty when the row's group or GPU is not in the profile.
+inline constexpr int kMaxBatchOptions = 512;
+std::vector<BatchOption> batch_options(const JobSpec& spec, const profile::Profile& profile,
+                                       const profile::Catalog& catalog, const PlanRow& row);
+
 // Errors: an unknown target is Exit::not_found with "did you mean"; --gpus/--nodes that no
 // candidate allows is Exit::invalid_input naming the limits.
 Expected<PlanReport> make_plan(const JobSpec& spec, const profile::Profile& profile,

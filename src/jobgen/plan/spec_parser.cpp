@@ -48,7 +48,8 @@ const std::vector<std::string> kStageKeys{"name",
                                           "command",
                                           "launcher",
                                           "env",
-                                          "empirical_memory"};
+                                          "empirical_memory",
+                                          "recover"};
 
 bool looks_like_path(std::string_view text) {
   return text.find('/') != std::string_view::npos || text.ends_with(".yaml") ||
@@ -123,6 +124,7 @@ class SpecParser {
       spec.lr_base_batch = static_cast<int>(*v);
     }
     read_checkpoint(map, spec, what);
+    read_recover(map, spec, what);
     read_command(map, spec, what);
     read_launcher(map, spec, what);
     read_env(map, spec, what);
@@ -333,6 +335,22 @@ class SpecParser {
       spec.lr_scaling = *v;
     else
       r_.problem(map["lr_scaling"], v.error().message);
+  }
+
+  // `recover: true`, or `recover: {attempts: 4, change_batch: true}` (enabled).
+  void read_recover(const YAML::Node& map, JobSpec& spec, const std::string& what) {
+    const YAML::Node node = map["recover"];
+    if (!node || node.IsNull()) return;
+    if (node.IsScalar()) {
+      if (auto v = r_.boolean(map, "recover", what)) spec.recover.enabled = *v;
+      return;
+    }
+    if (!r_.expect_map(node, "'recover' (true, or attempts and change_batch)")) return;
+    r_.check_keys(node, {"attempts", "change_batch"}, "'recover'");
+    spec.recover.enabled = true;
+    if (auto v = r_.integer_in(node, "attempts", "'recover'", 1, kMaxAttempts))
+      spec.recover.max_attempts = static_cast<int>(*v);
+    if (auto v = r_.boolean(node, "change_batch", "'recover'")) spec.recover.change_batch = *v;
   }
 
   void read_checkpoint(const YAML::Node& map, JobSpec& spec, const std::string& what) {

@@ -1,0 +1,188 @@
+#include "jobgen/cli/run_recovery.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+
+#include "jobgen/cli/run_request.hpp"
+#include "jobgen/cli/submission.hpp"
+#include "jobgen/run/failure.hpp"
+#include "jobgen/run/recovery.hpp"
+#include "jobgen/slurm/job_files.hpp"
+#include "jobgen/util/strings.hpp"
+
+namespace jobgen::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The last `bytes` of a regular file ("" when it cannot be read): never the whole log.
+std::string read_tail(const fs::path& path, std::size_t bytes) {
+  std::error_code ec;
+  if (path.empty() || !fs::is_regular_file(path, ec)) return "";
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return "";
+  const std::streamoff size = in.tellg();
+  const std::streamoff from =
+      std::max<std::streamoff>(0, size - static_cast<std::streamoff>(bytes));
+  in.seekg(from);
+  std::string text(static_cast<std::size_t>(size - from), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(std::max<std::streamsize>(0, in.gcount())));
+  return text;
+}
+
+// The tails of the job's stdout and stderr logs (once when they are the same file).
+std::string log_tail(const slurm::JobView& view, const ledger::JobRecord& r) {
+  slurm::JobInfo info = view.info;
+  if (info.working_dir.empty()) info.working_dir = r.work_dir;
+  const auto path_of = [&](const std::string& reported, const std::string& recorded) {
+    return slurm::resolve_log_path(reported.empty() ? recorded : reported, info);
+  };
+  const fs::path out = path_of(view.info.std_out, r.stdout_path);
+  const fs::path err = path_of(view.info.std_err, r.stderr_path);
+  std::string text = read_tail(out, run::kLogTailBytes);
+  if (!r.stderr_path.empty() && err != out) text += "\n" + read_tail(err, run::kLogTailBytes);
+  return text;
+}
+
+const plan::JobSpec& stage_spec(const JobRequest& job, const std::string& stage) {
+  for (const auto& st : job.spec.stages)
+    if (st.name == stage) return st;
+  return job.spec;
+}
+
+// What the policy needs to know, from the job planned again at the pinned target.
+run::RunFacts run_facts(const JobSession& s, const JobRequest& job, const ledger::JobRecord& r,
+                        int max_attempts) {
+  const StageRequest& st = job.stages.front();
+  const plan::JobSpec& spec = stage_spec(job, st.stage);
+  run::RunFacts f;
+  f.attempt = r.attempt;
+  f.max_attempts = max_attempts;
+  f.world_size = st.row.world_size();
+  f.effective_batch = st.row.effective_batch;
+  if (spec.recover.change_batch) f.allowed_batch = spec.effective_batch;
+  f.checkpointing_choice = spec.grad_checkpointing == plan::GradCheckpointing::automatic;
+  f.resumable = spec.checkpoint.resumable;
+  f.array = r.array_size > 0;
+  if (const auto* group = s.profile->find_group(st.row.group))
+    f.node_memory_mib = group->memory_mib;
+  const job::SbatchOptions& sbatch = st.request.input.sbatch;
+  if (sbatch.mem_mib) {
+    f.planned_mem_mib = *sbatch.mem_mib;
+  } else if (sbatch.mem_per_gpu_mib) {
+    f.planned_mem_mib = *sbatch.mem_per_gpu_mib * st.row.gpus_per_node;
+  }
+  f.options = plan::batch_options(spec, *s.profile, *s.catalog, st.row);
+  return f;
+}
+
+class Recoverer {
+ public:
+  Recoverer(Context& ctx, JobSession& s, const RecoverySettings& settings)
+      : ctx_(ctx), s_(s), settings_(settings) {}
+
+  // Handles one ended attempt; a retry when one was submitted.
+  std::optional<Retry> handle(const slurm::JobView& view, const ledger::JobRecord& r) {
+    const run::Failure failure = run::classify_failure(
+        log_tail(view, r),
+        {view.info.state, view.info.reason, view.info.exit_code, view.info.nodes});
+    const int limit = settings_.max_attempts > 0 ? settings_.max_attempts
+                      : r.max_attempts > 0       ? r.max_attempts
+                                                 : plan::kDefaultMaxAttempts;
+    ctx_.err << fmt::format("jobgen: job {} (attempt {}/{}) ended {}: {} ({})\n", r.job_id,
+                            r.attempt, limit, slurm::to_string(view.info.state),
+                            run::describe(failure.kind), failure.evidence);
+    auto retry = decide_and_submit(r, failure, limit);
+    if (!retry) {
+      finish(r, failure, "gave up: " + retry.error().message);
+      return std::nullopt;
+    }
+    if (!retry->has_value()) return std::nullopt;  // the policy gave up (recorded)
+    return std::move(**retry);
+  }
+
+ private:
+  void finish(const ledger::JobRecord& r, const run::Failure& failure, const std::string& line) {
+    ctx_.err << "jobgen: run of job " << r.job_id << ": " << util::printable(line) << '\n';
+    if (auto ok = s_.ledger->record_failure(r, std::string(run::to_string(failure.kind)), line);
+        !ok)
+      warn(ctx_, ok.error().message);
+  }
+
+  // Errors are reasons to give up (recorded by the caller); nullopt: the policy gave up.
+  Expected<std::optional<Retry>> decide_and_submit(const ledger::JobRecord& r,
+                                                   const run::Failure& failure, int limit) {
+    JOBGEN_TRY_ASSIGN(RecordedRequest recorded, parse_request_json(r.request_json));
+    if (!s_.profile || !s_.catalog || s_.profile->name != r.cluster)
+      return invalid("the job ran on cluster '" + r.cluster + "': watch with --profile " +
+                     r.cluster + " to recover it");
+    const bool local = r.backend == "local";
+    JobRequestOptions opts = recorded.options;
+    JOBGEN_TRY_ASSIGN(JobRequest planned,
+                      build_job_request(ctx_, opts, *s_.profile, *s_.catalog, local));
+    const run::RunFacts facts = run_facts(s_, planned, r, limit);
+    const run::Decision decision = run::decide_recovery(failure, recorded.settings, facts);
+    if (!decision.retry) {
+      finish(r, failure, decision.line);
+      return std::nullopt;
+    }
+    opts.attempt = decision.next;
+    opts.attempt_number = r.attempt + 1;
+    JOBGEN_TRY_ASSIGN(JobRequest job,
+                      build_job_request(ctx_, opts, *s_.profile, *s_.catalog, local));
+    JOBGEN_TRY_ASSIGN(auto prepared, prepare_stages(ctx_, s_, job, opts, local));
+    for (auto& p : prepared) p.request.input.sbatch.working_dir = r.work_dir;
+    JOBGEN_TRY_ASSIGN(slurm::Backend * backend, s_.backend_for(r.backend, r.cluster));
+    auto spec_text = ctx_.fs.read_file(opts.jobspec);
+    const SubmitFlags flags{false, false, false, true, opts.jobspec};
+    const RunInfo run{r.run_id.empty() ? r.tag : r.run_id, r.attempt + 1, limit};
+    JOBGEN_TRY_ASSIGN(
+        const Submitted submitted,
+        submit_stages(ctx_, flags, s_, job, *backend,
+                      spec_text ? std::optional(*spec_text) : std::nullopt, prepared, "", run));
+    if (submitted.empty()) return invalid("the retry was not submitted");
+    const std::string id = submitted.back().second;
+    finish(r, failure,
+           fmt::format("attempt {}/{}: {}; resubmitted as job {}", r.attempt + 1, limit,
+                       decision.line, id));
+    JOBGEN_TRY_ASSIGN(auto groups, tracked_jobs(s_, {id}));
+    if (groups.empty() || groups.front().jobs.empty()) return invalid("job " + id + " not found");
+    return std::optional<Retry>(Retry{r.job_id, groups.front().jobs.front()});
+  }
+
+  Context& ctx_;
+  JobSession& s_;
+  const RecoverySettings& settings_;
+};
+
+}  // namespace
+
+std::vector<Retry> recover_failed(Context& ctx, JobSession& session,
+                                  const std::vector<slurm::JobView>& views,
+                                  const RecoverySettings& settings) {
+  std::vector<Retry> retries;
+  Recoverer recoverer(ctx, session, settings);
+  for (const auto& view : views) {
+    if (view.vanished || view.unconfirmed || !slurm::is_finished(view.info.state) ||
+        view.info.state == slurm::JobState::completed || view.cancel_requested)
+      continue;
+    if (view.tracked_id.empty() || view.tracked_id.find('_') != std::string::npos) continue;
+    auto records = session.ledger->find(view.tracked_id, session.scope());
+    if (!records) {
+      warn(ctx, records.error().message);
+      continue;
+    }
+    const ledger::JobRecord* record = nullptr;
+    for (const auto& r : *records)
+      if (r.job_id == view.tracked_id && (view.tag.empty() || r.tag == view.tag)) record = &r;
+    if (record == nullptr || !record->failure.empty()) continue;  // unknown, or handled
+    if (!settings.forced && record->max_attempts <= 0) continue;
+    if (auto retry = recoverer.handle(view, *record)) retries.push_back(std::move(*retry));
+  }
+  return retries;
+}
+
+}  // namespace jobgen::cli

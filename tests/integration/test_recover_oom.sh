@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# `jobgen watch --recover` after GPU out-of-memory failures: a stand-in training script fails with
+# PyTorch's CUDA OOM message while its micro-batch (passed by the rendered script) is above K=2.
+# The run starts at micro-batch 8 x accumulation 4 (effective 32) and must converge to micro-batch
+# <= 2 at the same effective batch in at most 3 attempts, the retries resuming from the checkpoint
+# marker the first attempt wrote; status shows the run's history. A spec without `recover:` is not
+# retried by a plain `watch`.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=submit_lib.sh
+source "$(dirname "$0")/submit_lib.sh"
+
+cat >train.sh <<'SH'
+#!/bin/bash
+micro=$1 accum=$2
+echo "micro_batch=$micro grad_accum=$accum effective=$((micro * accum)) attempt=${JOBGEN_ATTEMPT:-1} resume=${JOBGEN_RESUME:-0}"
+mkdir -p ckpt
+if [[ ${JOBGEN_RESUME:-0} == 1 && -f ckpt/marker ]]; then
+  echo "resuming from checkpoint $(cat ckpt/marker)"
+fi
+echo "step-5" >ckpt/marker
+if ((micro > 2)); then
+  echo "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB" >&2
+  exit 1
+fi
+echo "training finished"
+SH
+chmod +x train.sh
+
+write_spec oom.yaml jg-oom "bash train.sh {{micro_batch}} {{grad_accum}}" \
+  "micro_batch: 8" "effective_batch: 32" "grad_checkpointing: off" \
+  "checkpoint: {resumable: true}" "recover: true"
+first=$(submit oom.yaml --target rtx2080ti --gpus 1)
+set +e
+timeout 110 "$JOBGEN" watch --interval 0.3 --max-interval 1 "$first" >watch.out 2>watch.err
+code=$?
+set -e
+cat watch.err
+[[ $code -eq 0 ]] || fail "watch --recover exited $code: $(cat watch.out)"
+mapfile -t retries < <(sed -n 's/.*resubmitted as job \([0-9]*\).*/\1/p' watch.err)
+SUBMITTED+=("${retries[@]}")
+((${#retries[@]} >= 1 && ${#retries[@]} <= 2)) || fail "expected 1-2 retries, got ${#retries[@]}"
+last=${retries[-1]}
+grep -q "OOM at micro-batch 8 → 4, accumulation 4 → 8" watch.err || fail "first decision missing"
+log=$(ls logs/jg-oom-"$last".out)
+grep -q "micro_batch=2 grad_accum=16 effective=32 attempt=3 resume=1" "$log" ||
+  fail "last attempt's settings: $(cat "$log")"
+grep -q "resuming from checkpoint step-5" "$log" || fail "the retry did not resume: $(cat "$log")"
+grep -q "training finished" "$log" || fail "the retry did not finish: $(cat "$log")"
+echo "ok: converged in $((${#retries[@]} + 1)) attempts ($first ${retries[*]})"
+
+"$JOBGEN" status --json "$last" >status.json
+python3 - <<'PY' || fail "status --json run: $(cat status.json)"
+import json
+run = json.load(open("status.json"))[0]["run"]
+assert run["attempt"] == 3 and run["max_attempts"] == 3, run
+assert any("OOM at micro-batch 4 → 2, accumulation 8 → 16" in l for l in run["history"]), run
+PY
+"$JOBGEN" status "$last" >status.txt || true
+grep -q "attempt 1/3: job $first FAILED (GPU out of memory)" status.txt ||
+  fail "status history: $(cat status.txt)"
+
+# Without `recover:` a plain watch reports the failure and submits nothing.
+write_spec plain.yaml jg-plain "bash train.sh {{micro_batch}} {{grad_accum}}" \
+  "micro_batch: 8" "effective_batch: 32" "grad_checkpointing: off"
+plain=$(submit plain.yaml --target rtx2080ti --gpus 1)
+set +e
+timeout 60 "$JOBGEN" watch --interval 0.3 --max-interval 1 "$plain" >plain.out 2>plain.err
+code=$?
+set -e
+[[ $code -eq 4 ]] || fail "watch of a failing job without recover exited $code"
+! grep -q "resubmitted" plain.err || fail "a run without recover was retried: $(cat plain.err)"
+echo "PASS"
