@@ -232,6 +232,7 @@ KillWait=2
 MinJobAge=300
 # bench/status_vs_squeue.sh 10000 submits a 10,000-task sweep (Slurm's default limit is 1,001).
 MaxArraySize=10001
+MaxJobCount=50000
 EOF
     while IFS='|' read -r name off gres cpus mem features; do
       echo "NodeName=$name NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((CTLD_PORT + 10#$off)) CPUs=$cpus RealMemory=$mem Gres=$gres${features:+ Features=$features} State=UNKNOWN"

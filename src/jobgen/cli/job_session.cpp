@@ -242,17 +242,17 @@ Expected<std::vector<TrackedGroup>> tracked_jobs(JobSession& session,
     std::set<std::string> seen;
     for (const auto& id : ids) {
       if (!seen.insert(id).second) continue;  // "status 3 3" asks once
-      const std::vector<ledger::JobRecord>* records = &(*found)[id];
+      const auto& records = (*found)[id];
       std::set<std::pair<std::string, std::string>> owners;
-      for (const auto& r : *records) owners.insert({r.backend, r.cluster});
+      for (const auto& r : records) owners.insert({r->backend, r->cluster});
       if (owners.size() > 1) {
         std::string which;
         for (const auto& [b, c] : owners) which += (which.empty() ? "" : ", ") + b + " on " + c;
         return invalid("job " + id + " is in the ledger more than once (" + which +
                        "): say which with --backend and/or --profile");
       }
-      if (!records->empty()) {
-        const auto& record = records->front();
+      if (!records.empty()) {
+        const auto& record = *records.front();
         slurm::Tracked t = tracked_from(record);
         t.id = id;  // "123_4" asks for one task of the array recorded as "123"
         if (id != record.job_id) t.array_size = 0;

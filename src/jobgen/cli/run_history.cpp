@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <set>
 
 #include "jobgen/run/failure.hpp"
@@ -17,12 +18,33 @@ int limit_of(const std::vector<ledger::JobRecord>& attempts) {
   return limit;
 }
 
-// The attempts of the run job `id` belongs to (empty when it is not in the ledger).
-std::vector<ledger::JobRecord> attempts_of(JobSession& s, const std::string& id) {
-  auto records = s.ledger->find(id, s.scope());
-  if (!records || records->empty() || records->front().run_id.empty()) return {};
-  auto run = s.ledger->run_attempts(records->front().run_id);
-  return run ? *run : std::vector<ledger::JobRecord>{};
+// The attempts of the run each job belongs to (none when it is not in the ledger or not part of
+// a run): the ledger is asked once for all ids and once per run, never once per job.
+struct Runs {
+  std::map<std::string, std::string> run_of;                       // job id -> run id
+  std::map<std::string, std::vector<ledger::JobRecord>> attempts;  // run id -> its attempts
+
+  const std::vector<ledger::JobRecord>* find(const std::string& id) const {
+    const auto run = run_of.find(id);
+    if (run == run_of.end()) return nullptr;
+    const auto it = attempts.find(run->second);
+    return it == attempts.end() || it->second.empty() ? nullptr : &it->second;
+  }
+};
+
+Runs attempts_of(JobSession& s, const std::vector<std::string>& ids) {
+  Runs runs;
+  auto records = s.ledger->find_many(ids, s.scope());
+  if (!records) return runs;
+  for (const auto& [id, rows] : *records) {
+    if (rows.empty() || rows.front()->run_id.empty()) continue;
+    const std::string& run_id = rows.front()->run_id;
+    runs.run_of[id] = run_id;
+    if (runs.attempts.contains(run_id)) continue;
+    auto run = s.ledger->run_attempts(run_id);
+    runs.attempts[run_id] = run ? std::move(*run) : std::vector<ledger::JobRecord>{};
+  }
+  return runs;
 }
 
 }  // namespace
@@ -48,9 +70,13 @@ std::vector<std::string> run_history_lines(const std::vector<ledger::JobRecord>&
 std::string format_run_histories(JobSession& session, const std::vector<slurm::JobView>& views) {
   std::string out;
   std::set<std::string> shown;
+  std::vector<std::string> ids;
+  for (const auto& v : views) ids.push_back(v.tracked_id);
+  const auto runs = attempts_of(session, ids);
   for (const auto& v : views) {
-    const auto attempts = attempts_of(session, v.tracked_id);
-    if (attempts.empty() || !shown.insert(attempts.front().run_id).second) continue;
+    const auto* found = runs.find(v.tracked_id);
+    if (found == nullptr || !shown.insert(found->front().run_id).second) continue;
+    const auto& attempts = *found;
     const auto lines = run_history_lines(attempts);
     if (lines.empty()) continue;
     out += fmt::format("\nrun of job {} (first attempt job {}):\n", v.tracked_id,
@@ -61,10 +87,18 @@ std::string format_run_histories(JobSession& session, const std::vector<slurm::J
 }
 
 void add_run_histories(JobSession& session, nlohmann::json& status_array) {
+  std::vector<std::string> ids;
+  for (const auto& entry : status_array) {
+    if (entry.is_object() && entry.contains("job_id") && entry["job_id"].is_string())
+      ids.push_back(entry["job_id"].get<std::string>());
+  }
+  const auto runs = attempts_of(session, ids);
   for (auto& entry : status_array) {
     if (!entry.is_object() || !entry.contains("job_id") || !entry["job_id"].is_string()) continue;
     const std::string id = entry["job_id"].get<std::string>();
-    const auto attempts = attempts_of(session, id);
+    const auto* found = runs.find(id);
+    if (found == nullptr) continue;
+    const auto& attempts = *found;
     const auto lines = run_history_lines(attempts);
     if (lines.empty()) continue;
     const ledger::JobRecord* mine = &attempts.back();

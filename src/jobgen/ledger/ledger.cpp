@@ -295,12 +295,14 @@ Expected<std::vector<JobRecord>> Ledger::select(const std::string& where,
 Expected<std::vector<JobRecord>> Ledger::find(const std::string& job_id, const Scope& scope) {
   auto found = find_many({job_id}, scope);
   if (!found) return std::unexpected(found.error());
-  return std::move((*found)[job_id]);
+  std::vector<JobRecord> records;
+  for (const auto& r : (*found)[job_id]) records.push_back(*r);
+  return records;
 }
 
-Expected<std::map<std::string, std::vector<JobRecord>>> Ledger::find_many(
-    const std::vector<std::string>& job_ids, const Scope& scope) {
-  std::map<std::string, std::vector<JobRecord>> found;
+Expected<Ledger::Found> Ledger::find_many(const std::vector<std::string>& job_ids,
+                                          const Scope& scope) {
+  Found found;
   // "123_4" is a task of the array recorded as "123": ask for both, once each.
   std::set<std::string> wanted;
   for (const auto& id : job_ids) {
@@ -309,7 +311,7 @@ Expected<std::map<std::string, std::vector<JobRecord>>> Ledger::find_many(
     wanted.insert(id);
     wanted.insert(id.substr(0, id.find('_')));
   }
-  std::map<std::string, std::vector<JobRecord>> by_row_id;
+  std::map<std::string, std::vector<std::shared_ptr<const JobRecord>>> by_row_id;
   const std::vector<std::string> all(wanted.begin(), wanted.end());
   // SQLite allows 32766 bound values (999 before 3.32): ask in chunks well below either.
   constexpr std::size_t kChunk = 500;
@@ -330,7 +332,10 @@ Expected<std::map<std::string, std::vector<JobRecord>>> Ledger::find_many(
     }
     auto rows = select(where + " ORDER BY row_id DESC", args);
     if (!rows) return std::unexpected(rows.error());
-    for (auto& row : *rows) by_row_id[row.job_id].push_back(std::move(row));
+    for (auto& row : *rows) {
+      const std::string id = row.job_id;
+      by_row_id[id].push_back(std::make_shared<const JobRecord>(std::move(row)));
+    }
   }
   for (auto& [id, records] : found) {
     // Newest first: the exact id's rows and the array's, merged by submission order.
@@ -340,7 +345,8 @@ Expected<std::map<std::string, std::vector<JobRecord>>> Ledger::find_many(
         records.insert(records.end(), it->second.begin(), it->second.end());
     }
     if (id != base && by_row_id.contains(id) && by_row_id.contains(base))
-      std::ranges::stable_sort(records, std::greater{}, &JobRecord::submit_time);
+      std::ranges::stable_sort(records, std::greater{},
+                               [](const auto& r) { return r->submit_time; });
   }
   return found;
 }

@@ -94,8 +94,9 @@ class Ledger {
   Expected<std::vector<JobRecord>> find(const std::string& job_id, const Scope& scope = {});
   // find() for many ids in a few queries (status of 10,000 jobs): each asked id -> its records
   // (empty when the ledger has none), newest first.
-  Expected<std::map<std::string, std::vector<JobRecord>>> find_many(
-      const std::vector<std::string>& job_ids, const Scope& scope = {});
+  // A sweep's one record answers for each of its 10,000 task ids: shared, not copied.
+  using Found = std::map<std::string, std::vector<std::shared_ptr<const JobRecord>>>;
+  Expected<Found> find_many(const std::vector<std::string>& job_ids, const Scope& scope = {});
   // Records (and intents) whose last state is not final, oldest first.
   Expected<std::vector<JobRecord>> unfinished(const Scope& scope = {});
   Expected<void> update_state(const JobRecord& key, const std::string& state,
