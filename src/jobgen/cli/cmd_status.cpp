@@ -55,6 +55,10 @@ Expected<Exit> run_status(Context& ctx, const StatusOptions& options) {
             << " started jobs only (" << skipped
             << " more); 'jobgen status JOBID...' shows the others'\n";
   }
+  for (const auto& v : *views) {
+    if (const auto it = tails.find(v.info.id); it != tails.end())
+      remember_measurement(**session, *groups, v, it->second.progress);
+  }
   if (options.json) {
     auto json = status_json(*views, now, (*session)->names, tails);
     add_run_histories(**session, json);

@@ -121,6 +121,7 @@ Expected<Exit> run_watch(Context& ctx, const WatchOptions& options) {
       return it->second.tail;
     LogTail tail = reader.read(view);
     cache[view.info.id] = {now, view.info.state, tail};
+    remember_measurement(session, *groups, view, tail.progress);
     return tail;
   };
   InterruptGuard guard;

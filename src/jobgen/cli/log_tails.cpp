@@ -64,4 +64,31 @@ LogTails LogTailReader::read_all(const std::vector<slurm::JobView>& views, std::
   return tails;
 }
 
+void remember_measurement(JobSession& session, const std::vector<TrackedGroup>& groups,
+                          const slurm::JobView& view, const slurm::Progress& progress) {
+  // Runs that went at full speed to the end (or to their time limit): a failed attempt's rate may
+  // be that of a few steps before a crash, and must not teach later plans.
+  const bool full_run =
+      view.info.state == slurm::JobState::completed || view.info.state == slurm::JobState::timeout;
+  if (!full_run || !session.ledger) return;
+  const auto step_time = progress.step_time_s();
+  if (!step_time) return;
+  for (const auto& group : groups) {
+    for (const auto& t : group.jobs) {
+      if (t.id != view.tracked_id || !t.in_ledger || t.id.empty() ||
+          t.id.find('_') != std::string::npos || t.array_size > 0)
+        continue;
+      ledger::JobRecord key;
+      key.job_id = t.id;
+      key.backend = group.backend;
+      key.cluster = group.cluster;
+      if (auto ok =
+              session.ledger->record_measurement(key, step_time, progress.peak_gpu_memory_gib);
+          !ok)
+        warn(*session.ctx, ok.error().message);
+      return;
+    }
+  }
+}
+
 }  // namespace jobgen::cli

@@ -43,4 +43,10 @@ class LogTailReader {
   std::map<std::string, slurm::Tracked> by_id_;
 };
 
+// Keeps in the ledger what a finished job's log measured (seconds per step, peak GPU memory) for
+// `jobgen calibrate`: only for a job the ledger recorded (not one array task) that COMPLETED or
+// reached its TIMEOUT and whose log shows a step rate. A failed write is a warning.
+void remember_measurement(JobSession& session, const std::vector<TrackedGroup>& groups,
+                          const slurm::JobView& view, const slurm::Progress& progress);
+
 }  // namespace jobgen::cli
