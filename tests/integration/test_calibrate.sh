@@ -35,7 +35,11 @@ note=$(python3 -c 'import json; print(json.load(open("after.json"))["options"][0
 [[ $note == "calibrated from 2 runs: step time x1.50"* ]] || fail "calibration note: $note"
 "$JOBGEN" plan base.yaml --target rtx2080ti --gpus 1 --offline | grep -q "calibrated from 2 runs" ||
   fail "the text plan does not say it is calibrated"
-echo "ok: after two runs: ${ratio}x, $note"
+gpu=$(python3 -c 'import json; print(json.load(open("after.json"))["options"][0]["gpu"])')
+"$JOBGEN" estimate --model gpt2 --gpu "$gpu" --strategy ddp --seq-len 512 --json >estimate.json
+estimate_note=$(python3 -c 'import json; print(json.load(open("estimate.json"))["calibration_note"])')
+[[ $estimate_note == "calibrated from 2 runs"* ]] || fail "estimate is not calibrated: $estimate_note"
+echo "ok: after two runs: ${ratio}x, $note; estimate too"
 
 write_spec slower.yaml jg-calib "echo jobgen: step_time_s=$slower"
 third=$(submit slower.yaml --target rtx2080ti --gpus 1)
