@@ -88,6 +88,16 @@ class MapFileSystem final : public sys::FileSystem {
       return fail(path.string() + ": No such file or directory", Exit::not_found);
     return it->second;
   }
+  Expected<sys::FileTail> read_tail(const std::filesystem::path& path,
+                                    std::size_t max_bytes) const override {
+    auto it = files.find(path.string());
+    if (it == files.end())
+      return fail(path.string() + ": No such file or directory", Exit::not_found);
+    ++tail_reads;
+    const std::string& text = it->second;
+    if (text.size() <= max_bytes) return sys::FileTail{text, true};
+    return sys::FileTail{text.substr(text.size() - max_bytes), false};
+  }
   bool is_file(const std::filesystem::path& path) const override {
     return files.contains(path.string());
   }
@@ -101,6 +111,7 @@ class MapFileSystem final : public sys::FileSystem {
     return {};
   }
   std::map<std::string, std::string> files;
+  mutable int tail_reads = 0;
 };
 
 // A JWT shaped like Slurm's (HS256 header, the given payload, a fake signature): jobgen only

@@ -144,6 +144,42 @@ TEST_CASE("read_file: only regular files, at most 16 MiB, never blocking") {
   CHECK(e.error().exit == Exit::not_found);
 }
 
+TEST_CASE("read_tail: the last bytes of a regular file of any size, never a FIFO or device") {
+  ScratchDir dir;
+  sys::RealFileSystem rfs;
+  const fs::path log = dir.path / "train.log";
+  write_text(log, "first line\nsecond line\n");
+  auto tail = rfs.read_tail(log, 1024);
+  REQUIRE(tail);
+  CHECK(tail->whole);
+  CHECK(tail->text == "first line\nsecond line\n");
+  tail = rfs.read_tail(log, 12);
+  REQUIRE(tail);
+  CHECK_FALSE(tail->whole);
+  CHECK(tail->text == "second line\n");
+  // Far larger than read_file takes: only the tail is read.
+  const fs::path big = dir.path / "big.log";
+  write_text(big, "x");
+  fs::resize_file(big, sys::kMaxInputFileBytes * 4);
+  {
+    std::ofstream out(big, std::ios::binary | std::ios::app);
+    out << "step 7/9\n";
+  }
+  tail = rfs.read_tail(big, 64);
+  REQUIRE(tail);
+  CHECK(tail->text.size() == 64);
+  CHECK(tail->text.ends_with("step 7/9\n"));
+
+  const fs::path fifo = dir.path / "fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  auto refused = rfs.read_tail(fifo, 1024);  // would block forever with an ifstream
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().message.find("a FIFO") != std::string::npos);
+  CHECK_FALSE(rfs.read_tail("/dev/zero", 1024).has_value());
+  CHECK_FALSE(rfs.read_tail(dir.path, 1024).has_value());
+  CHECK(rfs.read_tail(dir.path / "missing", 1024).error().exit == Exit::not_found);
+}
+
 TEST_CASE("write_file: new files get exactly the mode asked for, whatever the umask") {
   ScratchDir dir;
   sys::RealFileSystem rfs;

@@ -150,6 +150,8 @@ TEST_CASE("ledger: an older database gains the new columns") {
   REQUIRE(old);
   REQUIRE(old->size() == 1);
   CHECK(old->front().tag.empty());
+  CHECK_FALSE(old->front().planned_step_time_s);
+  CHECK_FALSE(old->front().measured_step_time_s);
   REQUIRE(ledger->insert(record("6")));
   std::filesystem::remove_all(path.parent_path());
 }
@@ -220,5 +222,40 @@ TEST_CASE("ledger: 6 processes x 40 inserts at once lose nothing") {
   auto ledger = ledger::Ledger::open(path);
   REQUIRE(ledger);
   CHECK(ledger->count().value() == kProcs * kEach);
+  std::filesystem::remove_all(path.parent_path());
+}
+
+TEST_CASE("ledger: the planned step time, and what a finished job measured") {
+  const auto path = temp_db("measured");
+  auto ledger = ledger::Ledger::open(path);
+  REQUIRE(ledger);
+  auto r = record("300");
+  r.planned_step_time_s = 0.25;
+  r.planned_steps = 2000;
+  r.plan_row = 3;
+  REQUIRE(ledger->insert(r));
+  REQUIRE(ledger->insert(record("301")));
+  auto found = ledger->find("300");
+  REQUIRE(found);
+  REQUIRE(found->size() == 1);
+  CHECK(found->front().planned_step_time_s.value_or(0) == doctest::Approx(0.25));
+  CHECK(found->front().planned_steps == 2000);
+  CHECK(found->front().plan_row == 3);
+  CHECK_FALSE(found->front().measured_step_time_s);
+  CHECK_FALSE(ledger->find("301")->front().planned_step_time_s);
+  // Measured, but still running: not a finished run yet.
+  REQUIRE(ledger->record_measurement(r, 0.3125, std::nullopt));
+  CHECK(ledger->measured()->empty());
+  REQUIRE(ledger->update_state(r, "COMPLETED", 0));
+  auto measured = ledger->measured();
+  REQUIRE(measured);
+  REQUIRE(measured->size() == 1);
+  CHECK(measured->front().measured_step_time_s.value_or(0) == doctest::Approx(0.3125));
+  CHECK_FALSE(measured->front().peak_gpu_memory_gib);
+  // A later value given replaces it; one not given leaves it.
+  REQUIRE(ledger->record_measurement(r, std::nullopt, 12.5));
+  measured = ledger->measured();
+  CHECK(measured->front().measured_step_time_s.value_or(0) == doctest::Approx(0.3125));
+  CHECK(measured->front().peak_gpu_memory_gib.value_or(0) == doctest::Approx(12.5));
   std::filesystem::remove_all(path.parent_path());
 }

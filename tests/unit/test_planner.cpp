@@ -577,3 +577,45 @@ TEST_CASE("planner: a note shared by several options is printed once") {
   CHECK(count == 2);
   CHECK(text.find("#1-#") != std::string::npos);
 }
+
+TEST_CASE("plan: a calibration corrects the step time of its (model, GPU, strategy) only") {
+  const plan::JobSpec spec = spec_from(kSmall);
+  auto plain = plan::make_plan(spec, markov(), catalog(), PlanOptions{});
+  REQUIRE(plain);
+  REQUIRE(plain->rows.size() >= 2);
+  const plan::PlanRow& first = plain->rows[0];
+  plan::Calibration calibration;
+  plan::CalibrationEntry e;
+  e.model = plain->model_name;
+  e.gpu = first.gpu;
+  e.strategy = "ddp";
+  e.runs = 2;
+  e.planned_step_time_s = 0.2;
+  e.measured_step_time_s = 0.3;
+  e.ratio = 1.5;
+  e.factor = 1.5;
+  calibration.entries.push_back(e);
+  PlanOptions options;
+  options.calibration = &calibration;
+  auto corrected = plan::make_plan(spec, markov(), catalog(), options);
+  REQUIRE(corrected);
+  REQUIRE(corrected->rows.size() == plain->rows.size());
+  for (std::size_t i = 0; i < plain->rows.size(); ++i) {
+    const plan::PlanRow& before = plain->rows[i];
+    const plan::PlanRow& after = corrected->rows[i];
+    if (before.gpu == e.gpu) {
+      CHECK(after.step_time_s == doctest::Approx(before.step_time_s * 1.5));
+      CHECK(after.total_time_s == doctest::Approx(before.total_time_s * 1.5));
+      CHECK(after.gpu_hours == doctest::Approx(before.gpu_hours * 1.5));
+      CHECK(after.calibration_factor == doctest::Approx(1.5));
+      CHECK(after.calibration_note.starts_with("calibrated from 2 runs: step time x1.50"));
+    } else {
+      CHECK(after.step_time_s == doctest::Approx(before.step_time_s));
+      CHECK(after.calibration_note.empty());
+    }
+  }
+  const std::string text = plan::render_text(*corrected);
+  CHECK(text.find("calibrated from 2 runs") != std::string::npos);
+  const auto json = plan::plan_json(*corrected);
+  CHECK(json["options"][0]["calibration_factor"].get<double>() == doctest::Approx(1.5));
+}

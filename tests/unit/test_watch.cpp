@@ -107,7 +107,11 @@ TEST_CASE("watch on a terminal: redraws in place with a progress bar and the las
   WatchSettings settings;
   settings.terminal = true;
   auto result = watch_jobs(
-      poll, [](const JobView&) { return std::string("step 10/100"); }, clock, out, settings, stop);
+      poll,
+      [](const JobView&) {
+        return LogTail{"step 10/100", {}};
+      },
+      clock, out, settings, stop);
   REQUIRE(result);
   CHECK(result->polls == 3);
   const std::string text = out.str();
@@ -123,8 +127,6 @@ TEST_CASE("progress bar and last log line") {
   CHECK(progress_bar(30, 60, 10) == "[#####-----]  50%");
   CHECK(progress_bar(90, 60, 10) == "[##########] 100%");
   CHECK(progress_bar(5, std::nullopt).empty());
-  CHECK(last_line("a\nb\n\n") == "b");
-  CHECK(last_line("epoch 1\r 10%\r 20%\n") == " 20%");
 }
 
 namespace {

@@ -48,6 +48,7 @@ void add_commands(CLI::App& app, Context& ctx, Action& action) {
   add_watch_command(app, ctx, action);
   add_cancel_command(app, ctx, action);
   add_logs_command(app, ctx, action);
+  add_calibrate_command(app, ctx, action);
 
   add_completion_command(app, ctx, action);
   add_man_command(app, ctx, action);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "jobgen/cli/calibration_file.hpp"
 #include "jobgen/cli/commands.hpp"
 #include "jobgen/cli/profile_lookup.hpp"
 #include "jobgen/estimate/estimate.hpp"
@@ -176,7 +177,9 @@ json terms_json(const std::vector<estimate::Term>& terms) {
   return out;
 }
 
-json to_json(const estimate::Estimate& e, const estimate::Hardware& hw, bool explain) {
+// `calibrated`: the note of the correction `jobgen calibrate` applied to the step time, or "".
+json to_json(const estimate::Estimate& e, const estimate::Hardware& hw, bool explain,
+             const std::string& calibrated) {
   const auto& m = e.memory;
   const auto& t = e.throughput;
   json assumptions = json::array();
@@ -231,6 +234,7 @@ json to_json(const estimate::Estimate& e, const estimate::Hardware& hw, bool exp
         {"mfu", t.mfu},
         {"gemm_efficiency", t.gemm_efficiency},
         {"scaling_efficiency", t.scaling_efficiency}}},
+      {"calibration_note", calibrated.empty() ? json(nullptr) : json(calibrated)},
       {"assumptions", assumptions},
       {"warnings", e.warnings}};
   if (explain)
@@ -249,7 +253,7 @@ void print_terms(std::ostream& out, const char* title, const std::vector<estimat
 }
 
 void print_human(std::ostream& out, const estimate::Estimate& e, const estimate::Hardware& hw,
-                 bool explain) {
+                 bool explain, const std::string& calibrated) {
   const auto& s = e.setup;
   const auto& m = e.memory;
   const auto& t = e.throughput;
@@ -292,6 +296,7 @@ void print_human(std::ostream& out, const estimate::Estimate& e, const estimate:
       "(micro-batch {} x accumulation {} x {} GPUs)\n",
       t.samples_per_s, t.tokens_per_s, t.step_time_s, e.micro_batch, e.accumulation,
       s.world_size());
+  if (!calibrated.empty()) out << "  " << calibrated << " ('jobgen calibrate')\n";
   out << fmt::format(
       "  {:.3g} TFLOP/sample ({:.3g} model) at {:.1f} TFLOPS: MFU {:.2f}; compute {:.3f} s per "
       "micro-batch, exposed communication {:.3f} s, optimizer {:.3f} s; scaling efficiency "
@@ -302,6 +307,20 @@ void print_human(std::ostream& out, const estimate::Estimate& e, const estimate:
   out << "\nAssumptions:\n";
   for (const auto& a : e.assumptions) out << fmt::format("  {}: {} ({})\n", a.what, a.value, a.why);
   for (const auto& w : e.warnings) out << "warning: " << w << '\n';
+}
+
+// What finished runs of this (model, GPU, strategy) measured (`jobgen calibrate`): the step time
+// and the throughput that follows from it, corrected; the note saying so, or "".
+std::string apply_calibration(Context& ctx, estimate::Estimate& e, const estimate::Hardware& hw) {
+  const auto calibration = load_calibration(ctx);
+  if (!calibration) return "";
+  const plan::CalibrationEntry* c =
+      calibration->find(e.setup.model.name, hw.gpu_id, estimate::to_string(e.setup.strategy));
+  if (c == nullptr) return "";
+  e.throughput.step_time_s *= c->factor;
+  e.throughput.samples_per_s /= c->factor;
+  e.throughput.tokens_per_s /= c->factor;
+  return plan::calibration_note(*c);
 }
 
 }  // namespace
@@ -390,12 +409,12 @@ void add_estimate_command(CLI::App& app, Context& ctx, Action& action) {
       if (!setup) return std::unexpected(setup.error());
       auto hw = resolve_hardware(ctx, o);
       if (!hw) return std::unexpected(hw.error());
-      const estimate::Estimate e =
-          estimate::estimate(*setup, *hw, micro, o.accumulation, o.explain);
+      estimate::Estimate e = estimate::estimate(*setup, *hw, micro, o.accumulation, o.explain);
+      const std::string calibrated = apply_calibration(ctx, e, *hw);
       if (o.json)
-        ctx.out << to_json(e, *hw, o.explain).dump(2) << '\n';
+        ctx.out << to_json(e, *hw, o.explain, calibrated).dump(2) << '\n';
       else
-        print_human(ctx.out, e, *hw, o.explain);
+        print_human(ctx.out, e, *hw, o.explain, calibrated);
       return Exit::ok;
     };
   });

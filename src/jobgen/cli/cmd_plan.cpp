@@ -12,6 +12,7 @@
 #include <memory>
 #include <sstream>
 
+#include "jobgen/cli/calibration_file.hpp"
 #include "jobgen/cli/commands.hpp"
 #include "jobgen/cli/job_session.hpp"
 #include "jobgen/cli/profile_lookup.hpp"
@@ -78,6 +79,8 @@ Expected<Exit> run_plan(Context& ctx, const PlanCliOptions& opts) {
   options.target = opts.target;
   if (opts.gpus > 0) options.gpus = opts.gpus;
   if (opts.nodes > 0) options.nodes = opts.nodes;
+  const std::optional<plan::Calibration> calibration = load_calibration(ctx);
+  if (calibration) options.calibration = &*calibration;
   Expected<plan::PlanReport> report = plan::make_plan(*spec, *prof, *catalog, options);
   if (!report) return std::unexpected(report.error());
   if (!opts.no_queue && !opts.offline) {

@@ -1,12 +1,14 @@
 // `jobgen status [JOBID...] [--json]`: the state of jobs in plain words, with ONE scheduler query
 // for all of them. No ids: the caller's unfinished jobs (and unconfirmed submissions) from the
 // ledger. A failed scheduler query is an error (exit 1, or 5 when the credentials were refused)
-// and changes nothing in the ledger.
+// and changes nothing in the ledger. Training progress comes from the tail of each job's log
+// (cli/log_tails.hpp).
 // Exit: 0, Exit::jobs_failed when a job ended in a state other than COMPLETED (a CANCELLED job that
 // `jobgen cancel` asked for is not a failure) or left the scheduler without a trace of how.
 #include "jobgen/cli/commands.hpp"
 #include "jobgen/cli/job_session.hpp"
 #include "jobgen/cli/job_table.hpp"
+#include "jobgen/cli/log_tails.hpp"
 #include "jobgen/cli/run_history.hpp"
 
 namespace jobgen::cli {
@@ -46,12 +48,23 @@ Expected<Exit> run_status(Context& ctx, const StatusOptions& options) {
                 Exit::not_found);
   }
   const int64_t now = unix_now(ctx);
+  std::size_t skipped = 0;
+  const LogTails tails = LogTailReader(ctx.fs, *groups).read_all(*views, kStatusLogTails, &skipped);
+  if (skipped > 0) {
+    ctx.err << "jobgen: training progress read for the first " << kStatusLogTails
+            << " started jobs only (" << skipped
+            << " more); 'jobgen status JOBID...' shows the others'\n";
+  }
+  for (const auto& v : *views) {
+    if (const auto it = tails.find(v.info.id); it != tails.end())
+      remember_measurement(**session, *groups, v, it->second.progress);
+  }
   if (options.json) {
-    auto json = status_json(*views, now, (*session)->names);
+    auto json = status_json(*views, now, (*session)->names, tails);
     add_run_histories(**session, json);
     ctx.out << json.dump(2) << '\n';
   } else {
-    ctx.out << format_status_table(*views, now, (*session)->names);
+    ctx.out << format_status_table(*views, now, (*session)->names, tails);
     ctx.out << format_run_histories(**session, *views);
   }
   return slurm::overall_exit(*views);

@@ -1,6 +1,7 @@
 // `jobgen watch [JOBID...]`: follows jobs until all are finished, one scheduler query per poll
 // (2 s, backing off to 60 s while nothing changes; see slurm/monitor.hpp). On a terminal a table
-// redrawn in place with progress bars and each job's last log line; otherwise appended lines.
+// redrawn in place with progress bars, training progress read from the tail of each job's log
+// (cli/log_tails.hpp) and its last line; otherwise appended lines.
 // Exit: 0 all COMPLETED, Exit::jobs_failed otherwise, 130 on Ctrl-C (the jobs keep running).
 // Recovery (cli/run_recovery.hpp): an attempt of a run whose job spec says `recover:` (every run
 // with --recover) that failed is retried as the policy decides; the watch then follows the retry
@@ -9,15 +10,14 @@
 
 #include <atomic>
 #include <cmath>
-#include <fstream>
 
 #include "jobgen/cli/commands.hpp"
 #include "jobgen/cli/job_session.hpp"
 #include "jobgen/cli/job_table.hpp"
+#include "jobgen/cli/log_tails.hpp"
 #include "jobgen/cli/run_recovery.hpp"
 #include "jobgen/cli/watch_screen.hpp"
 #include "jobgen/plan/jobspec.hpp"
-#include "jobgen/slurm/job_files.hpp"
 
 namespace jobgen::cli {
 
@@ -52,20 +52,6 @@ void follow_retries(std::vector<TrackedGroup>& groups, std::vector<Retry> retrie
   }
 }
 
-// The last line of a log without reading all of it (a regular file only: never a FIFO).
-std::string tail_line(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return "";
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return "";
-  const std::streamoff size = in.tellg();
-  const std::streamoff from = std::max<std::streamoff>(0, size - 4096);
-  in.seekg(from);
-  std::string text(static_cast<std::size_t>(size - from), '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  return last_line(text);
-}
-
 // RAII: SIGINT sets g_stop while watching, so Ctrl-C ends the loop and never reaches the jobs
 // (they run elsewhere; jobgen signals nothing).
 struct InterruptGuard {
@@ -97,10 +83,6 @@ Expected<Exit> run_watch(Context& ctx, const WatchOptions& options) {
     ctx.out << "No unfinished jobs in the ledger; nothing to watch.\n";
     return Exit::ok;
   }
-  std::map<std::string, slurm::Tracked> by_id;
-  for (const auto& group : *groups) {
-    for (const auto& t : group.jobs) by_id[t.id] = t;
-  }
   WatchSettings settings;
   settings.terminal = ctx.out_is_terminal;
   settings.min_interval =
@@ -113,29 +95,37 @@ Expected<Exit> run_watch(Context& ctx, const WatchOptions& options) {
     } catch (const std::exception&) {
     }
   }
+  // Each log is read at most once per poll interval while its job runs (the screen redraws every
+  // second), and once more when its state changes.
+  LogTailReader reader(ctx.fs, *groups);
   const auto poll = [&]() -> Expected<std::vector<slurm::JobView>> {
     auto views = query_tracked(session, *groups);
     if (!views) return views;  // a failed query is no evidence: nothing is recovered
     auto retries = recover_failed(ctx, session, *views, options.recovery);
     if (retries.empty()) return views;
-    for (const auto& retry : retries) by_id[retry.next.id] = retry.next;
+    for (const auto& retry : retries) reader.track(retry.next);
     follow_retries(*groups, std::move(retries));
     return query_tracked(session, *groups);
   };
-  const auto last = [&](const slurm::JobView& view) -> std::string {
-    if (view.info.state == slurm::JobState::pending) return "";
-    std::filesystem::path path;
-    if (!view.info.std_out.empty()) {
-      path = slurm::resolve_log_path(view.info.std_out, view.info);
-    } else if (const auto it = by_id.find(view.tracked_id); it != by_id.end()) {
-      slurm::JobInfo probe = view.info;
-      probe.working_dir = it->second.work_dir;
-      path = slurm::resolve_log_path(it->second.stdout_path, probe);
-    }
-    return path.empty() ? "" : tail_line(path);
+  struct Cached {
+    std::chrono::system_clock::time_point when;
+    slurm::JobState state;
+    LogTail tail;
+  };
+  std::map<std::string, Cached> cache;
+  const auto log_tail = [&](const slurm::JobView& view) -> LogTail {
+    const auto now = ctx.clock.now();
+    const auto it = cache.find(view.info.id);
+    if (it != cache.end() && it->second.state == view.info.state &&
+        (now - it->second.when < settings.min_interval || slurm::is_finished(view.info.state)))
+      return it->second.tail;
+    LogTail tail = reader.read(view);
+    cache[view.info.id] = {now, view.info.state, tail};
+    remember_measurement(session, *groups, view, tail.progress);
+    return tail;
   };
   InterruptGuard guard;
-  auto result = watch_jobs(poll, last, ctx.clock, ctx.out, settings, g_stop, session.names);
+  auto result = watch_jobs(poll, log_tail, ctx.clock, ctx.out, settings, g_stop, session.names);
   if (!result) return std::unexpected(result.error());
   if (result->exit_code == kInterrupted) {
     ctx.err << "jobgen: stopped watching; the jobs keep running ('jobgen status' shows them)\n";

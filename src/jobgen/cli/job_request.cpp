@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "jobgen/cli/calibration_file.hpp"
 #include "jobgen/cli/resources.hpp"
 #include "jobgen/render/renderer.hpp"
 #include "jobgen/util/strings.hpp"
@@ -202,6 +203,8 @@ Expected<JobRequest> build_job_request(Context& ctx, const JobRequestOptions& op
   plan::PlanOptions plan_opts;
   plan_opts.target = automatic ? std::string() : opts.target;
   if (opts.gpus > 0) plan_opts.gpus = opts.gpus;
+  const std::optional<plan::Calibration> calibration = load_calibration(ctx);
+  if (calibration) plan_opts.calibration = &*calibration;
   render::RequestOptions req_opts;
   req_opts.launcher = launcher;
   req_opts.test_mode = opts.test;

@@ -102,6 +102,7 @@ slurm::Tracked tracked_from(const ledger::JobRecord& r) {
   t.stderr_path = r.stderr_path;
   t.work_dir = r.work_dir;
   t.estimated_runtime_s = r.estimated_runtime_s;
+  t.planned_step_time_s = r.planned_step_time_s;
   t.last_state = r.last_state;
   t.exit_code = r.exit_code;
   t.array_size = r.array_size;

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
+#include "jobgen/util/slurm_time.hpp"
 #include "jobgen/util/strings.hpp"
 
 namespace jobgen::cli {
@@ -20,10 +23,8 @@ std::string fit(std::string text, int width) {
   return text;
 }
 
-std::string progress_bar(int64_t elapsed, std::optional<int64_t> estimate, int width) {
-  if (!estimate || *estimate <= 0) return "";
-  const double fraction =
-      std::clamp(static_cast<double>(elapsed) / static_cast<double>(*estimate), 0.0, 1.0);
+std::string fraction_bar(double fraction, int width) {
+  fraction = std::isfinite(fraction) ? std::clamp(fraction, 0.0, 1.0) : 0.0;
   const int filled = static_cast<int>(std::lround(fraction * width));
   std::string bar = "[" + std::string(static_cast<std::size_t>(filled), '#') +
                     std::string(static_cast<std::size_t>(width - filled), '-') + "] ";
@@ -31,16 +32,132 @@ std::string progress_bar(int64_t elapsed, std::optional<int64_t> estimate, int w
   return bar + std::string(4 - std::min<std::size_t>(4, percent.size()), ' ') + percent;
 }
 
-std::string last_line(std::string_view text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) {
-    text.remove_suffix(1);
-  }
-  const std::size_t nl = text.find_last_of("\n\r");
-  return std::string(nl == std::string_view::npos ? text : text.substr(nl + 1));
+std::string progress_bar(int64_t elapsed, std::optional<int64_t> estimate, int width) {
+  if (!estimate || *estimate <= 0) return "";
+  return fraction_bar(static_cast<double>(elapsed) / static_cast<double>(*estimate), width);
 }
 
+ShownProgress shown_progress(const slurm::JobView& view, const slurm::Progress& progress) {
+  ShownProgress shown;
+  shown.step = progress.step;
+  shown.total = progress.total;
+  shown.steps_per_s = progress.steps_per_s;
+  shown.step_time_s = progress.step_time_s();
+  shown.planned_step_time_s = view.planned_step_time_s;
+  if (progress.percent) shown.fraction = *progress.percent / 100;
+  const slurm::JobState state = view.info.state;
+  if (state == slurm::JobState::completed) {
+    // Done is done: the bar's last update may not have reached the log.
+    shown.fraction = 1;
+    if (shown.total) shown.step = shown.total;
+    shown.eta_s = 0;
+  } else if (state == slurm::JobState::running) {
+    shown.eta_s = progress.eta_s;
+    if (!shown.eta_s && shown.total && shown.step && shown.steps_per_s && *shown.steps_per_s > 0) {
+      shown.eta_s = static_cast<int64_t>(
+          std::lround(static_cast<double>(std::max<int64_t>(0, *shown.total - *shown.step)) /
+                      *shown.steps_per_s));
+    }
+  }
+  if (shown.step_time_s && shown.planned_step_time_s && *shown.planned_step_time_s > 0)
+    shown.ratio = *shown.step_time_s / *shown.planned_step_time_s;
+  return shown;
+}
+
+std::optional<int64_t> plan_estimate(const slurm::JobView& view, const slurm::Progress& progress) {
+  if (view.info.state == slurm::JobState::running && shown_progress(view, progress).eta_s)
+    return std::nullopt;
+  return view.estimated_runtime_s;
+}
+
+namespace {
+
+// An epoch as the tools print it: "3" (Lightning's index), "0.45" (the Trainer's fraction).
+std::string epoch_text(double epoch) {
+  if (epoch == std::floor(epoch) && std::abs(epoch) < 1e9) return fmt::format("{:.0f}", epoch);
+  return fmt::format("{:.2f}", epoch);
+}
+
+// Three significant digits: 6.40, 0.156, 12.3, 1234.
+std::string number3(double v) {
+  if (std::abs(v) >= 100) return fmt::format("{:.0f}", v);
+  if (std::abs(v) >= 10) return fmt::format("{:.1f}", v);
+  if (std::abs(v) >= 1) return fmt::format("{:.2f}", v);
+  return fmt::format("{:#.3g}", v);
+}
+
+std::string steps_text(const ShownProgress& s) {
+  std::string text = "step " + std::to_string(*s.step);
+  if (s.total) text += "/" + std::to_string(*s.total);
+  if (s.fraction) text += fmt::format(" ({:.0f}%)", *s.fraction * 100);
+  return text;
+}
+
+}  // namespace
+
+std::string describe_progress(const slurm::JobView& view, const slurm::Progress& progress) {
+  if (!progress.known()) return "";
+  const ShownProgress s = shown_progress(view, progress);
+  const slurm::JobState state = view.info.state;
+  const bool running = state == slurm::JobState::running;
+  std::vector<std::string> parts;
+  if (state == slurm::JobState::completed) {
+    parts.push_back(s.step ? "done: " + steps_text(s) : "done (100%)");
+  } else if (s.step) {
+    parts.push_back(slurm::is_finished(state) ? "stopped at " + steps_text(s) : steps_text(s));
+  }
+  if (progress.epoch) {
+    std::string epoch = "epoch " + epoch_text(*progress.epoch);
+    if (progress.epochs) epoch += "/" + std::to_string(*progress.epochs);
+    parts.push_back(std::move(epoch));
+  }
+  if (running && s.steps_per_s) parts.push_back(number3(*s.steps_per_s) + " steps/s");
+  if (running && s.eta_s)
+    parts.push_back("about " + util::format_duration(static_cast<double>(*s.eta_s)) + " left");
+  if (progress.loss) parts.push_back("loss " + number3(*progress.loss));
+  std::string text = util::join(parts, ", ");
+  if (s.step_time_s) {
+    text += "; " + number3(*s.step_time_s) + " s/step";
+    if (s.planned_step_time_s && s.ratio)
+      text += fmt::format(" vs {} planned ({:.2f}x)", number3(*s.planned_step_time_s), *s.ratio);
+  }
+  return text;
+}
+
+namespace {
+
+const slurm::Progress* progress_of(const slurm::JobView& v, const LogTails& tails) {
+  const auto it = tails.find(v.info.id);
+  return it == tails.end() ? nullptr : &it->second.progress;
+}
+
+nlohmann::json progress_json(const slurm::JobView& v, const slurm::Progress* p) {
+  // A COMPLETED job is at 100 % even when its log said nothing.
+  if ((p == nullptr || !p->known()) && v.info.state != slurm::JobState::completed) return nullptr;
+  const slurm::Progress none;
+  const slurm::Progress& progress = p != nullptr ? *p : none;
+  const ShownProgress s = shown_progress(v, progress);
+  auto optional = [](const auto& value) -> nlohmann::json {
+    if (value) return *value;
+    return nullptr;
+  };
+  return {{"format", progress.known() ? slurm::to_string(progress.format) : "state"},
+          {"step", optional(s.step)},
+          {"total_steps", optional(s.total)},
+          {"percent", s.fraction ? nlohmann::json(*s.fraction * 100) : nlohmann::json(nullptr)},
+          {"steps_per_s", optional(s.steps_per_s)},
+          {"step_time_s", optional(s.step_time_s)},
+          {"eta_s", optional(s.eta_s)},
+          {"epoch", optional(progress.epoch)},
+          {"epochs", optional(progress.epochs)},
+          {"loss", optional(progress.loss)},
+          {"peak_gpu_memory_gib", optional(progress.peak_gpu_memory_gib)}};
+}
+
+}  // namespace
+
 std::string format_status_table(const std::vector<slurm::JobView>& views, int64_t now,
-                                const slurm::GresNames& names) {
+                                const slurm::GresNames& names, const LogTails& tails) {
   std::size_t id_w = 6, name_w = 4;
   for (const auto& v : views) {
     id_w = std::max(id_w, std::min<std::size_t>(40, util::printable(v.info.id).size()));
@@ -49,15 +166,24 @@ std::string format_status_table(const std::vector<slurm::JobView>& views, int64_
   std::string out = pad("JOBID", id_w + 2) + pad("NAME", name_w + 2) + "STATE\n";
   for (const auto& v : views) {
     // Names, reasons and nodes come from the scheduler: never raw control characters.
+    const slurm::Progress* p = progress_of(v, tails);
     const std::string name = util::printable(v.info.name).substr(0, name_w);
     out += pad(util::printable(v.info.id, 40), id_w + 2) + pad(name, name_w + 2) +
-           util::printable(slurm::describe(v.info, now, v.estimated_runtime_s, names)) + "\n";
+           util::printable(slurm::describe(
+               v.info, now, p != nullptr ? plan_estimate(v, *p) : v.estimated_runtime_s, names)) +
+           "\n";
+    if (p != nullptr && p->known()) {
+      const ShownProgress s = shown_progress(v, *p);
+      out += std::string(id_w + 2, ' ') +
+             (s.fraction ? fraction_bar(*s.fraction, 20) + "  " : std::string()) +
+             util::printable(describe_progress(v, *p)) + "\n";
+    }
   }
   return out;
 }
 
 nlohmann::json status_json(const std::vector<slurm::JobView>& views, int64_t now,
-                           const slurm::GresNames& names) {
+                           const slurm::GresNames& names, const LogTails& tails) {
   auto optional = [](const auto& value) -> nlohmann::json {
     if (value) return *value;
     return nullptr;
@@ -86,6 +212,12 @@ nlohmann::json status_json(const std::vector<slurm::JobView>& views, int64_t now
                     {"vanished", v.vanished},
                     {"unconfirmed", v.unconfirmed},
                     {"source", v.from_scheduler ? "scheduler" : "ledger"}});
+    const slurm::Progress* p = progress_of(v, tails);
+    nlohmann::json& job = list.back();
+    job["progress"] = progress_json(v, p);
+    job["planned_step_time_s"] = optional(v.planned_step_time_s);
+    const auto ratio = p != nullptr ? shown_progress(v, *p).ratio : std::nullopt;
+    job["step_time_ratio"] = optional(ratio);
   }
   return list;
 }

@@ -1,9 +1,11 @@
 // How `status` and `watch` show jobs: the status table (one line per job view), its JSON form,
-// the progress bar and the last line of a log. Everything shown from the scheduler (names,
-// reasons, nodes, log lines) goes through util::printable: never a raw control character.
+// the progress bar and what the log tail says (training progress, measured vs planned step time).
+// Everything shown from the scheduler (names, reasons, nodes, log lines) goes through
+// util::printable: never a raw control character.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -11,22 +13,51 @@
 #include <vector>
 
 #include "jobgen/slurm/job_state.hpp"
+#include "jobgen/slurm/log_progress.hpp"
 #include "jobgen/slurm/monitor.hpp"
 
 namespace jobgen::cli {
 
-// "JOBID  NAME  STATE" and one line per view; `now` in Unix seconds.
+// What a job's log tail says (cli/log_tails reads it), keyed by the view's job id (info.id).
+struct LogTail {
+  std::string last_line;
+  slurm::Progress progress;
+};
+using LogTails = std::map<std::string, LogTail>;
+
+// "JOBID  NAME  STATE" and one line per view (plus its progress when the log shows some); `now`
+// in Unix seconds.
 std::string format_status_table(const std::vector<slurm::JobView>& views, int64_t now,
-                                const slurm::GresNames& names = {});
+                                const slurm::GresNames& names = {}, const LogTails& tails = {});
 // The same as an array of objects (documented keys: README "status --json").
 nlohmann::json status_json(const std::vector<slurm::JobView>& views, int64_t now,
-                           const slurm::GresNames& names = {});
+                           const slurm::GresNames& names = {}, const LogTails& tails = {});
+
+// Progress as shown for a job in its state: a COMPLETED job is at 100 % (its last step when the
+// log counted them), a running one where its log says, a failed one where it stopped.
+struct ShownProgress {
+  std::optional<int64_t> step;
+  std::optional<int64_t> total;
+  std::optional<double> fraction;  // 0..1
+  std::optional<double> steps_per_s;
+  std::optional<int64_t> eta_s;       // the tool's, else (total - step) / rate
+  std::optional<double> step_time_s;  // measured, seconds per step
+  std::optional<double> planned_step_time_s;
+  std::optional<double> ratio;  // measured / planned step time
+};
+ShownProgress shown_progress(const slurm::JobView& view, const slurm::Progress& progress);
+// "step 450/1000 (45%), 6.40 steps/s, ~1m 25s left; 0.16 s/step vs 0.20 planned (0.78x)";
+// "" when neither the log nor the state says anything.
+std::string describe_progress(const slurm::JobView& view, const slurm::Progress& progress);
+
+// The plan's run time for describe()'s "about N left", unless the log's progress has a better
+// estimate of the time left (then nullopt: one estimate shown, the log's).
+std::optional<int64_t> plan_estimate(const slurm::JobView& view, const slurm::Progress& progress);
 
 // "[#######-------]  45%" for elapsed / estimate; empty without an estimate.
 std::string progress_bar(int64_t elapsed, std::optional<int64_t> estimate, int width = 20);
-
-// The last non-empty line of a log's tail (carriage-return progress lines keep their last part).
-std::string last_line(std::string_view text);
+// The same for a fraction 0..1.
+std::string fraction_bar(double fraction, int width = 20);
 
 // `text` padded with spaces to `width`, or cut to `width` with "..." at the end.
 std::string pad(std::string text, std::size_t width);

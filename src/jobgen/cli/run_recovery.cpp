@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-
 #include "jobgen/cli/run_request.hpp"
 #include "jobgen/cli/submission.hpp"
 #include "jobgen/run/failure.hpp"
@@ -18,23 +16,15 @@ namespace {
 namespace fs = std::filesystem;
 
 // The last `bytes` of a regular file ("" when it cannot be read): never the whole log.
-std::string read_tail(const fs::path& path, std::size_t bytes) {
-  std::error_code ec;
-  if (path.empty() || !fs::is_regular_file(path, ec)) return "";
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return "";
-  const std::streamoff size = in.tellg();
-  const std::streamoff from =
-      std::max<std::streamoff>(0, size - static_cast<std::streamoff>(bytes));
-  in.seekg(from);
-  std::string text(static_cast<std::size_t>(size - from), '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(std::max<std::streamsize>(0, in.gcount())));
-  return text;
+std::string read_tail(const sys::FileSystem& files, const fs::path& path, std::size_t bytes) {
+  if (path.empty()) return "";
+  auto tail = files.read_tail(path, bytes);
+  return tail ? std::move(tail->text) : std::string();
 }
 
 // The tails of the job's stdout and stderr logs (once when they are the same file).
-std::string log_tail(const slurm::JobView& view, const ledger::JobRecord& r) {
+std::string log_tail(const sys::FileSystem& files, const slurm::JobView& view,
+                     const ledger::JobRecord& r) {
   slurm::JobInfo info = view.info;
   if (info.working_dir.empty()) info.working_dir = r.work_dir;
   const auto path_of = [&](const std::string& reported, const std::string& recorded) {
@@ -42,8 +32,9 @@ std::string log_tail(const slurm::JobView& view, const ledger::JobRecord& r) {
   };
   const fs::path out = path_of(view.info.std_out, r.stdout_path);
   const fs::path err = path_of(view.info.std_err, r.stderr_path);
-  std::string text = read_tail(out, run::kLogTailBytes);
-  if (!r.stderr_path.empty() && err != out) text += "\n" + read_tail(err, run::kLogTailBytes);
+  std::string text = read_tail(files, out, run::kLogTailBytes);
+  if (!r.stderr_path.empty() && err != out)
+    text += "\n" + read_tail(files, err, run::kLogTailBytes);
   return text;
 }
 
@@ -87,7 +78,7 @@ class Recoverer {
   // Handles one ended attempt; a retry when one was submitted.
   std::optional<Retry> handle(const slurm::JobView& view, const ledger::JobRecord& r) {
     const run::Failure failure = run::classify_failure(
-        log_tail(view, r),
+        log_tail(ctx_.fs, view, r),
         {view.info.state, view.info.reason, view.info.exit_code, view.info.nodes});
     const int limit = settings_.max_attempts > 0 ? settings_.max_attempts
                       : r.max_attempts > 0       ? r.max_attempts

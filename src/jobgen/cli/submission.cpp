@@ -254,6 +254,11 @@ class Submission {
     record.stderr_path = sbatch.error;
     record.work_dir = sbatch.working_dir;
     record.estimated_runtime_s = p.estimate_s;
+    // For "measured vs planned step time" in status/watch, and for `jobgen calibrate` (no
+    // estimate: a --test run, whose steps are not the plan's).
+    if (p.estimate_s && p.row.step_time_s > 0) record.planned_step_time_s = p.row.step_time_s;
+    if (p.row.steps > 0) record.planned_steps = p.row.steps;
+    record.plan_row = p.row.id;
     record.array_size = render::sweep_task_count(job_.sweep);
     record.tag = request.tag;
     record.run_id = run_ ? run_->run_id : request.tag;

@@ -1,6 +1,7 @@
 #include "jobgen/cli/watch_screen.hpp"
 
 #include <algorithm>
+#include <bit>
 
 #include "jobgen/cli/job_table.hpp"
 #include "jobgen/util/slurm_time.hpp"
@@ -17,8 +18,8 @@ using slurm::JobView;
 class Screen {
  public:
   Screen(std::ostream& out, const WatchSettings& settings, const slurm::GresNames& names,
-         const LastLineFn& last_log_line)
-      : out_(out), settings_(settings), names_(names), last_log_line_(last_log_line) {}
+         const LogTailFn& log_tail)
+      : out_(out), settings_(settings), names_(names), log_tail_(log_tail) {}
 
   void draw(const std::vector<JobView>& views, int64_t now, std::chrono::milliseconds interval) {
     settings_.terminal ? draw_table(views, now, interval) : append_changes(views, now);
@@ -33,16 +34,40 @@ class Screen {
   }
 
  private:
-  // Running lines change every second (elapsed time); only a new state is news.
+  // Running lines change every second (elapsed time); only a new state is news, and progress
+  // that moved on notably (progress_step).
   void append_changes(const std::vector<JobView>& views, int64_t now) {
     for (const auto& v : views) {
       const std::string key = to_string(v.info.state) + v.info.reason + v.info.nodes;
       auto& previous = printed_[v.info.id];
-      if (previous == key) continue;
-      previous = key;
-      out_ << util::printable(v.info.id) << " "
-           << util::printable(slurm::describe(v.info, now, v.estimated_runtime_s, names_)) << '\n';
+      const LogTail tail = log_tail_ ? log_tail_(v) : LogTail{};
+      if (previous != key) {
+        previous = key;
+        out_ << util::printable(v.info.id) << " "
+             << util::printable(
+                    slurm::describe(v.info, now, plan_estimate(v, tail.progress), names_))
+             << '\n';
+      }
+      if (!tail.progress.known()) continue;
+      const std::string step = progress_step(v, tail.progress);
+      auto& shown = progress_printed_[v.info.id];
+      if (shown == step) continue;
+      shown = step;
+      out_ << util::printable(v.info.id)
+           << " progress: " << util::printable(describe_progress(v, tail.progress)) << '\n';
     }
+  }
+
+  // Which notable stage progress is at: the 10 % decile, else the power of two of the step count
+  // (1, 2, 4, ... 1024 steps), else the whole epoch; the state too (done / stopped). A line is
+  // printed when it changes: a dozen lines per job, not one per poll.
+  static std::string progress_step(const JobView& v, const slurm::Progress& p) {
+    const ShownProgress s = shown_progress(v, p);
+    std::string key = to_string(v.info.state);
+    if (s.fraction) return key + " p" + std::to_string(static_cast<int>(*s.fraction * 10));
+    if (s.step) return key + " s" + std::to_string(std::bit_width(static_cast<uint64_t>(*s.step)));
+    if (p.epoch) return key + " e" + std::to_string(static_cast<int64_t>(*p.epoch));
+    return key;
   }
 
   void draw_table(const std::vector<JobView>& views, int64_t now,
@@ -61,26 +86,34 @@ class Screen {
   }
 
   std::string job_lines(const JobView& v, int64_t now) const {
-    // A completed job is done, whatever the estimate said.
-    const int64_t elapsed = v.info.state == JobState::completed && v.estimated_runtime_s
-                                ? *v.estimated_runtime_s
-                                : slurm::elapsed_seconds(v.info, now);
+    const LogTail tail = log_tail_ ? log_tail_(v) : LogTail{};
+    // Steps when the log counts them; else elapsed against the plan's estimate. A completed job
+    // is done, whatever the estimate said.
+    const ShownProgress shown = shown_progress(v, tail.progress);
+    std::string bar;
+    if (shown.fraction && (tail.progress.known() || v.info.state == JobState::completed)) {
+      bar = fraction_bar(*shown.fraction, 16);
+    } else {
+      bar = progress_bar(slurm::elapsed_seconds(v.info, now), v.estimated_runtime_s, 16);
+    }
     const std::string line =
-        pad(util::printable(v.info.id, 40), 10) + " " +
-        pad(progress_bar(elapsed, v.estimated_runtime_s, 16), 24) +
-        util::printable(slurm::describe(v.info, now, v.estimated_runtime_s, names_));
+        pad(util::printable(v.info.id, 40), 10) + " " + pad(bar, 24) +
+        util::printable(slurm::describe(v.info, now, plan_estimate(v, tail.progress), names_));
     std::string lines = fit(line, settings_.width) + "\n";
-    const std::string tail = last_log_line_ ? last_log_line_(v) : "";
-    if (!tail.empty())
-      lines += fit("           | " + util::printable(tail), settings_.width) + "\n";
+    const std::string progress = describe_progress(v, tail.progress);
+    if (!progress.empty())
+      lines += fit("           | " + util::printable(progress), settings_.width) + "\n";
+    if (!tail.last_line.empty())
+      lines += fit("           | " + util::printable(tail.last_line), settings_.width) + "\n";
     return lines;
   }
 
   std::ostream& out_;
   const WatchSettings& settings_;
   const slurm::GresNames& names_;
-  const LastLineFn& last_log_line_;
-  std::map<std::string, std::string> printed_;  // plain output: last state printed per job
+  const LogTailFn& log_tail_;
+  std::map<std::string, std::string> printed_;           // plain output: last state per job
+  std::map<std::string, std::string> progress_printed_;  // plain output: last progress_step
   int drawn_lines_ = 0;
 };
 
@@ -101,12 +134,11 @@ bool wait_until(std::chrono::system_clock::time_point next, sys::Clock& clock,
 
 }  // namespace
 
-Expected<WatchResult> watch_jobs(const PollFn& poll, const LastLineFn& last_log_line,
-                                 sys::Clock& clock, std::ostream& out,
-                                 const WatchSettings& settings, const std::atomic<bool>& stop,
-                                 const slurm::GresNames& names) {
+Expected<WatchResult> watch_jobs(const PollFn& poll, const LogTailFn& log_tail, sys::Clock& clock,
+                                 std::ostream& out, const WatchSettings& settings,
+                                 const std::atomic<bool>& stop, const slurm::GresNames& names) {
   WatchResult result;
-  Screen screen(out, settings, names, last_log_line);
+  Screen screen(out, settings, names, log_tail);
   std::vector<JobView> views;
   std::string last_signature;
   auto interval = settings.min_interval;

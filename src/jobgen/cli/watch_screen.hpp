@@ -3,9 +3,11 @@
 // change resets it. A failed poll that may pass (Error::transient: the scheduler down, frozen or
 // answering garbage) is reported and retried with backoff, never read as news about the jobs;
 // any other failure ends the watch. On a terminal the screen is a table redrawn in place (ANSI)
-// every `redraw`, with a progress bar of elapsed time against the estimated run time and each
-// job's last log line; otherwise one line is appended per job whose state changed. It returns when
-// nothing more will change (slurm::all_finished): Exit::ok or Exit::jobs_failed as
+// every `redraw`, with a progress bar (of steps when the log counts them, else of elapsed time
+// against the estimated run time), steps/s, ETA, measured vs planned step time and each job's last
+// log line; otherwise one line is appended per job whose state changed, and one when its progress
+// crossed another 10 % (or, without a total, the step count doubled or a new epoch began). It
+// returns when nothing more will change (slurm::all_finished): Exit::ok or Exit::jobs_failed as
 // slurm::overall_exit says; when `stop` becomes true (Ctrl-C) it returns kInterrupted and leaves
 // the jobs alone.
 #pragma once
@@ -18,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "jobgen/cli/job_table.hpp"
 #include "jobgen/slurm/monitor.hpp"
 #include "jobgen/sys/system.hpp"
 
@@ -34,16 +37,16 @@ struct WatchSettings {
 };
 
 using PollFn = std::function<Expected<std::vector<slurm::JobView>>()>;
-using LastLineFn = std::function<std::string(const slurm::JobView&)>;
+// What a job's log says now (its last line and training progress); called per poll and redraw.
+using LogTailFn = std::function<LogTail(const slurm::JobView&)>;
 
 struct WatchResult {
   int exit_code = 0;  // Exit::ok, Exit::jobs_failed or kInterrupted
   int polls = 0;
 };
 
-Expected<WatchResult> watch_jobs(const PollFn& poll, const LastLineFn& last_log_line,
-                                 sys::Clock& clock, std::ostream& out,
-                                 const WatchSettings& settings, const std::atomic<bool>& stop,
-                                 const slurm::GresNames& names = {});
+Expected<WatchResult> watch_jobs(const PollFn& poll, const LogTailFn& log_tail, sys::Clock& clock,
+                                 std::ostream& out, const WatchSettings& settings,
+                                 const std::atomic<bool>& stop, const slurm::GresNames& names = {});
 
 }  // namespace jobgen::cli

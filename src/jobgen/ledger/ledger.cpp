@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <string>
@@ -60,6 +62,12 @@ constexpr std::pair<const char*, const char*> kAddedColumns[] = {
     {"request_json", "TEXT NOT NULL DEFAULT ''"},
     {"failure", "TEXT NOT NULL DEFAULT ''"},
     {"decision", "TEXT NOT NULL DEFAULT ''"},
+    // Progress and calibration: the plan's step time, what the finished job's log measured.
+    {"planned_step_time_s", "REAL"},
+    {"planned_steps", "INTEGER"},
+    {"plan_row", "INTEGER"},
+    {"measured_step_time_s", "REAL"},
+    {"peak_gpu_memory_gib", "REAL"},
 };
 
 // States after which a job never changes again (as slurm::is_finished; kept here as text so the
@@ -73,9 +81,17 @@ constexpr const char* kColumns =
     "job_id, backend, cluster, target, job_name, spec_path, spec_hash, script_path, plan_json, "
     "submit_time, last_state, exit_code, stdout_path, stderr_path, work_dir, estimated_runtime_s, "
     "array_size, tag, cancel_requested, run_id, attempt, max_attempts, request_json, failure, "
-    "decision";
+    "decision, planned_step_time_s, planned_steps, plan_row, measured_step_time_s, "
+    "peak_gpu_memory_gib";
 
 constexpr int kBusyTimeoutMs = 30'000;
+
+// A double as an SQL literal that reads back the same value.
+std::string fmt_real(double v) {
+  char buffer[32];
+  const int n = std::snprintf(buffer, sizeof buffer, "%.17g", v);
+  return std::string(buffer, static_cast<std::size_t>(std::max(0, n)));
+}
 
 std::unexpected<Error> db_error(sqlite3* db, const std::string& what) {
   return fail("job ledger: " + what + ": " + sqlite3_errmsg(db) +
@@ -178,7 +194,7 @@ Ledger::~Ledger() {
 Expected<void> Ledger::insert(const JobRecord& r) {
   const std::string sql =
       std::string("INSERT INTO jobs (") + kColumns +
-      ", updated_time) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+      ", updated_time) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
   if (exec_retry(db_, "BEGIN IMMEDIATE;") != SQLITE_OK) return db_error(db_, "cannot lock");
   Statement s;
   if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.stmt, nullptr) != SQLITE_OK) {
@@ -222,6 +238,15 @@ Expected<void> Ledger::insert(const JobRecord& r) {
   text(r.request_json);
   text(r.failure);
   text(r.decision);
+  const auto real = [&](const std::optional<double>& v) {
+    v ? sqlite3_bind_double(s.stmt, ++i, *v) : sqlite3_bind_null(s.stmt, ++i);
+  };
+  real(r.planned_step_time_s);
+  r.planned_steps ? sqlite3_bind_int64(s.stmt, ++i, *r.planned_steps)
+                  : sqlite3_bind_null(s.stmt, ++i);
+  r.plan_row ? sqlite3_bind_int(s.stmt, ++i, *r.plan_row) : sqlite3_bind_null(s.stmt, ++i);
+  real(r.measured_step_time_s);
+  real(r.peak_gpu_memory_gib);
   sqlite3_bind_int64(s.stmt, ++i, util::unix_seconds(std::chrono::system_clock::now()));
   if (sqlite3_step(s.stmt) != SQLITE_DONE) {
     auto error = db_error(db_, "cannot record job " + r.job_id);
@@ -286,6 +311,16 @@ Expected<std::vector<JobRecord>> Ledger::select(const std::string& where,
     r.request_json = text();
     r.failure = text();
     r.decision = text();
+    auto opt_real = [&]() -> std::optional<double> {
+      const int col = c++;
+      if (sqlite3_column_type(s.stmt, col) == SQLITE_NULL) return std::nullopt;
+      return sqlite3_column_double(s.stmt, col);
+    };
+    r.planned_step_time_s = opt_real();
+    r.planned_steps = opt_int();
+    if (const auto row = opt_int()) r.plan_row = static_cast<int>(*row);
+    r.measured_step_time_s = opt_real();
+    r.peak_gpu_memory_gib = opt_real();
     result.push_back(std::move(r));
   }
   if (rc != SQLITE_DONE) return db_error(db_, "cannot read records");
@@ -432,6 +467,26 @@ Expected<void> Ledger::record_failure(const JobRecord& key, const std::string& f
   all.insert(all.end(), args.begin(), args.end());
   return execute("UPDATE jobs SET failure = ?, decision = ? WHERE " + where, all,
                  "record how job " + key.job_id + " failed");
+}
+
+Expected<void> Ledger::record_measurement(const JobRecord& key, std::optional<double> step_time_s,
+                                          std::optional<double> peak_gpu_memory_gib) {
+  auto [where, args] = key_of(key);
+  // Numbers as text parameters would be stored as text: bind them as SQL literals instead (they
+  // are doubles jobgen computed, never user text).
+  const auto value = [](const char* column, const std::optional<double>& v) {
+    return std::string(column) + " = " +
+           (v && std::isfinite(*v) ? fmt_real(*v) : std::string(column));
+  };
+  return execute("UPDATE jobs SET " + value("measured_step_time_s", step_time_s) + ", " +
+                     value("peak_gpu_memory_gib", peak_gpu_memory_gib) + " WHERE " + where,
+                 args, "record what job " + key.job_id + " measured");
+}
+
+Expected<std::vector<JobRecord>> Ledger::measured() {
+  return select(std::string("WHERE measured_step_time_s IS NOT NULL AND last_state IN ") +
+                    kFinished + " ORDER BY row_id",
+                {});
 }
 
 Expected<int64_t> Ledger::count() {

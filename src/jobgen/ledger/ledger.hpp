@@ -64,6 +64,11 @@ struct JobRecord {
   std::string request_json;
   std::string failure;
   std::string decision;
+  std::optional<double> planned_step_time_s;   // the chosen plan row's seconds per step
+  std::optional<int64_t> planned_steps;        // the chosen plan row's optimizer steps
+  std::optional<int> plan_row;                 // the chosen row's id in plan_json "options"
+  std::optional<double> measured_step_time_s;  // from the finished job's log
+  std::optional<double> peak_gpu_memory_gib;   // from the finished job's log, when it says
 };
 
 // The state directory ($XDG_STATE_HOME/jobgen or ~/.local/state/jobgen).
@@ -107,6 +112,12 @@ class Ledger {
   // Records how the attempt `key` failed and what was decided after it.
   Expected<void> record_failure(const JobRecord& key, const std::string& failure,
                                 const std::string& decision);
+  // What the finished job's log measured (seconds per optimizer step, peak GPU memory in GiB per
+  // GPU); a value not given leaves the column as it is.
+  Expected<void> record_measurement(const JobRecord& key, std::optional<double> step_time_s,
+                                    std::optional<double> peak_gpu_memory_gib);
+  // Finished records with a measured step time (for `jobgen calibrate`), oldest first.
+  Expected<std::vector<JobRecord>> measured();
   Expected<int64_t> count();
 
  private:

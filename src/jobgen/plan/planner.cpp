@@ -261,8 +261,9 @@ struct Candidate {
   std::optional<double> slice_price = std::nullopt;  // the profile's price of one slice-hour
 };
 
+// `correction`: what finished runs of this (model, GPU, strategy) measured (calibration.hpp).
 PlanRow plan_row(const JobSpec& spec, const profile::Profile& prof, const Candidate& cand,
-                 const est::Hardware& hw) {
+                 const est::Hardware& hw, const CalibrationEntry* correction) {
   const NodeGroup& g = *cand.group;
   PlanRow row;
   row.group = g.name;
@@ -329,6 +330,16 @@ PlanRow plan_row(const JobSpec& spec, const profile::Profile& prof, const Candid
   row.scaling_efficiency = chosen.tp.scaling_efficiency;
   row.samples_per_s = chosen.tp.samples_per_s;
   row.tokens_per_s = chosen.tp.tokens_per_s;
+  if (correction != nullptr) {
+    // Everything that follows from the step time (GPU hours, cost, time limits) uses the
+    // corrected one.
+    row.step_time_s *= correction->factor;
+    row.total_time_s *= correction->factor;
+    row.samples_per_s /= correction->factor;
+    row.tokens_per_s /= correction->factor;
+    row.calibration_note = calibration_note(*correction);
+    row.calibration_factor = correction->factor;
+  }
   // GPU-hours in whole GPUs: a MIG slice counts as its share of the GPU's compute, so a slice
   // that runs 7x longer on 1/7 of an A100 costs about what the whole A100 does.
   const double share = cand.mig ? cand.mig->compute_fraction() : 1.0;
@@ -637,7 +648,12 @@ Expected<PlanReport> make_plan(const JobSpec& spec, const profile::Profile& prof
         }
         continue;
       }
-      PlanRow row = plan_row(spec, prof, cand, hw);
+      const CalibrationEntry* correction =
+          options.calibration != nullptr
+              ? options.calibration->find(report.model_name, cand.gpu->id,
+                                          est::to_string(spec.strategy))
+              : nullptr;
+      PlanRow row = plan_row(spec, prof, cand, hw, correction);
       row.id = static_cast<int>(report.rows.size()) + 1;
       report.rows.push_back(std::move(row));
     }

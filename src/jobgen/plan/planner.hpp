@@ -36,6 +36,7 @@
 
 #include "jobgen/estimate/memory.hpp"
 #include "jobgen/estimate/throughput.hpp"
+#include "jobgen/plan/calibration.hpp"
 #include "jobgen/plan/jobspec.hpp"
 #include "jobgen/plan/queue.hpp"
 #include "jobgen/profile/catalog.hpp"
@@ -49,6 +50,8 @@ struct PlanOptions {
   std::string target;       // "" = every node group
   std::optional<int> gpus;  // GPUs (MIG: slices) per node
   std::optional<int> nodes;
+  // Step-time corrections learnt from finished runs (`jobgen calibrate`); none when null.
+  const Calibration* calibration = nullptr;
 };
 
 struct PlanRow {
@@ -74,6 +77,8 @@ struct PlanRow {
   estimate::Precision precision = estimate::Precision::amp_bf16;  // effective
   bool grad_checkpointing = false;
   std::string checkpointing_note;  // why, when jobgen decided (auto)
+  std::string calibration_note;    // "calibrated from N runs: ..." when a correction applied
+  double calibration_factor = 1;   // the step time is the estimator's times this
 
   estimate::MemoryBreakdown memory;  // per GPU at micro_batch
   double capacity_gib = 0;

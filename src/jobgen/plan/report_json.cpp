@@ -48,6 +48,8 @@ json row_json(const PlanRow& row) {
   j["precision"] = est::to_string(row.precision);
   j["grad_checkpointing"] = row.grad_checkpointing;
   j["grad_checkpointing_note"] = row.checkpointing_note;
+  j["calibration_note"] = row.calibration_note.empty() ? json(nullptr) : json(row.calibration_note);
+  j["calibration_factor"] = row.calibration_factor;
   j["memory_gib"] = memory_json(row.memory);
   j["capacity_gib"] = row.capacity_gib;
   j["fits"] = row.fits;

@@ -102,6 +102,7 @@ std::string render_markdown(const PlanReport& r) {
   for (const PlanRow& row : r.rows) {
     std::string notes;
     if (!row.checkpointing_note.empty()) notes = row.checkpointing_note;
+    if (!row.calibration_note.empty()) notes += (notes.empty() ? "" : "; ") + row.calibration_note;
     for (const auto& w : row.warnings) notes += (notes.empty() ? "" : "; ") + w;
     const bool ok = row.runnable;
     out += fmt::format(

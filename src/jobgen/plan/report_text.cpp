@@ -311,6 +311,7 @@ std::string group_text(const PlanReport& r, const GroupInfo& g, bool lr_varies) 
     ++rows;
     cells.push_back(row_cells(r, row, lr_varies));
     if (!row.checkpointing_note.empty()) note(row.checkpointing_note, row.id);
+    if (!row.calibration_note.empty()) note(row.calibration_note, row.id);
     for (const auto& w : row.warnings) note(w, row.id);
   }
   std::string out = "\n" + group_header(r, g) + table(cells, 2, {false, true});

@@ -31,6 +31,7 @@ std::vector<JobView> resolve_forgotten(const Tracked& t, const sys::FileSystem& 
     v.tracked_id = t.id;
     v.info = std::move(job);
     v.estimated_runtime_s = t.estimated_runtime_s;
+    v.planned_step_time_s = t.planned_step_time_s;
     v.from_scheduler = false;
     v.tag = t.tag;
     v.cancel_requested = t.cancel_requested;
@@ -129,6 +130,7 @@ Expected<std::vector<JobView>> query_jobs(Backend& backend, const std::vector<Tr
       view.tracked_id = t.id;
       view.info = job;
       view.estimated_runtime_s = t.estimated_runtime_s;
+      view.planned_step_time_s = t.planned_step_time_s;
       view.tag = t.tag;
       view.cancel_requested = t.cancel_requested;
       if (job.id.find("_[") != std::string::npos && t.id.find('_') != std::string::npos) {

@@ -172,6 +172,39 @@ Expected<std::string> RealFileSystem::read_file(const fs::path& path) const {
   return text;
 }
 
+Expected<FileTail> RealFileSystem::read_tail(const fs::path& path, std::size_t max_bytes) const {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+  if (fd.get() < 0) {
+    const int err = errno;
+    const Exit exit = err == ENOENT || err == ENOTDIR ? Exit::not_found : Exit::invalid_input;
+    return fail(std::string("cannot read: ") + std::strerror(err), exit, at(path));
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) {
+    return fail(std::string("cannot read: ") + std::strerror(errno), Exit::invalid_input, at(path));
+  }
+  if (!S_ISREG(st.st_mode))
+    return invalid("is " + kind_of(st.st_mode) + ", not a log file", at(path));
+  const auto size = static_cast<uint64_t>(st.st_size);
+  const uint64_t from = size > max_bytes ? size - max_bytes : 0;
+  // pread from a fixed offset: a log growing meanwhile adds bytes after `size`, not read here.
+  FileTail tail{std::string(static_cast<std::size_t>(size - from), '\0'), from == 0};
+  std::size_t done = 0;
+  while (done < tail.text.size()) {
+    const ssize_t n = ::pread(fd.get(), tail.text.data() + done, tail.text.size() - done,
+                              static_cast<off_t>(from + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      return fail(std::string("cannot read: ") + std::strerror(errno), Exit::invalid_input,
+                  at(path));
+    }
+    if (n == 0) break;  // truncated meanwhile
+    done += static_cast<std::size_t>(n);
+  }
+  tail.text.resize(done);
+  return tail;
+}
+
 bool RealFileSystem::is_file(const fs::path& path) const {
   std::error_code ec;
   return fs::is_regular_file(path, ec);

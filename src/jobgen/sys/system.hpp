@@ -25,6 +25,12 @@ class Environment {
 // at once with a message instead of exhausting memory.
 inline constexpr std::size_t kMaxInputFileBytes = 16u << 20;  // 16 MiB
 
+// The end of a file: `text` is its last bytes, `whole` is true when that is the entire file.
+struct FileTail {
+  std::string text;
+  bool whole = true;
+};
+
 class FileSystem {
  public:
   virtual ~FileSystem() = default;
@@ -33,6 +39,10 @@ class FileSystem {
   // opened for reading long enough to block), a larger file or a read error is
   // Exit::invalid_input.
   virtual Expected<std::string> read_file(const std::filesystem::path& path) const = 0;
+  // The last `max_bytes` of a regular file (symlinks followed), reading only those bytes: for
+  // logs that grow without bound. Errors as read_file (a FIFO or device is never opened).
+  virtual Expected<FileTail> read_tail(const std::filesystem::path& path,
+                                       std::size_t max_bytes) const = 0;
   virtual bool is_file(const std::filesystem::path& path) const = 0;
   virtual bool is_directory(const std::filesystem::path& path) const = 0;
   // Regular files directly inside `dir`, sorted by name; empty if `dir` does not exist.
@@ -68,6 +78,8 @@ class RealEnvironment final : public Environment {
 class RealFileSystem final : public FileSystem {
  public:
   Expected<std::string> read_file(const std::filesystem::path& path) const override;
+  Expected<FileTail> read_tail(const std::filesystem::path& path,
+                               std::size_t max_bytes) const override;
   bool is_file(const std::filesystem::path& path) const override;
   bool is_directory(const std::filesystem::path& path) const override;
   std::vector<std::filesystem::path> list_files(const std::filesystem::path& dir) const override;

@@ -1,0 +1,97 @@
+// `jobgen calibrate [--reset] [--json]`: learns from finished runs. Every job the ledger recorded
+// and `status`/`watch` saw finish with a step rate in its log has a measured step time (and peak
+// GPU memory when the log printed the "jobgen: peak_gpu_memory_gib=" line); this lists planned
+// vs measured per (model, GPU, strategy) and writes the correction file later `plan` and `submit`
+// apply (cli/calibration_file.hpp, plan/calibration.hpp: bounded, and every corrected option
+// says "calibrated from N runs"). --reset removes the file. Reads the ledger, never the scheduler.
+// Exit: 0; 0 with a message when no run has a measurement yet (no file is written).
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "jobgen/cli/calibration_file.hpp"
+#include "jobgen/cli/commands.hpp"
+#include "jobgen/ledger/ledger.hpp"
+#include "jobgen/plan/calibration.hpp"
+#include "jobgen/util/strings.hpp"
+
+namespace jobgen::cli {
+
+namespace {
+
+struct CalibrateOptions {
+  bool reset = false;
+  bool json = false;
+};
+
+Expected<Exit> reset_calibration(Context& ctx) {
+  const auto path = calibration_path(ctx.env);
+  std::error_code ec;
+  if (!std::filesystem::remove(path, ec)) {
+    if (ec) return fail("cannot remove " + path.string() + ": " + ec.message());
+    ctx.out << "No calibration to remove (" << path.string() << " does not exist).\n";
+    return Exit::ok;
+  }
+  ctx.out << "Removed " << path.string() << ": plans use the estimator's step times again.\n";
+  return Exit::ok;
+}
+
+Expected<Exit> run_calibrate(Context& ctx, const CalibrateOptions& options) {
+  if (options.reset) return reset_calibration(ctx);
+  const auto db = ledger::state_dir(ctx.env) / "jobs.db";
+  JOBGEN_TRY_ASSIGN(auto ledger, ledger::Ledger::open(db));
+  JOBGEN_TRY_ASSIGN(const auto records, ledger.measured());
+  std::vector<plan::Measurement> runs;
+  for (const auto& r : records) {
+    plan::FinishedRun run{r.plan_json,
+                          r.plan_row,
+                          r.target,
+                          r.planned_step_time_s,
+                          r.measured_step_time_s.value_or(0),
+                          r.peak_gpu_memory_gib};
+    if (auto m = plan::measurement_of(run)) runs.push_back(std::move(*m));
+  }
+  const plan::Calibration calibration = plan::calibrate(runs);
+  const auto path = calibration_path(ctx.env);
+  if (calibration.entries.empty()) {
+    if (options.json) {
+      ctx.out << plan::calibration_json(calibration);
+    } else {
+      ctx.out << "No finished run in the ledger (" << db.string()
+              << ") has a measured step time yet: 'jobgen status' or 'jobgen watch' records one "
+                 "when a submitted job finishes and its log shows a step rate (a tqdm bar, "
+                 "step lines, or a 'jobgen: step_time_s=' line). Nothing written.\n";
+    }
+    return Exit::ok;
+  }
+  JOBGEN_TRY(ctx.fs.write_file(path, plan::calibration_json(calibration), 0600));
+  if (options.json) {
+    ctx.out << plan::calibration_json(calibration);
+    return Exit::ok;
+  }
+  ctx.out << util::escape_controls(plan::format_calibration(calibration));
+  ctx.out << "\nWrote " << path.string()
+          << ": later plans multiply the estimated step time of these (model, GPU, strategy)\n"
+             "by APPLIED: the geometric mean of measured / planned over the runs, limited to "
+          << fmt::format("{:.1f}-{:.1f}", plan::kMinCalibration, plan::kMaxCalibration)
+          << ". Peak memory is shown, not applied.\n"
+             "Corrected options say \"calibrated from N runs\"; 'jobgen calibrate --reset' "
+             "removes the file.\n";
+  return Exit::ok;
+}
+
+}  // namespace
+
+void add_calibrate_command(CLI::App& app, Context& ctx, Action& action) {
+  auto options = std::make_shared<CalibrateOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "calibrate",
+      "Compare planned and measured step times of finished runs and correct later plans");
+  sub->add_flag("--reset", options->reset, "Remove the correction file");
+  sub->add_flag("--json", options->json, "Print the corrections as JSON");
+  sub->callback([&ctx, &action, options] {
+    action = [&ctx, options]() { return run_calibrate(ctx, *options); };
+  });
+}
+
+}  // namespace jobgen::cli

@@ -1,0 +1,87 @@
+// Learning from finished runs (`jobgen calibrate`): what the plan said a step takes against what
+// the job's log measured, per (model, GPU, strategy), and the correction later plans apply.
+//
+// The correction factor of a key is the geometric mean of measured / planned step time over its
+// runs (one slow run does not dominate, and x2 and x0.5 cancel), clamped to
+// [kMinCalibration, kMaxCalibration]: a wrong log or a job that mostly waited on I/O must not
+// make later plans absurd. A key needs kMinCalibrationRuns runs. Only the step time (and what
+// follows from it: total time, GPU hours, cost, throughput, chains) is corrected; measured peak
+// GPU memory is listed beside the plan's estimate but does not change which micro-batch fits.
+//
+// The correction file (JSON, under the state directory) holds the entries as computed; plans
+// read it back with parse_calibration, which validates every number.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "jobgen/util/error.hpp"
+
+namespace jobgen::plan {
+
+inline constexpr double kMinCalibration = 0.5;
+inline constexpr double kMaxCalibration = 2.0;
+inline constexpr int kMinCalibrationRuns = 1;
+
+// One finished run as the ledger knows it.
+struct Measurement {
+  std::string model;     // plan_json job.model
+  std::string gpu;       // the chosen option's catalog GPU id
+  std::string strategy;  // plan_json job.strategy ("ddp", "fsdp", ...)
+  double planned_step_time_s = 0;
+  double measured_step_time_s = 0;
+  std::optional<double> planned_memory_gib;  // per GPU, the plan's total
+  std::optional<double> peak_memory_gib;     // per GPU, from the log
+};
+
+// What the ledger keeps of a finished job: the plan it was submitted with (plan_json as
+// plan_json() wrote it) and what its log measured.
+struct FinishedRun {
+  std::string plan_json;
+  std::optional<int> plan_row;  // the chosen option's id; absent in older records
+  std::string target;           // the node group, to find the option without plan_row
+  std::optional<double> planned_step_time_s;
+  double measured_step_time_s = 0;
+  std::optional<double> peak_memory_gib;
+};
+// The run as a measurement against the estimator's own step time (a plan already calibrated is
+// divided by its calibration_factor, so corrections never compound); nullopt when the plan text
+// does not say which model, GPU and strategy it was.
+std::optional<Measurement> measurement_of(const FinishedRun& run);
+
+struct CalibrationEntry {
+  std::string model;
+  std::string gpu;
+  std::string strategy;
+  int runs = 0;
+  double planned_step_time_s = 0;   // mean over the runs
+  double measured_step_time_s = 0;  // mean over the runs
+  double ratio = 1;                 // geometric mean of measured / planned
+  double factor = 1;                // ratio clamped: what plans multiply step times by
+  std::optional<double> planned_memory_gib;
+  std::optional<double> peak_memory_gib;  // the largest measured
+  bool clamped() const { return factor != ratio; }
+};
+
+struct Calibration {
+  std::vector<CalibrationEntry> entries;  // sorted by (model, gpu, strategy)
+  const CalibrationEntry* find(std::string_view model, std::string_view gpu,
+                               std::string_view strategy) const;
+};
+
+// Entries for the keys with at least kMinCalibrationRuns usable runs (both step times > 0).
+Calibration calibrate(const std::vector<Measurement>& runs);
+
+// The correction file's text, and back (Exit::invalid_input naming what is wrong).
+std::string calibration_json(const Calibration& calibration);
+Expected<Calibration> parse_calibration(std::string_view text);
+
+// The `jobgen calibrate` listing: one line per key, planned vs measured, and what plans apply.
+std::string format_calibration(const Calibration& calibration);
+
+// "calibrated from 2 runs: step time x1.25 (measured 0.250 s vs planned 0.200 s)".
+std::string calibration_note(const CalibrationEntry& entry);
+
+}  // namespace jobgen::plan

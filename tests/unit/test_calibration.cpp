@@ -1,0 +1,111 @@
+// `jobgen calibrate`'s arithmetic: measured vs planned per (model, GPU, strategy), the geometric
+// mean, the bounds, plans already calibrated, and the correction file read back.
+#include <doctest/doctest.h>
+
+#include "jobgen/plan/calibration.hpp"
+
+using namespace jobgen;
+using namespace jobgen::plan;
+
+namespace {
+
+Measurement run(double planned, double measured, std::string gpu = "a100-80g") {
+  Measurement m;
+  m.model = "llama-3.2-3b";
+  m.gpu = std::move(gpu);
+  m.strategy = "fsdp";
+  m.planned_step_time_s = planned;
+  m.measured_step_time_s = measured;
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("calibrate: two runs 1.5x slower than planned give a factor of 1.5") {
+  auto a = run(0.2, 0.3);
+  a.peak_memory_gib = 30;
+  a.planned_memory_gib = 28;
+  auto b = run(0.4, 0.6);
+  b.peak_memory_gib = 31;
+  b.planned_memory_gib = 28;
+  const Calibration c = calibrate({a, b, run(0.2, 0.1, "h100-80g")});
+  REQUIRE(c.entries.size() == 2);
+  const CalibrationEntry* e = c.find("llama-3.2-3b", "a100-80g", "fsdp");
+  REQUIRE(e != nullptr);
+  CHECK(e->runs == 2);
+  CHECK(e->ratio == doctest::Approx(1.5));
+  CHECK(e->factor == doctest::Approx(1.5));
+  CHECK_FALSE(e->clamped());
+  CHECK(e->planned_step_time_s == doctest::Approx(0.3));
+  CHECK(e->measured_step_time_s == doctest::Approx(0.45));
+  CHECK(e->peak_memory_gib.value_or(0) == doctest::Approx(31));
+  CHECK(calibration_note(*e) ==
+        "calibrated from 2 runs: step time x1.50 (measured 0.450 s vs planned 0.300 s)");
+  CHECK(c.find("llama-3.2-3b", "h100-80g", "fsdp")->factor == doctest::Approx(0.5));
+  CHECK(c.find("llama-3.2-3b", "a100-80g", "ddp") == nullptr);
+  const std::string table = format_calibration(c);
+  CHECK(table.find("a100-80g") != std::string::npos);
+  CHECK(table.find("31.0 GiB (28.0 GiB)") != std::string::npos);
+}
+
+TEST_CASE("calibrate: geometric mean, bounds, unusable runs") {
+  // x2 and x0.5 cancel.
+  CHECK(calibrate({run(1, 2), run(1, 0.5)}).entries[0].factor == doctest::Approx(1));
+  // A run 10x slower than planned (a job that mostly waited) is limited to x2, and says so.
+  const Calibration slow = calibrate({run(0.1, 1.0)});
+  CHECK(slow.entries[0].ratio == doctest::Approx(10));
+  CHECK(slow.entries[0].factor == doctest::Approx(kMaxCalibration));
+  CHECK(calibration_note(slow.entries[0]).find("limited to 0.5-2.0") != std::string::npos);
+  CHECK(calibrate({run(1, 0.01)}).entries[0].factor == doctest::Approx(kMinCalibration));
+  CHECK(calibrate({run(0, 1), run(1, 0), run(1, -1)}).entries.empty());
+}
+
+TEST_CASE("calibrate: a run from the ledger, against the estimator's own step time") {
+  FinishedRun r;
+  r.plan_json = R"({"job": {"model": "gpt2", "strategy": "ddp"},
+                    "options": [{"id": 1, "group": "a", "gpu": "v100-32g", "step_time_s": 0.5},
+                                {"id": 2, "group": "b", "gpu": "rtx2080ti", "step_time_s": 0.3,
+                                 "calibration_factor": 1.5, "memory_gib": {"total": 7.5}}]})";
+  r.plan_row = 2;
+  r.planned_step_time_s = 0.3;
+  r.measured_step_time_s = 0.4;
+  r.peak_memory_gib = 7;
+  const auto m = measurement_of(r);
+  REQUIRE(m);
+  CHECK(m->model == "gpt2");
+  CHECK(m->gpu == "rtx2080ti");
+  CHECK(m->strategy == "ddp");
+  CHECK(m->planned_step_time_s == doctest::Approx(0.2));  // 0.3 was already x1.5
+  CHECK(m->planned_memory_gib.value_or(0) == doctest::Approx(7.5));
+  // Without the row id: the option of the recorded node group.
+  r.plan_row.reset();
+  r.target = "a";
+  r.planned_step_time_s.reset();
+  CHECK(measurement_of(r)->gpu == "v100-32g");
+  CHECK(measurement_of(r)->planned_step_time_s == doctest::Approx(0.5));
+  r.plan_json = "not json";
+  CHECK_FALSE(measurement_of(r));
+  r.plan_json = R"({"job": {}, "options": []})";
+  CHECK_FALSE(measurement_of(r));
+}
+
+TEST_CASE("calibrate: the correction file read back; broken or edited files") {
+  const Calibration c = calibrate({run(0.2, 0.3), run(0.1, 1.0, "h100-80g")});
+  auto back = parse_calibration(calibration_json(c));
+  REQUIRE(back);
+  REQUIRE(back->entries.size() == 2);
+  CHECK(back->entries[0].factor == doctest::Approx(c.entries[0].factor));
+  CHECK(back->entries[1].factor == doctest::Approx(kMaxCalibration));
+  CHECK_FALSE(parse_calibration("{"));
+  CHECK_FALSE(parse_calibration(R"({"version": 2, "entries": []})"));
+  CHECK_FALSE(parse_calibration(R"({"version": 1, "entries": [{"model": "x"}]})"));
+  CHECK_FALSE(parse_calibration(
+      R"({"version": 1, "entries": [{"model": "m", "gpu": "g", "strategy": "s", "runs": 1,
+          "planned_step_time_s": 1, "measured_step_time_s": 1, "ratio": -1}]})"));
+  // A factor edited by hand is ignored: the bounds are jobgen's.
+  auto edited = parse_calibration(
+      R"({"version": 1, "entries": [{"model": "m", "gpu": "g", "strategy": "s", "runs": 1,
+          "planned_step_time_s": 1, "measured_step_time_s": 50, "ratio": 50, "factor": 50}]})");
+  REQUIRE(edited);
+  CHECK(edited->entries[0].factor == doctest::Approx(kMaxCalibration));
+}
