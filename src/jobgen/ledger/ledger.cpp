@@ -327,6 +327,22 @@ Expected<std::vector<JobRecord>> Ledger::select(const std::string& where,
   return result;
 }
 
+namespace {
+
+// Narrows a WHERE clause to `scope` ("" = any backend / cluster).
+void add_scope(const Scope& scope, std::string& where, std::vector<std::string>& args) {
+  if (!scope.backend.empty()) {
+    where += " AND backend = ?";
+    args.push_back(scope.backend);
+  }
+  if (!scope.cluster.empty()) {
+    where += " AND cluster = ?";
+    args.push_back(scope.cluster);
+  }
+}
+
+}  // namespace
+
 Expected<std::vector<JobRecord>> Ledger::find(const std::string& job_id, const Scope& scope) {
   auto found = find_many({job_id}, scope);
   if (!found) return std::unexpected(found.error());
@@ -357,14 +373,7 @@ Expected<Ledger::Found> Ledger::find_many(const std::vector<std::string>& job_id
     std::string where = "WHERE job_id IN (?";
     for (std::size_t i = 1; i < args.size(); ++i) where += ", ?";
     where += ")";
-    if (!scope.backend.empty()) {
-      where += " AND backend = ?";
-      args.push_back(scope.backend);
-    }
-    if (!scope.cluster.empty()) {
-      where += " AND cluster = ?";
-      args.push_back(scope.cluster);
-    }
+    add_scope(scope, where, args);
     auto rows = select(where + " ORDER BY row_id DESC", args);
     if (!rows) return std::unexpected(rows.error());
     for (auto& row : *rows) {
@@ -389,14 +398,7 @@ Expected<Ledger::Found> Ledger::find_many(const std::vector<std::string>& job_id
 Expected<std::vector<JobRecord>> Ledger::unfinished(const Scope& scope) {
   std::string where = std::string("WHERE last_state NOT IN ") + kFinished;
   std::vector<std::string> args;
-  if (!scope.backend.empty()) {
-    where += " AND backend = ?";
-    args.push_back(scope.backend);
-  }
-  if (!scope.cluster.empty()) {
-    where += " AND cluster = ?";
-    args.push_back(scope.cluster);
-  }
+  add_scope(scope, where, args);
   return select(where + " ORDER BY row_id", args);
 }
 

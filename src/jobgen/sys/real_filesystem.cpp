@@ -129,11 +129,9 @@ Expected<void> replace(const fs::path& target, std::string_view content, mode_t 
   return ok;
 }
 
-}  // namespace
-
-Expected<std::string> RealFileSystem::read_file(const fs::path& path) const {
-  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below anyway.
-  Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+// What `open` gave for `path` (fd -1: errno tells why), as file metadata or a "cannot read" error:
+// exit not_found when the path does not exist.
+Expected<struct stat> stat_opened(const Fd& fd, const fs::path& path) {
   if (fd.get() < 0) {
     const int err = errno;
     const Exit exit = err == ENOENT || err == ENOTDIR ? Exit::not_found : Exit::invalid_input;
@@ -143,6 +141,17 @@ Expected<std::string> RealFileSystem::read_file(const fs::path& path) const {
   if (::fstat(fd.get(), &st) != 0) {
     return fail(std::string("cannot read: ") + std::strerror(errno), Exit::invalid_input, at(path));
   }
+  return st;
+}
+
+}  // namespace
+
+Expected<std::string> RealFileSystem::read_file(const fs::path& path) const {
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below anyway.
+  Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+  auto opened = stat_opened(fd, path);
+  if (!opened) return std::unexpected(opened.error());
+  const struct stat& st = *opened;
   if (!S_ISREG(st.st_mode)) {
     return invalid("is " + kind_of(st.st_mode) +
                        ", not a regular file: jobgen reads job specs, profiles, templates and "
@@ -174,15 +183,9 @@ Expected<std::string> RealFileSystem::read_file(const fs::path& path) const {
 
 Expected<FileTail> RealFileSystem::read_tail(const fs::path& path, std::size_t max_bytes) const {
   Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
-  if (fd.get() < 0) {
-    const int err = errno;
-    const Exit exit = err == ENOENT || err == ENOTDIR ? Exit::not_found : Exit::invalid_input;
-    return fail(std::string("cannot read: ") + std::strerror(err), exit, at(path));
-  }
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) {
-    return fail(std::string("cannot read: ") + std::strerror(errno), Exit::invalid_input, at(path));
-  }
+  auto opened = stat_opened(fd, path);
+  if (!opened) return std::unexpected(opened.error());
+  const struct stat& st = *opened;
   if (!S_ISREG(st.st_mode))
     return invalid("is " + kind_of(st.st_mode) + ", not a log file", at(path));
   const auto size = static_cast<uint64_t>(st.st_size);
