@@ -115,7 +115,7 @@ case $mode in
 esac
 
 # Everything lands where the tools that read it look.
-for file in bin/jobgen share/jobgen/data/gpus.yaml share/jobgen/cluster-profiles/markov.yaml \
+for file in bin/jobgen share/jobgen/cluster-profiles/markov.yaml \
   share/jobgen/templates/torchrun.sbatch.mustache share/jobgen/examples/jobgen.yaml \
   share/man/man1/jobgen.1 share/bash-completion/completions/jobgen \
   "share/zsh/$zsh_dir/_jobgen" share/fish/vendor_completions.d/jobgen.fish \

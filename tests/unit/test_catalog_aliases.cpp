@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "jobgen/profile/builtin_catalog.hpp"
 #include "jobgen/profile/catalog.hpp"
 
 using namespace jobgen;
@@ -56,4 +57,20 @@ TEST_CASE("catalog: parts that name no GPU, or several, find nothing") {
   CHECK(id_of("a100-pcie-80") == "(none)");      // "80" without g/gb is not a size
   CHECK(id_of("v100-16gb") == "v100-16g-sxm2");  // listed alias: the common variant
   CHECK(id_of("p100-16gb-sxm") == "p100-16g-sxm2");
+}
+
+TEST_CASE("catalog: the compiled-in catalog is data/gpus.yaml, field by field") {
+  const auto& built = profile::builtin_catalog().gpus;
+  const auto& parsed = catalog().gpus;
+  REQUIRE(built.size() == parsed.size());
+  REQUIRE(built.size() >= 40);
+  for (size_t i = 0; i < built.size(); ++i) {
+    CAPTURE(parsed[i].id);
+    CHECK(built[i] == parsed[i]);
+  }
+  // The generator's escaping and number printing, on the entries that need them most.
+  const profile::GpuSpec* h100 = profile::builtin_catalog().find("h100-nvl");
+  REQUIRE(h100 != nullptr);
+  CHECK(!h100->mig_profiles.empty());
+  CHECK(h100->mig_profiles == catalog().find("h100-nvl")->mig_profiles);
 }

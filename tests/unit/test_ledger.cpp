@@ -153,6 +153,22 @@ TEST_CASE("ledger: an older database gains the new columns") {
   CHECK_FALSE(old->front().planned_step_time_s);
   CHECK_FALSE(old->front().measured_step_time_s);
   REQUIRE(ledger->insert(record("6")));
+  {
+    // Upgraded once: the version is recorded, and the next open finds every column in place.
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+    sqlite3_stmt* stmt = nullptr;
+    REQUIRE(sqlite3_prepare_v2(db, "PRAGMA user_version;", -1, &stmt, nullptr) == SQLITE_OK);
+    REQUIRE(sqlite3_step(stmt) == SQLITE_ROW);
+    CHECK(sqlite3_column_int(stmt, 0) > 1);
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    auto again = ledger::Ledger::open(path);
+    REQUIRE(again);
+    auto both = again->find_many({"5", "6"}, {});
+    REQUIRE(both);
+    CHECK((*both)["6"].size() == 1);
+  }
   std::filesystem::remove_all(path.parent_path());
 }
 

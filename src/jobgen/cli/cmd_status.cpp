@@ -61,11 +61,11 @@ Expected<Exit> run_status(Context& ctx, const StatusOptions& options) {
   }
   if (options.json) {
     auto json = status_json(*views, now, (*session)->names, tails);
-    add_run_histories(**session, json);
+    add_run_histories(**session, *groups, *views, json);
     ctx.out << json.dump(2) << '\n';
   } else {
     ctx.out << format_status_table(*views, now, (*session)->names, tails);
-    ctx.out << format_run_histories(**session, *views);
+    ctx.out << format_run_histories(**session, *groups, *views);
   }
   return slurm::overall_exit(*views);
 }

@@ -109,6 +109,7 @@ slurm::Tracked tracked_from(const ledger::JobRecord& r) {
   t.submit_time = r.submit_time;
   t.cancel_requested = r.cancel_requested > 0;
   t.in_ledger = true;
+  t.run_id = r.run_id;
   return t;
 }
 

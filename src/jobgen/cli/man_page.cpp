@@ -29,8 +29,9 @@ constexpr std::string_view kEnvironment = R"(.SH ENVIRONMENT
 The cluster profile (a name or a file) used when no \-\-profile is given; default markov.
 .TP
 .B JOBGEN_DATA_DIR
-A directory holding data/gpus.yaml, templates/, cluster\-profiles/ and examples/, searched
-before the files installed with jobgen (<prefix>/share/jobgen, found next to the binary).
+A directory holding templates/, cluster\-profiles/ and examples/, searched before the files
+installed with jobgen (<prefix>/share/jobgen, found next to the binary). A data/gpus.yaml there
+replaces the GPU catalog compiled into jobgen.
 .TP
 .B XDG_CONFIG_HOME
 Per\-user profiles are read from $XDG_CONFIG_HOME/jobgen/profiles (default
@@ -64,8 +65,8 @@ the site's profiles; an install outside /usr also reads <prefix>/etc/jobgen/prof
 when JOBGEN_DATA_DIR is set
 .TP
 .I <prefix>/share/jobgen/cluster\-profiles
-the profiles installed with jobgen; <prefix>/share/jobgen also holds the GPU catalog
-(data/gpus.yaml), the templates and example job specs (examples/)
+the profiles installed with jobgen; <prefix>/share/jobgen also holds the templates and
+example job specs (examples/)
 .TP
 .I $XDG_STATE_HOME/jobgen/jobs.db
 the job ledger (SQLite); the scripts jobgen submitted are kept beside it

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "jobgen/cli/resources.hpp"
+#include "jobgen/profile/builtin_catalog.hpp"
 #include "jobgen/profile/profile_loader.hpp"
 
 namespace jobgen::cli {
@@ -101,18 +102,13 @@ Expected<fs::path> find_profile_file(const Context& ctx, std::string_view reques
 }
 
 Expected<profile::Catalog> load_catalog(const Context& ctx) {
-  const auto path = find_resource(ctx, "data/gpus.yaml");
-  if (!path) {
-    std::string roots;
-    for (const auto& root : resource_roots(ctx)) roots += "\n  " + root.string();
-    return fail("cannot find the GPU catalog data/gpus.yaml under any of:" + roots +
-                    "\n(set JOBGEN_DATA_DIR to the directory holding data/gpus.yaml, or run "
-                    "'make install')",
-                Exit::not_found);
-  }
-  auto text = ctx.fs.read_file(*path);
+  const auto dir = ctx.env.get("JOBGEN_DATA_DIR");
+  if (!dir || dir->empty()) return profile::builtin_catalog();
+  const fs::path path = fs::path(*dir) / "data" / "gpus.yaml";
+  if (!ctx.fs.is_file(path)) return profile::builtin_catalog();
+  auto text = ctx.fs.read_file(path);
   if (!text) return std::unexpected(text.error());
-  return profile::parse_catalog(*text, path->string());
+  return profile::parse_catalog(*text, path.string());
 }
 
 Expected<profile::Profile> load_profile(Context& ctx, std::string_view requested,

@@ -43,7 +43,8 @@ std::vector<std::filesystem::path> profile_search_dirs(const Context& ctx);
 // `requested` empty = $JOBGEN_PROFILE, else kDefaultProfile.
 Expected<std::filesystem::path> find_profile_file(const Context& ctx, std::string_view requested);
 
-// data/gpus.yaml from the resource roots, parsed.
+// The GPU catalog: $JOBGEN_DATA_DIR/data/gpus.yaml when that file exists (to try catalog edits
+// without rebuilding), else the one compiled in (profile/builtin_catalog.hpp).
 Expected<profile::Catalog> load_catalog(const Context& ctx);
 
 // Finds, reads and validates a profile, and adds the GPUs it defines itself (its `gpus:`) to

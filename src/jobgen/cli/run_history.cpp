@@ -18,10 +18,11 @@ int limit_of(const std::vector<ledger::JobRecord>& attempts) {
   return limit;
 }
 
-// The attempts of the run each job belongs to (none when it is not in the ledger or not part of
-// a run): the ledger is asked once for all ids and once per run, never once per job.
+// The attempts of the run each tracked job belongs to (none when it is not in the ledger or not
+// part of a run): the run ids came with the tracked jobs, so the ledger is asked once per run,
+// never once per job.
 struct Runs {
-  std::map<std::string, std::string> run_of;                       // job id -> run id
+  std::map<std::string, std::string> run_of;                       // tracked id -> run id
   std::map<std::string, std::vector<ledger::JobRecord>> attempts;  // run id -> its attempts
 
   const std::vector<ledger::JobRecord>* find(const std::string& id) const {
@@ -32,17 +33,16 @@ struct Runs {
   }
 };
 
-Runs attempts_of(JobSession& s, const std::vector<std::string>& ids) {
+Runs attempts_of(JobSession& s, const std::vector<TrackedGroup>& groups) {
   Runs runs;
-  auto records = s.ledger->find_many(ids, s.scope());
-  if (!records) return runs;
-  for (const auto& [id, rows] : *records) {
-    if (rows.empty() || rows.front()->run_id.empty()) continue;
-    const std::string& run_id = rows.front()->run_id;
-    runs.run_of[id] = run_id;
-    if (runs.attempts.contains(run_id)) continue;
-    auto run = s.ledger->run_attempts(run_id);
-    runs.attempts[run_id] = run ? std::move(*run) : std::vector<ledger::JobRecord>{};
+  for (const auto& group : groups) {
+    for (const auto& t : group.jobs) {
+      if (t.run_id.empty()) continue;
+      runs.run_of[t.id] = t.run_id;
+      if (runs.attempts.contains(t.run_id)) continue;
+      auto run = s.ledger->run_attempts(t.run_id);
+      runs.attempts[t.run_id] = run ? std::move(*run) : std::vector<ledger::JobRecord>{};
+    }
   }
   return runs;
 }
@@ -67,12 +67,11 @@ std::vector<std::string> run_history_lines(const std::vector<ledger::JobRecord>&
   return lines;
 }
 
-std::string format_run_histories(JobSession& session, const std::vector<slurm::JobView>& views) {
+std::string format_run_histories(JobSession& session, const std::vector<TrackedGroup>& groups,
+                                 const std::vector<slurm::JobView>& views) {
   std::string out;
   std::set<std::string> shown;
-  std::vector<std::string> ids;
-  for (const auto& v : views) ids.push_back(v.tracked_id);
-  const auto runs = attempts_of(session, ids);
+  const auto runs = attempts_of(session, groups);
   for (const auto& v : views) {
     const auto* found = runs.find(v.tracked_id);
     if (found == nullptr || !shown.insert(found->front().run_id).second) continue;
@@ -86,28 +85,22 @@ std::string format_run_histories(JobSession& session, const std::vector<slurm::J
   return out;
 }
 
-void add_run_histories(JobSession& session, nlohmann::json& status_array) {
-  std::vector<std::string> ids;
-  for (const auto& entry : status_array) {
-    if (entry.is_object() && entry.contains("job_id") && entry["job_id"].is_string())
-      ids.push_back(entry["job_id"].get<std::string>());
-  }
-  const auto runs = attempts_of(session, ids);
-  for (auto& entry : status_array) {
-    if (!entry.is_object() || !entry.contains("job_id") || !entry["job_id"].is_string()) continue;
-    const std::string id = entry["job_id"].get<std::string>();
-    const auto* found = runs.find(id);
+void add_run_histories(JobSession& session, const std::vector<TrackedGroup>& groups,
+                       const std::vector<slurm::JobView>& views, nlohmann::json& status_array) {
+  const auto runs = attempts_of(session, groups);
+  for (std::size_t i = 0; i < views.size() && i < status_array.size(); ++i) {
+    const auto* found = runs.find(views[i].tracked_id);
     if (found == nullptr) continue;
     const auto& attempts = *found;
     const auto lines = run_history_lines(attempts);
     if (lines.empty()) continue;
     const ledger::JobRecord* mine = &attempts.back();
     for (const auto& r : attempts)
-      if (r.job_id == id) mine = &r;
-    entry["run"] = {{"id", mine->run_id},
-                    {"attempt", mine->attempt},
-                    {"max_attempts", limit_of(attempts)},
-                    {"history", lines}};
+      if (r.job_id == views[i].tracked_id) mine = &r;
+    status_array[i]["run"] = {{"id", mine->run_id},
+                              {"attempt", mine->attempt},
+                              {"max_attempts", limit_of(attempts)},
+                              {"history", lines}};
   }
 }
 

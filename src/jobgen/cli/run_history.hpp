@@ -22,9 +22,13 @@ namespace jobgen::cli {
 // `attempts`: one run's records, first attempt first. Empty when there is nothing to tell.
 std::vector<std::string> run_history_lines(const std::vector<ledger::JobRecord>& attempts);
 
-// The history of the run of each job in `views` (each run once), as text to print after the
-// status table; and, for --json, {"id", "attempt", "max_attempts", "history"} by job id.
-std::string format_run_histories(JobSession& session, const std::vector<slurm::JobView>& views);
-void add_run_histories(JobSession& session, nlohmann::json& status_array);
+// The history of the run of each job in `views` (each run once; `groups` are the tracked jobs
+// the views answer, with their run ids), as text to print after the status table; and, for
+// --json, {"id", "attempt", "max_attempts", "history"} as "run" of the views' entries
+// (`status_array[i]` is `views[i]`).
+std::string format_run_histories(JobSession& session, const std::vector<TrackedGroup>& groups,
+                                 const std::vector<slurm::JobView>& views);
+void add_run_histories(JobSession& session, const std::vector<TrackedGroup>& groups,
+                       const std::vector<slurm::JobView>& views, nlohmann::json& status_array);
 
 }  // namespace jobgen::cli

@@ -116,6 +116,37 @@ int exec_retry(sqlite3* db, const char* sql) {
   return rc;
 }
 
+// PRAGMA user_version: kSchemaVersion once upgrade_schema has run, so that opening a current
+// ledger (every status poll) neither takes the write lock nor tries each ALTER TABLE again.
+constexpr int kSchemaVersion = 1 + static_cast<int>(std::size(kAddedColumns));
+
+int schema_version(sqlite3* db) {
+  Statement s;
+  if (sqlite3_prepare_v2(db, "PRAGMA user_version;", -1, &s.stmt, nullptr) != SQLITE_OK) return -1;
+  return sqlite3_step(s.stmt) == SQLITE_ROW ? sqlite3_column_int(s.stmt, 0) : -1;
+}
+
+// Creates the table or adds the columns it lacks. Safe when two processes upgrade at once: the
+// schema is created under the write lock, and a column the other one added is a "duplicate".
+Expected<void> upgrade_schema(sqlite3* db, const std::filesystem::path& path) {
+  const std::string schema = std::string("BEGIN IMMEDIATE;") + kSchema + "COMMIT;";
+  if (exec_retry(db, schema.c_str()) != SQLITE_OK) {
+    sqlite3_exec(db, "ROLLBACK;", nullptr, nullptr, nullptr);
+    return db_error(db, "cannot create the schema in " + path.string());
+  }
+  for (const auto& [column, type] : kAddedColumns) {
+    const std::string add = std::string("ALTER TABLE jobs ADD COLUMN ") + column + " " + type;
+    const int rc = exec_retry(db, add.c_str());
+    if (rc != SQLITE_OK &&
+        std::string(sqlite3_errmsg(db)).find("duplicate column") == std::string::npos)
+      return db_error(db, "cannot upgrade the schema in " + path.string());
+  }
+  const std::string version = "PRAGMA user_version=" + std::to_string(kSchemaVersion) + ";";
+  if (exec_retry(db, version.c_str()) != SQLITE_OK)
+    return db_error(db, "cannot record the schema version in " + path.string());
+  return {};
+}
+
 }  // namespace
 
 std::filesystem::path state_dir(const sys::Environment& env) {
@@ -159,18 +190,7 @@ Expected<Ledger> Ledger::open(const std::filesystem::path& path) {
     std::filesystem::permissions(
         path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write, ec);
   exec_retry(db, "PRAGMA synchronous=NORMAL;");
-  const std::string schema = std::string("BEGIN IMMEDIATE;") + kSchema + "COMMIT;";
-  if (exec_retry(db, schema.c_str()) != SQLITE_OK) {
-    sqlite3_exec(db, "ROLLBACK;", nullptr, nullptr, nullptr);
-    return db_error(db, "cannot create the schema in " + path.string());
-  }
-  for (const auto& [column, type] : kAddedColumns) {
-    const std::string add = std::string("ALTER TABLE jobs ADD COLUMN ") + column + " " + type;
-    const int rc = exec_retry(db, add.c_str());
-    if (rc != SQLITE_OK &&
-        std::string(sqlite3_errmsg(db)).find("duplicate column") == std::string::npos)
-      return db_error(db, "cannot upgrade the schema in " + path.string());
-  }
+  if (schema_version(db) != kSchemaVersion) JOBGEN_TRY(upgrade_schema(db, path));
   return ledger;
 }
 

@@ -1,4 +1,5 @@
-// The GPU catalog: datasheet figures per GPU model, loaded from data/gpus.yaml.
+// The GPU catalog: datasheet figures per GPU model, from data/gpus.yaml (compiled in: see
+// builtin_catalog.hpp).
 //
 // Units: memory in GiB (2^30 bytes); bandwidths in GB/s (10^9 bytes/s); throughput in TFLOPS
 // (10^12 FLOP/s), always DENSE figures (never the 2x "with sparsity" datasheet numbers).
@@ -33,6 +34,7 @@ struct MigProfileSpec {
 
   double compute_fraction() const { return double(compute_slices) / compute_total; }
   double memory_fraction() const { return double(memory_slices) / memory_total; }
+  bool operator==(const MigProfileSpec&) const = default;
 };
 
 struct GpuSpec {
@@ -56,6 +58,7 @@ struct GpuSpec {
   std::vector<std::string> notes;  // provenance ("calc", "to check") shown by `jobgen gpus`
 
   const MigProfileSpec* find_mig(std::string_view profile_name) const;
+  bool operator==(const GpuSpec&) const = default;
 };
 
 struct Catalog {

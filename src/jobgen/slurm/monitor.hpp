@@ -37,6 +37,7 @@ struct Tracked {
   int64_t submit_time = 0;
   bool cancel_requested = false;  // `jobgen cancel` asked for it: CANCELLED is what was wanted
   bool in_ledger = false;
+  std::string run_id;  // the ledger's run this job is an attempt of; "" for none
 };
 
 struct JobView {

@@ -1,17 +1,68 @@
 #include "jobgen/sys/http.hpp"
-#include "jobgen/util/strings.hpp"
 
 #include <curl/curl.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <cctype>
-#include <mutex>
 
 #include "jobgen/util/redact.hpp"
+#include "jobgen/util/strings.hpp"
 
 namespace jobgen::sys {
 
 namespace {
+
+// libcurl is opened on first use, not linked: only the rest backend needs it, and loading it
+// with its TLS, Kerberos and LDAP dependencies cost every other command (status, plan) about
+// 5 MB of RSS and a third of its start-up time. The calls go through these pointers, so the
+// argument types of the variadic setopt/getinfo are checked by hand below (long, not int).
+struct Curl {
+  decltype(&curl_global_init) global_init = nullptr;
+  decltype(&curl_easy_init) easy_init = nullptr;
+  decltype(&curl_easy_cleanup) easy_cleanup = nullptr;
+  decltype(&curl_easy_reset) easy_reset = nullptr;
+  decltype(&curl_easy_setopt) easy_setopt = nullptr;
+  decltype(&curl_easy_perform) easy_perform = nullptr;
+  decltype(&curl_easy_getinfo) easy_getinfo = nullptr;
+  decltype(&curl_easy_strerror) easy_strerror = nullptr;
+  decltype(&curl_slist_append) slist_append = nullptr;
+  decltype(&curl_slist_free_all) slist_free_all = nullptr;
+  std::string error;  // why libcurl could not be used; empty when every pointer is set
+};
+
+template <typename F>
+void bind(void* library, const char* name, F& target, std::string& error) {
+  target = reinterpret_cast<F>(dlsym(library, name));
+  if (target == nullptr && error.empty()) error = std::string("libcurl lacks ") + name;
+}
+
+const Curl& curl_library() {
+  static const Curl loaded = [] {
+    Curl c;
+    void* library = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) {
+      const char* why = dlerror();
+      c.error = std::string("the rest backend needs libcurl, which cannot be loaded (") +
+                (why != nullptr ? why : "libcurl.so.4") +
+                "): install the Debian package libcurl4, or use the cli backend";
+      return c;
+    }
+    bind(library, "curl_global_init", c.global_init, c.error);
+    bind(library, "curl_easy_init", c.easy_init, c.error);
+    bind(library, "curl_easy_cleanup", c.easy_cleanup, c.error);
+    bind(library, "curl_easy_reset", c.easy_reset, c.error);
+    bind(library, "curl_easy_setopt", c.easy_setopt, c.error);
+    bind(library, "curl_easy_perform", c.easy_perform, c.error);
+    bind(library, "curl_easy_getinfo", c.easy_getinfo, c.error);
+    bind(library, "curl_easy_strerror", c.easy_strerror, c.error);
+    bind(library, "curl_slist_append", c.slist_append, c.error);
+    bind(library, "curl_slist_free_all", c.slist_free_all, c.error);
+    if (c.error.empty()) c.global_init(CURL_GLOBAL_DEFAULT);
+    return c;  // the library stays loaded for the life of the process
+  }();
+  return loaded;
+}
 
 size_t write_body(char* data, size_t size, size_t count, void* user) {
   static_cast<std::string*>(user)->append(data, size * count);
@@ -81,64 +132,65 @@ struct CurlHttpClient::Impl {
 };
 
 CurlHttpClient::CurlHttpClient(CurlOptions options) : impl_(std::make_unique<Impl>()) {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   impl_->options = std::move(options);
-  impl_->curl = curl_easy_init();
+  const Curl& lib = curl_library();
+  if (lib.error.empty()) impl_->curl = lib.easy_init();
 }
 
 CurlHttpClient::~CurlHttpClient() {
-  if (impl_->curl) curl_easy_cleanup(impl_->curl);
+  if (impl_->curl) curl_library().easy_cleanup(impl_->curl);
 }
 
 HttpResult CurlHttpClient::send(const HttpRequest& request) {
+  const Curl& lib = curl_library();
+  if (!lib.error.empty()) return std::unexpected(HttpFailure{lib.error, false});
   CURL* curl = impl_->curl;
   if (!curl) return std::unexpected(HttpFailure{"libcurl could not be initialised", false});
   // Reset options but keep the connection cache: this is what makes polls reuse connections.
-  curl_easy_reset(curl);
+  lib.easy_reset(curl);
 
   HttpResponse response;
   char errbuf[CURL_ERROR_SIZE] = {};
   curl_slist* headers = nullptr;
   for (const auto& [name, value] : request.headers)
-    headers = curl_slist_append(headers, (name + ": " + value).c_str());
+    headers = lib.slist_append(headers, (name + ": " + value).c_str());
   if (!request.body.empty() || request.method == "POST")
-    headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip
+    headers = lib.slist_append(headers, "Expect:");  // no 100-continue round trip
 
-  curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
+  lib.easy_setopt(curl, CURLOPT_URL, request.url.c_str());
   if (!request.unix_socket.empty())
-    curl_easy_setopt(curl, CURLOPT_UNIX_SOCKET_PATH, request.unix_socket.c_str());
-  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
-                   static_cast<long>(request.connect_timeout.count()));
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout.count()));
-  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, impl_->options.verify_tls ? 1L : 0L);
-  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, impl_->options.verify_tls ? 2L : 0L);
+    lib.easy_setopt(curl, CURLOPT_UNIX_SOCKET_PATH, request.unix_socket.c_str());
+  lib.easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+  lib.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  lib.easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+  lib.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
+                  static_cast<long>(request.connect_timeout.count()));
+  lib.easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout.count()));
+  lib.easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, impl_->options.verify_tls ? 1L : 0L);
+  lib.easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, impl_->options.verify_tls ? 2L : 0L);
   if (!impl_->options.ca_bundle.empty())
-    curl_easy_setopt(curl, CURLOPT_CAINFO, impl_->options.ca_bundle.c_str());
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, write_body);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
-  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, write_header);
-  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &response.headers);
+    lib.easy_setopt(curl, CURLOPT_CAINFO, impl_->options.ca_bundle.c_str());
+  lib.easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  lib.easy_setopt(curl, CURLOPT_WRITEFUNCTION, write_body);
+  lib.easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
+  lib.easy_setopt(curl, CURLOPT_HEADERFUNCTION, write_header);
+  lib.easy_setopt(curl, CURLOPT_HEADERDATA, &response.headers);
   if (request.method == "GET") {
-    curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+    lib.easy_setopt(curl, CURLOPT_HTTPGET, 1L);
   } else {
-    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+    lib.easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
     if (!request.body.empty() || request.method == "POST") {
-      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.data());
-      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
-                       static_cast<curl_off_t>(request.body.size()));
+      lib.easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.data());
+      lib.easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
+                      static_cast<curl_off_t>(request.body.size()));
     }
   }
 
-  CURLcode code = curl_easy_perform(curl);
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);
-  curl_slist_free_all(headers);
+  CURLcode code = lib.easy_perform(curl);
+  lib.easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);
+  lib.slist_free_all(headers);
   if (code != CURLE_OK) {
-    std::string detail = errbuf[0] ? errbuf : curl_easy_strerror(code);
+    std::string detail = errbuf[0] ? errbuf : lib.easy_strerror(code);
     std::string message = request.method + " " + where(request) + " failed: " + detail;
     if (code == CURLE_OPERATION_TIMEDOUT)
       message += " (no answer within " + std::to_string(request.timeout.count() / 1000) + " s)";
@@ -146,7 +198,7 @@ HttpResult CurlHttpClient::send(const HttpRequest& request) {
       message += "; if the site uses its own CA, set rest.ca_bundle in the cluster profile";
     return std::unexpected(HttpFailure{std::move(message), !never_sent(code)});
   }
-  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
+  lib.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
   return response;
 }
 
