@@ -308,6 +308,9 @@ start_failed() { # EXIT trap while starting: leave nothing running behind
 }
 
 cmd_start() {
+  # A token left in the caller's shell (another cluster's env.sh) would make the daemons switch
+  # AuthType to auth/jwt and this script's own sinfo fail; this cluster makes its own.
+  unset SLURM_JWT
   set_dir "$1" create
   cd "$DIR" # the daemons' working directory must outlive the caller's
   local t0=$SECONDS

@@ -265,12 +265,38 @@ Error RestBackend::answer_error(const sys::HttpResponse& response, const SlurmMe
   return clean(std::move(error));
 }
 
+// A 1,000-job queue is 3 MB of JSON: the messages come from the pass that decodes the jobs
+// (parsing it a second time for errors[] alone was a third of `plan --queue`).
+Expected<std::optional<JobList>> RestBackend::get_job_list(const std::string& path,
+                                                           bool allow_no_change,
+                                                           const JobFilter& keep) {
+  auto response = send("GET", path, "", true);
+  if (!response) return std::unexpected(response.error());
+  if (response->status != 200) {  // no list: what the (small) answer says is the error
+    SlurmMessages messages = decode_messages(response->body);
+    auto answer =
+        checked(Answer{std::move(*response), std::move(messages)}, "GET /jobs", allow_no_change);
+    if (!answer) return std::unexpected(answer.error());
+    return std::nullopt;  // only "unchanged" passes with a status other than 200
+  }
+  auto list = decode_job_list(response->body, "GET /jobs", keep);
+  if (!list) return std::unexpected(transient(clean(list.error())));
+  auto answer = checked(Answer{std::move(*response), list->messages}, "GET /jobs", allow_no_change);
+  if (!answer) return std::unexpected(answer.error());
+  if (answer->response.status == 304) return std::nullopt;
+  return list;
+}
+
 Expected<RestBackend::Answer> RestBackend::get(const std::string& path, const std::string& what,
                                                bool allow_no_change) {
   auto response = send("GET", path, "", true);
   if (!response) return std::unexpected(response.error());
   SlurmMessages messages = decode_messages(response->body);
-  Answer answer{std::move(*response), std::move(messages)};
+  return checked(Answer{std::move(*response), std::move(messages)}, what, allow_no_change);
+}
+
+Expected<RestBackend::Answer> RestBackend::checked(Answer answer, const std::string& what,
+                                                   bool allow_no_change) {
   // "No change since update_time": HTTP 304 (22.05 for /nodes, and Slurm's master), or HTTP 500
   // with error 1900 (23.02-25.05). Both mean: keep what you have.
   if (allow_no_change && (answer.response.status == 304 || has_error(answer.messages, kNoChange))) {
@@ -371,25 +397,24 @@ Expected<std::vector<JobInfo>> RestBackend::jobs(const JobQuery& query) {
       jobs_update_ && cached_query_.ids == query.ids && cached_query_.tags == query.tags;
   std::string path = api("jobs");
   if (same_query) path += "?update_time=" + std::to_string(*jobs_update_);
-  auto answer = get(path, "GET /jobs", same_query);
-  if (!answer) return std::unexpected(answer.error());
+  // Jobs are filtered while the document is parsed: a 20,000-job queue is never held as JSON,
+  // and only the jobs asked for are kept.
+  std::size_t listed = 0;
+  auto decoded = get_job_list(path, same_query, [&](const JobInfo& job) {
+    ++listed;
+    return keep(job);
+  });
+  if (!decoded) return std::unexpected(decoded.error());
   warnings_.clear();
-  if (answer->response.status != 304) {
-    // Jobs are filtered while the document is parsed: a 20,000-job queue is never held as JSON,
-    // and only the jobs asked for are kept.
-    std::size_t listed = 0;
-    auto decoded = decode_job_list(answer->response.body, "GET /jobs", [&](const JobInfo& job) {
-      ++listed;
-      return keep(job);
-    });
-    if (!decoded) return std::unexpected(transient(clean(decoded.error())));
+  if (*decoded) {
     // With update_time, an unchanged cluster answers no jobs at all (plus a warning): keep what
     // we had. Without it, an empty list is the truth.
     if (!same_query || listed > 0) {
-      jobs_cache_ = std::move(decoded->jobs);
+      jobs_cache_ = std::move((*decoded)->jobs);
       cached_query_ = query;
-      for (const auto& w : decoded->messages.warnings) warnings_.push_back(redact(w, token_.token));
-      jobs_update_ = decoded->last_update.value_or(started);
+      for (const auto& w : (*decoded)->messages.warnings)
+        warnings_.push_back(redact(w, token_.token));
+      jobs_update_ = (*decoded)->last_update.value_or(started);
     }
   }
   return jobs_cache_;
@@ -448,14 +473,13 @@ Expected<std::vector<NodeInfo>> RestBackend::nodes() {
 Expected<std::vector<JobInfo>> RestBackend::queue() {
   if (auto ok = prepare(); !ok) return std::unexpected(ok.error());
   // Not through jobs()'s update_time cache: that one holds only the jobs it was asked for.
-  auto answer = get(api("jobs"), "GET /jobs", false);
-  if (!answer) return std::unexpected(answer.error());
-  auto decoded = decode_job_list(answer->response.body, "GET /jobs", [](const JobInfo& job) {
+  auto decoded = get_job_list(api("jobs"), false, [](const JobInfo& job) {
     return job.state == JobState::pending || job.state == JobState::running ||
            job.state == JobState::completing;
   });
-  if (!decoded) return std::unexpected(transient(clean(decoded.error())));
-  return std::move(decoded->jobs);
+  if (!decoded) return std::unexpected(decoded.error());
+  if (!*decoded) return fail("GET /jobs: no list in the answer");  // not without update_time
+  return std::move((*decoded)->jobs);
 }
 
 Expected<ClusterState> RestBackend::cluster() {

@@ -88,6 +88,13 @@ class RestBackend final : public Backend {
   // Why Slurm answered with only its unspecified error -1: see the .cpp.
   SlurmFault probe_fault();
   Expected<Answer> get(const std::string& path, const std::string& what, bool allow_no_change);
+  // The answer as a failure (non-200, Slurm errors[]) or, with `allow_no_change`, as HTTP 304
+  // when Slurm says nothing changed since update_time.
+  Expected<Answer> checked(Answer answer, const std::string& what, bool allow_no_change);
+  // GET of a job list, its body parsed once, jobs kept by `keep`; nullopt when nothing changed
+  // (only with `allow_no_change`).
+  Expected<std::optional<JobList>> get_job_list(const std::string& path, bool allow_no_change,
+                                                const JobFilter& keep);
   std::string api(const std::string& tail) const;
   Error clean(Error error) const;
 
