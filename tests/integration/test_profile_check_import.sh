@@ -6,6 +6,10 @@
 #   (22.05 refuses that update, "Invalid generic resource (gres) specification", because
 #   gres.conf names 4 device files: the changed GPU count is then checked by draining the node
 #   instead, which check reports the same way, and the refusal is printed);
+# - a stale profile (classt25 with 8 GPUs, classt[21-22] listed as classt[21-22,26]): `plan` warns
+#   from the nodes it fetches for queue data (and --json lists them), `profile check` remembers
+#   it, a later `submit --dry-run` warns from that record, and stops once the profile changes;
+#   the bundled profile gives no such warning;
 # - import: from the cluster's own slurm.conf + gres.conf and from `--live`, the profile
 #   validates except for TODO values, each reported at its line:col (site names like gpu2080 are
 #   not catalog GPUs).
@@ -18,6 +22,7 @@ set -euo pipefail
 source "$JOBGEN_CLUSTER_DIR/env.sh"
 
 tmp=$(mktemp -d)
+export XDG_STATE_HOME=$tmp/state
 restore() {
   scontrol update NodeName=classt25 Gres=gpu:gpu4090:4 >/dev/null 2>&1 || true
   scontrol update NodeName=classt25 State=RESUME >/dev/null 2>&1 || true
@@ -65,7 +70,40 @@ PY
 scontrol update NodeName=classt25 Gres=gpu:gpu4090:4 2>/dev/null || true
 scontrol update NodeName=classt25 State=RESUME 2>/dev/null || true
 
-# 3. Import from the cluster's files and from the live cluster: only TODOs are left.
+# 3. A stale profile: plan and submit warn.
+sed -e '/nodes: classt25$/,/gpus_per_node:/s/gpus_per_node: 4/gpus_per_node: 8/' \
+  -e 's/nodes: classt\[21-22\]$/nodes: classt[21-22,26]/' \
+  "$JOBGEN_SOURCE_DIR/cluster-profiles/markov.yaml" >"$tmp/stale.yaml"
+printf 'name: drift\nmodel: gpt2\nseq_len: 512\nsteps: 10\ncommand: sleep 1\n' >"$tmp/spec.yaml"
+jg plan "$tmp/spec.yaml" --profile "$tmp/stale.yaml" --json >"$tmp/plan.json" 2>"$tmp/plan.err" ||
+  fail "plan with the stale profile: $(cat "$tmp/plan.err")"
+grep -q "disagrees with the cluster: .*classt25: profile gpu:gpu4090:8, cluster gpu:gpu4090:4" \
+  "$tmp/plan.err" || fail "plan did not warn about classt25: $(cat "$tmp/plan.err")"
+python3 - "$tmp/plan.json" <<'PY' || fail "plan --json profile_drift: $(cat "$tmp/plan.json")"
+import json, sys
+drift = json.load(open(sys.argv[1]))["queue"]["profile_drift"]
+assert "node_removed classt26: profile gpu:gpul40s:6, cluster -" in drift, drift
+assert any(line.startswith("gpus_changed classt25:") for line in drift), drift
+PY
+jg plan "$tmp/spec.yaml" --json >/dev/null 2>"$tmp/plan-ok.err" || fail "plan with markov"
+if grep -q "disagrees" "$tmp/plan-ok.err"; then fail "markov warned: $(cat "$tmp/plan-ok.err")"; fi
+set +e
+jg profile check "$tmp/stale.yaml" >/dev/null 2>&1
+code=$?
+set -e
+[[ $code == 1 ]] || fail "profile check of the stale profile exited $code, expected 1"
+jg submit "$tmp/spec.yaml" --profile "$tmp/stale.yaml" --dry-run >/dev/null 2>"$tmp/submit.err" ||
+  fail "submit --dry-run: $(cat "$tmp/submit.err")"
+grep -q "disagrees with the cluster (found by a check at .* UTC)" "$tmp/submit.err" ||
+  fail "submit did not warn from the remembered check: $(cat "$tmp/submit.err")"
+echo "# edited" >>"$tmp/stale.yaml"
+jg submit "$tmp/spec.yaml" --profile "$tmp/stale.yaml" --dry-run >/dev/null 2>"$tmp/submit2.err" ||
+  fail "submit --dry-run after the edit: $(cat "$tmp/submit2.err")"
+if grep -q "disagrees" "$tmp/submit2.err"; then
+  fail "a check of the old profile text still warns: $(cat "$tmp/submit2.err")"
+fi
+
+# 4. Import from the cluster's files and from the live cluster: only TODOs are left.
 check_import() {  # $1 = profile file, $2 = what
   local file=$1 what=$2 todos problems
   set +e

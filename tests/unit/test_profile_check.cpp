@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "jobgen/cli/profile_drift.hpp"
 #include "jobgen/profile/profile_loader.hpp"
 #include "jobgen/slurm/profile_check.hpp"
 #include "jobgen/slurm/profile_import.hpp"
@@ -100,4 +101,35 @@ TEST_CASE("profile import --live: the same writer on the decoded records") {
   CHECK(static_cast<int>(load.problems.size()) == imported.todos);
   CHECK(imported.todos > 0);
   for (const auto& p : load.problems) CHECK(p.message.find("is TODO") != std::string::npos);
+}
+
+TEST_CASE("profile check: only what makes plans wrong is a warning for plan and submit") {
+  const std::vector<slurm::Difference> all = {
+      {"node_added", "new01", "", "gpu:a:4"},
+      {"node_removed", "old01", "gpu:a:4", ""},
+      {"node_drained", "n1", "", "IDLE+DRAIN"},
+      {"gpus_changed", "n2", "gpu:a:8", "gpu:a:4"},
+      {"cpus_changed", "n3", "64", "32"},
+      {"memory_changed", "n4", "512000 MiB", "256000 MiB"},
+      {"partition_removed", "p", "p", ""},
+      {"max_time_changed", "p", "1-00:00:00", "12:00:00"},
+  };
+  std::vector<std::string> kept;
+  for (const auto& d : slurm::plan_affecting(all)) kept.push_back(d.kind + " " + d.subject);
+  CHECK(kept == std::vector<std::string>{"node_removed old01", "gpus_changed n2", "cpus_changed n3",
+                                         "memory_changed n4"});
+  CHECK(slurm::to_line(all[1]) == "node_removed old01: profile gpu:a:4, cluster -");
+  CHECK(slurm::to_line(all[3]) == "gpus_changed n2: profile gpu:a:8, cluster gpu:a:4");
+}
+
+TEST_CASE("profile drift: one warning, the first lines shown, the check's time when remembered") {
+  profile::Profile p = markov();
+  p.source = "/etc/jobgen/profiles/markov.yaml";
+  const std::vector<std::string> lines = {"a", "b", "c", "d", "e"};
+  const std::string live = cli::drift_message(p, lines, std::nullopt);
+  CHECK(live.starts_with("profile 'markov' disagrees with the cluster: a; b; c; and 2 more."));
+  CHECK(live.find("'jobgen profile check /etc/jobgen/profiles/markov.yaml'") != std::string::npos);
+  const std::string remembered = cli::drift_message(p, {"a"}, 1795000000);
+  CHECK(remembered.find("(found by a check at 2026-11-18 ") != std::string::npos);
+  CHECK(remembered.find("more") == std::string::npos);
 }

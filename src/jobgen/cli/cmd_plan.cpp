@@ -15,6 +15,7 @@
 #include "jobgen/cli/calibration_file.hpp"
 #include "jobgen/cli/commands.hpp"
 #include "jobgen/cli/job_session.hpp"
+#include "jobgen/cli/profile_drift.hpp"
 #include "jobgen/cli/profile_lookup.hpp"
 #include "jobgen/cli/queue_data.hpp"
 #include "jobgen/cli/resources.hpp"
@@ -84,7 +85,10 @@ Expected<Exit> run_plan(Context& ctx, const PlanCliOptions& opts) {
   Expected<plan::PlanReport> report = plan::make_plan(*spec, *prof, *catalog, options);
   if (!report) return std::unexpected(report.error());
   if (!opts.no_queue && !opts.offline) {
-    plan::apply_queue(*report, queue_snapshot(ctx, opts, *spec, *report));
+    plan::QueueSnapshot snapshot = queue_snapshot(ctx, opts, *spec, *report);
+    if (!snapshot.profile_drift.empty())
+      warn(ctx, drift_message(*prof, snapshot.profile_drift, std::nullopt));
+    plan::apply_queue(*report, std::move(snapshot));
   }
 
   if (opts.json) {

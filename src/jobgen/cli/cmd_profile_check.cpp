@@ -8,6 +8,7 @@
 
 #include "jobgen/cli/cmd_profile.hpp"
 #include "jobgen/cli/job_session.hpp"
+#include "jobgen/cli/profile_drift.hpp"
 #include "jobgen/cli/profile_lookup.hpp"
 #include "jobgen/slurm/profile_check.hpp"
 
@@ -29,6 +30,9 @@ Expected<Exit> run_check(Context& ctx, const CheckOptions& opts) {
   auto state = (*backend)->cluster();
   if (!state) return std::unexpected(state.error());
   const auto differences = slurm::compare_profile(prof, *state);
+  std::vector<std::string> affecting;
+  for (const auto& d : slurm::plan_affecting(differences)) affecting.push_back(slurm::to_line(d));
+  remember_drift(ctx, prof, affecting);
   if (opts.json) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& d : differences) {
@@ -47,10 +51,7 @@ Expected<Exit> run_check(Context& ctx, const CheckOptions& opts) {
     ctx.out << prof.source << ": agrees with the cluster (" << state->nodes.size() << " nodes, "
             << state->partitions.size() << " partitions)\n";
   } else {
-    for (const auto& d : differences) {
-      ctx.out << d.kind << ' ' << d.subject << ": profile " << (d.profile.empty() ? "-" : d.profile)
-              << ", cluster " << (d.cluster.empty() ? "-" : d.cluster) << '\n';
-    }
+    for (const auto& d : differences) ctx.out << slurm::to_line(d) << '\n';
     ctx.err << prof.source << ": " << differences.size()
             << " difference(s) with the cluster; update the profile (jobgen profile import "
                "--live writes a fresh one to compare)\n";

@@ -18,6 +18,7 @@
 #include "jobgen/cli/commands.hpp"
 #include "jobgen/cli/job_request.hpp"
 #include "jobgen/cli/job_session.hpp"
+#include "jobgen/cli/profile_drift.hpp"
 #include "jobgen/cli/queue_data.hpp"
 #include "jobgen/cli/submission.hpp"
 #include "jobgen/plan/report.hpp"
@@ -78,11 +79,20 @@ Expected<Exit> run_submit(Context& ctx, const SubmitOptions& opts) {
   const bool local = s.backend_name == "local";
   JOBGEN_TRY_ASSIGN(slurm::Backend * backend, s.backend());
   const std::string user = ctx.env.get("USER").value_or("");
+  std::optional<std::vector<std::string>> live_drift;  // when --target auto asked the cluster
   const QueueFetcher queue = [&](const plan::JobSpec& spec, const plan::PlanReport& report) {
-    return fetch_queue(*backend, *s.profile, spec, report, user, unix_now(ctx));
+    auto snapshot = fetch_queue(*backend, *s.profile, spec, report, user, unix_now(ctx));
+    if (snapshot.available) live_drift = snapshot.profile_drift;
+    return snapshot;
   };
   JOBGEN_TRY_ASSIGN(auto job,
                     build_job_request(ctx, opts.request, *s.profile, *s.catalog, local, queue));
+  if (live_drift) {
+    remember_drift(ctx, *s.profile, *live_drift);
+    if (!live_drift->empty()) warn(ctx, drift_message(*s.profile, *live_drift, std::nullopt));
+  } else if (!local) {
+    warn_known_drift(ctx, *s.profile);
+  }
   JOBGEN_TRY_ASSIGN(auto prepared, prepare_stages(ctx, s, job, opts.request, local));
   std::string after = opts.after;
   if (!opts.dry_run && !opts.test_only) {

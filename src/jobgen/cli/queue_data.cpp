@@ -5,6 +5,7 @@
 
 #include "jobgen/render/request.hpp"
 #include "jobgen/render/sbatch_header.hpp"
+#include "jobgen/slurm/profile_check.hpp"
 #include "jobgen/util/strings.hpp"
 
 namespace jobgen::cli {
@@ -126,6 +127,8 @@ plan::QueueSnapshot fetch_queue(slurm::Backend& backend, const profile::Profile&
     snap.unavailable_reason = "the scheduler listed no nodes";
     return snap;
   }
+  for (const auto& d : slurm::plan_affecting(slurm::compare_profile(profile, {*nodes, {}})))
+    snap.profile_drift.push_back(slurm::to_line(d));
   auto jobs = backend.queue();
   if (!jobs) {
     snap.unavailable_reason = jobs.error().message;

@@ -60,6 +60,9 @@ struct QueueSnapshot {
   std::map<int, int64_t> slurm_start;          // row id -> Slurm's estimated start
   std::map<int, std::string> slurm_not_asked;  // row id -> why Slurm gave no estimate
   std::vector<std::string> notes;              // remarks for the report
+  // Where the profile disagrees with the nodes Slurm listed in ways that make plans wrong (nodes
+  // gone, GPUs, CPUs or memory changed), one `jobgen profile check` line each.
+  std::vector<std::string> profile_drift;
   const GroupQueue* group(const std::string& name) const;
 };
 

@@ -113,6 +113,7 @@ void add_queue_json(const PlanReport& r, json& plan) {
                    {"source", q.source},
                    {"time", q.now},
                    {"groups", groups},
+                   {"profile_drift", q.profile_drift},
                    {"notes", q.notes}};
   for (auto& option : plan["options"]) {
     const PlanRow* row = r.row(option["id"].get<int>());

@@ -106,4 +106,19 @@ std::vector<Difference> compare_profile(const profile::Profile& profile,
   return out;
 }
 
+std::vector<Difference> plan_affecting(const std::vector<Difference>& differences) {
+  std::vector<Difference> out;
+  for (const auto& d : differences) {
+    if (d.kind == "node_removed" || d.kind == "gpus_changed" || d.kind == "cpus_changed" ||
+        d.kind == "memory_changed")
+      out.push_back(d);
+  }
+  return out;
+}
+
+std::string to_line(const Difference& d) {
+  return d.kind + " " + d.subject + ": profile " + (d.profile.empty() ? "-" : d.profile) +
+         ", cluster " + (d.cluster.empty() ? "-" : d.cluster);
+}
+
 }  // namespace jobgen::slurm

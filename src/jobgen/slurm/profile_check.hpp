@@ -29,6 +29,14 @@ struct Difference {
 std::vector<Difference> compare_profile(const profile::Profile& profile,
                                         const ClusterState& cluster);
 
+// The differences that make plans from the profile wrong: nodes it counts that the cluster does
+// not have, and nodes whose GPUs, CPUs or memory changed (not drained nodes: plans with queue
+// data leave those out anyway; not added nodes: a profile may describe part of a cluster).
+std::vector<Difference> plan_affecting(const std::vector<Difference>& differences);
+
+// "gpus_changed classt03: profile gpu:a:8, cluster gpu:a:4", as `jobgen profile check` prints.
+std::string to_line(const Difference& d);
+
 // The node's GPUs as "type:count" words, sorted and comma-joined ("gpu:4" for untyped), the
 // form both sides are compared in.
 std::string gpu_summary(const std::vector<GresCount>& gpus);

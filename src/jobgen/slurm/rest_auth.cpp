@@ -1,6 +1,7 @@
 #include "jobgen/slurm/rest_auth.hpp"
 
 #include "jobgen/util/redact.hpp"
+#include "jobgen/util/slurm_time.hpp"
 
 #include <cctype>
 #include <ctime>
@@ -137,15 +138,6 @@ Expected<RestToken> find_token(const sys::Environment& env, const sys::FileSyste
   return out;
 }
 
-std::string format_utc(int64_t unix_seconds) {
-  std::time_t t = static_cast<std::time_t>(unix_seconds);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
-  return buf;
-}
-
 std::string explain_unauthorized(const RestToken& token, int64_t now, std::string_view url) {
   std::string where = "slurmrestd at " + util::redact_url(url);
   if (token.token.empty())
@@ -153,14 +145,14 @@ std::string explain_unauthorized(const RestToken& token, int64_t now, std::strin
            std::string(kHowToGetOne);
   if (token.claims && token.claims->exp && *token.claims->exp <= now)
     return where + " refused the token from " + token.origin + ": it expired at " +
-           format_utc(*token.claims->exp) + " (" + ago(now - *token.claims->exp) + " ago). " +
+           util::format_utc(*token.claims->exp) + " (" + ago(now - *token.claims->exp) + " ago). " +
            std::string(kHowToGetOne);
   std::string text = where + " rejected the token from " + token.origin;
   if (!token.user.empty()) text += " for user '" + token.user + "'";
   if (!token.claims) {
     text += ": it is not a JWT (expected three base64url parts separated by dots)";
   } else if (token.claims->exp) {
-    text += " although it is valid until " + format_utc(*token.claims->exp) +
+    text += " although it is valid until " + util::format_utc(*token.claims->exp) +
             " (it may be for another cluster or user, or the site changed its JWT key)";
   }
   return text + ". " + std::string(kHowToGetOne);

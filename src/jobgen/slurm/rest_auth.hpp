@@ -56,7 +56,4 @@ std::string explain_unauthorized(const RestToken& token, int64_t now, std::strin
 // `text` with every occurrence of `secret` replaced by "<token>" (no-op for an empty secret).
 std::string redact(std::string text, std::string_view secret);
 
-// "2026-11-22 05:20:31 UTC".
-std::string format_utc(int64_t unix_seconds);
-
 }  // namespace jobgen::slurm

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <vector>
 
 namespace jobgen::util {
@@ -92,6 +93,15 @@ std::string format_duration(double seconds) {
   if (seconds < 3570) return std::to_string(std::lround(seconds / 60)) + " min";
   if (seconds < 47.95 * 3600) return fixed1(seconds / 3600) + " h";
   return fixed1(seconds / 86400) + " days";
+}
+
+std::string format_utc(int64_t unix_seconds) {
+  const auto t = static_cast<std::time_t>(unix_seconds);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return buf;
 }
 
 }  // namespace jobgen::util

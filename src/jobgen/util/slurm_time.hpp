@@ -34,6 +34,9 @@ std::string format_slurm_time(int64_t seconds);
 // Seconds since the Unix epoch (jobgen's timestamps: the ledger, Slurm's records).
 int64_t unix_seconds(std::chrono::system_clock::time_point t);
 
+// A Unix time for messages: "2026-11-22 05:20:31 UTC".
+std::string format_utc(int64_t unix_seconds);
+
 // For humans in reports: "45 s", "12 min", "5.7 h", "2.1 days". Below 60 s whole seconds, below
 // 1 h whole minutes, below 48 h hours with one decimal, beyond that days with one decimal.
 std::string format_duration(double seconds);
