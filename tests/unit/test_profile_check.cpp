@@ -133,3 +133,26 @@ TEST_CASE("profile drift: one warning, the first lines shown, the check's time w
   CHECK(remembered.find("(found by a check at 2026-11-18 ") != std::string::npos);
   CHECK(remembered.find("more") == std::string::npos);
 }
+
+TEST_CASE("profile check: a drained node with its reason, drained for long after a week") {
+  const profile::Profile prof = markov();
+  slurm::ClusterState cluster = markov_cluster();
+  auto node =
+      std::ranges::find_if(cluster.nodes, [](const auto& n) { return n.name == "classt25"; });
+  REQUIRE(node != cluster.nodes.end());
+  node->states = {"IDLE", "DRAIN"};
+  node->reason = "ECC memory error";
+  node->reason_since = 1795000000;  // 2026-11-18 11:06:40 UTC
+  const auto line = [&](int64_t now) {
+    for (const auto& d : slurm::compare_profile(prof, cluster, now))
+      if (d.subject == "classt25") return slurm::to_line(d);
+    return std::string("(none)");
+  };
+  CHECK(line(1795000000 + 3600) ==
+        "node_drained classt25: profile -, cluster IDLE+DRAIN since 2026-11-18 11:06:40 UTC: ECC "
+        "memory error");
+  CHECK(line(1795000000 + slurm::kDrainedLongS).starts_with("node_drained_long classt25:"));
+  CHECK(line(0).starts_with("node_drained classt25:"));  // no clock: never "long"
+  const auto affecting = slurm::plan_affecting(slurm::compare_profile(prof, cluster, 1796000000));
+  CHECK(affecting.size() == 1);
+}

@@ -29,7 +29,7 @@ Expected<Exit> run_check(Context& ctx, const CheckOptions& opts) {
   if (!backend) return std::unexpected(backend.error());
   auto state = (*backend)->cluster();
   if (!state) return std::unexpected(state.error());
-  const auto differences = slurm::compare_profile(prof, *state);
+  const auto differences = slurm::compare_profile(prof, *state, unix_now(ctx));
   std::vector<std::string> affecting;
   for (const auto& d : slurm::plan_affecting(differences)) affecting.push_back(slurm::to_line(d));
   remember_drift(ctx, prof, affecting);

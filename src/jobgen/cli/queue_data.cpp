@@ -127,7 +127,7 @@ plan::QueueSnapshot fetch_queue(slurm::Backend& backend, const profile::Profile&
     snap.unavailable_reason = "the scheduler listed no nodes";
     return snap;
   }
-  for (const auto& d : slurm::plan_affecting(slurm::compare_profile(profile, {*nodes, {}})))
+  for (const auto& d : slurm::plan_affecting(slurm::compare_profile(profile, {*nodes, {}}, now)))
     snap.profile_drift.push_back(slurm::to_line(d));
   auto jobs = backend.queue();
   if (!jobs) {

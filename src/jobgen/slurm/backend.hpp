@@ -86,6 +86,8 @@ struct NodeInfo {
   int alloc_cpus = 0;
   int64_t memory_mib = 0;
   std::vector<GresCount> gpus;
+  std::string reason;                   // why it is drained or down, as the admin wrote it
+  std::optional<int64_t> reason_since;  // Unix s when that reason was set
 };
 
 struct PartitionInfo {

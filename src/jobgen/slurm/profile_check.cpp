@@ -22,6 +22,21 @@ struct NodeShape {
   std::vector<GresCount> gpus;
 };
 
+// A node that takes no jobs: "IDLE+DRAIN since 2026-11-01 08:00:00 UTC: ECC memory error",
+// node_drained_long once that is kDrainedLongS old.
+std::optional<Difference> drained_difference(const NodeInfo& node, int64_t now) {
+  const bool out_of_service = std::ranges::any_of(node.states, [](const std::string& state) {
+    const std::string s = util::upper(state);
+    return s == "DRAIN" || s == "DRAINED" || s == "DRAINING" || s == "DOWN" || s == "FAIL";
+  });
+  if (!out_of_service) return std::nullopt;
+  std::string text = util::join(node.states, "+");
+  if (node.reason_since) text += " since " + util::format_utc(*node.reason_since);
+  if (!node.reason.empty()) text += ": " + util::printable(node.reason, 200);
+  const bool long_ago = now > 0 && node.reason_since && now - *node.reason_since >= kDrainedLongS;
+  return Difference{long_ago ? "node_drained_long" : "node_drained", node.name, "", text};
+}
+
 }  // namespace
 
 std::string gpu_summary(const std::vector<GresCount>& gpus) {
@@ -37,7 +52,7 @@ std::string gpu_summary(const std::vector<GresCount>& gpus) {
 }
 
 std::vector<Difference> compare_profile(const profile::Profile& profile,
-                                        const ClusterState& cluster) {
+                                        const ClusterState& cluster, int64_t now) {
   std::vector<Difference> out;
   std::map<std::string, NodeShape> expected;
   for (const auto& g : profile.node_groups) {
@@ -63,13 +78,7 @@ std::vector<Difference> compare_profile(const profile::Profile& profile,
       continue;
     }
     const NodeShape& e = it->second;
-    for (const auto& state : node.states) {
-      const std::string s = util::upper(state);
-      if (s == "DRAIN" || s == "DRAINED" || s == "DRAINING" || s == "DOWN" || s == "FAIL") {
-        out.push_back({"node_drained", node.name, "", util::join(node.states, "+")});
-        break;
-      }
-    }
+    if (auto drained = drained_difference(node, now)) out.push_back(std::move(*drained));
     const std::string want = gpu_summary(e.gpus);
     const std::string have = gpu_summary(node.gpus);
     if (want != have) out.push_back({"gpus_changed", node.name, want, have});
@@ -109,8 +118,8 @@ std::vector<Difference> compare_profile(const profile::Profile& profile,
 std::vector<Difference> plan_affecting(const std::vector<Difference>& differences) {
   std::vector<Difference> out;
   for (const auto& d : differences) {
-    if (d.kind == "node_removed" || d.kind == "gpus_changed" || d.kind == "cpus_changed" ||
-        d.kind == "memory_changed")
+    if (d.kind == "node_removed" || d.kind == "node_drained_long" || d.kind == "gpus_changed" ||
+        d.kind == "cpus_changed" || d.kind == "memory_changed")
       out.push_back(d);
   }
   return out;

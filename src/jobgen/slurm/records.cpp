@@ -152,6 +152,8 @@ NodeInfo decode_node(const json& j) {
   node.alloc_cpus = small_int(number_at(j, "alloc_cpus"));
   node.memory_mib = number_at(j, "real_memory").value_or(0);
   node.gpus = parse_node_gpus(str(j, "gres"), str(j, "gres_used"));
+  node.reason = none_to_empty(str(j, "reason"));
+  node.reason_since = positive(number_at(j, "reason_changed_at"));
   return node;
 }
 
