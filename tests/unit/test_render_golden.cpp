@@ -63,6 +63,11 @@ std::vector<GoldenCase> golden_cases() {
   chain.chain_links = 3;
   chain.sbatch.time_limit_s = 2 * 86400;
   cases.push_back({"torchrun-chain", chain});
+  // A run jobgen recovers (`recover:`), with the user's one-minute limit: Slurm must not requeue.
+  auto recovered = test::markov_input(Launcher::torchrun, "gpu2080", 1, 1);
+  recovered.sbatch.time_limit_s = 60;
+  recovered.sbatch.no_requeue = true;
+  cases.push_back({"torchrun-recover", recovered});
   return cases;
 }
 

@@ -7,6 +7,7 @@
 #include "jobgen/cli/calibration_file.hpp"
 #include "jobgen/cli/resources.hpp"
 #include "jobgen/render/renderer.hpp"
+#include "jobgen/util/slurm_time.hpp"
 #include "jobgen/util/strings.hpp"
 
 namespace jobgen::cli {
@@ -76,6 +77,7 @@ void apply_attempt(const run::AttemptSettings& a, int number, render::RenderInpu
   }
   if (!a.exclude.empty())
     in.sbatch.exclude = in.sbatch.exclude.empty() ? a.exclude : in.sbatch.exclude + "," + a.exclude;
+  in.sbatch.no_requeue = !in.local;
   in.environment.emplace_back("JOBGEN_ATTEMPT", std::to_string(number));
   if (a.resume) in.environment.emplace_back("JOBGEN_RESUME", "1");
   in.plan_summary.push_back(fmt::format(
@@ -139,6 +141,9 @@ void add_job_request_options(CLI::App* sub, JobRequestOptions& opts, const std::
   sub->add_option("--qos", opts.qos, "Slurm QoS");
   sub->add_option("--account", opts.account, "Slurm account");
   sub->add_option("--log-dir", opts.log_dir, "Directory for the job's logs")->capture_default_str();
+  sub->add_option("--time", opts.time,
+                  "Time limit instead of the plan's (Slurm's MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, "
+                  "D-HH:MM:SS); overrides the job spec's 'time_limit'");
 }
 
 void record_command_line(const CLI::App* sub, const std::string& command, JobRequestOptions& opts) {
@@ -218,6 +223,11 @@ Expected<JobRequest> build_job_request(Context& ctx, const JobRequestOptions& op
   req_opts.account = opts.account;
   req_opts.log_dir = opts.log_dir;
   req_opts.generated_by = opts.argv;
+  if (!opts.time.empty()) {
+    auto limit = util::parse_time_limit(opts.time);
+    if (!limit) return invalid("--time: " + limit.error().message);
+    req_opts.time_limit_s = *limit;
+  }
 
   for (const plan::JobSpec* st : stages) {
     const render::Launcher stage_launcher = launcher.value_or(st->launcher);
@@ -246,7 +256,7 @@ Expected<JobRequest> build_job_request(Context& ctx, const JobRequestOptions& op
     if (opts.attempt) apply_attempt(*opts.attempt, opts.attempt_number, req->input);
     const std::string stage = job.spec.stages.empty() ? std::string() : st->name;
     req->input.stage = stage;
-    for (const auto& w : req->warnings) ctx.err << "jobgen: warning: " << w << '\n';
+    for (const auto& w : req->warnings) warn(ctx, w);
     job.stages.push_back({stage, std::move(*report), std::move(chosen), std::move(*req)});
   }
   return job;

@@ -41,6 +41,7 @@ std::string request_json(const JobRequestOptions& opts, const StageRequest& stag
                    {"qos", opts.qos},
                    {"account", opts.account},
                    {"log_dir", opts.log_dir},
+                   {"time", opts.time},
                    {"argv", opts.argv},
                    {"settings", settings}};
   return j.dump();
@@ -69,6 +70,7 @@ Expected<RecordedRequest> parse_request_json(std::string_view text) {
     o.qos = j.at("qos").get<std::string>();
     o.account = j.at("account").get<std::string>();
     o.log_dir = j.at("log_dir").get<std::string>();
+    o.time = j.value("time", std::string());  // absent in records of jobgen before --time
     o.argv = j.at("argv").get<std::vector<std::string>>();
     const auto& s = j.at("settings");
     run::AttemptSettings& a = r.settings;

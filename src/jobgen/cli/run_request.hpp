@@ -5,8 +5,8 @@
 //
 // JSON: {"jobspec": absolute path, "target", "gpus", "nodes", "launcher", "template", "test",
 // "test_steps", "sweeps", "sweep_parallel", "stage", "nodelist", "partition", "qos", "account",
-// "log_dir", "argv", "settings": {"micro_batch", "grad_accum", "grad_checkpointing", "mem_mib"
-// (absent = the plan's), "exclude", "resume"}}.
+// "log_dir", "time" (--time; absent in older records), "argv", "settings": {"micro_batch",
+// "grad_accum", "grad_checkpointing", "mem_mib" (absent = the plan's), "exclude", "resume"}}.
 #pragma once
 
 #include <string>

@@ -37,6 +37,10 @@ struct SbatchOptions {
   std::string dependency;                          // --dependency, e.g. "afterok:123"
   std::string working_dir;                         // --chdir / current_working_directory
   std::map<std::string, std::string> environment;  // extra exported variables
+  // --no-requeue: Slurm must not requeue the job itself (on a node failure, or when preempted
+  // with PreemptMode=REQUEUE); the job ends NODE_FAIL/PREEMPTED and jobgen's recovery decides
+  // the retry (run/recovery.hpp), e.g. excluding the failed node. false = the cluster's default.
+  bool no_requeue = false;
 };
 
 }  // namespace jobgen::job

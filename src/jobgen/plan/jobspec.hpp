@@ -143,6 +143,9 @@ struct JobSpec {
   std::vector<std::pair<std::string, std::string>> env;  // exported in this order
   std::optional<estimate::EmpiricalMemory> empirical_memory;
   Recovery recover;
+  // `time_limit`: the job's Slurm time limit in seconds instead of the plan's padded estimate
+  // (`jobgen submit --time` overrides it); nullopt = the plan's.
+  std::optional<int64_t> time_limit_s;
 
   std::vector<JobSpec> stages;  // complete specs (top level + the stage's overrides)
   SourceLoc loc;                // the mapping this spec was read from

@@ -15,6 +15,7 @@
 
 #include "jobgen/model/architecture_yaml.hpp"
 #include "jobgen/util/names.hpp"
+#include "jobgen/util/slurm_time.hpp"
 
 namespace jobgen::plan::detail {
 
@@ -49,7 +50,8 @@ const std::vector<std::string> kStageKeys{"name",
                                           "launcher",
                                           "env",
                                           "empirical_memory",
-                                          "recover"};
+                                          "recover",
+                                          "time_limit"};
 
 bool looks_like_path(std::string_view text) {
   return text.find('/') != std::string_view::npos || text.ends_with(".yaml") ||
@@ -125,6 +127,7 @@ class SpecParser {
     }
     read_checkpoint(map, spec, what);
     read_recover(map, spec, what);
+    read_time_limit(map, spec, what);
     read_command(map, spec, what);
     read_launcher(map, spec, what);
     read_env(map, spec, what);
@@ -351,6 +354,16 @@ class SpecParser {
     if (auto v = r_.integer_in(node, "attempts", "'recover'", 1, kMaxAttempts))
       spec.recover.max_attempts = static_cast<int>(*v);
     if (auto v = r_.boolean(node, "change_batch", "'recover'")) spec.recover.change_batch = *v;
+  }
+
+  // `time_limit: 1:00:00`: a Slurm time (util::parse_time_limit), instead of the plan's.
+  void read_time_limit(const YAML::Node& map, JobSpec& spec, const std::string& what) {
+    const auto text = r_.string(map, "time_limit", what);
+    if (!text) return;
+    if (auto v = util::parse_time_limit(*text))
+      spec.time_limit_s = *v;
+    else
+      bad(map, "time_limit", "'time_limit': " + v.error().message);
   }
 
   void read_checkpoint(const YAML::Node& map, JobSpec& spec, const std::string& what) {

@@ -152,6 +152,106 @@ Expected<const profile::Partition*> requested_partition(const profile::Profile& 
   return strictest;
 }
 
+// The user's time limit (--time, else the job spec's `time_limit`) as it is: one job, no chain;
+// whether it fits the partition is request_check's (slurm/request_check.hpp). A limit shorter than
+// the estimate is warned about unless the run continues through recovery.
+void set_user_time_limit(int64_t limit, const plan::JobSpec& spec, const plan::PlanRow& row,
+                         const RequestOptions& opt, RenderRequest& req) {
+  req.input.sbatch.time_limit_s = limit;
+  if (opt.test_mode || row.total_time_s <= static_cast<double>(limit)) return;
+  const std::string shorter =
+      fmt::format("the time limit {} is shorter than the planned run time (about {})",
+                  util::format_slurm_time(limit), util::format_duration(row.total_time_s));
+  if (!spec.checkpoint.resumable) {
+    req.warnings.push_back(
+        shorter +
+        " and the job spec does not say the command can resume: Slurm stops the job at the limit "
+        "(TIMEOUT) before it finishes; give a longer --time, or make the command resume from its "
+        "latest checkpoint and set 'checkpoint: {resumable: true}'");
+  } else if (!spec.recover.enabled) {
+    req.warnings.push_back(
+        shorter +
+        ": the job ends TIMEOUT at the limit; 'jobgen watch --recover' (or 'recover: true' in the "
+        "job spec) continues it from its latest checkpoint");
+  } else if (const auto jobs =
+                 static_cast<int64_t>(std::ceil(row.total_time_s / static_cast<double>(limit)));
+             jobs > spec.recover.max_attempts) {
+    req.warnings.push_back(fmt::format(
+        "{}: it needs about {} jobs of that length, and 'recover' allows {} attempts in all",
+        shorter, jobs, spec.recover.max_attempts));
+  }
+}
+
+// Time limit, chain or refusal.
+Expected<void> set_time_limit(const profile::Partition& part, const plan::JobSpec& spec,
+                              const plan::PlanRow& row, const RequestOptions& opt,
+                              RenderRequest& req) {
+  RenderInput& in = req.input;
+  job::SbatchOptions& s = in.sbatch;
+  if (const auto user = opt.time_limit_s ? opt.time_limit_s : spec.time_limit_s) {
+    set_user_time_limit(*user, spec, row, opt, req);
+    return {};
+  }
+  const std::optional<int64_t> max_s = part.max_time_s;
+  if (max_s && *max_s <= 0) {  // the profile loader refuses it; a profile built in code may not
+    return invalid(
+        fmt::format("partition {} has a max_time of 0: give its limit or UNLIMITED", part.name),
+        part.loc);
+  }
+  if (opt.test_mode) {
+    s.time_limit_s = max_s ? std::min(kTestTimeLimitS, *max_s) : kTestTimeLimitS;
+    return {};
+  }
+  const std::optional<int64_t> padded_or = padded_time_limit_s(row.total_time_s);
+  if (!padded_or) {
+    return invalid(
+        fmt::format("the run is longer than a Slurm time limit can be (about {}; the limit is {}): "
+                    "check 'steps' (or 'epochs' and 'dataset_size') in the job spec and the node "
+                    "group's 'mfu'",
+                    util::format_duration(row.total_time_s),
+                    util::format_slurm_time(util::kMaxSlurmTimeS)),
+        spec.loc);
+  }
+  const int64_t padded = *padded_or;
+  if (!max_s || padded <= *max_s) {
+    s.time_limit_s = padded;
+  } else if (spec.checkpoint.resumable) {
+    const int64_t links = *util::checked_ceil_div(padded, *max_s);
+    if (links > kMaxChainLinks) {
+      return invalid(
+          fmt::format(
+              "the run needs about {} with margin: a chain of {} jobs of partition {}'s {} each, "
+              "more than the {} jobgen submits; choose more GPUs (jobgen plan) or fewer steps",
+              util::format_duration(static_cast<double>(padded)), links, part.name,
+              util::format_slurm_time(*max_s), kMaxChainLinks),
+          spec.loc);
+    }
+    in.chain_links = static_cast<int>(links);
+    s.time_limit_s = *max_s;
+    req.warnings.push_back(fmt::format(
+        "the run needs about {:.1f} h with margin, more than partition {} allows ({:.1f} h): it "
+        "runs as a chain of {} jobs that resume from the latest checkpoint",
+        padded / 3600.0, part.name, *max_s / 3600.0, in.chain_links));
+  } else if (row.total_time_s <= static_cast<double>(*max_s)) {
+    s.time_limit_s = *max_s;
+    req.warnings.push_back(fmt::format(
+        "the safety margin is cut to fit partition {}'s maximum of {:.1f} h (estimate {:.1f} h)",
+        part.name, *max_s / 3600.0, row.total_time_s / 3600.0));
+  } else {
+    return invalid(
+        fmt::format(
+            "the run takes about {:.1f} h, longer than partition {} allows ({:.1f} h), and the "
+            "job "
+            "spec does not say the command can resume: make it resume from its latest checkpoint "
+            "and set 'checkpoint: {{resumable: true}}' to run it as a chain of jobs, or choose "
+            "more "
+            "GPUs (jobgen plan)",
+            row.total_time_s / 3600.0, part.name, *max_s / 3600.0),
+        spec.loc);
+  }
+  return {};
+}
+
 }  // namespace
 
 Expected<RenderRequest> build_render_input(const profile::Profile& prof, const plan::JobSpec& spec,
@@ -269,67 +369,11 @@ Expected<RenderRequest> build_render_input(const profile::Profile& prof, const p
     s.mem_mib = node_share * row.gpus_per_node;
   }
 
-  // Time limit, chain or refusal.
-  const std::optional<int64_t> max_s = part->max_time_s;
-  if (max_s && *max_s <= 0) {  // the profile loader refuses it; a profile built in code may not
-    return invalid(
-        fmt::format("partition {} has a max_time of 0: give its limit or UNLIMITED", part->name),
-        part->loc);
-  }
-  if (opt.test_mode) {
-    s.time_limit_s = max_s ? std::min(kTestTimeLimitS, *max_s) : kTestTimeLimitS;
-  } else {
-    const std::optional<int64_t> padded_or = padded_time_limit_s(row.total_time_s);
-    if (!padded_or) {
-      return invalid(
-          fmt::format(
-              "the run is longer than a Slurm time limit can be (about {}; the limit is {}): "
-              "check 'steps' (or 'epochs' and 'dataset_size') in the job spec and the node "
-              "group's 'mfu'",
-              util::format_duration(row.total_time_s),
-              util::format_slurm_time(util::kMaxSlurmTimeS)),
-          spec.loc);
-    }
-    const int64_t padded = *padded_or;
-    if (!max_s || padded <= *max_s) {
-      s.time_limit_s = padded;
-    } else if (spec.checkpoint.resumable) {
-      const int64_t links = *util::checked_ceil_div(padded, *max_s);
-      if (links > kMaxChainLinks) {
-        return invalid(
-            fmt::format(
-                "the run needs about {} with margin: a chain of {} jobs of partition {}'s {} each, "
-                "more than the {} jobgen submits; choose more GPUs (jobgen plan) or fewer steps",
-                util::format_duration(static_cast<double>(padded)), links, part->name,
-                util::format_slurm_time(*max_s), kMaxChainLinks),
-            spec.loc);
-      }
-      in.chain_links = static_cast<int>(links);
-      s.time_limit_s = *max_s;
-      req.warnings.push_back(fmt::format(
-          "the run needs about {:.1f} h with margin, more than partition {} allows ({:.1f} h): it "
-          "runs as a chain of {} jobs that resume from the latest checkpoint",
-          padded / 3600.0, part->name, *max_s / 3600.0, in.chain_links));
-    } else if (row.total_time_s <= static_cast<double>(*max_s)) {
-      s.time_limit_s = *max_s;
-      req.warnings.push_back(fmt::format(
-          "the safety margin is cut to fit partition {}'s maximum of {:.1f} h (estimate {:.1f} h)",
-          part->name, *max_s / 3600.0, row.total_time_s / 3600.0));
-    } else {
-      return invalid(
-          fmt::format(
-              "the run takes about {:.1f} h, longer than partition {} allows ({:.1f} h), and the "
-              "job "
-              "spec does not say the command can resume: make it resume from its latest checkpoint "
-              "and set 'checkpoint: {{resumable: true}}' to run it as a chain of jobs, or choose "
-              "more "
-              "GPUs (jobgen plan)",
-              row.total_time_s / 3600.0, part->name, *max_s / 3600.0),
-          spec.loc);
-    }
-  }
+  if (auto ok = set_time_limit(*part, spec, row, opt, req); !ok) return std::unexpected(ok.error());
 
   s.signal = fmt::format("B:{}@{}", in.checkpoint_signal, signal_lead_s(spec.checkpoint.size_gb));
+  // Recovery decides a retry itself (excluding a failed node): Slurm must not requeue the job.
+  s.no_requeue = spec.recover.enabled && !in.local;
   if (!opt.nodelist.empty()) {
     if (auto ok = check_nodelist(*group, row, opt.nodelist); !ok) {
       return std::unexpected(ok.error());

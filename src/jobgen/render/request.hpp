@@ -13,7 +13,12 @@
 //   is above the maximum: a resumable job spec becomes a chain of ceil(padded / max) jobs of the
 //   maximum length; otherwise, if the bare estimate fits, the margin is cut (with a warning),
 //   else the request is refused with advice.
+// - a user's time limit (RequestOptions::time_limit_s, else the job spec's `time_limit`) replaces
+//   the above, test mode included: one job of that length, never a chain; the partition maximum is
+//   checked by slurm/request_check.hpp. A limit below the estimate warns, unless the command can
+//   resume and `recover:` continues it within its attempts.
 // - signal: "B:USR1@<signal_lead_s(checkpoint size, write speed)>".
+// - --no-requeue when the job spec says `recover:` (jobgen, not Slurm, retries; not local).
 // - test mode: max_steps = test_steps, 15 minutes (or the partition maximum if shorter), the
 //   group's debug partition (Partition::debug) and a QoS containing "debug" when there is one,
 //   job name + "-test".
@@ -68,6 +73,7 @@ struct RequestOptions {
   std::string account;
   std::string log_dir = "logs";
   std::vector<std::string> generated_by;
+  std::optional<int64_t> time_limit_s;  // --time: seconds; nullopt = the job spec's or the plan's
 };
 
 struct RenderRequest {

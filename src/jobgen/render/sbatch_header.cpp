@@ -68,6 +68,7 @@ Expected<std::vector<std::string>> sbatch_directives(const job::SbatchOptions& o
   add("error", o.error);
   if (o.open_mode_append) lines.emplace_back("--open-mode=append");
   add("signal", o.signal);
+  if (o.no_requeue) lines.emplace_back("--no-requeue");
   if (!bad.empty()) {
     return invalid(
         fmt::format("'{}' cannot go into an #SBATCH line: values there may only use "

@@ -8,8 +8,8 @@
 //   gres, log patterns, dependencies); anything else is an error naming the option.
 // Order: job-name, partition, nodes, ntasks-per-node, cpus-per-task, gres, mem/mem-per-gpu,
 // time, nodelist, constraint, exclude, qos, account, array, dependency, chdir, output, error,
-// open-mode, signal. Memory prints as whole GiB ("24G") when it is one, else MiB ("1500M"); time as
-// D-HH:MM:SS or HH:MM:SS.
+// open-mode, signal, no-requeue. Memory prints as whole GiB ("24G") when it is one, else MiB
+// ("1500M"); time as D-HH:MM:SS or HH:MM:SS.
 #pragma once
 
 #include <string>

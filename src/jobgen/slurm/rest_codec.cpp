@@ -141,6 +141,13 @@ Expected<std::string> encode_submit(const RestDialect& d, const job::SbatchOptio
     for (auto n : util::split_top(o.nodelist, ',')) nodes.push_back(std::string(n));
     job["required_nodes"] = nodes;
   }
+  if (o.no_requeue) {
+    if (d.requeue_bool) {
+      job["requeue"] = false;
+    } else {
+      job["no_requeue"] = true;  // v0.0.38 (rest_version.hpp): its "requeue" would mean --requeue
+    }
+  }
   // A feature list is a plain string in every version (v0.0.38 included).
   if (!o.constraint.empty()) job["constraints"] = o.constraint;
   if (!o.exclude.empty()) {

@@ -36,6 +36,10 @@ struct RestDialect {
   bool kill_warning;       // kill_warning_signal/_delay/_flags instead of "signal":"B:SIG@T"
   bool open_mode_array;    // ["APPEND"] instead of "append"
   bool required_nodes;     // the request can name nodes (required_nodes as a list)
+  // "requeue": false (v0.0.39+) instead of v0.0.38's "no_requeue": true: 22.05 reads its
+  // "requeue" key as sbatch's --requeue flag whatever the value, and takes "no_requeue", which is
+  // not in its OpenAPI spec, as --no-requeue (both checked live: Requeue=1 and Requeue=0).
+  bool requeue_bool;
   // Responses.
   bool job_state_array;  // ["RUNNING", flags...] instead of "RUNNING"
   ExitCodeFormat exit_code;

@@ -72,6 +72,27 @@ Expected<std::optional<int64_t>> parse_slurm_time(std::string_view text) {
   return std::optional<int64_t>(seconds);
 }
 
+Expected<int64_t> parse_time_limit(std::string_view text) {
+  const std::string shown = printable(text, 40);
+  auto parsed = parse_slurm_time(util::trim(text));
+  if (!parsed) {
+    return invalid("invalid time limit \"" + shown +
+                   "\": use MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS (e.g. 90, 01:30:00, "
+                   "2-00:00:00)");
+  }
+  if (!*parsed) {
+    return invalid("time limit \"" + shown +
+                   "\": give a time; without one the job asks for the plan's time (at most the "
+                   "partition's maximum)");
+  }
+  if (**parsed <= 0) return invalid("time limit \"" + shown + "\" is zero: give a time above 0");
+  if (**parsed > kMaxSlurmTimeS) {
+    return invalid("time limit \"" + shown + "\" is longer than Slurm can express (" +
+                   format_slurm_time(kMaxSlurmTimeS) + ")");
+  }
+  return **parsed;
+}
+
 std::string format_slurm_time(int64_t seconds) {
   if (seconds < 0) return "INVALID";
   const int64_t days = seconds / 86400;

@@ -26,6 +26,11 @@ inline constexpr int64_t kMaxSlurmTimeS = int64_t{0xFFFFFFFD} * 60;
 // Seconds, or nullopt for UNLIMITED/infinite. Errors are invalid(...) without a location.
 Expected<std::optional<int64_t>> parse_slurm_time(std::string_view text);
 
+// A job's time limit as a user gives it (`jobgen submit --time`, the job spec's `time_limit`):
+// a Slurm time as above, in seconds, above 0 and at most kMaxSlurmTimeS. UNLIMITED, 0 and longer
+// limits are errors (invalid(...), without a location) saying what to give instead.
+Expected<int64_t> parse_time_limit(std::string_view text);
+
 // As squeue/scontrol print a time: "HH:MM:SS" below one day, "D-HH:MM:SS" from one day on
 // (172800 -> "2-00:00:00", 5400 -> "01:30:00", 100 days -> "100-00:00:00"). Negative input
 // prints "INVALID" as Slurm does.

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Recovery after TIMEOUT with the user's time limit: a stand-in training of 22 steps of 5 s
+# (110 s, longer than a 1-minute limit plus Slurm's 30 s time-limit check) writes a checkpoint
+# marker after each step and resumes from it when JOBGEN_RESUME=1. Two runs, watched at once by
+# one `jobgen watch`:
+#   resumable (submit --time 1, CLI backend): TIMEOUT -> a continuation with the same 1-minute
+#     limit that resumes from the marker and completes; status shows the run's history;
+#   not resumable (the job spec's `time_limit: 1`, REST backend): TIMEOUT reported, nothing
+#     resubmitted, watch exits 4.
+# Both are submitted with --no-requeue (Requeue=0), as every job of a recovered run.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=submit_lib.sh
+source "$(dirname "$0")/submit_lib.sh"
+[[ -n ${SLURMRESTD_URL:-} && -n ${SLURM_JWT:-} ]] || { echo "SKIP: env.sh has no slurmrestd"; exit 77; }
+
+cat >train.sh <<'SH'
+#!/bin/bash
+# train.sh NAME: 22 steps of 5 s; ckpt-NAME holds the last finished step.
+ckpt=ckpt-$1
+step=0
+echo "attempt=${JOBGEN_ATTEMPT:-1} resume=${JOBGEN_RESUME:-0}"
+if [[ ${JOBGEN_RESUME:-0} == 1 && -f $ckpt ]]; then
+  step=$(cat "$ckpt")
+  echo "resuming from checkpoint step $step"
+fi
+# jobgen's script forwards USR1 before the time limit: save (the marker is current) and go on.
+trap 'echo "checkpoint requested at step $step"' USR1
+while ((step < 22)); do
+  sleep 5
+  step=$((step + 1))
+  echo "$step" >"$ckpt"
+  echo "step $step/22"
+done
+echo "training finished"
+SH
+chmod +x train.sh
+
+write_spec resume.yaml jg-tl-resume "bash train.sh resume" \
+  "checkpoint: {resumable: true}" "recover: true"
+write_spec plain.yaml jg-tl-plain "bash train.sh plain" "recover: true" "time_limit: 1"
+resumable=$(submit resume.yaml --target rtx2080ti --gpus 1 --time 1)
+plain=$(submit plain.yaml --target rtx2080ti --gpus 1 --backend rest)
+for id in "$resumable" "$plain"; do
+  [[ $(job_field "$id" TimeLimit) == "00:01:00" ]] || fail "job $id TimeLimit: $(job_field "$id" TimeLimit)"
+  [[ $(job_field "$id" Requeue) == "0" ]] || fail "job $id Requeue: $(job_field "$id" Requeue)"
+done
+echo "ok: $resumable (cli) and $plain (rest) ask for 1 minute, no requeue"
+
+set +e
+timeout 280 "$JOBGEN" watch --interval 0.5 --max-interval 2 "$resumable" "$plain" \
+  >watch.out 2>watch.err
+code=$?
+set -e
+cat watch.err
+[[ $code -eq 4 ]] || fail "watch exited $code, expected 4 (the plain run timed out): $(cat watch.out)"
+mapfile -t retries < <(sed -n 's/.*resubmitted as job \([0-9]*\).*/\1/p' watch.err)
+SUBMITTED+=("${retries[@]}")
+((${#retries[@]} == 1)) || fail "expected exactly 1 retry, got ${#retries[@]}: ${retries[*]}"
+next=${retries[0]}
+
+# The resumable run: TIMEOUT, continued with the same limit, completed from its checkpoint.
+[[ $(job_field "$resumable" JobState) == TIMEOUT ]] || fail "job $resumable: $(job_field "$resumable" JobState)"
+grep -q "job $resumable (attempt 1/3) ended TIMEOUT" watch.err || fail "no TIMEOUT line for $resumable"
+grep -q "attempt 2/3: TIMEOUT: continuing from the latest checkpoint; resubmitted as job $next" watch.err ||
+  fail "no continuation decision for $resumable"
+[[ $(job_field "$next" JobState) == COMPLETED ]] || fail "continuation $next: $(job_field "$next" JobState)"
+[[ $(job_field "$next" TimeLimit) == "00:01:00" ]] || fail "continuation $next TimeLimit: $(job_field "$next" TimeLimit)"
+[[ $(job_field "$next" Requeue) == "0" ]] || fail "continuation $next Requeue: $(job_field "$next" Requeue)"
+log=logs/jg-tl-resume-$next.out
+grep -q "attempt=2 resume=1" "$log" || fail "continuation's environment: $(cat "$log")"
+grep -Eq "resuming from checkpoint step ([1-9]|1[0-9]|2[01])$" "$log" ||
+  fail "the continuation did not resume: $(cat "$log")"
+grep -q "training finished" "$log" || fail "the continuation did not finish: $(cat "$log")"
+first_log=logs/jg-tl-resume-$resumable.out
+! grep -q "training finished" "$first_log" || fail "attempt 1 finished within its limit: $(cat "$first_log")"
+echo "ok: $resumable TIMEOUT -> $next resumed at step $(sed -n 's/resuming from checkpoint step //p' "$log") and COMPLETED"
+
+"$JOBGEN" status --json "$next" >status.json
+python3 - "$resumable" <<'PY' || fail "status --json run: $(cat status.json)"
+import json, sys
+run = json.load(open("status.json"))[0]["run"]
+assert run["attempt"] == 2 and run["max_attempts"] == 3, run
+assert any(f"attempt 1/3: job {sys.argv[1]} TIMEOUT" in l for l in run["history"]), run
+assert any("attempt 2/3: TIMEOUT: continuing from the latest checkpoint" in l
+           for l in run["history"]), run
+PY
+
+# The plain run: reported, not resubmitted.
+[[ $(job_field "$plain" JobState) == TIMEOUT ]] || fail "job $plain: $(job_field "$plain" JobState)"
+grep -q "run of job $plain: gave up: TIMEOUT: the job spec does not say the command can resume" watch.err ||
+  fail "no report for $plain"
+! grep -q "training finished" "logs/jg-tl-plain-$plain.out" || fail "plain attempt finished within its limit"
+echo "ok: $plain TIMEOUT reported, not resubmitted"
+echo "PASS"
