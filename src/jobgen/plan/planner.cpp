@@ -26,16 +26,11 @@ std::string PlanRow::label() const {
 }
 
 const PlanRow* PlanReport::row(int id) const {
-  return id >= 1 && id <= static_cast<int>(rows.size()) ? &rows[id - 1] : nullptr;
+  return id >= 1 && id <= static_cast<int>(rows.size()) ? &rows[static_cast<std::size_t>(id - 1)]
+                                                        : nullptr;
 }
 
 namespace {
-
-std::string with_commas(int64_t n) {
-  std::string digits = std::to_string(n < 0 ? -n : n);
-  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(i, ",");
-  return n < 0 ? "-" + digits : digits;
-}
 
 // A group selected by the target, with the MIG slice types to plan (all when empty).
 struct Selected {
@@ -239,10 +234,10 @@ PlanReport report_header(const JobSpec& spec, const profile::Profile& prof,
   report.flash_attention = spec.flash_attention;
   report.target_batch = spec.effective_batch;
   report.fixed_micro_batch = spec.micro_batch;
-  report.length = spec.steps
-                      ? with_commas(*spec.steps) + " steps"
-                      : fmt::format("{:g} epoch{} x {} samples", *spec.epochs,
-                                    *spec.epochs == 1 ? "" : "s", with_commas(*spec.dataset_size));
+  report.length =
+      spec.steps ? util::with_commas(*spec.steps) + " steps"
+                 : fmt::format("{:g} epoch{} x {} samples", *spec.epochs,
+                               *spec.epochs == 1 ? "" : "s", util::with_commas(*spec.dataset_size));
   report.profile = prof.name;
   report.currency = prof.currency;
   report.target = options.target;
