@@ -258,7 +258,7 @@ void print_human(std::ostream& out, const estimate::Estimate& e, const estimate:
   const auto& m = e.memory;
   const auto& t = e.throughput;
   out << fmt::format("{} ({:.2f}B params) on {} x {}{}{}\n", s.model.name,
-                     derive_params(s.model) / 1e9, s.world_size(), hw.gpu_name,
+                     static_cast<double>(derive_params(s.model)) / 1e9, s.world_size(), hw.gpu_name,
                      hw.mig_profile.empty() ? "" : " MIG " + hw.mig_profile,
                      s.nodes > 1 ? fmt::format(" ({} nodes)", s.nodes) : "");
   out << fmt::format(
