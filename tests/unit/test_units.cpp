@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "jobgen/util/strings.hpp"
 #include "jobgen/util/units.hpp"
 
 using namespace jobgen::util;
@@ -101,4 +102,14 @@ TEST_CASE("units: formatters") {
   CHECK(format_bytes_decimal(1500) == "1.5 kB");
   CHECK(format_bytes_decimal(999'960'000) == "1.0 GB");
   CHECK(format_bytes_decimal(0) == "0 B");
+}
+
+TEST_CASE("strings: with_commas groups thousands, sign first") {
+  CHECK(with_commas(0) == "0");
+  CHECK(with_commas(999) == "999");
+  CHECK(with_commas(1000) == "1,000");
+  CHECK(with_commas(100000) == "100,000");
+  CHECK(with_commas(1234567) == "1,234,567");
+  CHECK(with_commas(-1000) == "-1,000");
+  CHECK(with_commas(-999) == "-999");
 }

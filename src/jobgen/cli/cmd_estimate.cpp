@@ -258,7 +258,7 @@ void print_human(std::ostream& out, const estimate::Estimate& e, const estimate:
   const auto& m = e.memory;
   const auto& t = e.throughput;
   out << fmt::format("{} ({:.2f}B params) on {} x {}{}{}\n", s.model.name,
-                     derive_params(s.model) / 1e9, s.world_size(), hw.gpu_name,
+                     static_cast<double>(derive_params(s.model)) / 1e9, s.world_size(), hw.gpu_name,
                      hw.mig_profile.empty() ? "" : " MIG " + hw.mig_profile,
                      s.nodes > 1 ? fmt::format(" ({} nodes)", s.nodes) : "");
   out << fmt::format(
@@ -323,6 +323,108 @@ std::string apply_calibration(Context& ctx, estimate::Estimate& e, const estimat
   return plan::calibration_note(*c);
 }
 
+// --micro-batch: "auto" (nullopt) or a whole number from 1 to plan::kMaxMicroBatch.
+Expected<std::optional<int>> parse_micro_batch(const std::string& text) {
+  if (text == "auto") return std::nullopt;
+  try {
+    size_t used = 0;
+    const int b = std::stoi(text, &used);
+    if (used != text.size() || b < 1 || b > plan::kMaxMicroBatch) {
+      throw std::invalid_argument(text);
+    }
+    return b;
+  } catch (const std::exception&) {
+    return invalid("--micro-batch must be 'auto' or a number from 1 to 1000000, got '" + text +
+                   "'");
+  }
+}
+
+Expected<Exit> run_estimate(Context& ctx, const EstimateOptions& o) {
+  // CLI11's Range lets NaN through (every comparison with it is false).
+  if (!std::isfinite(o.mfu) || !std::isfinite(o.inter_gbs)) {
+    return invalid("--mfu and --inter-gbs must be finite numbers");
+  }
+  auto micro = parse_micro_batch(o.micro_batch);
+  if (!micro) return std::unexpected(micro.error());
+  auto setup = build_setup(ctx, o);
+  if (!setup) return std::unexpected(setup.error());
+  auto hw = resolve_hardware(ctx, o);
+  if (!hw) return std::unexpected(hw.error());
+  estimate::Estimate e = estimate::estimate(*setup, *hw, *micro, o.accumulation, o.explain);
+  const std::string calibrated = apply_calibration(ctx, e, *hw);
+  if (o.json)
+    ctx.out << to_json(e, *hw, o.explain, calibrated).dump(2) << '\n';
+  else
+    print_human(ctx.out, e, *hw, o.explain, calibrated);
+  return Exit::ok;
+}
+
+// The model and the GPUs it runs on.
+void add_model_and_gpu_options(CLI::App* sub, EstimateOptions& o) {
+  sub->add_option("--model", o.model, "Preset name (e.g. llama-3.1-8b) or a model file")
+      ->required();
+  sub->add_option("--gpu", o.gpu, "GPU catalog id or alias, or GPU:MIG (h100-nvl:1g.12gb)")
+      ->required();
+  // Ranges as the profile and job spec have them, so products (GPUs x nodes x micro-batch x
+  // accumulation x sequence) stay far from overflow.
+  sub->add_option("--gpus", o.gpus, "GPUs per node (the total is --gpus x --nodes); default 1")
+      ->check(CLI::Range(1, 256));
+  sub->add_option("--nodes", o.nodes, "Nodes, each with --gpus GPUs; default 1")
+      ->check(CLI::Range(1, 100000));
+}
+
+// How the model is trained: precision, optimizer, parallelism, fine-tuning and batch.
+void add_training_options(CLI::App* sub, EstimateOptions& o) {
+  sub->add_option("--precision", o.precision, "fp32|tf32|amp-fp16|amp-bf16|bf16");
+  sub->add_option("--optimizer", o.optimizer, "adamw|adam8bit|adafactor|sgd|sgd-momentum|lamb");
+  sub->add_option("--strategy", o.strategy,
+                  "single|dp|ddp|zero1|zero2|zero3|fsdp-shard-grad-op|fsdp-full-shard "
+                  "(default: single on 1 GPU, else ddp)");
+  sub->add_option("--offload", o.offload, "none|optimizer|params");
+  sub->add_option("--finetune", o.finetune, "full|lora|qlora");
+  sub->add_option("--lora-rank", o.lora_rank, "LoRA rank")
+      ->check(CLI::Range(int64_t{1}, plan::kMaxLoraRank));
+  sub->add_option("--lora-targets", o.lora_targets, "attention|all-linear");
+  sub->add_option("--seq-len", o.seq_len, "Tokens per sample")
+      ->required()
+      ->check(CLI::Range(int64_t{1}, plan::kMaxSeqLen));
+  sub->add_option("--micro-batch", o.micro_batch, "Per-GPU micro-batch, or auto");
+  sub->add_option("--accumulation", o.accumulation, "Gradient accumulation steps")
+      ->check(CLI::Range(1, 1000000));
+}
+
+// Memory and speed features of the training code.
+void add_feature_flags(CLI::App* sub, EstimateOptions& o) {
+  sub->add_flag("--grad-checkpointing", o.grad_checkpointing,
+                "Activation checkpointing (what it recomputes: --recompute)");
+  sub->add_option("--recompute", o.recompute,
+                  "full|selective: what checkpointing recomputes (selective switches it on)");
+  sub->add_flag("--compile", o.compile, "torch.compile (fused pointwise ops)");
+  sub->add_flag("--flash-attention", o.flash_attention, "Fused/flash attention");
+  sub->add_flag("--chunked-loss", o.chunked_loss, "Chunked/fused cross-entropy");
+  sub->add_flag("--optimizer-in-backward", o.optimizer_in_backward,
+                "Optimizer step fused into backward (torchtune)");
+}
+
+// Overrides of the GPU class's defaults: links, MFU, measured memory.
+void add_override_options(CLI::App* sub, EstimateOptions& o) {
+  sub->add_option("--link", o.link,
+                  "Intra-node link pcie|nvlink (default: nvlink for SXM/OAM/superchip GPUs, "
+                  "else pcie)");
+  sub->add_option(
+      "--inter-link", o.inter_link,
+      "Inter-node link with --nodes > 1: none|ib-edr|ib-hdr|ib-ndr|ib-xdr|roce-100g|"
+      "roce-200g|roce-400g|eth-10g|eth-25g|eth-100g (default by GPU class: InfiniBand "
+      "one NIC per GPU for SXM, 100 Gb/s for PCIe datacenter cards, 10 GbE for GeForce)");
+  sub->add_option("--inter-gbs", o.inter_gbs,
+                  "Inter-node line rate in GB/s per node (overrides the link's rate)")
+      ->check(CLI::Range(0.001, 1e6));
+  sub->add_option("--mfu", o.mfu, "Model FLOPs utilisation override (0.001-1)")
+      ->check(CLI::Range(0.001, 1.0));
+  sub->add_option("--empirical", o.empirical,
+                  "Measured memory BASE,PER_SAMPLE,OVERHEAD in GB (e.g. 5,1.2,2)");
+}
+
 }  // namespace
 
 void add_estimate_command(CLI::App& app, Context& ctx, Action& action) {
@@ -331,93 +433,15 @@ void add_estimate_command(CLI::App& app, Context& ctx, Action& action) {
       "estimate",
       "Estimate memory per GPU, the largest micro-batch and throughput for a model on "
       "--gpus GPUs per node x --nodes nodes");
-  sub->add_option("--model", opts->model, "Preset name (e.g. llama-3.1-8b) or a model file")
-      ->required();
-  sub->add_option("--gpu", opts->gpu, "GPU catalog id or alias, or GPU:MIG (h100-nvl:1g.12gb)")
-      ->required();
-  // Ranges as the profile and job spec have them, so products (GPUs x nodes x micro-batch x
-  // accumulation x sequence) stay far from overflow.
-  sub->add_option("--gpus", opts->gpus, "GPUs per node (the total is --gpus x --nodes); default 1")
-      ->check(CLI::Range(1, 256));
-  sub->add_option("--nodes", opts->nodes, "Nodes, each with --gpus GPUs; default 1")
-      ->check(CLI::Range(1, 100000));
-  sub->add_option("--precision", opts->precision, "fp32|tf32|amp-fp16|amp-bf16|bf16");
-  sub->add_option("--optimizer", opts->optimizer, "adamw|adam8bit|adafactor|sgd|sgd-momentum|lamb");
-  sub->add_option("--strategy", opts->strategy,
-                  "single|dp|ddp|zero1|zero2|zero3|fsdp-shard-grad-op|fsdp-full-shard "
-                  "(default: single on 1 GPU, else ddp)");
-  sub->add_option("--offload", opts->offload, "none|optimizer|params");
-  sub->add_option("--finetune", opts->finetune, "full|lora|qlora");
-  sub->add_option("--lora-rank", opts->lora_rank, "LoRA rank")
-      ->check(CLI::Range(int64_t{1}, plan::kMaxLoraRank));
-  sub->add_option("--lora-targets", opts->lora_targets, "attention|all-linear");
-  sub->add_option("--seq-len", opts->seq_len, "Tokens per sample")
-      ->required()
-      ->check(CLI::Range(int64_t{1}, plan::kMaxSeqLen));
-  sub->add_option("--micro-batch", opts->micro_batch, "Per-GPU micro-batch, or auto");
-  sub->add_option("--accumulation", opts->accumulation, "Gradient accumulation steps")
-      ->check(CLI::Range(1, 1000000));
-  sub->add_flag("--grad-checkpointing", opts->grad_checkpointing,
-                "Activation checkpointing (what it recomputes: --recompute)");
-  sub->add_option("--recompute", opts->recompute,
-                  "full|selective: what checkpointing recomputes (selective switches it on)");
-  sub->add_flag("--compile", opts->compile, "torch.compile (fused pointwise ops)");
-  sub->add_flag("--flash-attention", opts->flash_attention, "Fused/flash attention");
-  sub->add_flag("--chunked-loss", opts->chunked_loss, "Chunked/fused cross-entropy");
-  sub->add_flag("--optimizer-in-backward", opts->optimizer_in_backward,
-                "Optimizer step fused into backward (torchtune)");
-  sub->add_option("--link", opts->link,
-                  "Intra-node link pcie|nvlink (default: nvlink for SXM/OAM/superchip GPUs, "
-                  "else pcie)");
-  sub->add_option(
-      "--inter-link", opts->inter_link,
-      "Inter-node link with --nodes > 1: none|ib-edr|ib-hdr|ib-ndr|ib-xdr|roce-100g|"
-      "roce-200g|roce-400g|eth-10g|eth-25g|eth-100g (default by GPU class: InfiniBand "
-      "one NIC per GPU for SXM, 100 Gb/s for PCIe datacenter cards, 10 GbE for GeForce)");
-  sub->add_option("--inter-gbs", opts->inter_gbs,
-                  "Inter-node line rate in GB/s per node (overrides the link's rate)")
-      ->check(CLI::Range(0.001, 1e6));
-  sub->add_option("--mfu", opts->mfu, "Model FLOPs utilisation override (0.001-1)")
-      ->check(CLI::Range(0.001, 1.0));
-  sub->add_option("--empirical", opts->empirical,
-                  "Measured memory BASE,PER_SAMPLE,OVERHEAD in GB (e.g. 5,1.2,2)");
+  add_model_and_gpu_options(sub, *opts);
+  add_training_options(sub, *opts);
+  add_feature_flags(sub, *opts);
+  add_override_options(sub, *opts);
   sub->add_flag("--json", opts->json, "JSON output");
   sub->add_flag("--explain", opts->explain,
                 "Print every memory and time term with its formula and inputs");
-  sub->callback([&ctx, &action, opts] {
-    action = [&ctx, opts]() -> Expected<Exit> {
-      const EstimateOptions& o = *opts;
-      // CLI11's Range lets NaN through (every comparison with it is false).
-      if (!std::isfinite(o.mfu) || !std::isfinite(o.inter_gbs)) {
-        return invalid("--mfu and --inter-gbs must be finite numbers");
-      }
-      std::optional<int> micro;
-      if (o.micro_batch != "auto") {
-        try {
-          size_t used = 0;
-          const int b = std::stoi(o.micro_batch, &used);
-          if (used != o.micro_batch.size() || b < 1 || b > plan::kMaxMicroBatch) {
-            throw std::invalid_argument(o.micro_batch);
-          }
-          micro = b;
-        } catch (const std::exception&) {
-          return invalid("--micro-batch must be 'auto' or a number from 1 to 1000000, got '" +
-                         o.micro_batch + "'");
-        }
-      }
-      auto setup = build_setup(ctx, o);
-      if (!setup) return std::unexpected(setup.error());
-      auto hw = resolve_hardware(ctx, o);
-      if (!hw) return std::unexpected(hw.error());
-      estimate::Estimate e = estimate::estimate(*setup, *hw, micro, o.accumulation, o.explain);
-      const std::string calibrated = apply_calibration(ctx, e, *hw);
-      if (o.json)
-        ctx.out << to_json(e, *hw, o.explain, calibrated).dump(2) << '\n';
-      else
-        print_human(ctx.out, e, *hw, o.explain, calibrated);
-      return Exit::ok;
-    };
-  });
+  sub->callback(
+      [&ctx, &action, opts] { action = [&ctx, opts] { return run_estimate(ctx, *opts); }; });
 }
 
 }  // namespace jobgen::cli

@@ -37,7 +37,7 @@ json optional_json(const std::optional<T>& value) {
   return value ? json(*value) : json(nullptr);
 }
 
-json to_json(const Profile& p, const Catalog& catalog) {
+json partitions_json(const Profile& p) {
   json partitions = json::array();
   for (const auto& part : p.partitions) {
     partitions.push_back({{"name", part.name},
@@ -50,67 +50,76 @@ json to_json(const Profile& p, const Catalog& catalog) {
                           {"default_qos", optional_json(part.default_qos)},
                           {"accounts", part.accounts}});
   }
-  json groups = json::array();
-  for (const auto& g : p.node_groups) {
-    const GpuSpec* gpu = catalog.find(g.gpu);
-    json mig = nullptr;
-    if (g.mig) {
-      json slices = json::array();
-      for (const auto& s : g.mig->slices) {
-        const MigProfileSpec* spec = gpu ? gpu->find_mig(s.profile) : nullptr;
-        slices.push_back({{"profile", s.profile},
-                          {"per_gpu", s.per_gpu},
-                          {"per_node", s.per_node},
-                          {"gres_type", s.gres_type},
-                          {"memory_gib", spec ? json(spec->memory_gib) : json(nullptr)}});
-      }
-      json layouts = json::array();
-      for (const auto& layout : g.mig->gpus) {
-        json kinds = json::array();
-        for (const auto& s : layout.slices) {
-          kinds.push_back(
-              {{"profile", s.profile}, {"per_gpu", s.per_gpu}, {"gres_type", s.gres_type}});
-        }
-        layouts.push_back({{"count", layout.count}, {"slices", kinds}});
-      }
-      mig = {{"slices", slices},
-             {"gpus", layouts},
-             {"max_slices_per_job", g.mig->max_slices_per_job},
-             {"slices_per_node", slices_per_node(g)},
-             {"total_slices", total_slices(g)}};
-    }
-    groups.push_back({{"name", g.name},
-                      {"hostlist", g.hostlist},
-                      {"nodes", g.nodes},
-                      {"node_count", node_count(g)},
-                      {"partitions", g.partitions},
-                      {"cpus", g.cpus},
-                      {"memory_mib", g.memory_mib},
-                      {"gpu", g.gpu},
-                      {"gpu_name", gpu ? gpu->name : g.gpu},
-                      {"gpus_per_node", g.gpus_per_node},
-                      {"gres_type", optional_json(g.gres_type)},
-                      {"gres", gres_string(g)},
-                      {"total_gpus", total_gpus(g)},
-                      {"mig", mig},
-                      {"price_per_gpu_hour", optional_json(g.price_per_gpu_hour)},
-                      {"availability", g.availability},
-                      {"max_nodes_per_job", g.max_nodes_per_job},
-                      {"mfu", optional_json(g.mfu)},
-                      {"defaults",
-                       {{"cpus_per_gpu", optional_json(g.defaults.cpus_per_gpu)},
-                        {"mem_per_gpu_mib", optional_json(g.defaults.mem_per_gpu_mib)}}},
-                      {"constraint", g.constraint},
-                      {"features", g.features},
-                      {"weight", optional_json(g.weight)},
-                      {"multi_partition", g.multi_partition},
-                      {"node_units", g.node_units},
-                      {"interconnect",
-                       {{"intra", to_string(g.interconnect.intra)},
-                        {"intra_gbs", g.interconnect.intra_gbs},
-                        {"inter", to_string(g.interconnect.inter)},
-                        {"inter_gbs", g.interconnect.inter_gbs}}}});
+  return partitions;
+}
+
+json defaults_json(const Defaults& d) {
+  return {{"cpus_per_gpu", optional_json(d.cpus_per_gpu)},
+          {"mem_per_gpu_mib", optional_json(d.mem_per_gpu_mib)}};
+}
+
+// A MIG group's slice kinds (with their memory from the catalog) and per-GPU layouts; null for
+// a group without MIG.
+json mig_json(const NodeGroup& g, const GpuSpec* gpu) {
+  if (!g.mig) return nullptr;
+  json slices = json::array();
+  for (const auto& s : g.mig->slices) {
+    const MigProfileSpec* spec = gpu ? gpu->find_mig(s.profile) : nullptr;
+    slices.push_back({{"profile", s.profile},
+                      {"per_gpu", s.per_gpu},
+                      {"per_node", s.per_node},
+                      {"gres_type", s.gres_type},
+                      {"memory_gib", spec ? json(spec->memory_gib) : json(nullptr)}});
   }
+  json layouts = json::array();
+  for (const auto& layout : g.mig->gpus) {
+    json kinds = json::array();
+    for (const auto& s : layout.slices) {
+      kinds.push_back({{"profile", s.profile}, {"per_gpu", s.per_gpu}, {"gres_type", s.gres_type}});
+    }
+    layouts.push_back({{"count", layout.count}, {"slices", kinds}});
+  }
+  return {{"slices", slices},
+          {"gpus", layouts},
+          {"max_slices_per_job", g.mig->max_slices_per_job},
+          {"slices_per_node", slices_per_node(g)},
+          {"total_slices", total_slices(g)}};
+}
+
+json group_json(const NodeGroup& g, const Catalog& catalog) {
+  const GpuSpec* gpu = catalog.find(g.gpu);
+  return {{"name", g.name},
+          {"hostlist", g.hostlist},
+          {"nodes", g.nodes},
+          {"node_count", node_count(g)},
+          {"partitions", g.partitions},
+          {"cpus", g.cpus},
+          {"memory_mib", g.memory_mib},
+          {"gpu", g.gpu},
+          {"gpu_name", gpu ? gpu->name : g.gpu},
+          {"gpus_per_node", g.gpus_per_node},
+          {"gres_type", optional_json(g.gres_type)},
+          {"gres", gres_string(g)},
+          {"total_gpus", total_gpus(g)},
+          {"mig", mig_json(g, gpu)},
+          {"price_per_gpu_hour", optional_json(g.price_per_gpu_hour)},
+          {"availability", g.availability},
+          {"max_nodes_per_job", g.max_nodes_per_job},
+          {"mfu", optional_json(g.mfu)},
+          {"defaults", defaults_json(g.defaults)},
+          {"constraint", g.constraint},
+          {"features", g.features},
+          {"weight", optional_json(g.weight)},
+          {"multi_partition", g.multi_partition},
+          {"node_units", g.node_units},
+          {"interconnect",
+           {{"intra", to_string(g.interconnect.intra)},
+            {"intra_gbs", g.interconnect.intra_gbs},
+            {"inter", to_string(g.interconnect.inter)},
+            {"inter_gbs", g.interconnect.inter_gbs}}}};
+}
+
+json storage_json(const Profile& p) {
   json storage = json::array();
   for (const auto& s : p.storage) {
     storage.push_back({{"name", s.name},
@@ -118,7 +127,12 @@ json to_json(const Profile& p, const Catalog& catalog) {
                        {"quota_bytes", optional_json(s.quota_bytes)},
                        {"note", s.note}});
   }
-  json site_gpus = json::array();  // the profile's own GPUs
+  return storage;
+}
+
+// The profile's own GPUs (`gpus:`).
+json site_gpus_json(const Profile& p) {
+  json site_gpus = json::array();
   for (const auto& gpu : p.gpus) {
     site_gpus.push_back({{"id", gpu.id},
                          {"name", gpu.name},
@@ -126,21 +140,25 @@ json to_json(const Profile& p, const Catalog& catalog) {
                          {"memory_bandwidth_gbs", gpu.memory_bandwidth_gbs},
                          {"tflops_fp16", gpu.tflops_fp16}});
   }
+  return site_gpus;
+}
+
+json to_json(const Profile& p, const Catalog& catalog) {
+  json groups = json::array();
+  for (const auto& g : p.node_groups) groups.push_back(group_json(g, catalog));
   const ClusterTotals totals = cluster_totals(p);
   return {{"cluster", p.name},
           {"source", p.source},
           {"backend", to_string(p.backend)},
-          {"partitions", partitions},
+          {"partitions", partitions_json(p)},
           {"node_groups", groups},
           {"totals",
            {{"nodes", totals.nodes}, {"gpus", totals.gpus}, {"mig_slices", totals.mig_slices}}},
           {"description", p.description},
           {"currency", p.currency},
-          {"defaults",
-           {{"cpus_per_gpu", optional_json(p.defaults.cpus_per_gpu)},
-            {"mem_per_gpu_mib", optional_json(p.defaults.mem_per_gpu_mib)}}},
-          {"storage", storage},
-          {"gpus", site_gpus}};
+          {"defaults", defaults_json(p.defaults)},
+          {"storage", storage_json(p)},
+          {"gpus", site_gpus_json(p)}};
 }
 
 // Left-aligned columns, two spaces apart.

@@ -25,8 +25,8 @@ namespace fs = std::filesystem;
 
 std::string text_hash(std::string_view text) {
   uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : text) {
-    h ^= c;
+  for (const char c : text) {
+    h ^= static_cast<unsigned char>(c);
     h *= 1099511628211ull;
   }
   return fmt::format("{:016x}", h);

@@ -1,6 +1,7 @@
+// The ledger's queries and updates: jobs by id (array tasks with their array), the unfinished
+// and the measured ones, a run's attempts, and the state, cancellation, failure and measurement
+// recorded on one row.
 #include "jobgen/ledger/ledger.hpp"
-#include "jobgen/util/slurm_time.hpp"
-#include "jobgen/util/strings.hpp"
 
 #include <sqlite3.h>
 
@@ -11,64 +12,17 @@
 #include <map>
 #include <set>
 #include <string>
-#include <thread>
 #include <utility>
+
+#include "jobgen/ledger/sqlite_helpers.hpp"
+#include "jobgen/util/slurm_time.hpp"
 
 namespace jobgen::ledger {
 
+using detail::db_error;
+using detail::Statement;
+
 namespace {
-
-constexpr const char* kSchema = R"sql(
-CREATE TABLE IF NOT EXISTS jobs (
-  row_id INTEGER PRIMARY KEY AUTOINCREMENT,
-  job_id TEXT NOT NULL,
-  backend TEXT NOT NULL,
-  cluster TEXT NOT NULL DEFAULT '',
-  target TEXT NOT NULL DEFAULT '',
-  job_name TEXT NOT NULL DEFAULT '',
-  spec_path TEXT NOT NULL DEFAULT '',
-  spec_hash TEXT NOT NULL DEFAULT '',
-  script_path TEXT NOT NULL DEFAULT '',
-  plan_json TEXT NOT NULL DEFAULT '',
-  submit_time INTEGER NOT NULL DEFAULT 0,
-  last_state TEXT NOT NULL DEFAULT 'PENDING',
-  exit_code INTEGER,
-  stdout_path TEXT NOT NULL DEFAULT '',
-  stderr_path TEXT NOT NULL DEFAULT '',
-  work_dir TEXT NOT NULL DEFAULT '',
-  estimated_runtime_s INTEGER,
-  array_size INTEGER NOT NULL DEFAULT 0,
-  updated_time INTEGER NOT NULL DEFAULT 0,
-  tag TEXT NOT NULL DEFAULT '',
-  cancel_requested INTEGER NOT NULL DEFAULT 0,
-  run_id TEXT NOT NULL DEFAULT '',
-  attempt INTEGER NOT NULL DEFAULT 1,
-  max_attempts INTEGER NOT NULL DEFAULT 0,
-  request_json TEXT NOT NULL DEFAULT '',
-  failure TEXT NOT NULL DEFAULT '',
-  decision TEXT NOT NULL DEFAULT ''
-);
-CREATE INDEX IF NOT EXISTS jobs_by_id ON jobs(job_id, backend);
-)sql";
-
-// Columns added after the first schema; older databases get them on open.
-constexpr std::pair<const char*, const char*> kAddedColumns[] = {
-    {"tag", "TEXT NOT NULL DEFAULT ''"},
-    {"cancel_requested", "INTEGER NOT NULL DEFAULT 0"},
-    // Runs and their attempts (run/recovery.hpp).
-    {"run_id", "TEXT NOT NULL DEFAULT ''"},
-    {"attempt", "INTEGER NOT NULL DEFAULT 1"},
-    {"max_attempts", "INTEGER NOT NULL DEFAULT 0"},
-    {"request_json", "TEXT NOT NULL DEFAULT ''"},
-    {"failure", "TEXT NOT NULL DEFAULT ''"},
-    {"decision", "TEXT NOT NULL DEFAULT ''"},
-    // Progress and calibration: the plan's step time, what the finished job's log measured.
-    {"planned_step_time_s", "REAL"},
-    {"planned_steps", "INTEGER"},
-    {"plan_row", "INTEGER"},
-    {"measured_step_time_s", "REAL"},
-    {"peak_gpu_memory_gib", "REAL"},
-};
 
 // States after which a job never changes again (as slurm::is_finished; kept here as text so the
 // ledger does not depend on the Slurm layer).
@@ -77,15 +31,6 @@ constexpr const char* kFinished =
     "('COMPLETED','FAILED','TIMEOUT','OUT_OF_MEMORY','CANCELLED','PREEMPTED','NODE_FAIL',"
     "'BOOT_FAIL','DEADLINE','UNKNOWN')";
 
-constexpr const char* kColumns =
-    "job_id, backend, cluster, target, job_name, spec_path, spec_hash, script_path, plan_json, "
-    "submit_time, last_state, exit_code, stdout_path, stderr_path, work_dir, estimated_runtime_s, "
-    "array_size, tag, cancel_requested, run_id, attempt, max_attempts, request_json, failure, "
-    "decision, planned_step_time_s, planned_steps, plan_row, measured_step_time_s, "
-    "peak_gpu_memory_gib";
-
-constexpr int kBusyTimeoutMs = 30'000;
-
 // A double as an SQL literal that reads back the same value.
 std::string fmt_real(double v) {
   char buffer[32];
@@ -93,259 +38,7 @@ std::string fmt_real(double v) {
   return std::string(buffer, static_cast<std::size_t>(std::max(0, n)));
 }
 
-std::unexpected<Error> db_error(sqlite3* db, const std::string& what) {
-  return fail("job ledger: " + what + ": " + sqlite3_errmsg(db) +
-              " (check that the state directory is writable; set XDG_STATE_HOME to move it)");
-}
-
-// Statement with RAII finalize.
-struct Statement {
-  sqlite3_stmt* stmt = nullptr;
-  ~Statement() { sqlite3_finalize(stmt); }
-};
-
-// Runs `sql` (no results) retrying while another process holds a lock the busy handler could
-// not wait out (e.g. switching to WAL).
-int exec_retry(sqlite3* db, const char* sql) {
-  int rc = SQLITE_OK;
-  for (int attempt = 0; attempt < 100; ++attempt) {
-    rc = sqlite3_exec(db, sql, nullptr, nullptr, nullptr);
-    if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return rc;
-}
-
-// PRAGMA user_version: kSchemaVersion once upgrade_schema has run, so that opening a current
-// ledger (every status poll) neither takes the write lock nor tries each ALTER TABLE again.
-constexpr int kSchemaVersion = 1 + static_cast<int>(std::size(kAddedColumns));
-
-int schema_version(sqlite3* db) {
-  Statement s;
-  if (sqlite3_prepare_v2(db, "PRAGMA user_version;", -1, &s.stmt, nullptr) != SQLITE_OK) return -1;
-  return sqlite3_step(s.stmt) == SQLITE_ROW ? sqlite3_column_int(s.stmt, 0) : -1;
-}
-
-// Creates the table or adds the columns it lacks. Safe when two processes upgrade at once: the
-// schema is created under the write lock, and a column the other one added is a "duplicate".
-Expected<void> upgrade_schema(sqlite3* db, const std::filesystem::path& path) {
-  const std::string schema = std::string("BEGIN IMMEDIATE;") + kSchema + "COMMIT;";
-  if (exec_retry(db, schema.c_str()) != SQLITE_OK) {
-    sqlite3_exec(db, "ROLLBACK;", nullptr, nullptr, nullptr);
-    return db_error(db, "cannot create the schema in " + path.string());
-  }
-  for (const auto& [column, type] : kAddedColumns) {
-    const std::string add = std::string("ALTER TABLE jobs ADD COLUMN ") + column + " " + type;
-    const int rc = exec_retry(db, add.c_str());
-    if (rc != SQLITE_OK &&
-        std::string(sqlite3_errmsg(db)).find("duplicate column") == std::string::npos)
-      return db_error(db, "cannot upgrade the schema in " + path.string());
-  }
-  const std::string version = "PRAGMA user_version=" + std::to_string(kSchemaVersion) + ";";
-  if (exec_retry(db, version.c_str()) != SQLITE_OK)
-    return db_error(db, "cannot record the schema version in " + path.string());
-  return {};
-}
-
 }  // namespace
-
-std::filesystem::path state_dir(const sys::Environment& env) {
-  if (const auto xdg = env.get("XDG_STATE_HOME"); xdg && !xdg->empty()) {
-    return std::filesystem::path(*xdg) / "jobgen";
-  }
-  const std::string home = env.get("HOME").value_or("/tmp");
-  return std::filesystem::path(home) / ".local" / "state" / "jobgen";
-}
-
-Expected<Ledger> Ledger::open(const std::filesystem::path& path) {
-  std::error_code ec;
-  const auto dir = path.parent_path();
-  const bool existed = std::filesystem::exists(dir, ec);
-  std::filesystem::create_directories(dir, ec);
-  if (ec) {
-    return fail("cannot create " + dir.string() + ": " + ec.message() +
-                " (set XDG_STATE_HOME to a writable directory)");
-  }
-  // Owner only: scripts and plans kept here may carry the job spec's secrets.
-  if (!existed) std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);
-  sqlite3* db = nullptr;
-  const bool new_file = !std::filesystem::exists(path, ec);
-  if (sqlite3_open_v2(path.c_str(), &db,
-                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                      nullptr) != SQLITE_OK) {
-    Error error{"job ledger: cannot open " + path.string() + ": " +
-                    (db ? sqlite3_errmsg(db) : "out of memory"),
-                {},
-                Exit::failure};
-    sqlite3_close(db);
-    return std::unexpected(error);
-  }
-  Ledger ledger(db);
-  sqlite3_busy_timeout(db, kBusyTimeoutMs);
-  if (exec_retry(db, "PRAGMA journal_mode=WAL;") != SQLITE_OK) {
-    return db_error(db, "cannot switch " + path.string() + " to WAL mode");
-  }
-  // SQLite gives its -wal and -shm files the database file's mode.
-  if (new_file)
-    std::filesystem::permissions(
-        path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write, ec);
-  exec_retry(db, "PRAGMA synchronous=NORMAL;");
-  if (schema_version(db) != kSchemaVersion) JOBGEN_TRY(upgrade_schema(db, path));
-  return ledger;
-}
-
-Ledger::Ledger(Ledger&& other) noexcept : db_(other.db_) {
-  other.db_ = nullptr;
-}
-
-Ledger& Ledger::operator=(Ledger&& other) noexcept {
-  if (this != &other) {
-    sqlite3_close(db_);
-    db_ = other.db_;
-    other.db_ = nullptr;
-  }
-  return *this;
-}
-
-Ledger::~Ledger() {
-  sqlite3_close(db_);
-}
-
-Expected<void> Ledger::insert(const JobRecord& r) {
-  const std::string sql =
-      std::string("INSERT INTO jobs (") + kColumns +
-      ", updated_time) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
-  if (exec_retry(db_, "BEGIN IMMEDIATE;") != SQLITE_OK) return db_error(db_, "cannot lock");
-  Statement s;
-  if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.stmt, nullptr) != SQLITE_OK) {
-    sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
-    return db_error(db_, "cannot prepare an insert");
-  }
-  int i = 0;
-  auto text = [&](const std::string& v) {
-    sqlite3_bind_text(s.stmt, ++i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
-  };
-  text(r.job_id);
-  text(r.backend);
-  text(r.cluster);
-  text(r.target);
-  text(r.job_name);
-  text(r.spec_path);
-  text(r.spec_hash);
-  text(r.script_path);
-  text(r.plan_json);
-  sqlite3_bind_int64(s.stmt, ++i, r.submit_time);
-  text(r.last_state.empty() ? std::string("PENDING") : r.last_state);
-  if (r.exit_code) {
-    sqlite3_bind_int(s.stmt, ++i, *r.exit_code);
-  } else {
-    sqlite3_bind_null(s.stmt, ++i);
-  }
-  text(r.stdout_path);
-  text(r.stderr_path);
-  text(r.work_dir);
-  if (r.estimated_runtime_s) {
-    sqlite3_bind_int64(s.stmt, ++i, *r.estimated_runtime_s);
-  } else {
-    sqlite3_bind_null(s.stmt, ++i);
-  }
-  sqlite3_bind_int(s.stmt, ++i, r.array_size);
-  text(r.tag);
-  sqlite3_bind_int64(s.stmt, ++i, r.cancel_requested);
-  text(r.run_id);
-  sqlite3_bind_int(s.stmt, ++i, r.attempt);
-  sqlite3_bind_int(s.stmt, ++i, r.max_attempts);
-  text(r.request_json);
-  text(r.failure);
-  text(r.decision);
-  const auto real = [&](const std::optional<double>& v) {
-    v ? sqlite3_bind_double(s.stmt, ++i, *v) : sqlite3_bind_null(s.stmt, ++i);
-  };
-  real(r.planned_step_time_s);
-  r.planned_steps ? sqlite3_bind_int64(s.stmt, ++i, *r.planned_steps)
-                  : sqlite3_bind_null(s.stmt, ++i);
-  r.plan_row ? sqlite3_bind_int(s.stmt, ++i, *r.plan_row) : sqlite3_bind_null(s.stmt, ++i);
-  real(r.measured_step_time_s);
-  real(r.peak_gpu_memory_gib);
-  sqlite3_bind_int64(s.stmt, ++i, util::unix_seconds(std::chrono::system_clock::now()));
-  if (sqlite3_step(s.stmt) != SQLITE_DONE) {
-    auto error = db_error(db_, "cannot record job " + r.job_id);
-    sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
-    return error;
-  }
-  if (exec_retry(db_, "COMMIT;") != SQLITE_OK) {
-    auto error = db_error(db_, "cannot commit job " + r.job_id);
-    sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
-    return error;
-  }
-  return {};
-}
-
-Expected<std::vector<JobRecord>> Ledger::select(const std::string& where,
-                                                const std::vector<std::string>& args) {
-  const std::string sql = std::string("SELECT ") + kColumns + " FROM jobs " + where;
-  Statement s;
-  if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.stmt, nullptr) != SQLITE_OK) {
-    return db_error(db_, "cannot query");
-  }
-  for (std::size_t a = 0; a < args.size(); ++a) {
-    sqlite3_bind_text(s.stmt, static_cast<int>(a + 1), args[a].c_str(),
-                      static_cast<int>(args[a].size()), SQLITE_TRANSIENT);
-  }
-  std::vector<JobRecord> result;
-  int rc = SQLITE_OK;
-  while ((rc = sqlite3_step(s.stmt)) == SQLITE_ROW) {
-    int c = 0;
-    auto text = [&] {
-      const auto* p = sqlite3_column_text(s.stmt, c++);
-      return p ? std::string(reinterpret_cast<const char*>(p)) : std::string();
-    };
-    auto opt_int = [&]() -> std::optional<int64_t> {
-      const int col = c++;
-      if (sqlite3_column_type(s.stmt, col) == SQLITE_NULL) return std::nullopt;
-      return sqlite3_column_int64(s.stmt, col);
-    };
-    JobRecord r;
-    r.job_id = text();
-    r.backend = text();
-    r.cluster = text();
-    r.target = text();
-    r.job_name = text();
-    r.spec_path = text();
-    r.spec_hash = text();
-    r.script_path = text();
-    r.plan_json = text();
-    r.submit_time = sqlite3_column_int64(s.stmt, c++);
-    r.last_state = text();
-    if (const auto code = opt_int()) r.exit_code = static_cast<int>(*code);
-    r.stdout_path = text();
-    r.stderr_path = text();
-    r.work_dir = text();
-    r.estimated_runtime_s = opt_int();
-    r.array_size = sqlite3_column_int(s.stmt, c++);
-    r.tag = text();
-    r.cancel_requested = sqlite3_column_int64(s.stmt, c++);
-    r.run_id = text();
-    r.attempt = sqlite3_column_int(s.stmt, c++);
-    r.max_attempts = sqlite3_column_int(s.stmt, c++);
-    r.request_json = text();
-    r.failure = text();
-    r.decision = text();
-    auto opt_real = [&]() -> std::optional<double> {
-      const int col = c++;
-      if (sqlite3_column_type(s.stmt, col) == SQLITE_NULL) return std::nullopt;
-      return sqlite3_column_double(s.stmt, col);
-    };
-    r.planned_step_time_s = opt_real();
-    r.planned_steps = opt_int();
-    if (const auto row = opt_int()) r.plan_row = static_cast<int>(*row);
-    r.measured_step_time_s = opt_real();
-    r.peak_gpu_memory_gib = opt_real();
-    result.push_back(std::move(r));
-  }
-  if (rc != SQLITE_DONE) return db_error(db_, "cannot read records");
-  return result;
-}
 
 namespace {
 

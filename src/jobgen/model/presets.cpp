@@ -51,8 +51,8 @@ Architecture llama_like(std::string name, std::string description, int layers, i
   return a;
 }
 
-std::vector<Architecture> build() {
-  std::vector<Architecture> v;
+// BERT-family encoders (MLM and contrastive): learned positions, dropout, tied embeddings.
+void add_encoders(std::vector<Architecture>& v) {
   auto bert = [&](std::string name, std::string d, int layers, int hidden, int heads, int vocab,
                   int positions) {
     Architecture a = make(std::move(name), std::move(d), Kind::encoder, layers, hidden, heads,
@@ -68,7 +68,9 @@ std::vector<Architecture> build() {
   bert("all-mpnet-base-v2", "sentence-transformers all-mpnet-base-v2 (MPNet, contrastive), 110M",
        12, 768, 12, 30527, 514);
   v.back().token_logits = false;  // pooled sentence embeddings, in-batch contrastive loss
+}
 
+void add_gpt2(std::vector<Architecture>& v) {
   auto gpt2 = [&](std::string name, std::string d, int layers, int hidden, int heads) {
     Architecture a = make(std::move(name), std::move(d), Kind::decoder, layers, hidden, heads,
                           4 * hidden, 50257);
@@ -81,7 +83,9 @@ std::vector<Architecture> build() {
   gpt2("gpt2-medium", "GPT-2 medium, 355M", 24, 1024, 16);
   gpt2("gpt2-large", "GPT-2 large, 774M", 36, 1280, 20);
   gpt2("gpt2-xl", "GPT-2 XL, 1.5B", 48, 1600, 25);
+}
 
+void add_llama_family(std::vector<Architecture>& v) {
   v.push_back(
       llama_like("llama-3.2-1b", "Llama 3.2 1B, 1.24B", 16, 2048, 32, 8, 8192, 128256, true));
   v.push_back(
@@ -98,16 +102,18 @@ std::vector<Architecture> build() {
   v.push_back(
       llama_like("qwen2.5-1.5b", "Qwen2.5 1.5B, 1.54B", 28, 1536, 12, 2, 8960, 151936, true));
   v.push_back(llama_like("qwen2.5-7b", "Qwen2.5 7B, 7.62B", 28, 3584, 28, 4, 18944, 152064, false));
+}
 
-  // MPT-7B: plain GELU FFN (4x), ALiBi (no learned positions), no biases, tied embeddings, no
-  // dropout in the published pretraining configs. Used by the measured-run table.
-  {
-    Architecture a =
-        make("mpt-7b", "MosaicML MPT-7B, 6.7B", Kind::decoder, 32, 4096, 32, 16384, 50368);
-    a.tied_embeddings = true;
-    v.push_back(a);
-  }
+// MPT-7B: plain GELU FFN (4x), ALiBi (no learned positions), no biases, tied embeddings, no
+// dropout in the published pretraining configs. Used by the measured-run table.
+Architecture mpt_7b() {
+  Architecture a =
+      make("mpt-7b", "MosaicML MPT-7B, 6.7B", Kind::decoder, 32, 4096, 32, 16384, 50368);
+  a.tied_embeddings = true;
+  return a;
+}
 
+void add_t5(std::vector<Architecture>& v) {
   auto t5 = [&](std::string name, std::string d, int layers, int hidden, int heads) {
     Architecture a = make(std::move(name), std::move(d), Kind::encoder_decoder, layers, hidden,
                           heads, 4 * hidden, 32128);
@@ -118,32 +124,45 @@ std::vector<Architecture> build() {
   };
   t5("t5-base", "T5 v1.0 base (encoder-decoder), 223M", 12, 768, 12);
   t5("t5-large", "T5 v1.0 large (encoder-decoder), 738M", 24, 1024, 16);
+}
 
-  {
-    Architecture a = make("vit-base",
-                          "ViT-B/16 224px image classifier, 86M (sequence = 197 patch "
-                          "tokens: use --seq-len 197)",
-                          Kind::encoder, 12, 768, 12, 3072, 0);
-    a.positions = 197;
-    a.dropout = true;
-    a.token_logits = false;
-    a.head_outputs = 1000;
-    v.push_back(a);
-  }
+Architecture vit_base() {
+  Architecture a = make("vit-base",
+                        "ViT-B/16 224px image classifier, 86M (sequence = 197 patch "
+                        "tokens: use --seq-len 197)",
+                        Kind::encoder, 12, 768, 12, 3072, 0);
+  a.positions = 197;
+  a.dropout = true;
+  a.token_logits = false;
+  a.head_outputs = 1000;
+  return a;
+}
 
-  {
-    Architecture a = make("gr00t-n1.5-3b",
-                          "NVIDIA GR00T N1.5 3B robot policy: frozen 2.1B Eagle 2.5 VLM + 0.6B "
-                          "DiT action head (approximate; --seq-len 49 = action-head tokens)",
-                          Kind::decoder, 16, 1536, 32, 6144, 0);
-    a.token_logits = false;
-    a.dropout = true;  // DiT blocks of the action head
-    a.prefix_tokens = 256;
-    a.frozen_params = 2'100'000'000;
-    // Trainable beyond the DiT stack (adapter, embodiment MLPs, projector): the rest of 2.7B.
-    a.extra_params = 2'700'000'000 - count_params(a).total;
-    v.push_back(a);
-  }
+// The approximation the file comment describes.
+Architecture gr00t_n15() {
+  Architecture a = make("gr00t-n1.5-3b",
+                        "NVIDIA GR00T N1.5 3B robot policy: frozen 2.1B Eagle 2.5 VLM + 0.6B "
+                        "DiT action head (approximate; --seq-len 49 = action-head tokens)",
+                        Kind::decoder, 16, 1536, 32, 6144, 0);
+  a.token_logits = false;
+  a.dropout = true;  // DiT blocks of the action head
+  a.prefix_tokens = 256;
+  a.frozen_params = 2'100'000'000;
+  // Trainable beyond the DiT stack (adapter, embodiment MLPs, projector): the rest of 2.7B.
+  a.extra_params = 2'700'000'000 - count_params(a).total;
+  return a;
+}
+
+// Every preset, in the order preset_names() lists them.
+std::vector<Architecture> build() {
+  std::vector<Architecture> v;
+  add_encoders(v);
+  add_gpt2(v);
+  add_llama_family(v);
+  v.push_back(mpt_7b());
+  add_t5(v);
+  v.push_back(vit_base());
+  v.push_back(gr00t_n15());
   return v;
 }
 

@@ -248,7 +248,7 @@ std::string header_text(const PlanReport& r) {
   std::string model = r.model_name;
   if (!r.model_description.empty()) model += " - " + r.model_description;
   if (r.model_params > 0 && r.model_description.empty()) {
-    model += fmt::format(", {:.2f}B parameters", r.model_params / 1e9);
+    model += fmt::format(", {:.2f}B parameters", static_cast<double>(r.model_params) / 1e9);
   }
   out += wrap(fmt::format("model     {}; sequence {} tokens", model, r.seq_len), 2, 12);
   out += wrap("training  " + training_summary(r), 2, 12);

@@ -141,19 +141,54 @@ NodeGroup ProfileReader::load_group(const YAML::Node& node, const Profile& p) {
   const std::string what = "node group '" + g.name + "'";
   r_.check_keys(node, kGroupKeys, what);
 
-  if (auto hosts = r_.string(node, "nodes", what, true)) {
-    g.hostlist = *hosts;
-    auto expanded = util::expand_hostlist(*hosts);
-    if (!expanded) {
-      r_.problem(node["nodes"],
-                 "bad hostlist '" + *hosts + "' in " + what + ": " + expanded.error().message);
-    } else if (expanded->empty()) {
-      r_.problem(node["nodes"], "the hostlist of " + what + " names no nodes");
-    } else {
-      g.nodes = std::move(*expanded);
+  read_group_nodes(node, what, g);
+  read_group_partitions(node, p, what, g);
+  if (auto cpus = r_.integer_in(node, "cpus", what, 1, kMaxCpus, true)) {
+    g.cpus = static_cast<int>(*cpus);
+  }
+  if (auto mem = r_.string(node, "memory", what, true)) {
+    g.memory_mib = memory(node["memory"], *mem, "'memory' of " + what).value_or(0);
+  }
+  const GpuSpec* gpu = read_group_gpu(node, what, g);
+  if (const YAML::Node mig = node["mig"]; mig && !mig.IsNull()) {
+    g.mig = load_mig(mig, what, gpu, g);
+    if (g.mig && g.gres_type) {
+      r_.problem(node["gres_type"], what +
+                                        " runs MIG: give the gres type of each slice under "
+                                        "'mig: slices:' and remove the group's 'gres_type'");
     }
   }
+  read_group_interconnect(node, what, gpu, g);
+  read_group_costs(node, what, g);
+  read_max_nodes(node, what, g);
+  if (const YAML::Node d = node["defaults"]; d && !d.IsNull()) {
+    g.defaults = load_defaults(d, "'defaults' of " + what);
+  }
+  read_group_placement(node, what, g);
+  check_defaults_fit(node, p, g, what);
+  return g;
+}
 
+// `nodes:`, a Slurm hostlist, expanded into g.nodes.
+void ProfileReader::read_group_nodes(const YAML::Node& node, const std::string& what,
+                                     NodeGroup& g) {
+  auto hosts = r_.string(node, "nodes", what, true);
+  if (!hosts) return;
+  g.hostlist = *hosts;
+  auto expanded = util::expand_hostlist(*hosts);
+  if (!expanded) {
+    r_.problem(node["nodes"],
+               "bad hostlist '" + *hosts + "' in " + what + ": " + expanded.error().message);
+  } else if (expanded->empty()) {
+    r_.problem(node["nodes"], "the hostlist of " + what + " names no nodes");
+  } else {
+    g.nodes = std::move(*expanded);
+  }
+}
+
+// `partitions:`, each defined by the profile; none means the profile's default partition.
+void ProfileReader::read_group_partitions(const YAML::Node& node, const Profile& p,
+                                          const std::string& what, NodeGroup& g) {
   g.partitions = r_.strings(node, "partitions", what);
   for (const auto& name : g.partitions) {
     if (p.find_partition(name) != nullptr) continue;
@@ -178,14 +213,12 @@ NodeGroup ProfileReader::load_group(const YAML::Node& node, const Profile& p) {
                            "partition; add 'partitions: [NAME]'");
     }
   }
+}
 
-  if (auto cpus = r_.integer_in(node, "cpus", what, 1, kMaxCpus, true)) {
-    g.cpus = static_cast<int>(*cpus);
-  }
-  if (auto mem = r_.string(node, "memory", what, true)) {
-    g.memory_mib = memory(node["memory"], *mem, "'memory' of " + what).value_or(0);
-  }
-
+// `gpu:` (a catalog id), `gpus_per_node:` and `gres_type:`; the GPU's spec, or nullptr when the
+// catalog does not know it (reported).
+const GpuSpec* ProfileReader::read_group_gpu(const YAML::Node& node, const std::string& what,
+                                             NodeGroup& g) {
   const GpuSpec* gpu = nullptr;
   if (auto model = r_.string(node, "gpu", what, true)) {
     gpu = catalog_.find(*model);
@@ -212,16 +245,12 @@ NodeGroup ProfileReader::load_group(const YAML::Node& node, const Profile& p) {
     }
     g.gres_type = *type;
   }
+  return gpu;
+}
 
-  if (const YAML::Node mig = node["mig"]; mig && !mig.IsNull()) {
-    g.mig = load_mig(mig, what, gpu, g);
-    if (g.mig && g.gres_type) {
-      r_.problem(node["gres_type"], what +
-                                        " runs MIG: give the gres type of each slice under "
-                                        "'mig: slices:' and remove the group's 'gres_type'");
-    }
-  }
-
+// `interconnect:`; intra: nvlink without a bandwidth takes the GPU's NVLink rate.
+void ProfileReader::read_group_interconnect(const YAML::Node& node, const std::string& what,
+                                            const GpuSpec* gpu, NodeGroup& g) {
   if (const YAML::Node link = node["interconnect"]; link && !link.IsNull()) {
     g.interconnect = load_interconnect(link, what);
   }
@@ -232,7 +261,11 @@ NodeGroup ProfileReader::load_group(const YAML::Node& node, const Profile& p) {
     }
     g.interconnect.intra_gbs = gpu->nvlink_gbs;
   }
+}
 
+// `price_per_gpu_hour:`, `availability:` and `mfu:` (a fraction of peak FLOPS).
+void ProfileReader::read_group_costs(const YAML::Node& node, const std::string& what,
+                                     NodeGroup& g) {
   if (auto price = r_.number_in(node, "price_per_gpu_hour", what, 0, kMaxPrice)) {
     g.price_per_gpu_hour = *price;
   }
@@ -246,29 +279,34 @@ NodeGroup ProfileReader::load_group(const YAML::Node& node, const Profile& p) {
       g.mfu = *mfu;
     }
   }
-  // The planner makes one row per node count: a bound keeps `jobgen plan` fast.
-  if (auto max_nodes = r_.integer_in(node, "max_nodes_per_job", what, 1, kMaxNodesPerJob)) {
-    g.max_nodes_per_job = static_cast<int>(*max_nodes);
-    if (!g.nodes.empty() && *max_nodes > static_cast<int64_t>(g.nodes.size())) {
-      r_.problem(node["max_nodes_per_job"], "'max_nodes_per_job' " + std::to_string(*max_nodes) +
-                                                " of " + what + " is more than its " +
-                                                std::to_string(g.nodes.size()) + " nodes");
-    } else if (*max_nodes > 1 && g.interconnect.inter == InterLink::none) {
-      r_.problem(node["max_nodes_per_job"],
-                 what +
-                     " allows multi-node jobs but has no inter-node link; set "
-                     "'interconnect: inter:' to ethernet or infiniband");
-    } else if (*max_nodes > 1 && g.interconnect.inter_gbs <= 0) {
-      r_.problem(node["max_nodes_per_job"],
-                 what +
-                     " allows multi-node jobs; give 'interconnect: inter_bandwidth:' (e.g. "
-                     "\"10 Gb/s\" or \"200 Gb/s\") so jobgen can estimate communication");
-    }
-  }
+}
 
-  if (const YAML::Node d = node["defaults"]; d && !d.IsNull()) {
-    g.defaults = load_defaults(d, "'defaults' of " + what);
+// `max_nodes_per_job:`, at most the group's nodes; more than one needs an inter-node link.
+// The planner makes one row per node count: a bound keeps `jobgen plan` fast.
+void ProfileReader::read_max_nodes(const YAML::Node& node, const std::string& what, NodeGroup& g) {
+  auto max_nodes = r_.integer_in(node, "max_nodes_per_job", what, 1, kMaxNodesPerJob);
+  if (!max_nodes) return;
+  g.max_nodes_per_job = static_cast<int>(*max_nodes);
+  if (!g.nodes.empty() && *max_nodes > static_cast<int64_t>(g.nodes.size())) {
+    r_.problem(node["max_nodes_per_job"], "'max_nodes_per_job' " + std::to_string(*max_nodes) +
+                                              " of " + what + " is more than its " +
+                                              std::to_string(g.nodes.size()) + " nodes");
+  } else if (*max_nodes > 1 && g.interconnect.inter == InterLink::none) {
+    r_.problem(node["max_nodes_per_job"],
+               what +
+                   " allows multi-node jobs but has no inter-node link; set "
+                   "'interconnect: inter:' to ethernet or infiniband");
+  } else if (*max_nodes > 1 && g.interconnect.inter_gbs <= 0) {
+    r_.problem(node["max_nodes_per_job"],
+               what +
+                   " allows multi-node jobs; give 'interconnect: inter_bandwidth:' (e.g. "
+                   "\"10 Gb/s\" or \"200 Gb/s\") so jobgen can estimate communication");
   }
+}
+
+// Where Slurm may place a job: `features:`, `weight:`, `multi_partition:` and `constraint:`.
+void ProfileReader::read_group_placement(const YAML::Node& node, const std::string& what,
+                                         NodeGroup& g) {
   g.features = r_.strings(node, "features", what);
   for (const auto& f : g.features) {
     if (!valid_feature(f)) {
@@ -299,9 +337,6 @@ NodeGroup ProfileReader::load_group(const YAML::Node& node, const Profile& p) {
       g.constraint = *feature;
     }
   }
-
-  check_defaults_fit(node, p, g, what);
-  return g;
 }
 
 // The per-GPU defaults a job on the group gets (its own, else the profile's) must fit a whole

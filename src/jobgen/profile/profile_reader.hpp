@@ -52,6 +52,16 @@ class ProfileReader {
   // group_reader.cpp
   void load_groups(const YAML::Node& root, Profile& p);
   NodeGroup load_group(const YAML::Node& node, const Profile& p);
+  // The steps of load_group, in the order its problems are reported.
+  void read_group_nodes(const YAML::Node& node, const std::string& what, NodeGroup& g);
+  void read_group_partitions(const YAML::Node& node, const Profile& p, const std::string& what,
+                             NodeGroup& g);
+  const GpuSpec* read_group_gpu(const YAML::Node& node, const std::string& what, NodeGroup& g);
+  void read_group_interconnect(const YAML::Node& node, const std::string& what, const GpuSpec* gpu,
+                               NodeGroup& g);
+  void read_group_costs(const YAML::Node& node, const std::string& what, NodeGroup& g);
+  void read_max_nodes(const YAML::Node& node, const std::string& what, NodeGroup& g);
+  void read_group_placement(const YAML::Node& node, const std::string& what, NodeGroup& g);
   static bool can_share_nodes(const NodeGroup& a, const NodeGroup& b);
   static void count_node_units(Profile& p);
   void check_defaults_fit(const YAML::Node& node, const Profile& p, const NodeGroup& g,

@@ -264,7 +264,8 @@ void set_sweep(Vars& v, const RenderInput& in) {
     stride /= static_cast<int>(p.values.size());
     std::vector<std::string> column;
     for (int t = 0; t < tasks_total; ++t) {
-      column.push_back(shell_word(p.values[(t / stride) % p.values.size()]));
+      column.push_back(
+          shell_word(p.values[static_cast<std::size_t>(t / stride) % p.values.size()]));
     }
     mus::data item;
     item.set("key", p.key);

@@ -160,33 +160,7 @@ void ShellContext::step(char c, const SourceLoc& at) {
 }
 
 void ShellContext::code_char(char c, const SourceLoc& at) {
-  if (escape_) {
-    escape_ = false;
-    word_start_ = false;
-    return;
-  }
-  if (dollar_) {
-    dollar_ = false;
-    if (c == '(' || c == '{') {
-      push(c, at);
-      word_start_ = c == '(';
-      return;
-    }
-    if (c == '\'') {
-      push('$', at);
-      return;
-    }
-  }
-  if (less_ > 0 && c != '<') {
-    const bool heredoc = less_ == 2;  // "<<" but not "<<<" (a here-string)
-    less_ = 0;
-    if (heredoc) {
-      pending_ = Frame{'<', at, 0, {}, false};
-      reading_delimiter_ = true;
-      step(c, at);
-      return;
-    }
-  }
+  if (after_prefix(c, at)) return;
   switch (c) {
     case '\\':
       escape_ = true;
@@ -213,43 +187,73 @@ void ShellContext::code_char(char c, const SourceLoc& at) {
       word_start_ = true;
       return;
     case '(':
-      if (top() == '(') ++stack_.back().depth;
-      word_start_ = true;
+    case '{':
+      if (top() == c) ++stack_.back().depth;
+      word_start_ = c == '(';
       return;
     case ')':
-      if (top() == '(') {
-        if (stack_.back().depth == 0) {
-          stack_.pop_back();
-        } else {
-          --stack_.back().depth;
-        }
-      }
-      word_start_ = true;
-      return;
-    case '{':
-      if (top() == '{') ++stack_.back().depth;
-      word_start_ = false;
-      return;
     case '}':
-      if (top() == '{') {
-        if (stack_.back().depth == 0) {
-          stack_.pop_back();
-        } else {
-          --stack_.back().depth;
-        }
-      }
-      word_start_ = false;
+      close_bracket(c == ')' ? '(' : '{');
+      word_start_ = c == ')';
       return;
     case '\n':
-      word_start_ = true;
-      if (heredoc_pending_) {
-        heredoc_pending_ = false;
-        stack_.push_back(pending_);
-        heredoc_line_.clear();
-      }
+      end_line();
       return;
     default:
       word_start_ = ends_word(c);
+  }
+}
+
+// What the character before `c` began: an escape, a '$' (of $( ${ $'), or "<<" before a
+// here-document's delimiter. True when that used `c` up.
+bool ShellContext::after_prefix(char c, const SourceLoc& at) {
+  if (escape_) {
+    escape_ = false;
+    word_start_ = false;
+    return true;
+  }
+  if (dollar_) {
+    dollar_ = false;
+    if (c == '(' || c == '{') {
+      push(c, at);
+      word_start_ = c == '(';
+      return true;
+    }
+    if (c == '\'') {
+      push('$', at);
+      return true;
+    }
+  }
+  if (less_ > 0 && c != '<') {
+    const bool heredoc = less_ == 2;  // "<<" but not "<<<" (a here-string)
+    less_ = 0;
+    if (heredoc) {
+      pending_ = Frame{'<', at, 0, {}, false};
+      reading_delimiter_ = true;
+      step(c, at);
+      return true;
+    }
+  }
+  return false;
+}
+
+// A ')' or '}' closing the innermost $( ) or ${ } (`kind` '(' or '{'), or a bracket nested in it.
+void ShellContext::close_bracket(char kind) {
+  if (top() != kind) return;
+  if (stack_.back().depth == 0) {
+    stack_.pop_back();
+  } else {
+    --stack_.back().depth;
+  }
+}
+
+// A line break in code: a here-document announced on the line starts on the next one.
+void ShellContext::end_line() {
+  word_start_ = true;
+  if (heredoc_pending_) {
+    heredoc_pending_ = false;
+    stack_.push_back(pending_);
+    heredoc_line_.clear();
   }
 }
 

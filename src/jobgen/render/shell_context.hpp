@@ -46,6 +46,9 @@ class ShellContext {
   };
   void step(char c, const SourceLoc& at);
   void code_char(char c, const SourceLoc& at);
+  bool after_prefix(char c, const SourceLoc& at);
+  void close_bracket(char kind);
+  void end_line();
   void push(char kind, const SourceLoc& at) { stack_.push_back(Frame{kind, at, 0, {}, false}); }
   char top() const { return stack_.empty() ? ' ' : stack_.back().kind; }
 

@@ -155,6 +155,66 @@ std::string trim(std::string_view s) {
   return std::string(s.substr(b, e - b + 1));
 }
 
+// Where a scan stands in a template's text, with the line it is on for SourceLocs.
+struct Cursor {
+  const Template& tmpl;
+  int line = 1;
+  std::size_t line_start = 0;
+  std::size_t pos = 0;
+
+  SourceLoc where(std::size_t at) const {
+    return SourceLoc{tmpl.file, line, static_cast<int>(at - line_start) + 1};
+  }
+  // Moves to `to`, counting the line breaks passed over.
+  void advance_to(std::size_t to) {
+    for (std::size_t i = pos; i < to; ++i) {
+      if (tmpl.text[i] == '\n') {
+        ++line;
+        line_start = i + 1;
+      }
+    }
+    pos = to;
+  }
+};
+
+// One {{...}} or {{{...}}} tag: its sigil (' ' for a plain value, '{' for a triple mustache), the
+// name after it, where it starts and the offset just past its closer.
+struct Tag {
+  char sigil = ' ';
+  std::string name;
+  SourceLoc loc;
+  std::size_t end = 0;
+};
+
+// The tag opening at `open_at` (at `loc`); an error when it is not closed on its own line.
+Expected<Tag> read_tag(const std::string& text, std::size_t open_at, const SourceLoc& loc) {
+  const bool triple = text.compare(open_at, 3, "{{{") == 0;
+  const std::string closer = triple ? "}}}" : "}}";
+  const auto close_at = text.find(closer, open_at + (triple ? 3 : 2));
+  if (close_at == std::string::npos) {
+    return invalid(
+        fmt::format("unclosed tag '{}': add the closing '{}'", text.substr(open_at, 20), closer),
+        loc);
+  }
+  const std::string_view inner = std::string_view(text).substr(
+      open_at + (triple ? 3 : 2), close_at - open_at - (triple ? 3 : 2));
+  if (inner.find('\n') != std::string::npos) {
+    return invalid("a tag spans several lines: close it on the line it opens", loc);
+  }
+  Tag tag;
+  tag.loc = loc;
+  tag.end = close_at + closer.size();
+  std::string_view body = inner;
+  if (triple) {
+    tag.sigil = '{';
+  } else if (!body.empty() && std::string_view("#^/!>&=").find(body[0]) != std::string_view::npos) {
+    tag.sigil = body[0];
+    body.remove_prefix(1);
+  }
+  tag.name = trim(body);
+  return tag;
+}
+
 // One check of a template and, recursively, the partials it includes, in the context they are
 // included in: open sections, the shell quoting around each tag, and the budgets below are shared
 // across partials, because that is how kainjow renders them.
@@ -182,6 +242,7 @@ class Checker {
   int list_sections_ = 0;
 
   Expected<void> scan(const Template& tmpl);
+  Expected<void> check_tag(const Tag& tag);
   Expected<void> partial(const std::string& name, const SourceLoc& loc);
   Expected<void> section(const VariableDoc& var, const SourceLoc& loc);
   Expected<void> close(const std::string& name, const SourceLoc& loc);
@@ -194,92 +255,56 @@ Expected<void> Checker::scan(const Template& tmpl) {
     return invalid("the template contains a control character (\\x01): remove it",
                    SourceLoc{tmpl.file, 0, 0});
   }
-  int line = 1;
-  std::size_t line_start = 0;
-  std::size_t pos = 0;
-  auto where = [&](std::size_t at) {
-    return SourceLoc{tmpl.file, line, static_cast<int>(at - line_start) + 1};
-  };
-  // Literal text up to `to` goes to the shell lexer; tags do not.
-  auto advance_to = [&](std::size_t to, bool literal) {
-    if (literal) shell_.feed(std::string_view(text).substr(pos, to - pos), where(pos));
-    for (std::size_t i = pos; i < to; ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        line_start = i + 1;
-      }
-    }
-    pos = to;
+  Cursor at{tmpl};
+  // Literal text goes to the shell lexer; tags do not.
+  auto literal_to = [&](std::size_t to) {
+    shell_.feed(std::string_view(text).substr(at.pos, to - at.pos), at.where(at.pos));
+    at.advance_to(to);
   };
   while (true) {
-    const auto open_at = text.find("{{", pos);
+    const auto open_at = text.find("{{", at.pos);
     if (open_at == std::string::npos) break;
-    advance_to(open_at, true);
+    literal_to(open_at);
     if (++tags_ > kMaxTemplateTags) {
       return invalid(fmt::format("the template (with its partials) has more than {} tags; jobgen "
                                  "refuses templates that large",
                                  kMaxTemplateTags),
-                     where(open_at));
+                     at.where(open_at));
     }
-    const bool triple = text.compare(open_at, 3, "{{{") == 0;
-    const std::string closer = triple ? "}}}" : "}}";
-    const auto close_at = text.find(closer, open_at + (triple ? 3 : 2));
-    if (close_at == std::string::npos) {
-      return invalid(
-          fmt::format("unclosed tag '{}': add the closing '{}'", text.substr(open_at, 20), closer),
-          where(open_at));
-    }
-    const std::string_view inner = std::string_view(text).substr(
-        open_at + (triple ? 3 : 2), close_at - open_at - (triple ? 3 : 2));
-    if (inner.find('\n') != std::string::npos) {
-      return invalid("a tag spans several lines: close it on the line it opens", where(open_at));
-    }
-    const SourceLoc loc = where(open_at);
-    char sigil = ' ';
-    std::string_view body = inner;
-    if (triple) {
-      sigil = '{';
-    } else if (!body.empty() &&
-               std::string_view("#^/!>&=").find(body[0]) != std::string_view::npos) {
-      sigil = body[0];
-      body.remove_prefix(1);
-    }
-    const std::string name = trim(body);
-    Expected<void> ok;
-    switch (sigil) {
-      case '!':
-        break;
-      case '=':
-        return invalid("set-delimiter tags are not supported in jobgen templates", loc);
-      case '>':
-        ok = partial(name, loc);
-        break;
-      case '/':
-        ok = close(name, loc);
-        break;
-      default: {
-        const VariableDoc* var = find_var(name, open_);
-        if (var == nullptr) {
-          const std::string hint = closest_match(name, visible_names(open_));
-          return invalid(fmt::format("unknown variable '{}'{}; templates/README.md lists the "
-                                     "variables",
-                                     profile_shorten(name),
-                                     hint.empty() ? "" : " (did you mean '" + hint + "'?)"),
-                         loc);
-        }
-        if (sigil == '#' || sigil == '^') {
-          ok = section(*var, loc);
-        } else {
-          ok = value(*var, sigil == '{' || sigil == '&', loc);
-        }
-        break;
-      }
-    }
-    if (!ok) return ok;
-    advance_to(close_at + closer.size(), false);
+    auto found = read_tag(text, open_at, at.where(open_at));
+    if (!found) return std::unexpected(found.error());
+    if (auto ok = check_tag(*found); !ok) return ok;
+    at.advance_to(found->end);
   }
-  advance_to(text.size(), true);
+  literal_to(text.size());
   return {};
+}
+
+// A tag by its sigil: a comment, a partial, a section's open or close, or a value.
+Expected<void> Checker::check_tag(const Tag& tag) {
+  switch (tag.sigil) {
+    case '!':
+      return {};
+    case '=':
+      return invalid("set-delimiter tags are not supported in jobgen templates", tag.loc);
+    case '>':
+      return partial(tag.name, tag.loc);
+    case '/':
+      return close(tag.name, tag.loc);
+    default:
+      break;
+  }
+  const VariableDoc* var = find_var(tag.name, open_);
+  if (var == nullptr) {
+    const std::string hint = closest_match(tag.name, visible_names(open_));
+    return invalid(fmt::format("unknown variable '{}'{}; templates/README.md lists the "
+                               "variables",
+                               profile_shorten(tag.name),
+                               hint.empty() ? "" : " (did you mean '" + hint + "'?)"),
+                   tag.loc);
+  }
+  if (tag.sigil == '#' || tag.sigil == '^') return section(*var, tag.loc);
+  return value(*var, tag.sigil == '{' || tag.sigil == '&', tag.loc);
 }
 
 Expected<void> Checker::partial(const std::string& name, const SourceLoc& loc) {

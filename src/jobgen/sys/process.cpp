@@ -205,7 +205,7 @@ std::unexpected<Error> kill_after_timeout(pid_t pid, const Command& command) {
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   return fail("'" + format_command(command.argv) + "' did not finish within " +
-              std::to_string(command.timeout.count() / 1000.0).substr(0, 4) +
+              std::to_string(static_cast<double>(command.timeout.count()) / 1000.0).substr(0, 4) +
               " s and was killed (is slurmctld reachable? try again, or raise the timeout)");
 }
 

@@ -56,8 +56,8 @@ Expected<std::optional<int64_t>> parse_slurm_time(std::string_view text) {
   }
   int64_t seconds = 0;
   if (dash != std::string_view::npos) {
-    // D-HH, D-HH:MM, D-HH:MM:SS
-    if (v.size() > 3) return bad();
+    // D-HH, D-HH:MM, D-HH:MM:SS (split gives at least one part; said for the compiler)
+    if (v.empty() || v.size() > 3) return bad();
     seconds =
         days * 86400 + v[0] * 3600 + (v.size() > 1 ? v[1] * 60 : 0) + (v.size() > 2 ? v[2] : 0);
   } else if (v.size() == 1) {

@@ -74,6 +74,17 @@ std::string fixed1(double value) {
   return buf;
 }
 
+std::string with_commas(int64_t n) {
+  // Appended digit by digit: g++ 12 reports a false -Wrestrict for std::string::insert here.
+  const std::string digits = std::to_string(n < 0 ? -n : n);
+  std::string out = n < 0 ? "-" : "";
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
 std::optional<int64_t> parse_int(std::string_view text) {
   int64_t value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);

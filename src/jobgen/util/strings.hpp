@@ -26,6 +26,9 @@ std::string_view trim(std::string_view s);
 // One decimal, as reports print sizes and durations: 1.25 -> "1.2" (printf's rounding).
 std::string fixed1(double value);
 
+// Thousands separated by commas: 1234567 -> "1,234,567", -1000 -> "-1,000".
+std::string with_commas(int64_t n);
+
 // The whole text as a base-10 integer (optional leading '-'); nullopt for anything else,
 // including overflow, spaces and an empty string.
 std::optional<int64_t> parse_int(std::string_view text);

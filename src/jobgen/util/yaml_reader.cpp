@@ -8,6 +8,8 @@
 #include <cmath>
 #include <set>
 
+#include "jobgen/util/strings.hpp"
+
 namespace jobgen::util {
 
 Expected<YAML::Node> load_yaml(std::string_view text, const std::string& source) {
@@ -174,14 +176,6 @@ std::optional<int64_t> YamlReader::integer(const YAML::Node& map, std::string_vi
   }
   return result;
 }
-
-namespace {
-std::string with_commas(int64_t n) {
-  std::string digits = std::to_string(n < 0 ? -n : n);
-  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(i, ",");
-  return n < 0 ? "-" + digits : digits;
-}
-}  // namespace
 
 std::optional<int64_t> YamlReader::integer_in(const YAML::Node& map, std::string_view key,
                                               std::string_view what, int64_t lo, int64_t hi,

@@ -1,0 +1,155 @@
+// A JobRecord as a row of the jobs table: the insert that writes every column of kColumns, and
+// the select that reads them back in the same order.
+#include <sqlite3.h>
+
+#include <chrono>
+#include <string>
+
+#include "jobgen/ledger/ledger.hpp"
+#include "jobgen/ledger/sqlite_helpers.hpp"
+#include "jobgen/util/slurm_time.hpp"
+
+namespace jobgen::ledger {
+
+using detail::db_error;
+using detail::exec_retry;
+using detail::kColumns;
+using detail::Statement;
+
+Expected<void> Ledger::insert(const JobRecord& r) {
+  const std::string sql =
+      std::string("INSERT INTO jobs (") + kColumns +
+      ", updated_time) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+  if (exec_retry(db_, "BEGIN IMMEDIATE;") != SQLITE_OK) return db_error(db_, "cannot lock");
+  Statement s;
+  if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.stmt, nullptr) != SQLITE_OK) {
+    sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
+    return db_error(db_, "cannot prepare an insert");
+  }
+  int i = 0;
+  auto text = [&](const std::string& v) {
+    sqlite3_bind_text(s.stmt, ++i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  };
+  text(r.job_id);
+  text(r.backend);
+  text(r.cluster);
+  text(r.target);
+  text(r.job_name);
+  text(r.spec_path);
+  text(r.spec_hash);
+  text(r.script_path);
+  text(r.plan_json);
+  sqlite3_bind_int64(s.stmt, ++i, r.submit_time);
+  text(r.last_state.empty() ? std::string("PENDING") : r.last_state);
+  if (r.exit_code) {
+    sqlite3_bind_int(s.stmt, ++i, *r.exit_code);
+  } else {
+    sqlite3_bind_null(s.stmt, ++i);
+  }
+  text(r.stdout_path);
+  text(r.stderr_path);
+  text(r.work_dir);
+  if (r.estimated_runtime_s) {
+    sqlite3_bind_int64(s.stmt, ++i, *r.estimated_runtime_s);
+  } else {
+    sqlite3_bind_null(s.stmt, ++i);
+  }
+  sqlite3_bind_int(s.stmt, ++i, r.array_size);
+  text(r.tag);
+  sqlite3_bind_int64(s.stmt, ++i, r.cancel_requested);
+  text(r.run_id);
+  sqlite3_bind_int(s.stmt, ++i, r.attempt);
+  sqlite3_bind_int(s.stmt, ++i, r.max_attempts);
+  text(r.request_json);
+  text(r.failure);
+  text(r.decision);
+  const auto real = [&](const std::optional<double>& v) {
+    v ? sqlite3_bind_double(s.stmt, ++i, *v) : sqlite3_bind_null(s.stmt, ++i);
+  };
+  real(r.planned_step_time_s);
+  r.planned_steps ? sqlite3_bind_int64(s.stmt, ++i, *r.planned_steps)
+                  : sqlite3_bind_null(s.stmt, ++i);
+  r.plan_row ? sqlite3_bind_int(s.stmt, ++i, *r.plan_row) : sqlite3_bind_null(s.stmt, ++i);
+  real(r.measured_step_time_s);
+  real(r.peak_gpu_memory_gib);
+  sqlite3_bind_int64(s.stmt, ++i, util::unix_seconds(std::chrono::system_clock::now()));
+  if (sqlite3_step(s.stmt) != SQLITE_DONE) {
+    auto error = db_error(db_, "cannot record job " + r.job_id);
+    sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
+    return error;
+  }
+  if (exec_retry(db_, "COMMIT;") != SQLITE_OK) {
+    auto error = db_error(db_, "cannot commit job " + r.job_id);
+    sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
+    return error;
+  }
+  return {};
+}
+
+Expected<std::vector<JobRecord>> Ledger::select(const std::string& where,
+                                                const std::vector<std::string>& args) {
+  const std::string sql = std::string("SELECT ") + kColumns + " FROM jobs " + where;
+  Statement s;
+  if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.stmt, nullptr) != SQLITE_OK) {
+    return db_error(db_, "cannot query");
+  }
+  for (std::size_t a = 0; a < args.size(); ++a) {
+    sqlite3_bind_text(s.stmt, static_cast<int>(a + 1), args[a].c_str(),
+                      static_cast<int>(args[a].size()), SQLITE_TRANSIENT);
+  }
+  std::vector<JobRecord> result;
+  int rc = SQLITE_OK;
+  while ((rc = sqlite3_step(s.stmt)) == SQLITE_ROW) {
+    int c = 0;
+    auto text = [&] {
+      const auto* p = sqlite3_column_text(s.stmt, c++);
+      return p ? std::string(reinterpret_cast<const char*>(p)) : std::string();
+    };
+    auto opt_int = [&]() -> std::optional<int64_t> {
+      const int col = c++;
+      if (sqlite3_column_type(s.stmt, col) == SQLITE_NULL) return std::nullopt;
+      return sqlite3_column_int64(s.stmt, col);
+    };
+    JobRecord r;
+    r.job_id = text();
+    r.backend = text();
+    r.cluster = text();
+    r.target = text();
+    r.job_name = text();
+    r.spec_path = text();
+    r.spec_hash = text();
+    r.script_path = text();
+    r.plan_json = text();
+    r.submit_time = sqlite3_column_int64(s.stmt, c++);
+    r.last_state = text();
+    if (const auto code = opt_int()) r.exit_code = static_cast<int>(*code);
+    r.stdout_path = text();
+    r.stderr_path = text();
+    r.work_dir = text();
+    r.estimated_runtime_s = opt_int();
+    r.array_size = sqlite3_column_int(s.stmt, c++);
+    r.tag = text();
+    r.cancel_requested = sqlite3_column_int64(s.stmt, c++);
+    r.run_id = text();
+    r.attempt = sqlite3_column_int(s.stmt, c++);
+    r.max_attempts = sqlite3_column_int(s.stmt, c++);
+    r.request_json = text();
+    r.failure = text();
+    r.decision = text();
+    auto opt_real = [&]() -> std::optional<double> {
+      const int col = c++;
+      if (sqlite3_column_type(s.stmt, col) == SQLITE_NULL) return std::nullopt;
+      return sqlite3_column_double(s.stmt, col);
+    };
+    r.planned_step_time_s = opt_real();
+    r.planned_steps = opt_int();
+    if (const auto row = opt_int()) r.plan_row = static_cast<int>(*row);
+    r.measured_step_time_s = opt_real();
+    r.peak_gpu_memory_gib = opt_real();
+    result.push_back(std::move(r));
+  }
+  if (rc != SQLITE_DONE) return db_error(db_, "cannot read records");
+  return result;
+}
+
+}  // namespace jobgen::ledger

@@ -1,0 +1,170 @@
+// Opening the job ledger: the state directory (0700) and database (0600), WAL mode and the
+// busy timeout, the schema and the columns added to it since (older databases are upgraded once,
+// then known by their schema version).
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <iterator>
+#include <utility>
+
+#include "jobgen/ledger/ledger.hpp"
+#include "jobgen/ledger/sqlite_helpers.hpp"
+
+namespace jobgen::ledger {
+
+using detail::db_error;
+using detail::exec_retry;
+using detail::Statement;
+
+namespace {
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS jobs (
+  row_id INTEGER PRIMARY KEY AUTOINCREMENT,
+  job_id TEXT NOT NULL,
+  backend TEXT NOT NULL,
+  cluster TEXT NOT NULL DEFAULT '',
+  target TEXT NOT NULL DEFAULT '',
+  job_name TEXT NOT NULL DEFAULT '',
+  spec_path TEXT NOT NULL DEFAULT '',
+  spec_hash TEXT NOT NULL DEFAULT '',
+  script_path TEXT NOT NULL DEFAULT '',
+  plan_json TEXT NOT NULL DEFAULT '',
+  submit_time INTEGER NOT NULL DEFAULT 0,
+  last_state TEXT NOT NULL DEFAULT 'PENDING',
+  exit_code INTEGER,
+  stdout_path TEXT NOT NULL DEFAULT '',
+  stderr_path TEXT NOT NULL DEFAULT '',
+  work_dir TEXT NOT NULL DEFAULT '',
+  estimated_runtime_s INTEGER,
+  array_size INTEGER NOT NULL DEFAULT 0,
+  updated_time INTEGER NOT NULL DEFAULT 0,
+  tag TEXT NOT NULL DEFAULT '',
+  cancel_requested INTEGER NOT NULL DEFAULT 0,
+  run_id TEXT NOT NULL DEFAULT '',
+  attempt INTEGER NOT NULL DEFAULT 1,
+  max_attempts INTEGER NOT NULL DEFAULT 0,
+  request_json TEXT NOT NULL DEFAULT '',
+  failure TEXT NOT NULL DEFAULT '',
+  decision TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS jobs_by_id ON jobs(job_id, backend);
+)sql";
+
+// Columns added after the first schema; older databases get them on open.
+constexpr std::pair<const char*, const char*> kAddedColumns[] = {
+    {"tag", "TEXT NOT NULL DEFAULT ''"},
+    {"cancel_requested", "INTEGER NOT NULL DEFAULT 0"},
+    // Runs and their attempts (run/recovery.hpp).
+    {"run_id", "TEXT NOT NULL DEFAULT ''"},
+    {"attempt", "INTEGER NOT NULL DEFAULT 1"},
+    {"max_attempts", "INTEGER NOT NULL DEFAULT 0"},
+    {"request_json", "TEXT NOT NULL DEFAULT ''"},
+    {"failure", "TEXT NOT NULL DEFAULT ''"},
+    {"decision", "TEXT NOT NULL DEFAULT ''"},
+    // Progress and calibration: the plan's step time, what the finished job's log measured.
+    {"planned_step_time_s", "REAL"},
+    {"planned_steps", "INTEGER"},
+    {"plan_row", "INTEGER"},
+    {"measured_step_time_s", "REAL"},
+    {"peak_gpu_memory_gib", "REAL"},
+};
+
+constexpr int kBusyTimeoutMs = 30'000;
+
+// PRAGMA user_version: kSchemaVersion once upgrade_schema has run, so that opening a current
+// ledger (every status poll) neither takes the write lock nor tries each ALTER TABLE again.
+constexpr int kSchemaVersion = 1 + static_cast<int>(std::size(kAddedColumns));
+
+int schema_version(sqlite3* db) {
+  Statement s;
+  if (sqlite3_prepare_v2(db, "PRAGMA user_version;", -1, &s.stmt, nullptr) != SQLITE_OK) return -1;
+  return sqlite3_step(s.stmt) == SQLITE_ROW ? sqlite3_column_int(s.stmt, 0) : -1;
+}
+
+// Creates the table or adds the columns it lacks. Safe when two processes upgrade at once: the
+// schema is created under the write lock, and a column the other one added is a "duplicate".
+Expected<void> upgrade_schema(sqlite3* db, const std::filesystem::path& path) {
+  const std::string schema = std::string("BEGIN IMMEDIATE;") + kSchema + "COMMIT;";
+  if (exec_retry(db, schema.c_str()) != SQLITE_OK) {
+    sqlite3_exec(db, "ROLLBACK;", nullptr, nullptr, nullptr);
+    return db_error(db, "cannot create the schema in " + path.string());
+  }
+  for (const auto& [column, type] : kAddedColumns) {
+    const std::string add = std::string("ALTER TABLE jobs ADD COLUMN ") + column + " " + type;
+    const int rc = exec_retry(db, add.c_str());
+    if (rc != SQLITE_OK &&
+        std::string(sqlite3_errmsg(db)).find("duplicate column") == std::string::npos)
+      return db_error(db, "cannot upgrade the schema in " + path.string());
+  }
+  const std::string version = "PRAGMA user_version=" + std::to_string(kSchemaVersion) + ";";
+  if (exec_retry(db, version.c_str()) != SQLITE_OK)
+    return db_error(db, "cannot record the schema version in " + path.string());
+  return {};
+}
+
+}  // namespace
+
+std::filesystem::path state_dir(const sys::Environment& env) {
+  if (const auto xdg = env.get("XDG_STATE_HOME"); xdg && !xdg->empty()) {
+    return std::filesystem::path(*xdg) / "jobgen";
+  }
+  const std::string home = env.get("HOME").value_or("/tmp");
+  return std::filesystem::path(home) / ".local" / "state" / "jobgen";
+}
+
+Expected<Ledger> Ledger::open(const std::filesystem::path& path) {
+  std::error_code ec;
+  const auto dir = path.parent_path();
+  const bool existed = std::filesystem::exists(dir, ec);
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    return fail("cannot create " + dir.string() + ": " + ec.message() +
+                " (set XDG_STATE_HOME to a writable directory)");
+  }
+  // Owner only: scripts and plans kept here may carry the job spec's secrets.
+  if (!existed) std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);
+  sqlite3* db = nullptr;
+  const bool new_file = !std::filesystem::exists(path, ec);
+  if (sqlite3_open_v2(path.c_str(), &db,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                      nullptr) != SQLITE_OK) {
+    Error error{"job ledger: cannot open " + path.string() + ": " +
+                    (db ? sqlite3_errmsg(db) : "out of memory"),
+                {},
+                Exit::failure};
+    sqlite3_close(db);
+    return std::unexpected(error);
+  }
+  Ledger ledger(db);
+  sqlite3_busy_timeout(db, kBusyTimeoutMs);
+  if (exec_retry(db, "PRAGMA journal_mode=WAL;") != SQLITE_OK) {
+    return db_error(db, "cannot switch " + path.string() + " to WAL mode");
+  }
+  // SQLite gives its -wal and -shm files the database file's mode.
+  if (new_file)
+    std::filesystem::permissions(
+        path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write, ec);
+  exec_retry(db, "PRAGMA synchronous=NORMAL;");
+  if (schema_version(db) != kSchemaVersion) JOBGEN_TRY(upgrade_schema(db, path));
+  return ledger;
+}
+
+Ledger::Ledger(Ledger&& other) noexcept : db_(other.db_) {
+  other.db_ = nullptr;
+}
+
+Ledger& Ledger::operator=(Ledger&& other) noexcept {
+  if (this != &other) {
+    sqlite3_close(db_);
+    db_ = other.db_;
+    other.db_ = nullptr;
+  }
+  return *this;
+}
+
+Ledger::~Ledger() {
+  sqlite3_close(db_);
+}
+
+}  // namespace jobgen::ledger
