@@ -231,12 +231,13 @@ Expected<void> set_time_limit(const profile::Partition& part, const plan::JobSpe
     req.warnings.push_back(fmt::format(
         "the run needs about {:.1f} h with margin, more than partition {} allows ({:.1f} h): it "
         "runs as a chain of {} jobs that resume from the latest checkpoint",
-        padded / 3600.0, part.name, *max_s / 3600.0, in.chain_links));
+        static_cast<double>(padded) / 3600.0, part.name, static_cast<double>(*max_s) / 3600.0,
+        in.chain_links));
   } else if (row.total_time_s <= static_cast<double>(*max_s)) {
     s.time_limit_s = *max_s;
     req.warnings.push_back(fmt::format(
         "the safety margin is cut to fit partition {}'s maximum of {:.1f} h (estimate {:.1f} h)",
-        part.name, *max_s / 3600.0, row.total_time_s / 3600.0));
+        part.name, static_cast<double>(*max_s) / 3600.0, row.total_time_s / 3600.0));
   } else {
     return invalid(
         fmt::format(
@@ -246,7 +247,7 @@ Expected<void> set_time_limit(const profile::Partition& part, const plan::JobSpe
             "and set 'checkpoint: {{resumable: true}}' to run it as a chain of jobs, or choose "
             "more "
             "GPUs (jobgen plan)",
-            row.total_time_s / 3600.0, part.name, *max_s / 3600.0),
+            row.total_time_s / 3600.0, part.name, static_cast<double>(*max_s) / 3600.0),
         spec.loc);
   }
   return {};
