@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -24,6 +23,7 @@
 #include "jobgen/slurm/rest_codec.hpp"
 #include "jobgen/slurm/rest_version.hpp"
 #include "jobgen/util/slurm_time.hpp"
+#include "profile_test_data.hpp"
 #include "recording_runner.hpp"
 
 using namespace jobgen;
@@ -33,27 +33,17 @@ namespace {
 
 const std::string kBase = "model: gpt2\nseq_len: 512\nsteps: 10\ncommand: python train.py\n";
 
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path);
-  REQUIRE_MESSAGE(in.good(), path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 struct Markov {
   profile::Catalog catalog;
   profile::Profile profile;
 };
 
 Markov markov() {
-  const fs::path root = JOBGEN_SOURCE_DIR;
-  auto catalog = profile::parse_catalog(slurp(root / "data/gpus.yaml"), "gpus.yaml");
-  REQUIRE_MESSAGE(catalog.has_value(), catalog.error().message);
-  auto prof =
-      profile::parse_profile(slurp(root / "cluster-profiles/markov.yaml"), "markov.yaml", *catalog);
+  const profile::Catalog& catalog = test::real_catalog();
+  auto prof = profile::parse_profile(
+      test::read_text(test::source_path("cluster-profiles/markov.yaml")), "markov.yaml", catalog);
   REQUIRE_MESSAGE(prof.has_value(), prof.error().message);
-  return {*catalog, *prof};
+  return {catalog, *prof};
 }
 
 plan::JobSpec spec_of(const std::string& extra) {
