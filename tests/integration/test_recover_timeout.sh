@@ -6,7 +6,12 @@
 #   resumable (submit --time 1, CLI backend): TIMEOUT -> a continuation with the same 1-minute
 #     limit that resumes from the marker and completes; status shows the run's history;
 #   not resumable (the job spec's `time_limit: 1`, REST backend): TIMEOUT reported, nothing
-#     resubmitted, watch exits 4.
+#     resubmitted, watch exits 4;
+#   checkpoint-and-exit (resumable, CLI backend): the training saves and exits 0 when jobgen's
+#     script forwards Slurm's USR1 (the signal comes at the first time-limit check, its lead of
+#     90 s being longer than the limit), so the job ends COMPLETED without having finished: a
+#     continuation resumes it (it then ignores USR1 and runs its remaining steps at 1 s each,
+#     so that it finishes within its own limit).
 # Both are submitted with --no-requeue (Requeue=0), as every job of a recovered run.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=submit_lib.sh
@@ -15,18 +20,25 @@ source "$(dirname "$0")/submit_lib.sh"
 
 cat >train.sh <<'SH'
 #!/bin/bash
-# train.sh NAME: 22 steps of 5 s; ckpt-NAME holds the last finished step.
+# train.sh NAME [exit-on-signal]: 22 steps of 5 s; ckpt-NAME holds the last finished step.
 ckpt=ckpt-$1
+pace=5
 step=0
 echo "attempt=${JOBGEN_ATTEMPT:-1} resume=${JOBGEN_RESUME:-0}"
 if [[ ${JOBGEN_RESUME:-0} == 1 && -f $ckpt ]]; then
   step=$(cat "$ckpt")
   echo "resuming from checkpoint step $step"
 fi
-# jobgen's script forwards USR1 before the time limit: save (the marker is current) and go on.
-trap 'echo "checkpoint requested at step $step"' USR1
+# jobgen's script forwards USR1 before the time limit: save (the marker is current) and go on,
+# or (exit-on-signal, first attempt) exit 0 as many training scripts do.
+if [[ ${2:-} == exit-on-signal && ${JOBGEN_ATTEMPT:-1} == 1 ]]; then
+  trap 'echo "checkpoint requested at step $step: saved, exiting"; exit 0' USR1
+else
+  trap 'echo "checkpoint requested at step $step"' USR1
+fi
+[[ ${2:-} == exit-on-signal && ${JOBGEN_ATTEMPT:-1} != 1 ]] && pace=1
 while ((step < 22)); do
-  sleep 5
+  sleep "$pace"
   step=$((step + 1))
   echo "$step" >"$ckpt"
   echo "step $step/22"
@@ -38,16 +50,19 @@ chmod +x train.sh
 write_spec resume.yaml jg-tl-resume "bash train.sh resume" \
   "checkpoint: {resumable: true}" "recover: true"
 write_spec plain.yaml jg-tl-plain "bash train.sh plain" "recover: true" "time_limit: 1"
+write_spec exiting.yaml jg-tl-exit "bash train.sh exit exit-on-signal" \
+  "checkpoint: {resumable: true}" "recover: true"
 resumable=$(submit resume.yaml --target rtx2080ti --gpus 1 --time 1)
 plain=$(submit plain.yaml --target rtx2080ti --gpus 1 --backend rest)
-for id in "$resumable" "$plain"; do
+exiting=$(submit exiting.yaml --target rtx2080ti --gpus 1 --time 1)
+for id in "$resumable" "$plain" "$exiting"; do
   [[ $(job_field "$id" TimeLimit) == "00:01:00" ]] || fail "job $id TimeLimit: $(job_field "$id" TimeLimit)"
   [[ $(job_field "$id" Requeue) == "0" ]] || fail "job $id Requeue: $(job_field "$id" Requeue)"
 done
 echo "ok: $resumable (cli) and $plain (rest) ask for 1 minute, no requeue"
 
 set +e
-timeout 280 "$JOBGEN" watch --interval 0.5 --max-interval 2 "$resumable" "$plain" \
+timeout 280 "$JOBGEN" watch --interval 0.5 --max-interval 2 "$resumable" "$plain" "$exiting" \
   >watch.out 2>watch.err
 code=$?
 set -e
@@ -55,8 +70,9 @@ cat watch.err
 [[ $code -eq 4 ]] || fail "watch exited $code, expected 4 (the plain run timed out): $(cat watch.out)"
 mapfile -t retries < <(sed -n 's/.*resubmitted as job \([0-9]*\).*/\1/p' watch.err)
 SUBMITTED+=("${retries[@]}")
-((${#retries[@]} == 1)) || fail "expected exactly 1 retry, got ${#retries[@]}: ${retries[*]}"
-next=${retries[0]}
+((${#retries[@]} == 2)) || fail "expected exactly 2 retries, got ${#retries[@]}: ${retries[*]}"
+next=$(sed -n "s/.*run of job $resumable: .*resubmitted as job \([0-9]*\).*/\1/p" watch.err)
+[[ -n $next ]] || fail "no retry of $resumable"
 
 # The resumable run: TIMEOUT, continued with the same limit, completed from its checkpoint.
 [[ $(job_field "$resumable" JobState) == TIMEOUT ]] || fail "job $resumable: $(job_field "$resumable" JobState)"
@@ -91,4 +107,16 @@ grep -q "run of job $plain: gave up: TIMEOUT: the job spec does not say the comm
   fail "no report for $plain"
 ! grep -q "training finished" "logs/jg-tl-plain-$plain.out" || fail "plain attempt finished within its limit"
 echo "ok: $plain TIMEOUT reported, not resubmitted"
+# The checkpoint-and-exit run: COMPLETED at the signal, continued, finished.
+[[ $(job_field "$exiting" JobState) == COMPLETED ]] || fail "job $exiting: $(job_field "$exiting" JobState)"
+grep -q "saved, exiting" "logs/jg-tl-exit-$exiting.out" || fail "no exit at the signal: $(cat "logs/jg-tl-exit-$exiting.out")"
+grep -q "job $exiting (attempt 1/3) ended COMPLETED: time limit reached (COMPLETED after the checkpoint signal" watch.err ||
+  fail "no signal-stop line for $exiting"
+cont=$(sed -n "s/.*run of job $exiting: attempt 2\/3: COMPLETED after the checkpoint signal before the time limit: continuing from the latest checkpoint; resubmitted as job \([0-9]*\).*/\1/p" watch.err)
+[[ -n $cont ]] || fail "no continuation of $exiting"
+[[ $(job_field "$cont" JobState) == COMPLETED ]] || fail "continuation $cont: $(job_field "$cont" JobState)"
+grep -q "resuming from checkpoint step" "logs/jg-tl-exit-$cont.out" || fail "continuation $cont did not resume"
+grep -q "training finished" "logs/jg-tl-exit-$cont.out" || fail "continuation $cont did not finish"
+grep -q "run of job $cont:" watch.err && fail "the finished continuation $cont was handled: $(cat watch.err)"
+echo "ok: $exiting COMPLETED at the checkpoint signal -> $cont resumed and finished"
 echo "PASS"

@@ -12,6 +12,7 @@
 #include "jobgen/plan/jobspec.hpp"
 #include "jobgen/run/failure.hpp"
 #include "jobgen/run/recovery.hpp"
+#include "profile_test_data.hpp"
 
 using namespace jobgen;
 using run::FailureKind;
@@ -99,6 +100,37 @@ TEST_CASE("classifier: only positive evidence") {
   // Control characters in the evidence are escaped.
   CHECK(classify("CUDA out of memory \x1b[31mred\n", JobState::failed).evidence.find('\x1b') ==
         std::string::npos);
+}
+
+TEST_CASE("classifier: a training that stopped at the checkpoint signal did not finish") {
+  const std::string line(run::kCheckpointSignalLine);
+  const std::string stopped = "step 40/100 loss 2.1\nsaving checkpoint\n" + line +
+                              "\njobgen: training exited with status 0 at 2026-11-24T10:00:00\n";
+  auto f = classify(stopped, JobState::completed);
+  CHECK(f.kind == FailureKind::timeout);
+  CHECK(f.evidence == "COMPLETED after the checkpoint signal before the time limit");
+  // Exited non-zero after the signal (no handler, or a failing save), no other evidence.
+  f = classify(stopped, JobState::failed);
+  CHECK(f.kind == FailureKind::timeout);
+  CHECK(f.evidence.starts_with("FAILED (exit code 1) after the checkpoint signal"));
+  // No step count at all: the signal and the exit are the evidence.
+  CHECK(classify(line + "\n", JobState::completed).kind == FailureKind::timeout);
+  // The training reached its last step before exiting: it finished.
+  const std::string done = "step 100/100 loss 1.2\n" + line + "\n";
+  CHECK(classify(done, JobState::completed).kind == FailureKind::none);
+  CHECK(classify(" 100%|##########| 500/500 [10:00<00:00, 1.2it/s]\n" + line + "\n",
+                 JobState::completed)
+            .kind == FailureKind::none);
+  // Other evidence wins over the signal; the line quoted inside another line is not the script's.
+  CHECK(classify(line + "\n" + std::string(kTorchOom), JobState::failed).kind ==
+        FailureKind::gpu_oom);
+  CHECK(classify("echo '" + line + "'\n", JobState::completed).kind == FailureKind::none);
+  CHECK(classify("", JobState::completed).kind == FailureKind::none);
+}
+
+TEST_CASE("the checkpoint-signal line is the one the script prints") {
+  const auto text = test::read_text(test::source_path("templates/partials/epilogue.mustache"));
+  CHECK(text.find("echo \"" + std::string(run::kCheckpointSignalLine) + "\"") != std::string::npos);
 }
 
 TEST_CASE("failure kinds round-trip their ledger names") {
@@ -233,15 +265,23 @@ TEST_CASE("policy: host memory, time-outs, node failures") {
   CHECK_FALSE(run::decide_recovery(failure(FailureKind::host_oom), settings(16, 4), f).retry);
 
   f = facts(64);
-  d = run::decide_recovery(failure(FailureKind::timeout), settings(16, 4), f);
+  const run::Failure timeout{FailureKind::timeout, "TIMEOUT", ""};
+  d = run::decide_recovery(timeout, settings(16, 4), f);
   CHECK_FALSE(d.retry);
   CHECK(d.line.find("does not say the command can resume") != std::string::npos);
   f.resumable = true;
-  d = run::decide_recovery(failure(FailureKind::timeout), settings(16, 4), f);
+  d = run::decide_recovery(timeout, settings(16, 4), f);
   REQUIRE(d.retry);
   CHECK(d.next.resume);
   CHECK(d.next.micro_batch == 16);
   CHECK(d.line == "TIMEOUT: continuing from the latest checkpoint");
+  // A training that saved and exited at the checkpoint signal: the line says so.
+  d = run::decide_recovery(classify(std::string(run::kCheckpointSignalLine), JobState::completed),
+                           settings(16, 4), f);
+  REQUIRE(d.retry);
+  CHECK(d.line ==
+        "COMPLETED after the checkpoint signal before the time limit: continuing from the "
+        "latest checkpoint");
   CHECK(run::decide_recovery(failure(FailureKind::preempted), settings(16, 4), f).retry);
 
   auto excluded = settings(16, 4);

@@ -80,6 +80,7 @@ class Recoverer {
     const run::Failure failure = run::classify_failure(
         log_tail(ctx_.fs, view, r),
         {view.info.state, view.info.reason, view.info.exit_code, view.info.nodes});
+    if (failure.kind == run::FailureKind::none) return std::nullopt;  // finished: nothing to do
     const int limit = settings_.max_attempts > 0 ? settings_.max_attempts
                       : r.max_attempts > 0       ? r.max_attempts
                                                  : plan::kDefaultMaxAttempts;
@@ -157,8 +158,10 @@ std::vector<Retry> recover_failed(Context& ctx, JobSession& session,
   std::vector<Retry> retries;
   Recoverer recoverer(ctx, session, settings);
   for (const auto& view : views) {
+    // COMPLETED jobs too: a training that saved and exited at the checkpoint signal before the
+    // time limit ends COMPLETED without having finished (run/failure.hpp).
     if (view.vanished || view.unconfirmed || !slurm::is_finished(view.info.state) ||
-        view.info.state == slurm::JobState::completed || view.cancel_requested)
+        view.cancel_requested)
       continue;
     if (view.tracked_id.empty() || view.tracked_id.find('_') != std::string::npos) continue;
     auto records = session.ledger->find(view.tracked_id, session.scope());

@@ -1,11 +1,13 @@
 // Recovery in `jobgen watch` (the policy is run/recovery.hpp): after each poll, every attempt that
-// ended without success and belongs to a run recovery applies to (the job spec said `recover:` so
-// the ledger recorded an attempt limit, or `watch --recover`) is classified from the tail of its
-// logs and its final state (run/failure.hpp); the policy decides, and a retry goes through the
-// submit path (submission.hpp) as the run's next attempt. The failed attempt's ledger row records
-// its failure and the decision, which also marks it handled (it is never handled twice).
-// Evidence only: a view counts when the scheduler or an exit marker says how the job ended; a
-// vanished job, an array task and a failed query (the caller never passes one) trigger nothing.
+// ended without success (a COMPLETED one too when its training stopped at the checkpoint signal
+// rather than finishing: its log tail is read each poll until the watch ends) and belongs to a run
+// recovery applies to (the job spec said `recover:` so the ledger recorded an attempt limit, or
+// `watch --recover`) is classified from the tail of its logs and its final state (run/failure.hpp);
+// the policy decides, and a retry goes through the submit path (submission.hpp) as the run's next
+// attempt. The failed attempt's ledger row records its failure and the decision, which also marks
+// it handled (it is never handled twice). Evidence only: a view counts when the scheduler or an
+// exit marker says how the job ended; a vanished job, an array task and a failed query (the caller
+// never passes one) trigger nothing.
 #pragma once
 
 #include <string>

@@ -3,6 +3,7 @@
 #include <array>
 #include <utility>
 
+#include "jobgen/slurm/log_progress.hpp"
 #include "jobgen/util/strings.hpp"
 
 namespace jobgen::run {
@@ -86,6 +87,23 @@ std::optional<Failure> from_log(std::string_view log_tail) {
   return found;
 }
 
+// The script's line that the checkpoint signal came before the training exited, when the
+// training's own progress does not say it reached its last step.
+bool stopped_at_signal(std::string_view log_tail) {
+  bool signalled = false;
+  for (const auto line : util::split(log_tail, '\n'))
+    if (util::trim(line) == kCheckpointSignalLine) signalled = true;
+  if (!signalled) return false;
+  const slurm::Progress p = slurm::parse_progress(log_tail);
+  const bool at_end = (p.step && p.total && *p.total > 0 && *p.step >= *p.total) ||
+                      (p.percent && *p.percent >= 100.0);
+  return !at_end;
+}
+
+Failure signal_stop(const std::string& state) {
+  return {Kind::timeout, state + " after the checkpoint signal before the time limit", ""};
+}
+
 }  // namespace
 
 std::string_view to_string(FailureKind kind) {
@@ -129,6 +147,7 @@ Failure classify_failure(std::string_view log_tail, const Ending& ending) {
   const std::string state = slurm::to_string(ending.state);
   switch (ending.state) {
     case JobState::completed:
+      if (stopped_at_signal(log_tail)) return signal_stop(state);
       return {Kind::none, state, ""};
     case JobState::cancelled:
       return {Kind::cancelled, state, ""};
@@ -151,6 +170,7 @@ Failure classify_failure(std::string_view log_tail, const Ending& ending) {
       }
       std::string why = state;
       if (ending.exit_code) why += " (exit code " + std::to_string(*ending.exit_code) + ")";
+      if (stopped_at_signal(log_tail)) return signal_stop(why);
       return {Kind::other, why, ""};
     }
     case JobState::boot_fail:

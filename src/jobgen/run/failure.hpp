@@ -9,7 +9,11 @@
 //              ResourceExhaustedError with "memory" or "OOM" on the same line, "HIP out of memory"
 //   host_oom   state OUT_OF_MEMORY, or a FAILED job whose log has the cgroup's oom-kill report
 //              (slurmstepd "Detected N oom_kill event(s)", "oom-kill")
-//   timeout    state TIMEOUT
+//   timeout    state TIMEOUT; or a COMPLETED or FAILED job (the latter with no other evidence)
+//              whose log has kCheckpointSignalLine, the line jobgen's script prints when Slurm's
+//              checkpoint signal (--signal=B:USR1@LEAD) reached it before the training exited, and
+//              whose progress is not at its end: the training saved and stopped for the time
+//              limit (the common "checkpoint on USR1 and exit 0" handler), it did not finish
 //   preempted  state PREEMPTED
 //   node_fail  state NODE_FAIL, or a log saying the job or a step was cancelled DUE TO NODE
 //              FAILURE / "Node failure on X" (`node` names the failed node when known, else the
@@ -31,6 +35,11 @@
 namespace jobgen::run {
 
 inline constexpr std::size_t kLogTailBytes = 64 * 1024;
+
+// Printed by templates/partials/epilogue.mustache after the training exits when the checkpoint
+// signal arrived (a unit test holds the two together).
+inline constexpr std::string_view kCheckpointSignalLine =
+    "jobgen: the training was asked to checkpoint before the time limit";
 
 enum class FailureKind {
   none,

@@ -114,8 +114,10 @@ Decision host_oom(const AttemptSettings& current, const RunFacts& facts) {
           "host memory at --mem " + gib(mem) + " → " + gib(*next.mem_mib) + resume_note(facts)};
 }
 
-Decision continuation(FailureKind kind, const AttemptSettings& current, const RunFacts& facts) {
-  const std::string what = kind == FailureKind::timeout ? "TIMEOUT" : "PREEMPTED";
+// `what` says how the attempt ended: the state (TIMEOUT, PREEMPTED), or that the training
+// stopped at the checkpoint signal (failure.hpp).
+Decision continuation(const std::string& what, const AttemptSettings& current,
+                      const RunFacts& facts) {
   if (!facts.resumable) {
     return give_up(what +
                    ": the job spec does not say the command can resume (set checkpoint: "
@@ -163,7 +165,7 @@ Decision decide_recovery(const Failure& failure, const AttemptSettings& current,
       return host_oom(current, facts);
     case FailureKind::timeout:
     case FailureKind::preempted:
-      return continuation(failure.kind, current, facts);
+      return continuation(failure.evidence, current, facts);
     case FailureKind::node_fail:
       return node_fail(failure, current, facts);
     default:
