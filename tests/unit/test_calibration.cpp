@@ -40,7 +40,8 @@ TEST_CASE("calibrate: two runs 1.5x slower than planned give a factor of 1.5") {
   CHECK(e->measured_step_time_s == doctest::Approx(0.45));
   CHECK(e->peak_memory_gib.value_or(0) == doctest::Approx(31));
   CHECK(calibration_note(*e) ==
-        "calibrated from 2 runs: step time x1.50 (measured 0.450 s vs planned 0.300 s)");
+        "calibrated from 2 runs: step time x1.50 (measured 0.450 s vs planned 0.300 s); memory "
+        "x1.11 (peak 31.0 GiB vs planned 28.0 GiB allocated)");
   CHECK(c.find("llama-3.2-3b", "h100-80g", "fsdp")->factor == doctest::Approx(0.5));
   CHECK(c.find("llama-3.2-3b", "a100-80g", "ddp") == nullptr);
   const std::string table = format_calibration(c);
@@ -65,7 +66,9 @@ TEST_CASE("calibrate: a run from the ledger, against the estimator's own step ti
   r.plan_json = R"({"job": {"model": "gpt2", "strategy": "ddp"},
                     "options": [{"id": 1, "group": "a", "gpu": "v100-32g", "step_time_s": 0.5},
                                 {"id": 2, "group": "b", "gpu": "rtx2080ti", "step_time_s": 0.3,
-                                 "calibration_factor": 1.5, "memory_gib": {"total": 7.5}}]})";
+                                 "calibration_factor": 1.5, "memory_gib": {"weights": 1,
+                                 "gradients": 0.5, "optimizer": 2, "activations": 3.5,
+                                 "context": 0.45, "slack": 0.6, "measured": 0, "total": 8.05}}]})";
   r.plan_row = 2;
   r.planned_step_time_s = 0.3;
   r.measured_step_time_s = 0.4;
@@ -76,7 +79,8 @@ TEST_CASE("calibrate: a run from the ledger, against the estimator's own step ti
   CHECK(m->gpu == "rtx2080ti");
   CHECK(m->strategy == "ddp");
   CHECK(m->planned_step_time_s == doctest::Approx(0.2));  // 0.3 was already x1.5
-  CHECK(m->planned_memory_gib.value_or(0) == doctest::Approx(7.5));
+  // Like with like: the log's peak is torch's allocated figure, not the device total.
+  CHECK(m->planned_memory_gib.value_or(0) == doctest::Approx(7.0));
   // Without the row id: the option of the recorded node group.
   r.plan_row.reset();
   r.target = "a";
@@ -108,4 +112,47 @@ TEST_CASE("calibrate: the correction file read back; broken or edited files") {
           "planned_step_time_s": 1, "measured_step_time_s": 50, "ratio": 50, "factor": 50}]})");
   REQUIRE(edited);
   CHECK(edited->entries[0].factor == doctest::Approx(kMaxCalibration));
+}
+
+TEST_CASE("calibrate: memory is corrected upwards only, by the worst run, within the bounds") {
+  auto over = run(0.2, 0.2);
+  over.planned_memory_gib = 20;
+  over.peak_memory_gib = 24;  // x1.2
+  auto under = run(0.2, 0.2);
+  under.planned_memory_gib = 20;
+  under.peak_memory_gib = 15;
+  Calibration c = calibrate({over, under});
+  REQUIRE(c.entries.size() == 1);
+  CHECK(c.entries[0].memory_ratio.value_or(0) == doctest::Approx(1.2));
+  CHECK(c.entries[0].memory_factor == doctest::Approx(1.2));
+  CHECK(calibration_note(c.entries[0]).find("memory x1.20") != std::string::npos);
+  CHECK(format_calibration(c).find("plans x1.20") != std::string::npos);
+  // Below the estimate: no loosening, and no memory words in the note.
+  c = calibrate({under});
+  CHECK(c.entries[0].memory_factor == doctest::Approx(1));
+  CHECK(calibration_note(c.entries[0]).find("memory") == std::string::npos);
+  // No peak in the log: nothing to learn about memory.
+  c = calibrate({run(0.2, 0.2)});
+  CHECK_FALSE(c.entries[0].memory_ratio);
+  CHECK(c.entries[0].memory_factor == doctest::Approx(1));
+  // A wrong log (5x) is limited, and the note says so.
+  auto wild = over;
+  wild.peak_memory_gib = 100;
+  c = calibrate({wild});
+  CHECK(c.entries[0].memory_factor == doctest::Approx(kMaxCalibration));
+  CHECK(calibration_note(c.entries[0]).find("limited to 2.0") != std::string::npos);
+  // Read back: the factor is recomputed from the ratio, an edited one is ignored.
+  auto back = parse_calibration(calibration_json(calibrate({over})));
+  REQUIRE(back);
+  CHECK(back->entries[0].memory_factor == doctest::Approx(1.2));
+  auto edited = parse_calibration(
+      R"({"version": 1, "entries": [{"model": "m", "gpu": "g", "strategy": "s", "runs": 1,
+          "planned_step_time_s": 1, "measured_step_time_s": 1, "ratio": 1,
+          "memory_ratio": 9, "memory_factor": 9}]})");
+  REQUIRE(edited);
+  CHECK(edited->entries[0].memory_factor == doctest::Approx(kMaxCalibration));
+  CHECK_FALSE(parse_calibration(
+      R"({"version": 1, "entries": [{"model": "m", "gpu": "g", "strategy": "s", "runs": 1,
+          "planned_step_time_s": 1, "measured_step_time_s": 1, "ratio": 1,
+          "memory_ratio": -1}]})"));
 }

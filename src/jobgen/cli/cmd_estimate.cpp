@@ -177,7 +177,7 @@ json terms_json(const std::vector<estimate::Term>& terms) {
   return out;
 }
 
-// `calibrated`: the note of the correction `jobgen calibrate` applied to the step time, or "".
+// `calibrated`: the note of the correction `jobgen calibrate` applied (step time, memory), or "".
 json to_json(const estimate::Estimate& e, const estimate::Hardware& hw, bool explain,
              const std::string& calibrated) {
   const auto& m = e.memory;
@@ -207,6 +207,7 @@ json to_json(const estimate::Estimate& e, const estimate::Hardware& hw, bool exp
         {"activations", m.activations},
         {"context", m.context},
         {"slack", m.slack},
+        {"measured", m.measured},
         {"total", m.total},
         {"allocated", m.allocated()},
         {"reserved", m.reserved()},
@@ -280,6 +281,7 @@ void print_human(std::ostream& out, const estimate::Estimate& e, const estimate:
   row("activations", m.activations);
   row("context", m.context);
   row("slack", m.slack);
+  if (m.measured > 0) row("measured", m.measured);
   out << "  ---------------------------\n";
   row("total", m.total);
   out << fmt::format("  {:<12} {:>8.2f} GiB  -> {}\n", "capacity", e.capacity_gib,
@@ -309,18 +311,23 @@ void print_human(std::ostream& out, const estimate::Estimate& e, const estimate:
   for (const auto& w : e.warnings) out << "warning: " << w << '\n';
 }
 
-// What finished runs of this (model, GPU, strategy) measured (`jobgen calibrate`): the step time
-// and the throughput that follows from it, corrected; the note saying so, or "".
-std::string apply_calibration(Context& ctx, estimate::Estimate& e, const estimate::Hardware& hw) {
+// What finished runs of this (model, GPU, strategy) measured (`jobgen calibrate`), or nullopt.
+std::optional<plan::CalibrationEntry> find_calibration(Context& ctx,
+                                                       const estimate::TrainingSetup& setup,
+                                                       const estimate::Hardware& hw) {
   const auto calibration = load_calibration(ctx);
-  if (!calibration) return "";
+  if (!calibration) return std::nullopt;
   const plan::CalibrationEntry* c =
-      calibration->find(e.setup.model.name, hw.gpu_id, estimate::to_string(e.setup.strategy));
-  if (c == nullptr) return "";
-  e.throughput.step_time_s *= c->factor;
-  e.throughput.samples_per_s /= c->factor;
-  e.throughput.tokens_per_s /= c->factor;
-  return plan::calibration_note(*c);
+      calibration->find(setup.model.name, hw.gpu_id, estimate::to_string(setup.strategy));
+  if (c == nullptr) return std::nullopt;
+  return *c;
+}
+
+// The step time and the throughput that follows from it, corrected by `c`.
+void apply_step_calibration(estimate::Estimate& e, const plan::CalibrationEntry& c) {
+  e.throughput.step_time_s *= c.factor;
+  e.throughput.samples_per_s /= c.factor;
+  e.throughput.tokens_per_s /= c.factor;
 }
 
 // --micro-batch: "auto" (nullopt) or a whole number from 1 to plan::kMaxMicroBatch.
@@ -350,8 +357,15 @@ Expected<Exit> run_estimate(Context& ctx, const EstimateOptions& o) {
   if (!setup) return std::unexpected(setup.error());
   auto hw = resolve_hardware(ctx, o);
   if (!hw) return std::unexpected(hw.error());
+  // Memory measured above the estimate raises it before the micro-batch is chosen.
+  const auto correction = find_calibration(ctx, *setup, *hw);
+  if (correction) hw->memory_scale = correction->memory_factor;
   estimate::Estimate e = estimate::estimate(*setup, *hw, *micro, o.accumulation, o.explain);
-  const std::string calibrated = apply_calibration(ctx, e, *hw);
+  std::string calibrated;
+  if (correction) {
+    apply_step_calibration(e, *correction);
+    calibrated = plan::calibration_note(*correction);
+  }
   if (o.json)
     ctx.out << to_json(e, *hw, o.explain, calibrated).dump(2) << '\n';
   else

@@ -215,7 +215,6 @@ Parts parts(const TrainingSetup& s, int accumulation) {
 
 MemoryBreakdown estimate_memory(const TrainingSetup& s, int micro_batch, const Hardware& hw,
                                 std::vector<Term>* explain) {
-  (void)hw;
   MemoryBreakdown m;
   if (s.empirical) {
     const EmpiricalMemory& e = *s.empirical;
@@ -246,7 +245,8 @@ MemoryBreakdown estimate_memory(const TrainingSetup& s, int micro_batch, const H
   // DeepSpeed initialises NCCL (and runs collectives) even on one GPU.
   const bool nccl = s.world_size() > 1 || is_deepspeed(s.strategy);
   m.context = kContextGiB + (nccl ? kNcclGiB : 0.0);
-  m.total = m.allocated() + m.slack + m.context;
+  m.measured = std::max(0.0, hw.memory_scale - 1.0) * (m.allocated() + m.slack);
+  m.total = m.allocated() + m.slack + m.context + m.measured;
 
   if (explain != nullptr) {
     auto add = [&](std::string name, double bytes, std::string formula) {
@@ -290,6 +290,11 @@ MemoryBreakdown estimate_memory(const TrainingSetup& s, int micro_batch, const H
                      100 * kChurnReserve, churn, 100 * kResidentReserve, resident / kGiB)});
     explain->push_back(
         {"CUDA context + NCCL", m.context, "GiB", nccl ? "0.45 + 0.30 GiB (NCCL)" : "0.45 GiB"});
+    if (m.measured > 0)
+      explain->push_back({"measured correction", m.measured, "GiB",
+                          fmt::format("(allocated + reserve) x {:.2f}: finished runs measured "
+                                      "more ('jobgen calibrate')",
+                                      hw.memory_scale - 1.0)});
   }
   return m;
 }

@@ -35,7 +35,9 @@
 //  context     CUDA context + kernels 0.45 GiB (lazy module loading, CUDA >= 11.7) + NCCL
 //              buffers 0.3 GiB with more than one rank or DeepSpeed (which starts NCCL even on
 //              one GPU): nvidia-smi counts it, torch's counters do not.
-//  total       allocated + slack + context: the device figure fits are judged on.
+//  measured    (allocated + slack) x (memory_scale - 1) when finished runs measured more than
+//              the estimate (Hardware::memory_scale, from `jobgen calibrate`), else 0.
+//  total       allocated + slack + context + measured: the device figure fits are judged on.
 #pragma once
 
 #include <vector>
@@ -52,6 +54,7 @@ struct MemoryBreakdown {
   double activations = 0;  // including logits and the DataParallel GPU-0 gather
   double context = 0;
   double slack = 0;
+  double measured = 0;  // the calibration's addition (see above)
   double total = 0;
   const char* peak_phase = "forward/backward";  // or "optimizer step"
 

@@ -136,6 +136,9 @@ struct Hardware {
   double memory_bandwidth_gbs = 0;  // HBM/GDDR bandwidth; MIG: scaled
   Links links;                      // intra- and inter-node, resolved (links.hpp)
   std::optional<double> mfu;        // the user's or node group's override
+  // >= 1: finished runs of this job on this GPU measured more memory than estimated
+  // (plan/calibration.hpp); the allocated + reserved estimate is multiplied by it.
+  double memory_scale = 1.0;
 
   // Dense TFLOPS for the compute precision (fp32 -> tflops_fp32, tf32 -> tf32 or fp32, ...).
   double peak_tflops(Precision p) const;

@@ -14,6 +14,10 @@ namespace {
 
 using Key = std::tuple<std::string, std::string, std::string>;
 
+double memory_factor_of(const std::optional<double>& ratio) {
+  return ratio ? std::clamp(*ratio, 1.0, kMaxCalibration) : 1.0;
+}
+
 bool usable(const Measurement& m) {
   return std::isfinite(m.planned_step_time_s) && std::isfinite(m.measured_step_time_s) &&
          m.planned_step_time_s > 0 && m.measured_step_time_s > 0;
@@ -36,7 +40,13 @@ CalibrationEntry summarize(const Key& key, const std::vector<const Measurement*>
     }
     if (m->peak_memory_gib && *m->peak_memory_gib >= 0)
       e.peak_memory_gib = std::max(e.peak_memory_gib.value_or(0), *m->peak_memory_gib);
+    if (m->peak_memory_gib && m->planned_memory_gib && *m->planned_memory_gib > 0 &&
+        std::isfinite(*m->peak_memory_gib)) {
+      const double r = *m->peak_memory_gib / *m->planned_memory_gib;
+      e.memory_ratio = std::max(e.memory_ratio.value_or(0), r);
+    }
   }
+  e.memory_factor = memory_factor_of(e.memory_ratio);
   if (planned_mem_runs > 0) e.planned_memory_gib = planned_mem / planned_mem_runs;
   e.ratio = std::exp(log_sum / e.runs);
   e.factor = std::clamp(e.ratio, kMinCalibration, kMaxCalibration);
@@ -82,10 +92,16 @@ std::optional<Measurement> measurement_of(const FinishedRun& run) {
   m.planned_step_time_s =
       run.planned_step_time_s.value_or(option->value("step_time_s", 0.0)) / factor;
   m.measured_step_time_s = run.measured_step_time_s;
-  if (const auto mem = option->find("memory_gib"); mem != option->end() && mem->is_object() &&
-                                                   mem->contains("total") &&
-                                                   (*mem)["total"].is_number())
-    m.planned_memory_gib = (*mem)["total"].get<double>();
+  if (const auto mem = option->find("memory_gib"); mem != option->end() && mem->is_object()) {
+    double allocated = 0;
+    bool complete = true;
+    for (const char* part : {"weights", "gradients", "optimizer", "activations"}) {
+      const auto it = mem->find(part);
+      complete = complete && it != mem->end() && it->is_number();
+      if (complete) allocated += it->get<double>();
+    }
+    if (complete) m.planned_memory_gib = allocated;
+  }
   m.peak_memory_gib = run.peak_memory_gib;
   return m;
 }
@@ -118,7 +134,9 @@ std::string calibration_json(const Calibration& calibration) {
                        {"ratio", e.ratio},
                        {"factor", e.factor},
                        {"planned_memory_gib", optional(e.planned_memory_gib)},
-                       {"peak_memory_gib", optional(e.peak_memory_gib)}});
+                       {"peak_memory_gib", optional(e.peak_memory_gib)},
+                       {"memory_ratio", optional(e.memory_ratio)},
+                       {"memory_factor", e.memory_factor}});
   }
   nlohmann::ordered_json out{
       {"version", 1}, {"bounds", {kMinCalibration, kMaxCalibration}}, {"entries", entries}};
@@ -152,13 +170,18 @@ Expected<Calibration> parse_calibration(std::string_view text) {
         e.planned_memory_gib = item["planned_memory_gib"].get<double>();
       if (item.contains("peak_memory_gib") && item["peak_memory_gib"].is_number())
         e.peak_memory_gib = item["peak_memory_gib"].get<double>();
+      if (item.contains("memory_ratio") && item["memory_ratio"].is_number())
+        e.memory_ratio = item["memory_ratio"].get<double>();
     } catch (const nlohmann::json::exception&) {
       return broken("an entry lacks a key or has a wrong type");
     }
     if (e.runs < 1 || !std::isfinite(e.ratio) || e.ratio <= 0)
       return broken("an entry's runs or ratio is out of range");
+    if (e.memory_ratio && (!std::isfinite(*e.memory_ratio) || *e.memory_ratio <= 0))
+      return broken("an entry's memory_ratio is out of range");
     // The bounds are jobgen's, not the file's: an edited factor is clamped again.
     e.factor = std::clamp(e.ratio, kMinCalibration, kMaxCalibration);
+    e.memory_factor = memory_factor_of(e.memory_ratio);
     c.entries.push_back(std::move(e));
   }
   return c;
@@ -172,6 +195,13 @@ std::string calibration_note(const CalibrationEntry& e) {
   if (e.clamped())
     note += fmt::format("; the measured ratio {:.2f} is limited to {:.1f}-{:.1f}", e.ratio,
                         kMinCalibration, kMaxCalibration);
+  if (e.memory_factor > 1 && e.peak_memory_gib && e.planned_memory_gib) {
+    note += fmt::format("; memory x{:.2f} (peak {:.1f} GiB vs planned {:.1f} GiB allocated)",
+                        e.memory_factor, *e.peak_memory_gib, *e.planned_memory_gib);
+    if (e.memory_ratio && *e.memory_ratio > kMaxCalibration)
+      note += fmt::format(", the measured ratio {:.2f} limited to {:.1f}", *e.memory_ratio,
+                          kMaxCalibration);
+  }
   return note;
 }
 
@@ -185,6 +215,7 @@ std::string format_calibration(const Calibration& calibration) {
     if (e.peak_memory_gib) {
       memory = fmt::format("{:.1f} GiB", *e.peak_memory_gib);
       if (e.planned_memory_gib) memory += fmt::format(" ({:.1f} GiB)", *e.planned_memory_gib);
+      if (e.memory_factor > 1) memory += fmt::format(", plans x{:.2f}", e.memory_factor);
     }
     out += fmt::format("{:<24} {:<12} {:<10} {:>4} {:>12} {:>12} {:>7.2f} {:>7.2f}  {}\n", e.model,
                        e.gpu, e.strategy, e.runs, seconds(e.planned_step_time_s),

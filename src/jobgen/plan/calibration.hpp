@@ -4,9 +4,17 @@
 // The correction factor of a key is the geometric mean of measured / planned step time over its
 // runs (one slow run does not dominate, and x2 and x0.5 cancel), clamped to
 // [kMinCalibration, kMaxCalibration]: a wrong log or a job that mostly waited on I/O must not
-// make later plans absurd. A key needs kMinCalibrationRuns runs. Only the step time (and what
-// follows from it: total time, GPU hours, cost, throughput, chains) is corrected; measured peak
-// GPU memory is listed beside the plan's estimate but does not change which micro-batch fits.
+// make later plans absurd. A key needs kMinCalibrationRuns runs. The step time (and what follows
+// from it: total time, GPU hours, cost, throughput, chains) is corrected.
+//
+// Memory is corrected upwards only: when a run's log reported its peak (`jobgen:
+// peak_gpu_memory_gib=`, torch.cuda.max_memory_allocated), the memory factor is the largest
+// peak / planned allocated over the runs, at least 1 and at most kMaxCalibration; plans multiply
+// their allocated + reserve estimate by it (estimate::Hardware::memory_scale), so a micro-batch
+// that ran out of room in practice is not planned again. A peak below the estimate never
+// loosens it: that run may not have met its longest batch, and the margins cover what no run
+// shows. Compared like with like: the peak against the plan's allocated figure, not its device
+// total (a peak read from nvidia-smi is larger, which errs on the safe side).
 //
 // The correction file (JSON, under the state directory) holds the entries as computed; plans
 // read it back with parse_calibration, which validates every number.
@@ -32,7 +40,7 @@ struct Measurement {
   std::string strategy;  // plan_json job.strategy ("ddp", "fsdp", ...)
   double planned_step_time_s = 0;
   double measured_step_time_s = 0;
-  std::optional<double> planned_memory_gib;  // per GPU, the plan's total
+  std::optional<double> planned_memory_gib;  // per GPU, the plan's allocated estimate
   std::optional<double> peak_memory_gib;     // per GPU, from the log
 };
 
@@ -56,12 +64,14 @@ struct CalibrationEntry {
   std::string gpu;
   std::string strategy;
   int runs = 0;
-  double planned_step_time_s = 0;   // mean over the runs
-  double measured_step_time_s = 0;  // mean over the runs
-  double ratio = 1;                 // geometric mean of measured / planned
-  double factor = 1;                // ratio clamped: what plans multiply step times by
-  std::optional<double> planned_memory_gib;
-  std::optional<double> peak_memory_gib;  // the largest measured
+  double planned_step_time_s = 0;            // mean over the runs
+  double measured_step_time_s = 0;           // mean over the runs
+  double ratio = 1;                          // geometric mean of measured / planned
+  double factor = 1;                         // ratio clamped: what plans multiply step times by
+  std::optional<double> planned_memory_gib;  // allocated, mean over the runs
+  std::optional<double> peak_memory_gib;     // the largest measured
+  std::optional<double> memory_ratio;        // the largest peak / planned allocated
+  double memory_factor = 1;                  // memory_ratio within [1, kMaxCalibration]
   bool clamped() const { return factor != ratio; }
 };
 

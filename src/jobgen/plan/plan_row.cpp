@@ -191,6 +191,7 @@ void apply_correction(PlanRow& row, const CalibrationEntry& correction) {
   row.tokens_per_s /= correction.factor;
   row.calibration_note = calibration_note(correction);
   row.calibration_factor = correction.factor;
+  row.calibration_memory_factor = correction.memory_factor;
 }
 
 // GPU-hours in whole GPUs: a MIG slice counts as its share of the GPU's compute, so a slice that

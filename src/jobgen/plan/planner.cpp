@@ -208,7 +208,9 @@ void add_rows(PlanReport& report, const JobSpec& spec, const profile::Profile& p
         options.calibration != nullptr ? options.calibration->find(report.model_name, cand.gpu->id,
                                                                    est::to_string(spec.strategy))
                                        : nullptr;
-    PlanRow row = detail::plan_row(spec, prof, cand, hw, correction);
+    est::Hardware measured = hw;  // what finished runs measured raises the memory estimate
+    if (correction != nullptr) measured.memory_scale = correction->memory_factor;
+    PlanRow row = detail::plan_row(spec, prof, cand, measured, correction);
     row.id = static_cast<int>(report.rows.size()) + 1;
     report.rows.push_back(std::move(row));
   }

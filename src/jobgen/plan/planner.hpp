@@ -76,9 +76,10 @@ struct PlanRow {
   int64_t steps = 0;
   estimate::Precision precision = estimate::Precision::amp_bf16;  // effective
   bool grad_checkpointing = false;
-  std::string checkpointing_note;  // why, when jobgen decided (auto)
-  std::string calibration_note;    // "calibrated from N runs: ..." when a correction applied
-  double calibration_factor = 1;   // the step time is the estimator's times this
+  std::string checkpointing_note;        // why, when jobgen decided (auto)
+  std::string calibration_note;          // "calibrated from N runs: ..." when a correction applied
+  double calibration_factor = 1;         // the step time is the estimator's times this
+  double calibration_memory_factor = 1;  // memory.measured: (allocated + slack) x (this - 1)
 
   estimate::MemoryBreakdown memory;  // per GPU at micro_batch
   double capacity_gib = 0;

@@ -16,10 +16,9 @@ json optional_number(const std::optional<double>& v) {
 }
 
 json memory_json(const est::MemoryBreakdown& m) {
-  return {{"weights", m.weights},     {"gradients", m.gradients},
-          {"optimizer", m.optimizer}, {"activations", m.activations},
-          {"context", m.context},     {"slack", m.slack},
-          {"total", m.total}};
+  return {{"weights", m.weights},         {"gradients", m.gradients}, {"optimizer", m.optimizer},
+          {"activations", m.activations}, {"context", m.context},     {"slack", m.slack},
+          {"measured", m.measured},       {"total", m.total}};
 }
 
 json row_json(const PlanRow& row) {
@@ -50,6 +49,7 @@ json row_json(const PlanRow& row) {
   j["grad_checkpointing_note"] = row.checkpointing_note;
   j["calibration_note"] = row.calibration_note.empty() ? json(nullptr) : json(row.calibration_note);
   j["calibration_factor"] = row.calibration_factor;
+  j["calibration_memory_factor"] = row.calibration_memory_factor;
   j["memory_gib"] = memory_json(row.memory);
   j["capacity_gib"] = row.capacity_gib;
   j["fits"] = row.fits;

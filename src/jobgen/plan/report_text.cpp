@@ -340,17 +340,23 @@ std::string ranking_text(const PlanReport& r) {
 
 // The memory breakdown of the options `ids`.
 std::string memory_text(const PlanReport& r, const std::vector<int>& ids) {
-  std::vector<std::vector<std::string>> cells{{"#", "micro", "weights", "grads", "optimizer",
-                                               "activations", "context", "slack", "total",
-                                               "usable"}};
+  // The calibration's column only when a finished run raised an estimate.
+  const bool measured =
+      std::ranges::any_of(ids, [&](int id) { return r.row(id)->memory.measured > 0; });
+  std::vector<std::vector<std::string>> cells{
+      {"#", "micro", "weights", "grads", "optimizer", "activations", "context", "slack"}};
+  if (measured) cells[0].push_back("measured");
+  cells[0].insert(cells[0].end(), {"total", "usable"});
   for (int id : ids) {
     const PlanRow& row = *r.row(id);
     const auto& m = row.memory;
     cells.push_back({std::to_string(id), std::to_string(row.micro_batch),
                      fmt::format("{:.2f}", m.weights), fmt::format("{:.2f}", m.gradients),
                      fmt::format("{:.2f}", m.optimizer), fmt::format("{:.2f}", m.activations),
-                     fmt::format("{:.2f}", m.context), fmt::format("{:.2f}", m.slack),
-                     fmt::format("{:.2f}", m.total), fmt::format("{:.1f}", row.capacity_gib)});
+                     fmt::format("{:.2f}", m.context), fmt::format("{:.2f}", m.slack)});
+    if (measured) cells.back().push_back(fmt::format("{:.2f}", m.measured));
+    cells.back().push_back(fmt::format("{:.2f}", m.total));
+    cells.back().push_back(fmt::format("{:.1f}", row.capacity_gib));
   }
   return "\nMemory per GPU of the recommended options (GiB)\n" + table(cells, 2, {});
 }
