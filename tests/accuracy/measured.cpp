@@ -189,6 +189,8 @@ Expected<MeasuredRow> read_row(const YAML::Node& n,
       TRY_ASSIGN(s.lora_rank, as<int>(v, key, path));
     } else if (key == "lora_targets") {
       TRY_ASSIGN(s.lora_targets, est::parse_lora_targets(v.as<std::string>()));
+    } else if (key == "lora_dropout") {
+      TRY_ASSIGN(s.lora_dropout, as<double>(v, key, path));
     } else if (key == "offload") {
       TRY_ASSIGN(s.offload, est::parse_offload(v.as<std::string>()));
     } else if (key == "compile") {

@@ -57,7 +57,7 @@ precision: amp-fp16
 optimizer: adam8bit
 strategy: zero2
 offload: optimizer
-finetune: {method: lora, rank: 8, targets: attention}
+finetune: {method: lora, rank: 8, targets: attention, dropout: 0.1}
 grad_checkpointing: off
 flash_attention: false
 effective_batch: 120-144
@@ -83,6 +83,8 @@ command: python train.py --bs {{micro_batch}} --accum {{ grad_accum }} --sweep {
   CHECK(spec->finetune == estimate::Finetune::lora);
   CHECK(spec->lora_rank == 8);
   CHECK(spec->lora_targets == estimate::LoraTargets::attention);
+  CHECK(spec->lora_dropout == doctest::Approx(0.1));
+  CHECK(spec->setup(1, 1).lora_dropout == doctest::Approx(0.1));
   CHECK(spec->grad_checkpointing == plan::GradCheckpointing::off);
   CHECK_FALSE(spec->flash_attention);
   REQUIRE(spec->effective_batch.has_value());

@@ -204,6 +204,38 @@ TEST_CASE("memory: LoRA and QLoRA train adapters over a frozen base") {
   CHECK(mem(s).weights < mem(setup(Precision::amp_bf16, Strategy::single)).weights);
 }
 
+TEST_CASE("memory: LoRA dropout keeps each adapted layer's dropped-out input and mask") {
+  // One block, bf16, flash, 512 x 2 tokens, h = 1024 (MHA: o reads h): with dropout every
+  // adapted Linear keeps a 2 B copy of its input + a 1 B mask; attention targets q, k, v, o:
+  // 4 x 3 B x sbh; all-linear adds the FFN's two inputs (h: fc1/up, f = 4h: the down/fc2).
+  auto block = [](Finetune f, LoraTargets targets, double dropout) {
+    auto s = setup(Precision::bf16, Strategy::single);
+    s.flash_attention = true;
+    s.seq_len = 512;
+    s.finetune = f;
+    s.lora_targets = targets;
+    s.lora_dropout = dropout;
+    auto t = s;
+    s.model.layers = 1;
+    t.model.layers = 2;
+    return bytes(t, "activations: blocks", 2) - bytes(s, "activations: blocks", 2);
+  };
+  const double sbh = 512.0 * 2 * 1024;
+  CHECK(block(Finetune::lora, LoraTargets::attention, 0.05) -
+            block(Finetune::lora, LoraTargets::attention, 0) ==
+        doctest::Approx(4 * 3 * sbh));
+  CHECK(block(Finetune::qlora, LoraTargets::all_linear, 0.1) -
+            block(Finetune::qlora, LoraTargets::all_linear, 0) ==
+        doctest::Approx((4 + 1 + 4) * 3 * sbh));
+  // A full fine-tune has no adapters: the knob changes nothing.
+  CHECK(block(Finetune::full, LoraTargets::all_linear, 0.05) ==
+        doctest::Approx(block(Finetune::full, LoraTargets::all_linear, 0)));
+  auto bad = setup(Precision::bf16, Strategy::single);
+  bad.finetune = Finetune::lora;
+  bad.lora_dropout = 1.0;
+  CHECK_FALSE(validate(bad));
+}
+
 TEST_CASE("memory: activations follow Korthikanti et al. per block") {
   // One block = the difference between a 2-block and a 1-block model (same everything else).
   auto one_block = [](Precision p, bool dropout, bool flash, int seq, int b) {

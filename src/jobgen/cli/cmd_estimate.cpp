@@ -29,6 +29,7 @@ struct EstimateOptions {
   std::string finetune = "full";
   int lora_rank = 16;
   std::string lora_targets = "all-linear";
+  double lora_dropout = 0.05;
   int seq_len = 0;
   std::string micro_batch = "auto";
   int accumulation = 1;
@@ -151,6 +152,7 @@ Expected<estimate::TrainingSetup> build_setup(Context& ctx, const EstimateOption
   s.finetune = *finetune;
   s.lora_rank = o.lora_rank;
   s.lora_targets = *targets;
+  s.lora_dropout = o.lora_dropout;
   s.seq_len = o.seq_len;
   // --recompute selective says what checkpointing recomputes, so it switches checkpointing on.
   s.grad_checkpointing = o.grad_checkpointing || *recompute == estimate::Recompute::selective;
@@ -399,6 +401,9 @@ void add_training_options(CLI::App* sub, EstimateOptions& o) {
   sub->add_option("--lora-rank", o.lora_rank, "LoRA rank")
       ->check(CLI::Range(int64_t{1}, plan::kMaxLoraRank));
   sub->add_option("--lora-targets", o.lora_targets, "attention|all-linear");
+  sub->add_option("--lora-dropout", o.lora_dropout,
+                  "LoRA dropout (default 0.05; 0: the adapters keep no copy of their input)")
+      ->check(CLI::Range(0.0, 0.99));
   sub->add_option("--seq-len", o.seq_len, "Tokens per sample")
       ->required()
       ->check(CLI::Range(int64_t{1}, plan::kMaxSeqLen));

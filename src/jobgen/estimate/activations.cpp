@@ -44,6 +44,18 @@ double norm_bytes(const model::Architecture& a, const TrainingSetup& s, const Dt
   return 4.0 + (s.finetune == Finetune::full ? d.r : 0.0);
 }
 
+// Bytes per token per hidden unit the LoRA adapters' dropout keeps: for each adapted Linear (the
+// targets lora_params counts: q, k, v, o; all-linear adds the FFN's) a half copy of its input,
+// dropped out, and the mask (1 B). Nothing without dropout (PEFT then passes x through).
+double lora_dropout_bytes(const model::Architecture& a, const TrainingSetup& s, const Dtypes& d) {
+  if (s.finetune == Finetune::full || s.lora_dropout <= 0) return 0;
+  const double q = double(a.heads) * a.effective_head_dim() / a.hidden;
+  const double f = double(a.effective_ffn()) / a.hidden;
+  double inputs = 3 + q;  // q, k, v read the block's hidden state; o the attention output
+  if (s.lora_targets == LoraTargets::all_linear) inputs += (a.gated_ffn ? 2 : 1) + f;
+  return inputs * (d.l + 1);
+}
+
 // One block's saved bytes for b samples of t tokens (no checkpointing).
 double block_bytes(const model::Architecture& a, const TrainingSetup& s, double t, double b,
                    bool cross_attention) {
@@ -76,7 +88,7 @@ double block_bytes(const model::Architecture& a, const TrainingSetup& s, double 
   else
     act = (1 + (in.ffn_out ? 1 : 0)) * f;
   const double ffn = norm + (in.ffn_in ? d.l : 0) + d.l * act + mask;
-  return attn + ffn * sbh;
+  return attn + (ffn + lora_dropout_bytes(a, s, d)) * sbh;
 }
 
 }  // namespace

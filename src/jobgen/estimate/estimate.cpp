@@ -53,6 +53,13 @@ std::vector<Assumption> assumptions(const TrainingSetup& s, const Hardware& hw, 
                    "sharding it (Lightning Fabric's load_raw, from_pretrained without "
                    "low_cpu_mem_usage) peaks at about that much more when it starts"});
   }
+  if (s.finetune != Finetune::full && !s.empirical) {
+    out.push_back({"LoRA dropout", fmt::format("{:g}", s.lora_dropout),
+                   s.lora_dropout > 0
+                       ? "each adapted layer keeps a dropped-out copy of its input and the mask "
+                         "(finetune: {dropout: 0} / --lora-dropout 0 when the run uses none)"
+                       : "the adapters keep no copy of their input"});
+  }
   if (!s.empirical) {
     out.push_back({"allocator margin",
                    fmt::format("{:.2f} GiB: cached blocks of the caching allocator", m.slack),

@@ -160,6 +160,8 @@ Expected<void> validate(const TrainingSetup& s) {
   if (s.seq_len < 1) return invalid("sequence length must be at least 1 (e.g. --seq-len 512)");
   if (s.finetune != Finetune::full && s.lora_rank < 1)
     return invalid("LoRA rank must be at least 1 (e.g. --lora-rank 16)");
+  if (!(s.lora_dropout >= 0 && s.lora_dropout < 1))
+    return invalid("LoRA dropout must be from 0 to below 1 (e.g. --lora-dropout 0.05)");
   if (s.strategy == Strategy::single && s.world_size() > 1)
     return invalid("strategy 'single' runs on one GPU; use ddp, zero*, fsdp-* or dp for " +
                    std::to_string(s.world_size()) + " GPUs");

@@ -89,6 +89,10 @@ struct TrainingSetup {
   Finetune finetune = Finetune::full;
   int lora_rank = 16;
   LoraTargets lora_targets = LoraTargets::all_linear;
+  // LoRA dropout probability. Above 0, PEFT and LitGPT run the adapter path on dropout(x): each
+  // adapted Linear keeps its own dropped-out copy of its input and the mask for the backward.
+  // 0.05 is what published recipes use (LitGPT, Alpaca-LoRA, QLoRA); PEFT's own default is 0.
+  double lora_dropout = 0.05;
   int seq_len = 512;                      // tokens per sample (model.prefix_tokens are added)
   bool grad_checkpointing = false;        // activation checkpointing, one checkpoint per block
   Recompute recompute = Recompute::full;  // what checkpointing recomputes when on

@@ -58,6 +58,7 @@ estimate::TrainingSetup JobSpec::setup(int gpus_per_node, int nodes) const {
   s.finetune = finetune;
   s.lora_rank = lora_rank;
   s.lora_targets = lora_targets;
+  s.lora_dropout = lora_dropout;
   s.seq_len = seq_len;
   s.grad_checkpointing = grad_checkpointing == GradCheckpointing::on;
   s.flash_attention = flash_attention;

@@ -116,6 +116,7 @@ struct JobSpec {
   estimate::Finetune finetune = estimate::Finetune::full;
   int lora_rank = 16;
   estimate::LoraTargets lora_targets = estimate::LoraTargets::all_linear;
+  double lora_dropout = 0.05;  // estimate::TrainingSetup::lora_dropout
   GradCheckpointing grad_checkpointing = GradCheckpointing::automatic;
   bool flash_attention = true;
   bool chunked_loss = false;

@@ -69,14 +69,15 @@ void SpecParser::read_finetune(const YAML::Node& map, JobSpec& spec, const std::
     read_enum(map, "finetune", what, estimate::parse_finetune, spec.finetune);
     return;
   }
-  if (!r_.expect_map(node, "'finetune' (a method name, or method/rank/targets)")) return;
-  r_.check_keys(node, {"method", "rank", "targets"}, "'finetune'");
+  if (!r_.expect_map(node, "'finetune' (a method name, or method/rank/targets/dropout)")) return;
+  r_.check_keys(node, {"method", "rank", "targets", "dropout"}, "'finetune'");
   read_enum(node, "method", "'finetune'", estimate::parse_finetune, spec.finetune);
   if (!node["method"]) r_.problem(node, "'finetune' needs 'method: full|lora|qlora'");
   if (auto v = bounded(node, "rank", "'finetune'", kMaxLoraRank)) {
     spec.lora_rank = static_cast<int>(*v);
   }
   read_enum(node, "targets", "'finetune'", estimate::parse_lora_targets, spec.lora_targets);
+  if (auto v = r_.number_in(node, "dropout", "'finetune'", 0, 0.99)) spec.lora_dropout = *v;
 }
 
 void SpecParser::read_checkpointing(const YAML::Node& map, JobSpec& spec, const std::string& what) {
