@@ -54,17 +54,17 @@ Expected<SignalSpec> parse_signal(std::string_view text) {
   return spec;
 }
 
-}  // namespace
+// A number as this version writes it: plain, or a {set, infinite, number} struct.
+json rest_number(const RestDialect& d, int64_t n) {
+  return d.noval_numbers ? noval(n) : json(n);
+}
 
-Expected<std::string> encode_submit(const RestDialect& d, const job::SbatchOptions& o,
-                                    const SubmitBody& body, std::vector<std::string>* notes) {
-  if (body.script.empty()) return invalid("nothing to submit: the job script is empty");
-  json job = json::object();
+// The job's names and files: every text field that is set, and the working directory a REST
+// submission cannot do without.
+Expected<void> put_names(const job::SbatchOptions& o, const SubmitBody& body, json& job) {
   auto text = [&](const char* key, const std::string& value) {
     if (!value.empty()) job[key] = value;
   };
-  auto number = [&](int64_t n) { return d.noval_numbers ? noval(n) : json(n); };
-
   text("name", o.job_name);
   text("partition", o.partition);
   text("qos", o.qos);
@@ -78,7 +78,11 @@ Expected<std::string> encode_submit(const RestDialect& d, const job::SbatchOptio
   if (cwd.empty())
     return invalid("a REST submission needs a working directory (slurmrestd has none of its own)");
   job["current_working_directory"] = cwd;
+  return {};
+}
 
+// Nodes, tasks, CPUs and GPUs.
+Expected<void> put_shape(const RestDialect& d, const job::SbatchOptions& o, json& job) {
   if (o.nodes < 1) return invalid("the job asks for " + std::to_string(o.nodes) + " nodes");
   if (d.min_max_nodes) {
     job["minimum_nodes"] = o.nodes;
@@ -97,10 +101,16 @@ Expected<std::string> encode_submit(const RestDialect& d, const job::SbatchOptio
       job["gres"] = normalise_gres(o.gres);
     }
   }
-  if (o.time_limit_s) job["time_limit"] = number((*o.time_limit_s + 59) / 60);  // minutes, up
+  return {};
+}
+
+// The time limit (minutes, rounded up), memory (--mem or --mem-per-gpu, never both) and how the
+// log files are opened.
+Expected<void> put_limits(const RestDialect& d, const job::SbatchOptions& o, json& job) {
+  if (o.time_limit_s) job["time_limit"] = rest_number(d, (*o.time_limit_s + 59) / 60);
   if (o.mem_mib && o.mem_per_gpu_mib)
     return invalid("--mem and --mem-per-gpu exclude each other; the job asks for both");
-  if (o.mem_mib) job["memory_per_node"] = number(*o.mem_mib);
+  if (o.mem_mib) job["memory_per_node"] = rest_number(d, *o.mem_mib);
   if (o.mem_per_gpu_mib) {
     if (d.memory_per_tres) {
       job["memory_per_tres"] = "gres/gpu:" + std::to_string(*o.mem_per_gpu_mib);
@@ -113,33 +123,46 @@ Expected<std::string> encode_submit(const RestDialect& d, const job::SbatchOptio
   } else {
     job["open_mode"] = o.open_mode_append ? "append" : "truncate";
   }
-  if (!o.signal.empty()) {
-    if (d.kill_warning) {
-      auto spec = parse_signal(o.signal);
-      if (!spec) return std::unexpected(spec.error());
-      job["kill_warning_signal"] = spec->name;
-      job["kill_warning_delay"] = noval(spec->delay);
-      if (spec->batch) job["kill_warning_flags"] = json::array({"BATCH_JOB"});
-    } else {
-      // v0.0.38 (22.05) refuses the "B:" prefix ("Invalid SIGNAL specification"): the signal
-      // can only go to the job's steps, not to the batch shell alone. Say so.
-      auto spec = parse_signal(o.signal);
-      if (!spec) return std::unexpected(spec.error());
-      job["signal"] = spec->name + "@" + std::to_string(spec->delay);
-      if (spec->batch && notes)
-        notes->push_back("slurmrestd " + std::string(d.version) +
-                         " cannot send --signal=" + o.signal +
-                         " to the batch shell only; it goes to the job steps (srun) "
-                         "instead. Use --backend cli if the script itself traps the signal");
-    }
+  return {};
+}
+
+// --signal: v0.0.39+ as a kill warning (batch-only kept); v0.0.38 as "NAME@delay" to the steps,
+// with a note when the batch shell alone was meant.
+Expected<void> put_signal(const RestDialect& d, const job::SbatchOptions& o, json& job,
+                          std::vector<std::string>* notes) {
+  if (o.signal.empty()) return {};
+  auto spec = parse_signal(o.signal);
+  if (!spec) return std::unexpected(spec.error());
+  if (d.kill_warning) {
+    job["kill_warning_signal"] = spec->name;
+    job["kill_warning_delay"] = noval(spec->delay);
+    if (spec->batch) job["kill_warning_flags"] = json::array({"BATCH_JOB"});
+    return {};
   }
+  // v0.0.38 (22.05) refuses the "B:" prefix ("Invalid SIGNAL specification"): the signal can
+  // only go to the job's steps, not to the batch shell alone. Say so.
+  job["signal"] = spec->name + "@" + std::to_string(spec->delay);
+  if (spec->batch && notes)
+    notes->push_back("slurmrestd " + std::string(d.version) + " cannot send --signal=" + o.signal +
+                     " to the batch shell only; it goes to the job steps (srun) "
+                     "instead. Use --backend cli if the script itself traps the signal");
+  return {};
+}
+
+json node_list(std::string_view hostlist) {
+  json nodes = json::array();
+  for (auto n : util::split_top(hostlist, ',')) nodes.push_back(std::string(n));
+  return nodes;
+}
+
+// Where the job may run and whether Slurm requeues it: --nodelist, --no-requeue, --constraint,
+// --exclude. A version that cannot pin or exclude nodes refuses the request.
+Expected<void> put_placement(const RestDialect& d, const job::SbatchOptions& o, json& job) {
   if (!o.nodelist.empty()) {
     if (!d.required_nodes)
       return invalid("slurmrestd " + std::string(d.version) +
                      " cannot pin a job to nodes (--nodelist); use --backend cli, or drop it");
-    json nodes = json::array();
-    for (auto n : util::split_top(o.nodelist, ',')) nodes.push_back(std::string(n));
-    job["required_nodes"] = nodes;
+    job["required_nodes"] = node_list(o.nodelist);
   }
   if (o.no_requeue) {
     if (d.requeue_bool) {
@@ -156,13 +179,15 @@ Expected<std::string> encode_submit(const RestDialect& d, const job::SbatchOptio
       return invalid("slurmrestd " + std::string(d.version) +
                      " cannot keep a job off nodes (--exclude=" + o.exclude +
                      "); use --backend cli, or give the node group a 'constraint:' feature");
-    json nodes = json::array();
-    for (auto n : util::split_top(o.exclude, ',')) nodes.push_back(std::string(n));
-    job["excluded_nodes"] = nodes;
+    job["excluded_nodes"] = node_list(o.exclude);
   }
+  return {};
+}
 
-  // Slurm refuses a job without an environment (error 2127), and a REST call has no caller's
-  // environment to inherit: send the one we were given, at least PATH.
+// Slurm refuses a job without an environment (error 2127), and a REST call has no caller's
+// environment to inherit: send the one we were given, at least PATH.
+void put_environment(const RestDialect& d, const job::SbatchOptions& o, const SubmitBody& body,
+                     json& job) {
   std::map<std::string, std::string> env = body.environment;
   for (const auto& [k, v] : o.environment) env[k] = v;
   if (!env.contains("PATH")) env["PATH"] = "/usr/local/bin:/usr/bin:/bin";
@@ -173,6 +198,20 @@ Expected<std::string> encode_submit(const RestDialect& d, const job::SbatchOptio
   } else {
     job["environment"] = env;
   }
+}
+
+}  // namespace
+
+Expected<std::string> encode_submit(const RestDialect& d, const job::SbatchOptions& o,
+                                    const SubmitBody& body, std::vector<std::string>* notes) {
+  if (body.script.empty()) return invalid("nothing to submit: the job script is empty");
+  json job = json::object();
+  JOBGEN_TRY(put_names(o, body, job));
+  JOBGEN_TRY(put_shape(d, o, job));
+  JOBGEN_TRY(put_limits(d, o, job));
+  JOBGEN_TRY(put_signal(d, o, job, notes));
+  JOBGEN_TRY(put_placement(d, o, job));
+  put_environment(d, o, body, job);
 
   json doc = json::object();
   if (d.script_in_job) {
