@@ -182,12 +182,57 @@ void set_user_time_limit(int64_t limit, const plan::JobSpec& spec, const plan::P
   }
 }
 
-// Time limit, chain or refusal.
+// The padded estimate above the partition's maximum: a chain of jobs of the maximum length when
+// the command can resume, the maximum with the margin cut when the bare estimate fits, else a
+// refusal with advice.
+Expected<void> fit_to_partition(int64_t padded, int64_t max_s, const profile::Partition& part,
+                                const plan::JobSpec& spec, const plan::PlanRow& row,
+                                RenderRequest& req) {
+  RenderInput& in = req.input;
+  if (spec.checkpoint.resumable) {
+    const int64_t links = *util::checked_ceil_div(padded, max_s);
+    if (links > kMaxChainLinks) {
+      return invalid(
+          fmt::format(
+              "the run needs about {} with margin: a chain of {} jobs of partition {}'s {} each, "
+              "more than the {} jobgen submits; choose more GPUs (jobgen plan) or fewer steps",
+              util::format_duration(static_cast<double>(padded)), links, part.name,
+              util::format_slurm_time(max_s), kMaxChainLinks),
+          spec.loc);
+    }
+    in.chain_links = static_cast<int>(links);
+    in.sbatch.time_limit_s = max_s;
+    req.warnings.push_back(fmt::format(
+        "the run needs about {:.1f} h with margin, more than partition {} allows ({:.1f} h): it "
+        "runs as a chain of {} jobs that resume from the latest checkpoint",
+        static_cast<double>(padded) / 3600.0, part.name, static_cast<double>(max_s) / 3600.0,
+        in.chain_links));
+  } else if (row.total_time_s <= static_cast<double>(max_s)) {
+    in.sbatch.time_limit_s = max_s;
+    req.warnings.push_back(fmt::format(
+        "the safety margin is cut to fit partition {}'s maximum of {:.1f} h (estimate {:.1f} h)",
+        part.name, static_cast<double>(max_s) / 3600.0, row.total_time_s / 3600.0));
+  } else {
+    return invalid(
+        fmt::format(
+            "the run takes about {:.1f} h, longer than partition {} allows ({:.1f} h), and the "
+            "job "
+            "spec does not say the command can resume: make it resume from its latest checkpoint "
+            "and set 'checkpoint: {{resumable: true}}' to run it as a chain of jobs, or choose "
+            "more "
+            "GPUs (jobgen plan)",
+            row.total_time_s / 3600.0, part.name, static_cast<double>(max_s) / 3600.0),
+        spec.loc);
+  }
+  return {};
+}
+
+// Time limit, chain or refusal: the user's limit as it is; in test mode kTestTimeLimitS (or the
+// partition's maximum if shorter); else the padded estimate, fitted to the partition's maximum.
 Expected<void> set_time_limit(const profile::Partition& part, const plan::JobSpec& spec,
                               const plan::PlanRow& row, const RequestOptions& opt,
                               RenderRequest& req) {
-  RenderInput& in = req.input;
-  job::SbatchOptions& s = in.sbatch;
+  job::SbatchOptions& s = req.input.sbatch;
   if (const auto user = opt.time_limit_s ? opt.time_limit_s : spec.time_limit_s) {
     set_user_time_limit(*user, spec, row, opt, req);
     return {};
@@ -202,8 +247,8 @@ Expected<void> set_time_limit(const profile::Partition& part, const plan::JobSpe
     s.time_limit_s = max_s ? std::min(kTestTimeLimitS, *max_s) : kTestTimeLimitS;
     return {};
   }
-  const std::optional<int64_t> padded_or = padded_time_limit_s(row.total_time_s);
-  if (!padded_or) {
+  const std::optional<int64_t> padded = padded_time_limit_s(row.total_time_s);
+  if (!padded) {
     return invalid(
         fmt::format("the run is longer than a Slurm time limit can be (about {}; the limit is {}): "
                     "check 'steps' (or 'epochs' and 'dataset_size') in the job spec and the node "
@@ -212,80 +257,46 @@ Expected<void> set_time_limit(const profile::Partition& part, const plan::JobSpe
                     util::format_slurm_time(util::kMaxSlurmTimeS)),
         spec.loc);
   }
-  const int64_t padded = *padded_or;
-  if (!max_s || padded <= *max_s) {
-    s.time_limit_s = padded;
-  } else if (spec.checkpoint.resumable) {
-    const int64_t links = *util::checked_ceil_div(padded, *max_s);
-    if (links > kMaxChainLinks) {
-      return invalid(
-          fmt::format(
-              "the run needs about {} with margin: a chain of {} jobs of partition {}'s {} each, "
-              "more than the {} jobgen submits; choose more GPUs (jobgen plan) or fewer steps",
-              util::format_duration(static_cast<double>(padded)), links, part.name,
-              util::format_slurm_time(*max_s), kMaxChainLinks),
-          spec.loc);
-    }
-    in.chain_links = static_cast<int>(links);
-    s.time_limit_s = *max_s;
-    req.warnings.push_back(fmt::format(
-        "the run needs about {:.1f} h with margin, more than partition {} allows ({:.1f} h): it "
-        "runs as a chain of {} jobs that resume from the latest checkpoint",
-        static_cast<double>(padded) / 3600.0, part.name, static_cast<double>(*max_s) / 3600.0,
-        in.chain_links));
-  } else if (row.total_time_s <= static_cast<double>(*max_s)) {
-    s.time_limit_s = *max_s;
-    req.warnings.push_back(fmt::format(
-        "the safety margin is cut to fit partition {}'s maximum of {:.1f} h (estimate {:.1f} h)",
-        part.name, static_cast<double>(*max_s) / 3600.0, row.total_time_s / 3600.0));
-  } else {
-    return invalid(
-        fmt::format(
-            "the run takes about {:.1f} h, longer than partition {} allows ({:.1f} h), and the "
-            "job "
-            "spec does not say the command can resume: make it resume from its latest checkpoint "
-            "and set 'checkpoint: {{resumable: true}}' to run it as a chain of jobs, or choose "
-            "more "
-            "GPUs (jobgen plan)",
-            row.total_time_s / 3600.0, part.name, static_cast<double>(*max_s) / 3600.0),
-        spec.loc);
-  }
+  if (max_s && *padded > *max_s) return fit_to_partition(*padded, *max_s, part, spec, row, req);
+  s.time_limit_s = *padded;
   return {};
 }
 
-}  // namespace
+// Where the job goes: the plan's node group and the partition whose limits it must meet (with
+// the names --partition gave, "" when it gave none).
+struct Placement {
+  const profile::NodeGroup* group = nullptr;
+  const profile::Partition* partition = nullptr;
+  std::string partitions;  // what --partition says, when it is given
+};
 
-Expected<RenderRequest> build_render_input(const profile::Profile& prof, const plan::JobSpec& spec,
-                                           const plan::PlanRow& row, const RequestOptions& opt) {
-  const profile::NodeGroup* group = prof.find_group(row.group);
-  if (group == nullptr) {
+Expected<Placement> place(const profile::Profile& prof, const plan::PlanRow& row,
+                          const RequestOptions& opt) {
+  Placement at;
+  at.group = prof.find_group(row.group);
+  if (at.group == nullptr) {
     return fail(
         fmt::format("the plan's node group '{}' is not in profile '{}'", row.group, prof.name),
         Exit::not_found);
   }
-  const profile::Partition* part = nullptr;
-  std::string partitions;  // what --partition says, when it is given
   if (!opt.partition.empty()) {
-    auto chosen = requested_partition(prof, *group, opt.partition, partitions);
-    if (!chosen) return std::unexpected(chosen.error());
-    part = *chosen;
+    JOBGEN_TRY_ASSIGN(at.partition,
+                      requested_partition(prof, *at.group, opt.partition, at.partitions));
   } else {
-    part = choose_partition(prof, *group, row, opt.test_mode);
+    at.partition = choose_partition(prof, *at.group, row, opt.test_mode);
   }
-  if (part == nullptr) {
+  if (at.partition == nullptr) {
     return invalid(
-        fmt::format("node group '{}' has no partition in profile '{}'", group->name, prof.name));
+        fmt::format("node group '{}' has no partition in profile '{}'", at.group->name, prof.name));
   }
-  if (spec.command.empty()) {
-    return invalid(
-        "the job spec has no 'command': add e.g. 'command: python train.py "
-        "--batch-size {{micro_batch}}'",
-        spec.loc);
-  }
+  return at;
+}
 
-  RenderRequest req;
+// What the script runs: the launcher, the command and its placeholders, the environment, the
+// sweep; in test mode {{max_steps}} (with a warning when the command cannot take it).
+Expected<void> set_run(const profile::Profile& prof, const plan::JobSpec& spec,
+                       const plan::PlanRow& row, const RequestOptions& opt, RenderRequest& req) {
   RenderInput& in = req.input;
-  job::SbatchOptions& s = in.sbatch;
   in.launcher = opt.launcher.value_or(spec.launcher);
   in.nodes = row.nodes;
   in.gpus_per_node = row.gpus_per_node;
@@ -294,9 +305,7 @@ Expected<RenderRequest> build_render_input(const profile::Profile& prof, const p
   in.test_steps = opt.test_steps;
   in.sweep = opt.sweep;
   in.max_array_size = opt.max_array_size;
-  if (auto ok = check_sweep_size(opt.sweep, opt.max_array_size); !ok) {
-    return std::unexpected(ok.error());
-  }
+  JOBGEN_TRY(check_sweep_size(opt.sweep, opt.max_array_size));
   in.log_dir = opt.log_dir;
   in.checkpoint_dir = spec.checkpoint.dir;
   in.environment = spec.env;
@@ -318,79 +327,106 @@ Expected<RenderRequest> build_render_input(const profile::Profile& prof, const p
   }
   in.placeholders["checkpoint_dir"] = in.checkpoint_dir;
   in.expanding_placeholders = {"checkpoint_dir"};
+  return {};
+}
 
-  s.job_name = opt.test_mode ? spec.name + "-test" : spec.name;
-  s.partition = partitions.empty() ? part->name : partitions;
-  s.nodes = row.nodes;
-  const int tasks = tasks_per_node(in.launcher, row.gpus_per_node);
-  s.ntasks_per_node = tasks;
+// The GPUs of one node as the request divides them: the gres type the row asks for (nullopt:
+// untyped) and how many GPUs and slices share the node's CPUs and memory.
+struct NodeShare {
+  std::optional<std::string> gres_type;
+  int units_per_node = 1;
+};
 
-  // GPUs, or MIG slices, as the site's gres names them. (Counts are range-checked by the profile
-  // loader: at most 256 GPUs x 7 slices per node, 65535 CPUs.)
-  int units_per_node = group->gpus_per_node;
-  std::optional<std::string> gres_type = group->gres_type;
-  if (group->mig) {
+// GPUs, or MIG slices, as the site's gres names them. (Counts are range-checked by the profile
+// loader: at most 256 GPUs x 7 slices per node, 65535 CPUs.)
+Expected<NodeShare> node_share(const profile::NodeGroup& group, const plan::PlanRow& row) {
+  NodeShare share;
+  int units_per_node = group.gpus_per_node;
+  share.gres_type = group.gres_type;
+  if (group.mig) {
     const profile::MigSlice* slice = nullptr;
-    for (const auto& sl : group->mig->slices) {
+    for (const auto& sl : group.mig->slices) {
       if (sl.profile == row.mig_profile || (slice == nullptr && row.mig_profile.empty())) {
         slice = &sl;
       }
     }
     if (slice == nullptr) {
       return invalid(
-          fmt::format("node group '{}' has no MIG slice '{}'", group->name, row.mig_profile));
+          fmt::format("node group '{}' has no MIG slice '{}'", group.name, row.mig_profile));
     }
-    gres_type = slice->gres_type;
+    share.gres_type = slice->gres_type;
     units_per_node = 0;
-    for (const auto& sl : group->mig->slices) units_per_node += sl.per_node;
-    if (row.gpus_per_node > group->mig->max_slices_per_job) {
-      return invalid(
-          fmt::format("node group '{}' allows {} MIG slice(s) per job, the row asks "
-                      "for {}: use --gpus {}",
-                      group->name, group->mig->max_slices_per_job, row.gpus_per_node,
-                      group->mig->max_slices_per_job));
+    for (const auto& sl : group.mig->slices) units_per_node += sl.per_node;
+    if (row.gpus_per_node > group.mig->max_slices_per_job) {
+      return invalid(fmt::format(
+          "node group '{}' allows {} MIG slice(s) per job, the row asks for {}: use --gpus {}",
+          group.name, group.mig->max_slices_per_job, row.gpus_per_node,
+          group.mig->max_slices_per_job));
     }
   }
   // A node shared with other groups (another GPU type, MIG beside full GPUs) is divided among
   // all of its GPUs and slices.
-  units_per_node = std::max({1, units_per_node, group->node_units});
-  s.gres = gres_type ? fmt::format("gpu:{}:{}", *gres_type, row.gpus_per_node)
-                     : fmt::format("gpu:{}", row.gpus_per_node);
+  share.units_per_node = std::max({1, units_per_node, group.node_units});
+  return share;
+}
 
-  const profile::Defaults defaults = prof.defaults_for(*group);
+// --gres, --ntasks-per-node, --cpus-per-task and --mem-per-gpu (or --mem) from the node's share.
+void set_resources(const profile::Profile& prof, const profile::NodeGroup& group,
+                   const plan::PlanRow& row, const NodeShare& share, RenderInput& in) {
+  job::SbatchOptions& s = in.sbatch;
+  const int tasks = tasks_per_node(in.launcher, row.gpus_per_node);
+  s.ntasks_per_node = tasks;
+  s.gres = share.gres_type ? fmt::format("gpu:{}:{}", *share.gres_type, row.gpus_per_node)
+                           : fmt::format("gpu:{}", row.gpus_per_node);
+
+  const profile::Defaults defaults = prof.defaults_for(group);
   const int cpus_per_gpu =
-      defaults.cpus_per_gpu.value_or(std::max(1, group->cpus / units_per_node));
+      defaults.cpus_per_gpu.value_or(std::max(1, group.cpus / share.units_per_node));
   const int gpus_per_task = std::max(1, row.gpus_per_node / tasks);
-  s.cpus_per_task = std::max(1, std::min(cpus_per_gpu * gpus_per_task, group->cpus / tasks));
+  s.cpus_per_task = std::max(1, std::min(cpus_per_gpu * gpus_per_task, group.cpus / tasks));
 
-  const int64_t node_share = group->memory_mib / units_per_node;
+  const int64_t node_memory_share = group.memory_mib / share.units_per_node;
   if (defaults.mem_per_gpu_mib) {
-    s.mem_per_gpu_mib = std::min(*defaults.mem_per_gpu_mib, node_share);
+    s.mem_per_gpu_mib = std::min(*defaults.mem_per_gpu_mib, node_memory_share);
   } else {
-    s.mem_mib = node_share * row.gpus_per_node;
+    s.mem_mib = node_memory_share * row.gpus_per_node;
   }
+}
 
-  if (auto ok = set_time_limit(*part, spec, row, opt, req); !ok) return std::unexpected(ok.error());
+// --qos: the user's, else in test mode the partition's (last) QoS with "debug" in its name, else
+// the partition's default.
+std::string choose_qos(const profile::Partition& part, const RequestOptions& opt) {
+  std::string qos = opt.qos;
+  if (qos.empty() && opt.test_mode) {
+    for (const auto& q : part.qos) {
+      if (q.find("debug") != std::string::npos) qos = q;
+    }
+  }
+  if (qos.empty() && part.default_qos) qos = *part.default_qos;
+  return qos;
+}
 
+// Which nodes, and what Slurm does around the job: --nodelist (checked), the group's pin for
+// untyped gres, the checkpoint signal, --no-requeue, account and QoS.
+Expected<void> set_placement(const profile::Profile& prof, const Placement& at,
+                             const plan::JobSpec& spec, const plan::PlanRow& row,
+                             const RequestOptions& opt, const NodeShare& share, RenderInput& in) {
+  job::SbatchOptions& s = in.sbatch;
   s.signal = fmt::format("B:{}@{}", in.checkpoint_signal, signal_lead_s(spec.checkpoint.size_gb));
   // Recovery decides a retry itself (excluding a failed node): Slurm must not requeue the job.
   s.no_requeue = spec.recover.enabled && !in.local;
   if (!opt.nodelist.empty()) {
-    if (auto ok = check_nodelist(*group, row, opt.nodelist); !ok) {
-      return std::unexpected(ok.error());
-    }
+    JOBGEN_TRY(check_nodelist(*at.group, row, opt.nodelist));
     s.nodelist = opt.nodelist;
   }
-  if (!gres_type && !in.local) pin_to_group(prof, *group, *part, row, s);
+  if (!share.gres_type && !in.local) pin_to_group(prof, *at.group, *at.partition, row, s);
   s.account = opt.account;
-  s.qos = opt.qos;
-  if (s.qos.empty() && opt.test_mode) {
-    for (const auto& q : part->qos) {
-      if (q.find("debug") != std::string::npos) s.qos = q;
-    }
-  }
-  if (s.qos.empty() && part->default_qos) s.qos = *part->default_qos;
+  s.qos = choose_qos(*at.partition, opt);
+  return {};
+}
 
+// Log files ("%x-%j", or "%x-%A_%a" for an array) and --array for a sweep.
+void set_logs(const RequestOptions& opt, job::SbatchOptions& s) {
   const bool array = !opt.sweep.empty();
   const std::string pattern = array ? "%x-%A_%a" : "%x-%j";
   s.output = opt.log_dir + "/" + pattern + ".out";
@@ -399,20 +435,50 @@ Expected<RenderRequest> build_render_input(const profile::Profile& prof, const p
     const int n = sweep_task_count(opt.sweep);
     s.array = fmt::format("0-{}%{}", n - 1, std::max(1, std::min(opt.sweep_parallel, n)));
   }
+}
 
-  in.plan_summary.push_back("jobgen plan: " + row.label());
-  in.plan_summary.push_back(fmt::format(
+// The plan in a few lines for the script's header comment.
+std::vector<std::string> plan_summary(const plan::PlanRow& row, const RequestOptions& opt) {
+  std::vector<std::string> lines;
+  lines.push_back("jobgen plan: " + row.label());
+  lines.push_back(fmt::format(
       "micro-batch {}, gradient accumulation {}, effective batch {}{}", row.micro_batch,
       row.grad_accum, row.effective_batch,
       row.learning_rate ? ", learning rate " + util::format_learning_rate(*row.learning_rate)
                         : ""));
-  in.plan_summary.push_back(fmt::format("estimated {:.1f} h for {} steps ({:.2f} s per step)",
-                                        row.total_time_s / 3600.0, row.steps, row.step_time_s));
+  lines.push_back(fmt::format("estimated {:.1f} h for {} steps ({:.2f} s per step)",
+                              row.total_time_s / 3600.0, row.steps, row.step_time_s));
   for (const auto& p : opt.sweep) {
-    in.plan_summary.push_back(fmt::format("sweep {} over {} (each array task takes one value)",
-                                          p.key, fmt::join(p.values, ", ")));
+    lines.push_back(fmt::format("sweep {} over {} (each array task takes one value)", p.key,
+                                fmt::join(p.values, ", ")));
   }
-  for (const auto& w : row.warnings) in.plan_summary.push_back("warning: " + w);
+  for (const auto& w : row.warnings) lines.push_back("warning: " + w);
+  return lines;
+}
+
+}  // namespace
+
+Expected<RenderRequest> build_render_input(const profile::Profile& prof, const plan::JobSpec& spec,
+                                           const plan::PlanRow& row, const RequestOptions& opt) {
+  JOBGEN_TRY_ASSIGN(const Placement at, place(prof, row, opt));
+  if (spec.command.empty()) {
+    return invalid(
+        "the job spec has no 'command': add e.g. 'command: python train.py "
+        "--batch-size {{micro_batch}}'",
+        spec.loc);
+  }
+  RenderRequest req;
+  RenderInput& in = req.input;
+  JOBGEN_TRY(set_run(prof, spec, row, opt, req));
+  in.sbatch.job_name = opt.test_mode ? spec.name + "-test" : spec.name;
+  in.sbatch.partition = at.partitions.empty() ? at.partition->name : at.partitions;
+  in.sbatch.nodes = row.nodes;
+  JOBGEN_TRY_ASSIGN(const NodeShare share, node_share(*at.group, row));
+  set_resources(prof, *at.group, row, share, in);
+  JOBGEN_TRY(set_time_limit(*at.partition, spec, row, opt, req));
+  JOBGEN_TRY(set_placement(prof, at, spec, row, opt, share, in));
+  set_logs(opt, in.sbatch);
+  in.plan_summary = plan_summary(row, opt);
   return req;
 }
 
