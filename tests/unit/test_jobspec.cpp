@@ -250,6 +250,14 @@ TEST_CASE("job spec: launcher defaults to torchrun, is read per stage, and is ch
   CHECK(e.message.find("did you mean 'torchrun'") != std::string::npos);
 }
 
+TEST_CASE("launcher: the python launcher is planned on one node unless --nodes says otherwise") {
+  CHECK(plan::nodes_to_plan(plan::Launcher::python, 0) == 1);
+  CHECK(plan::nodes_to_plan(plan::Launcher::python, 3) == 3);
+  CHECK(plan::nodes_to_plan(plan::Launcher::torchrun, 2) == 2);
+  CHECK_FALSE(plan::nodes_to_plan(plan::Launcher::torchrun, 0).has_value());
+  CHECK_FALSE(plan::nodes_to_plan(plan::Launcher::srun, 0).has_value());
+}
+
 TEST_CASE("job spec: a command that starts with a launcher is refused at its place") {
   // The bug this prevents: render wraps the command in its own launcher, so "deepspeed ..." would
   // run DeepSpeed once per GPU, each starting a process per GPU.

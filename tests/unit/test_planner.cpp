@@ -664,3 +664,36 @@ TEST_CASE("plan: a calibration corrects the step time of its (model, GPU, strate
   const auto json = plan::plan_json(*corrected);
   CHECK(json["options"][0]["calibration_factor"].get<double>() == doctest::Approx(1.5));
 }
+
+TEST_CASE("planner: choose_row takes --row, else balanced, fastest, the first runnable row") {
+  plan::PlanReport report;
+  for (int id = 1; id <= 3; ++id) {
+    plan::PlanRow row;
+    row.id = id;
+    row.runnable = id >= 2;
+    report.rows.push_back(row);
+  }
+  report.rows[0].warnings.push_back("does not fit in memory");
+
+  auto chosen = plan::choose_row(report, 0);
+  REQUIRE(chosen.has_value());
+  CHECK((*chosen)->id == 2);  // no recommendation: the first runnable row
+  report.fastest = plan::Recommendation{3, "fastest"};
+  CHECK((*plan::choose_row(report, 0))->id == 3);
+  report.balanced = plan::Recommendation{2, "balanced"};
+  CHECK((*plan::choose_row(report, 0))->id == 2);
+  CHECK((*plan::choose_row(report, 1))->id == 1);  // --row takes a row that does not run
+
+  const auto missing = plan::choose_row(report, 7);
+  REQUIRE_FALSE(missing.has_value());
+  CHECK(missing.error().exit == Exit::not_found);
+  CHECK(missing.error().message.find("no row 7 (it has 3)") != std::string::npos);
+
+  for (auto& row : report.rows) row.runnable = false;
+  report.fastest.reset();
+  report.balanced.reset();
+  const auto none = plan::choose_row(report, 0);
+  REQUIRE_FALSE(none.has_value());
+  CHECK(none.error().message.find("no planned option can run this job: does not fit in memory") !=
+        std::string::npos);
+}

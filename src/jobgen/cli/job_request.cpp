@@ -16,31 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-Expected<const plan::PlanRow*> choose_row(const plan::PlanReport& report, int wanted) {
-  if (wanted > 0) {
-    const plan::PlanRow* row = report.row(wanted);
-    if (row == nullptr) {
-      return fail(fmt::format("the plan has no row {} (it has {}): see jobgen plan", wanted,
-                              report.rows.size()),
-                  Exit::not_found);
-    }
-    return row;
-  }
-  for (const auto& rec : {report.balanced, report.fastest}) {
-    if (rec) {
-      if (const auto* row = report.row(rec->row)) return row;
-    }
-  }
-  for (const auto& row : report.rows) {
-    if (row.runnable) return &row;
-  }
-  std::string why = report.rows.empty() || report.rows.front().warnings.empty()
-                        ? std::string()
-                        : ": " + report.rows.front().warnings.front();
-  return invalid("no planned option can run this job" + why +
-                 " (see jobgen plan; --row N takes a row anyway)");
-}
-
 // --target auto: the row that finishes first, and why (on stderr).
 Expected<const plan::PlanRow*> choose_auto(Context& ctx, const plan::PlanReport& report,
                                            const std::string& stage) {
@@ -52,7 +27,7 @@ Expected<const plan::PlanRow*> choose_auto(Context& ctx, const plan::PlanReport&
   const std::string why = report.queue && !report.queue->available
                               ? "queue data unavailable: " + report.queue->unavailable_reason
                               : "no option's start is known";
-  auto row = choose_row(report, 0);
+  auto row = plan::choose_row(report, 0);
   if (row)
     warn(ctx, who + ": " + why + "; submitting the recommendation by run time and cost instead (#" +
                   std::to_string((*row)->id) + " " + (*row)->label() + ")");
@@ -100,6 +75,109 @@ Expected<render::TemplateSet> load_template_set(Context& ctx, const profile::Pro
     dirs.push_back(dir);
   }
   return render::load_templates(ctx.fs, dirs);
+}
+
+// --launcher, when it is given.
+Expected<std::optional<render::Launcher>> requested_launcher(const JobRequestOptions& opts) {
+  if (opts.launcher.empty()) return std::optional<render::Launcher>();
+  JOBGEN_TRY_ASSIGN(const render::Launcher launcher, render::parse_launcher(opts.launcher));
+  return launcher;
+}
+
+Expected<std::vector<render::SweepParam>> parse_sweeps(const std::vector<std::string>& texts) {
+  std::vector<render::SweepParam> sweep;
+  for (const auto& text : texts) {
+    JOBGEN_TRY_ASSIGN(render::SweepParam p, render::parse_sweep(text));
+    sweep.push_back(std::move(p));
+  }
+  return sweep;
+}
+
+// --template FILE, when it is given.
+Expected<std::optional<render::Template>> user_template(Context& ctx,
+                                                        const JobRequestOptions& opts) {
+  if (opts.template_file.empty()) return std::optional<render::Template>();
+  JOBGEN_TRY_ASSIGN(std::string text, ctx.fs.read_file(opts.template_file));
+  return render::Template{std::move(text), opts.template_file};
+}
+
+// The stages to build: the job spec itself when it has none, else every stage or the one --stage
+// names (Exit::not_found, listing them, when there is no such stage).
+Expected<std::vector<const plan::JobSpec*>> selected_stages(const plan::JobSpec& spec,
+                                                            const JobRequestOptions& opts) {
+  std::vector<const plan::JobSpec*> stages;
+  if (spec.stages.empty()) {
+    stages.push_back(&spec);
+    return stages;
+  }
+  for (const auto& st : spec.stages) {
+    if (opts.stage.empty() || st.name == opts.stage) stages.push_back(&st);
+  }
+  if (stages.empty()) {
+    std::vector<std::string> names;
+    for (const auto& st : spec.stages) names.push_back(st.name);
+    return fail(fmt::format("no stage '{}' in {}; stages: {}", opts.stage, opts.jobspec,
+                            fmt::join(names, ", ")),
+                Exit::not_found);
+  }
+  return stages;
+}
+
+// The request options every stage shares; --time parsed to seconds.
+Expected<render::RequestOptions> request_options(const JobRequestOptions& opts,
+                                                 std::optional<render::Launcher> launcher,
+                                                 const std::vector<render::SweepParam>& sweep,
+                                                 bool local) {
+  render::RequestOptions req_opts;
+  req_opts.launcher = launcher;
+  req_opts.test_mode = opts.test;
+  req_opts.test_steps = opts.test_steps;
+  req_opts.sweep = sweep;
+  req_opts.sweep_parallel = opts.sweep_parallel;
+  req_opts.local = local;
+  req_opts.nodelist = opts.nodelist;
+  req_opts.partition = opts.partition;
+  req_opts.qos = opts.qos;
+  req_opts.account = opts.account;
+  req_opts.log_dir = opts.log_dir;
+  req_opts.generated_by = opts.argv;
+  if (!opts.time.empty()) {
+    auto limit = util::parse_time_limit(opts.time);
+    if (!limit) return invalid("--time: " + limit.error().message);
+    req_opts.time_limit_s = *limit;
+  }
+  return req_opts;
+}
+
+// What planning and building a stage need besides the stage itself.
+struct StageInputs {
+  const profile::Profile& prof;
+  const profile::Catalog& catalog;
+  const plan::PlanOptions& plan_opts;  // its node count is set per stage (plan::nodes_to_plan)
+  const render::RequestOptions& req_opts;
+  bool by_queue = false;  // --target auto without --row
+  const QueueFetcher& queue;
+};
+
+// One stage: its plan, the chosen row (--row, the first to finish for --target auto, else the
+// recommendation) with a recovery attempt's settings, and its render request, whose warnings go
+// to stderr.
+Expected<StageRequest> build_stage(Context& ctx, const JobRequestOptions& opts,
+                                   const StageInputs& in, const plan::JobSpec& st,
+                                   const std::string& stage) {
+  JOBGEN_TRY_ASSIGN(plan::PlanReport report,
+                    plan::make_plan(st, in.prof, in.catalog, in.plan_opts));
+  if (in.by_queue) plan::apply_queue(report, in.queue(st, report));
+  JOBGEN_TRY_ASSIGN(const plan::PlanRow* row, in.by_queue ? choose_auto(ctx, report, stage)
+                                                          : plan::choose_row(report, opts.row));
+  plan::PlanRow chosen = *row;
+  if (opts.attempt) apply_attempt(st, *opts.attempt, chosen);
+  JOBGEN_TRY_ASSIGN(render::RenderRequest req,
+                    render::build_render_input(in.prof, st, chosen, in.req_opts));
+  if (opts.attempt) apply_attempt(*opts.attempt, opts.attempt_number, req.input);
+  req.input.stage = stage;
+  for (const auto& w : req.warnings) warn(ctx, w);
+  return StageRequest{stage, std::move(report), std::move(chosen), std::move(req)};
 }
 
 }  // namespace
@@ -164,100 +242,36 @@ Expected<JobRequest> build_job_request(Context& ctx, const JobRequestOptions& op
   const bool automatic = util::lower(opts.target) == kAutoTarget;
   if (automatic && !queue)
     return invalid("--target auto chooses by the scheduler's queue: use it with jobgen submit");
-  std::optional<render::Launcher> launcher;
-  if (!opts.launcher.empty()) {
-    auto parsed = render::parse_launcher(opts.launcher);
-    if (!parsed) return std::unexpected(parsed.error());
-    launcher = *parsed;
-  }
+  JOBGEN_TRY_ASSIGN(const std::optional<render::Launcher> launcher, requested_launcher(opts));
   JobRequest job;
-  for (const auto& text : opts.sweeps) {
-    auto p = render::parse_sweep(text);
-    if (!p) return std::unexpected(p.error());
-    job.sweep.push_back(std::move(*p));
-  }
+  JOBGEN_TRY_ASSIGN(job.sweep, parse_sweeps(opts.sweeps));
   auto spec = plan::load_job_spec(ctx.fs, opts.jobspec);
   if (!spec) return std::unexpected(with_examples_hint(ctx, opts.jobspec, spec.error()));
   job.spec = std::move(*spec);
-  auto templates = load_template_set(ctx, prof);
-  if (!templates) return std::unexpected(templates.error());
-  job.templates = std::move(*templates);
-  std::optional<render::Template> user_template;
-  if (!opts.template_file.empty()) {
-    auto text = ctx.fs.read_file(opts.template_file);
-    if (!text) return std::unexpected(text.error());
-    user_template = render::Template{*text, opts.template_file};
-  }
-
-  std::vector<const plan::JobSpec*> stages;
-  if (job.spec.stages.empty()) {
-    stages.push_back(&job.spec);
-  } else {
-    for (const auto& st : job.spec.stages) {
-      if (opts.stage.empty() || st.name == opts.stage) stages.push_back(&st);
-    }
-    if (stages.empty()) {
-      std::vector<std::string> names;
-      for (const auto& st : job.spec.stages) names.push_back(st.name);
-      return fail(fmt::format("no stage '{}' in {}; stages: {}", opts.stage, opts.jobspec,
-                              fmt::join(names, ", ")),
-                  Exit::not_found);
-    }
-  }
+  JOBGEN_TRY_ASSIGN(job.templates, load_template_set(ctx, prof));
+  JOBGEN_TRY_ASSIGN(const std::optional<render::Template> own_template, user_template(ctx, opts));
+  JOBGEN_TRY_ASSIGN(const std::vector<const plan::JobSpec*> stages,
+                    selected_stages(job.spec, opts));
 
   plan::PlanOptions plan_opts;
   plan_opts.target = automatic ? std::string() : opts.target;
   if (opts.gpus > 0) plan_opts.gpus = opts.gpus;
   const std::optional<plan::Calibration> calibration = load_calibration(ctx);
   if (calibration) plan_opts.calibration = &*calibration;
-  render::RequestOptions req_opts;
-  req_opts.launcher = launcher;
-  req_opts.test_mode = opts.test;
-  req_opts.test_steps = opts.test_steps;
-  req_opts.sweep = job.sweep;
-  req_opts.sweep_parallel = opts.sweep_parallel;
-  req_opts.local = local;
-  req_opts.nodelist = opts.nodelist;
-  req_opts.partition = opts.partition;
-  req_opts.qos = opts.qos;
-  req_opts.account = opts.account;
-  req_opts.log_dir = opts.log_dir;
-  req_opts.generated_by = opts.argv;
-  if (!opts.time.empty()) {
-    auto limit = util::parse_time_limit(opts.time);
-    if (!limit) return invalid("--time: " + limit.error().message);
-    req_opts.time_limit_s = *limit;
-  }
+  JOBGEN_TRY_ASSIGN(const render::RequestOptions req_opts,
+                    request_options(opts, launcher, job.sweep, local));
+  const StageInputs inputs{prof, catalog, plan_opts, req_opts, automatic && opts.row == 0, queue};
 
   for (const plan::JobSpec* st : stages) {
     const render::Launcher stage_launcher = launcher.value_or(st->launcher);
-    if (user_template) {
+    if (own_template) {
       job.templates.templates[render::template_name(render::launcher_name(stage_launcher), local)] =
-          *user_template;
+          *own_template;
     }
-    // The python launcher runs one process: plan one node unless --nodes says otherwise.
-    plan_opts.nodes.reset();
-    if (opts.nodes > 0) {
-      plan_opts.nodes = opts.nodes;
-    } else if (stage_launcher == render::Launcher::python) {
-      plan_opts.nodes = 1;
-    }
-    auto report = plan::make_plan(*st, prof, catalog, plan_opts);
-    if (!report) return std::unexpected(report.error());
-    const std::string stage_name = job.spec.stages.empty() ? std::string() : st->name;
-    if (automatic && opts.row == 0) plan::apply_queue(*report, queue(*st, *report));
-    auto row = automatic && opts.row == 0 ? choose_auto(ctx, *report, stage_name)
-                                          : choose_row(*report, opts.row);
-    if (!row) return std::unexpected(row.error());
-    plan::PlanRow chosen = **row;
-    if (opts.attempt) apply_attempt(*st, *opts.attempt, chosen);
-    auto req = render::build_render_input(prof, *st, chosen, req_opts);
-    if (!req) return std::unexpected(req.error());
-    if (opts.attempt) apply_attempt(*opts.attempt, opts.attempt_number, req->input);
+    plan_opts.nodes = plan::nodes_to_plan(stage_launcher, opts.nodes);
     const std::string stage = job.spec.stages.empty() ? std::string() : st->name;
-    req->input.stage = stage;
-    for (const auto& w : req->warnings) warn(ctx, w);
-    job.stages.push_back({stage, std::move(*report), std::move(chosen), std::move(*req)});
+    JOBGEN_TRY_ASSIGN(StageRequest built, build_stage(ctx, opts, inputs, *st, stage));
+    job.stages.push_back(std::move(built));
   }
   return job;
 }

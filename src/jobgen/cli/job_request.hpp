@@ -1,13 +1,14 @@
 // What `jobgen render` and `jobgen submit` share: from the job spec, a profile and the request
 // options to one planned, chosen and built render request per stage, plus the templates to render
-// them with. Choosing a row: --row N, else the recommendation (balanced, fastest), else the first
-// runnable row. `--target auto` (submit only) plans every node group, asks the queue (the
-// QueueFetcher, cli/queue_data.hpp) and takes the row that finishes first (plan/queue.hpp), saying
-// why on stderr; without a known start it says so and falls back to the recommendation. Launcher:
-// --launcher, else each stage's `launcher` from the job spec; the python launcher (one process) is
-// planned on one node unless --nodes says otherwise. Templates: the bundled templates/, overridden
-// by name by the profile's template_dir (relative to the profile file), and --template FILE as the
-// top-level template of every stage's launcher.
+// them with. Choosing a row (plan::choose_row): --row N, else the recommendation (balanced,
+// fastest), else the first runnable row. `--target auto` (submit only) plans every node group, asks
+// the queue (the QueueFetcher, cli/queue_data.hpp) and takes the row that finishes first
+// (plan/queue.hpp), saying why on stderr; without a known start it says so and falls back to the
+// recommendation. Launcher: --launcher, else each stage's `launcher` from the job spec; the python
+// launcher (one process) is planned on one node unless --nodes says otherwise
+// (plan::nodes_to_plan). Templates: the bundled templates/, overridden by name by the profile's
+// template_dir (relative to the profile file), and --template FILE as the top-level template of
+// every stage's launcher.
 #pragma once
 
 #include <CLI/CLI.hpp>

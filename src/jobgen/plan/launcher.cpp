@@ -30,6 +30,12 @@ Expected<Launcher> parse_launcher(std::string_view name) {
   return util::parse_name(kLaunchers, name, "launcher");
 }
 
+std::optional<int> nodes_to_plan(Launcher launcher, int requested) {
+  if (requested > 0) return requested;
+  if (launcher == Launcher::python) return 1;
+  return std::nullopt;
+}
+
 namespace {
 
 std::string basename(const std::string& word) {

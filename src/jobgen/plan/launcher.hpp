@@ -23,6 +23,10 @@ std::string_view launcher_name(Launcher launcher);
 Expected<Launcher> parse_launcher(std::string_view name);  // "did you mean" when misspelt
 const std::vector<std::string>& launcher_names();
 
+// The node count to plan a job for: `requested` (--nodes) when it is above 0, else one node for
+// the python launcher (it runs one process), else nullopt (the planner tries every count).
+std::optional<int> nodes_to_plan(Launcher launcher, int requested);
+
 // A launcher found at the start of a run command: how the command starts ("deepspeed",
 // "python -m torch.distributed.run", "mpirun"), the launcher setting that replaces it, and the
 // first word after it that ends in ".py" (the program, for the advice; "" when there is none).

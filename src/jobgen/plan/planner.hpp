@@ -181,6 +181,11 @@ std::vector<BatchOption> batch_options(const JobSpec& spec, const profile::Profi
 Expected<PlanReport> make_plan(const JobSpec& spec, const profile::Profile& profile,
                                const profile::Catalog& catalog, const PlanOptions& options);
 
+// The row to render or submit: row `wanted` when it is above 0 (Exit::not_found when the plan has
+// no such row), else the recommendation (balanced, then fastest), else the first runnable row;
+// invalid input (with the first row's first warning) when no row can run.
+Expected<const PlanRow*> choose_row(const PlanReport& report, int wanted);
+
 // "$12.34" for USD, else "12.34 EUR".
 std::string format_money(double amount, const std::string& currency);
 

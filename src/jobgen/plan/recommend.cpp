@@ -1,5 +1,5 @@
-// The fastest / cheapest / balanced recommendation of a plan (planner.hpp states the rules) and
-// the ranking of its runnable rows by total time.
+// The fastest / cheapest / balanced recommendation of a plan (planner.hpp states the rules), the
+// ranking of its runnable rows by total time, and the row a job is built from (choose_row).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -105,3 +105,32 @@ void recommend(PlanReport& report, const JobSpec& spec) {
 }
 
 }  // namespace jobgen::plan::detail
+
+namespace jobgen::plan {
+
+Expected<const PlanRow*> choose_row(const PlanReport& report, int wanted) {
+  if (wanted > 0) {
+    const PlanRow* row = report.row(wanted);
+    if (row == nullptr) {
+      return fail(fmt::format("the plan has no row {} (it has {}): see jobgen plan", wanted,
+                              report.rows.size()),
+                  Exit::not_found);
+    }
+    return row;
+  }
+  for (const auto& rec : {report.balanced, report.fastest}) {
+    if (rec) {
+      if (const auto* row = report.row(rec->row)) return row;
+    }
+  }
+  for (const auto& row : report.rows) {
+    if (row.runnable) return &row;
+  }
+  std::string why = report.rows.empty() || report.rows.front().warnings.empty()
+                        ? std::string()
+                        : ": " + report.rows.front().warnings.front();
+  return invalid("no planned option can run this job" + why +
+                 " (see jobgen plan; --row N takes a row anyway)");
+}
+
+}  // namespace jobgen::plan
