@@ -81,36 +81,81 @@ std::string ShellContext::snapshot() const {
   return s;
 }
 
-void ShellContext::step(char c, const SourceLoc& at) {
-  if (reading_delimiter_) {
-    std::string& word = pending_.delimiter;
-    if (word.empty() && !pending_.strip_tabs && c == '-') {
-      pending_.strip_tabs = true;
-      return;
-    }
-    if (word.empty() && (c == ' ' || c == '\t')) return;
-    if (c == '\'' || c == '"' || c == '\\') return;  // the delimiter's quoting is not part of it
-    if (!ends_word(c)) {
-      word += c;
-      return;
-    }
-    reading_delimiter_ = false;
-    heredoc_pending_ = !word.empty();
+// The here-document's delimiter word after "<<" (and an optional '-'); its quotes are dropped.
+// False when `c` ends the word: the caller reads it as code.
+bool ShellContext::delimiter_char(char c) {
+  std::string& word = pending_.delimiter;
+  if (word.empty() && !pending_.strip_tabs && c == '-') {
+    pending_.strip_tabs = true;
+    return true;
   }
+  if (word.empty() && (c == ' ' || c == '\t')) return true;
+  if (c == '\'' || c == '"' || c == '\\') return true;  // the delimiter's quoting is not part of it
+  if (!ends_word(c)) {
+    word += c;
+    return true;
+  }
+  reading_delimiter_ = false;
+  heredoc_pending_ = !word.empty();
+  return false;
+}
+
+// A here-document's body: collected line by line until the delimiter line (leading tabs
+// stripped for <<-).
+void ShellContext::heredoc_char(char c) {
+  if (c != '\n') {
+    heredoc_line_ += c;
+    return;
+  }
+  std::string_view line = heredoc_line_;
+  if (stack_.back().strip_tabs)
+    line.remove_prefix(std::min(line.find_first_not_of('\t'), line.size()));
+  if (line == stack_.back().delimiter) stack_.pop_back();
+  heredoc_line_.clear();
+  word_start_ = true;
+}
+
+// Inside $'...' or backticks: only a backslash escape and the closing quote matter.
+void ShellContext::escaping_quote_char(char c) {
+  if (escape_) {
+    escape_ = false;
+  } else if (c == '\\') {
+    escape_ = true;
+  } else if (c == (top() == '$' ? '\'' : '`')) {
+    stack_.pop_back();
+  }
+}
+
+// Inside "...": escapes, the closing quote, and what opens inside it ($( ), ${ }, backticks).
+void ShellContext::double_quote_char(char c, const SourceLoc& at) {
+  if (escape_) {
+    escape_ = false;
+    return;
+  }
+  if (dollar_) {
+    dollar_ = false;
+    if (c == '(' || c == '{') {
+      push(c, at);
+      return;
+    }
+  }
+  if (c == '\\') {
+    escape_ = true;
+  } else if (c == '"') {
+    stack_.pop_back();
+    word_start_ = false;
+  } else if (c == '$') {
+    dollar_ = true;
+  } else if (c == '`') {
+    push('`', at);
+  }
+}
+
+void ShellContext::step(char c, const SourceLoc& at) {
+  if (reading_delimiter_ && delimiter_char(c)) return;
   switch (top()) {
     case '<':
-      if (c != '\n') {
-        heredoc_line_ += c;
-        return;
-      }
-      {
-        std::string_view line = heredoc_line_;
-        if (stack_.back().strip_tabs)
-          line.remove_prefix(std::min(line.find_first_not_of('\t'), line.size()));
-        if (line == stack_.back().delimiter) stack_.pop_back();
-        heredoc_line_.clear();
-        word_start_ = true;
-      }
+      heredoc_char(c);
       return;
     case '#':
       if (c == '\n') {
@@ -123,36 +168,10 @@ void ShellContext::step(char c, const SourceLoc& at) {
       return;
     case '$':
     case '`':
-      if (escape_) {
-        escape_ = false;
-      } else if (c == '\\') {
-        escape_ = true;
-      } else if (c == (top() == '$' ? '\'' : '`')) {
-        stack_.pop_back();
-      }
+      escaping_quote_char(c);
       return;
     case '"':
-      if (escape_) {
-        escape_ = false;
-        return;
-      }
-      if (dollar_) {
-        dollar_ = false;
-        if (c == '(' || c == '{') {
-          push(c, at);
-          return;
-        }
-      }
-      if (c == '\\') {
-        escape_ = true;
-      } else if (c == '"') {
-        stack_.pop_back();
-        word_start_ = false;
-      } else if (c == '$') {
-        dollar_ = true;
-      } else if (c == '`') {
-        push('`', at);
-      }
+      double_quote_char(c, at);
       return;
     default:
       code_char(c, at);

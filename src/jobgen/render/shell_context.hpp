@@ -45,6 +45,10 @@ class ShellContext {
     bool strip_tabs = false;
   };
   void step(char c, const SourceLoc& at);
+  bool delimiter_char(char c);
+  void heredoc_char(char c);
+  void escaping_quote_char(char c);
+  void double_quote_char(char c, const SourceLoc& at);
   void code_char(char c, const SourceLoc& at);
   bool after_prefix(char c, const SourceLoc& at);
   void close_bracket(char kind);
