@@ -67,58 +67,43 @@ Expected<void> one_task(const std::string& id, const std::vector<slurm::JobView>
                  tasks.front() + "' (tasks: " + util::printable(list) + ")");
 }
 
-Expected<Exit> run_logs(Context& ctx, const LogsOptions& options) {
-  if (auto ok = check_job_ids({options.id}); !ok) return std::unexpected(ok.error());
-  auto opened = open_job_session(ctx, options.common, false);
-  if (!opened) return std::unexpected(opened.error());
-  JobSession& session = **opened;
-  auto groups = tracked_jobs(session, {options.id});
-  if (!groups) return std::unexpected(groups.error());
-  const std::string backend_name = groups->front().backend;
-  auto views = query_tracked(session, *groups);
-  if (!views) return std::unexpected(views.error());
-  if (auto ok = one_task(options.id, *views); !ok) return std::unexpected(ok.error());
-
+// The log file: Slurm's record of it (squeue, else `scontrol show job` for the CLI backend), else
+// the ledger's pattern resolved with what is known of the job.
+Expected<std::filesystem::path> log_path(JobSession& session, const LogsOptions& options,
+                                         const std::vector<TrackedGroup>& groups,
+                                         const std::vector<slurm::JobView>& views) {
   std::filesystem::path path;
-  const slurm::Tracked& t = groups->front().jobs.front();
-  for (const auto& v : *views) {
+  for (const auto& v : views) {
     const std::string& pattern = options.err ? v.info.std_err : v.info.std_out;
     if (v.from_scheduler && !pattern.empty()) {
       path = slurm::resolve_log_path(pattern, v.info);
       break;
     }
   }
-  if (path.empty() && backend_name == "cli" && !views->empty() && views->front().from_scheduler) {
-    path = scontrol_path(*session.runner, views->front().info.id, options.err);
+  if (path.empty() && groups.front().backend == "cli" && !views.empty() &&
+      views.front().from_scheduler) {
+    path = scontrol_path(*session.runner, views.front().info.id, options.err);
   }
-  if (path.empty()) {
-    const std::string pattern =
-        options.err && !t.stderr_path.empty() ? t.stderr_path : t.stdout_path;
-    if (t.stdout_path.empty() && t.stderr_path.empty() && views->empty()) {
-      return fail("no log known for job " + options.id +
-                      ": it is neither in the ledger nor known to the scheduler",
-                  Exit::not_found);
-    }
-    slurm::JobInfo probe = views->empty() ? slurm::JobInfo{} : views->front().info;
-    probe.id = options.id;
-    if (probe.job_number.empty()) probe.job_number = options.id;
-    if (probe.working_dir.empty()) probe.working_dir = t.work_dir;
-    path = slurm::resolve_log_path(pattern, probe);
+  if (!path.empty()) return path;
+  const slurm::Tracked& t = groups.front().jobs.front();
+  const std::string pattern = options.err && !t.stderr_path.empty() ? t.stderr_path : t.stdout_path;
+  if (t.stdout_path.empty() && t.stderr_path.empty() && views.empty()) {
+    return fail("no log known for job " + options.id +
+                    ": it is neither in the ledger nor known to the scheduler",
+                Exit::not_found);
   }
-  const bool exists = ctx.fs.is_file(path);
-  if (!exists && !options.follow) {
-    const bool pending = !views->empty() && views->front().info.state == slurm::JobState::pending;
-    return fail(
-        "log " + path.string() + " does not exist" +
-            (pending ? " yet: the job has not started (see 'jobgen status " + options.id + "')"
-                     : ""),
-        Exit::not_found);
-  }
-  std::streamoff offset = print_from(ctx, path, 0);
-  if (!options.follow) return Exit::ok;
+  slurm::JobInfo probe = views.empty() ? slurm::JobInfo{} : views.front().info;
+  probe.id = options.id;
+  if (probe.job_number.empty()) probe.job_number = options.id;
+  if (probe.working_dir.empty()) probe.working_dir = t.work_dir;
+  return slurm::resolve_log_path(pattern, probe);
+}
 
-  // Follow: read new bytes every 0.5 s, ask the scheduler every 5 s whether the job ended. A
-  // scheduler that cannot be reached says nothing about the job: keep following.
+// Follow: read new bytes every 0.5 s, ask the scheduler every 5 s whether the job ended. A
+// scheduler that cannot be reached says nothing about the job: keep following.
+Expected<Exit> follow_log(Context& ctx, JobSession& session,
+                          const std::vector<TrackedGroup>& groups,
+                          const std::filesystem::path& path, std::streamoff offset) {
   auto last_query = ctx.clock.now();
   bool warned = false;
   for (;;) {
@@ -126,7 +111,7 @@ Expected<Exit> run_logs(Context& ctx, const LogsOptions& options) {
     offset = print_from(ctx, path, offset);
     if (ctx.clock.now() - last_query < std::chrono::seconds(5)) continue;
     last_query = ctx.clock.now();
-    auto now_views = query_tracked(session, *groups);
+    auto now_views = query_tracked(session, groups);
     if (!now_views) {
       if (!now_views.error().transient) return std::unexpected(now_views.error());
       if (!warned) warn(ctx, now_views.error().message + " (still following the log)");
@@ -139,6 +124,28 @@ Expected<Exit> run_logs(Context& ctx, const LogsOptions& options) {
       return Exit::ok;
     }
   }
+}
+
+Expected<Exit> run_logs(Context& ctx, const LogsOptions& options) {
+  JOBGEN_TRY(check_job_ids({options.id}));
+  JOBGEN_TRY_ASSIGN(auto opened, open_job_session(ctx, options.common, false));
+  JobSession& session = *opened;
+  JOBGEN_TRY_ASSIGN(const std::vector<TrackedGroup> groups, tracked_jobs(session, {options.id}));
+  JOBGEN_TRY_ASSIGN(const std::vector<slurm::JobView> views, query_tracked(session, groups));
+  JOBGEN_TRY(one_task(options.id, views));
+  JOBGEN_TRY_ASSIGN(const std::filesystem::path path, log_path(session, options, groups, views));
+  const bool exists = ctx.fs.is_file(path);
+  if (!exists && !options.follow) {
+    const bool pending = !views.empty() && views.front().info.state == slurm::JobState::pending;
+    return fail(
+        "log " + path.string() + " does not exist" +
+            (pending ? " yet: the job has not started (see 'jobgen status " + options.id + "')"
+                     : ""),
+        Exit::not_found);
+  }
+  const std::streamoff offset = print_from(ctx, path, 0);
+  if (!options.follow) return Exit::ok;
+  return follow_log(ctx, session, groups, path, offset);
 }
 
 }  // namespace
