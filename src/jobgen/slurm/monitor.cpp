@@ -23,38 +23,41 @@ JobInfo from_marker(const Tracked& t, std::string id, int code) {
   return job;
 }
 
-// A job the scheduler's complete answer no longer lists: its exit marker(s), else what the ledger
-// last recorded if that was final; otherwise its end is unknown.
-std::vector<JobView> resolve_forgotten(const Tracked& t, const sys::FileSystem& fs, int64_t now) {
-  const auto view = [&](JobInfo job) {
-    JobView v;
-    v.tracked_id = t.id;
-    v.info = std::move(job);
-    v.estimated_runtime_s = t.estimated_runtime_s;
-    v.planned_step_time_s = t.planned_step_time_s;
-    v.from_scheduler = false;
-    v.tag = t.tag;
-    v.cancel_requested = t.cancel_requested;
-    return v;
-  };
-  if (t.id.empty()) {  // a submission whose job id never reached the ledger
-    JobInfo job;
-    job.name = t.name;
-    job.id = "?";
-    job.state = JobState::unknown;
-    JobView v = view(std::move(job));
-    if (now - t.submit_time < kIntentExpiryS) {
-      v.unconfirmed = true;
-      v.info.reason =
-          "submission not confirmed: the scheduler lists no job tagged jobgen:" + t.tag +
-          " (yet); jobgen was interrupted or timed out while submitting";
-    } else {
-      v.vanished = true;
-      v.info.reason = "submission never confirmed: no job tagged jobgen:" + t.tag +
-                      " appeared within a day (it was not created, or ended and was forgotten)";
-    }
-    return {v};
+// A view of a tracked job that the scheduler did not answer for.
+JobView local_view(const Tracked& t, JobInfo job) {
+  JobView v;
+  v.tracked_id = t.id;
+  v.info = std::move(job);
+  v.estimated_runtime_s = t.estimated_runtime_s;
+  v.planned_step_time_s = t.planned_step_time_s;
+  v.from_scheduler = false;
+  v.tag = t.tag;
+  v.cancel_requested = t.cancel_requested;
+  return v;
+}
+
+// A submission whose job id never reached the ledger: unconfirmed for kIntentExpiryS after it was
+// sent, then vanished.
+JobView unconfirmed_submission(const Tracked& t, int64_t now) {
+  JobInfo job;
+  job.name = t.name;
+  job.id = "?";
+  job.state = JobState::unknown;
+  JobView v = local_view(t, std::move(job));
+  if (now - t.submit_time < kIntentExpiryS) {
+    v.unconfirmed = true;
+    v.info.reason = "submission not confirmed: the scheduler lists no job tagged jobgen:" + t.tag +
+                    " (yet); jobgen was interrupted or timed out while submitting";
+  } else {
+    v.vanished = true;
+    v.info.reason = "submission never confirmed: no job tagged jobgen:" + t.tag +
+                    " appeared within a day (it was not created, or ended and was forgotten)";
   }
+  return v;
+}
+
+// The exit markers the job's trap wrote beside its log: one for a job, one per task of an array.
+std::vector<JobView> from_exit_markers(const Tracked& t, const sys::FileSystem& fs) {
   JobInfo probe;
   probe.id = t.id;
   probe.job_number = t.id;
@@ -69,19 +72,26 @@ std::vector<JobView> resolve_forgotten(const Tracked& t, const sys::FileSystem& 
       if (!name.starts_with(prefix) || name.ends_with(".tmp")) continue;
       const auto text = fs.read_file(file);
       const auto code = text ? parse_exit_marker(*text) : std::nullopt;
-      if (code) found.push_back(view(from_marker(t, name.substr(kExitMarkerPrefix.size()), *code)));
+      if (code)
+        found.push_back(
+            local_view(t, from_marker(t, name.substr(kExitMarkerPrefix.size()), *code)));
     }
   } else if (const auto text = fs.read_file(exit_marker_path(log, t.id))) {
     if (const auto code = parse_exit_marker(*text))
-      found.push_back(view(from_marker(t, t.id, *code)));
+      found.push_back(local_view(t, from_marker(t, t.id, *code)));
   }
-  if (!found.empty()) return found;
+  return found;
+}
+
+// What the ledger last recorded, when that was final; an id nobody knows, or a job whose end is
+// unknown, otherwise.
+JobView from_ledger(const Tracked& t) {
   JobInfo job;
   job.id = t.id;
   job.name = t.name;
   job.state = parse_job_state(t.last_state);
   job.exit_code = t.exit_code;
-  JobView v = view(std::move(job));
+  JobView v = local_view(t, std::move(job));
   if (!t.in_ledger) {
     v.info.state = JobState::unknown;  // an id the user typed that nobody knows
     v.info.reason = "no such job: neither the scheduler nor jobgen's ledger knows it";
@@ -92,7 +102,16 @@ std::vector<JobView> resolve_forgotten(const Tracked& t, const sys::FileSystem& 
         "Slurm no longer lists this job, and neither an exit marker nor accounting says how it "
         "ended (killed before its exit trap ran, or the log directory is not visible here)";
   }
-  return {v};
+  return v;
+}
+
+// A job the scheduler's complete answer no longer lists: its exit marker(s), else what the ledger
+// last recorded if that was final; otherwise its end is unknown.
+std::vector<JobView> resolve_forgotten(const Tracked& t, const sys::FileSystem& fs, int64_t now) {
+  if (t.id.empty()) return {unconfirmed_submission(t, now)};
+  std::vector<JobView> found = from_exit_markers(t, fs);
+  if (!found.empty()) return found;
+  return {from_ledger(t)};
 }
 
 // Positions of the jobs that answer `t`: by id, or for an unconfirmed submission by its tag.
