@@ -16,6 +16,70 @@ using detail::exec_retry;
 using detail::kColumns;
 using detail::Statement;
 
+namespace {
+
+// Binds a statement's parameters in order; an absent value binds NULL.
+class Binder {
+ public:
+  explicit Binder(sqlite3_stmt* stmt) : stmt_(stmt) {}
+  void text(const std::string& v) {
+    sqlite3_bind_text(stmt_, ++i_, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  }
+  void int32(int v) { sqlite3_bind_int(stmt_, ++i_, v); }
+  void int64(int64_t v) { sqlite3_bind_int64(stmt_, ++i_, v); }
+  void int32(const std::optional<int>& v) {
+    v ? sqlite3_bind_int(stmt_, ++i_, *v) : sqlite3_bind_null(stmt_, ++i_);
+  }
+  void int64(const std::optional<int64_t>& v) {
+    v ? sqlite3_bind_int64(stmt_, ++i_, *v) : sqlite3_bind_null(stmt_, ++i_);
+  }
+  void real(const std::optional<double>& v) {
+    v ? sqlite3_bind_double(stmt_, ++i_, *v) : sqlite3_bind_null(stmt_, ++i_);
+  }
+
+ private:
+  sqlite3_stmt* stmt_;
+  int i_ = 0;
+};
+
+// The record's columns in the order of kColumns, then updated_time (now).
+void bind_record(sqlite3_stmt* stmt, const JobRecord& r) {
+  Binder b(stmt);
+  b.text(r.job_id);
+  b.text(r.backend);
+  b.text(r.cluster);
+  b.text(r.target);
+  b.text(r.job_name);
+  b.text(r.spec_path);
+  b.text(r.spec_hash);
+  b.text(r.script_path);
+  b.text(r.plan_json);
+  b.int64(r.submit_time);
+  b.text(r.last_state.empty() ? std::string("PENDING") : r.last_state);
+  b.int32(r.exit_code);
+  b.text(r.stdout_path);
+  b.text(r.stderr_path);
+  b.text(r.work_dir);
+  b.int64(r.estimated_runtime_s);
+  b.int32(r.array_size);
+  b.text(r.tag);
+  b.int64(r.cancel_requested);
+  b.text(r.run_id);
+  b.int32(r.attempt);
+  b.int32(r.max_attempts);
+  b.text(r.request_json);
+  b.text(r.failure);
+  b.text(r.decision);
+  b.real(r.planned_step_time_s);
+  b.int64(r.planned_steps);
+  b.int32(r.plan_row);
+  b.real(r.measured_step_time_s);
+  b.real(r.peak_gpu_memory_gib);
+  b.int64(util::unix_seconds(std::chrono::system_clock::now()));
+}
+
+}  // namespace
+
 Expected<void> Ledger::insert(const JobRecord& r) {
   const std::string sql =
       std::string("INSERT INTO jobs (") + kColumns +
@@ -26,53 +90,7 @@ Expected<void> Ledger::insert(const JobRecord& r) {
     sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
     return db_error(db_, "cannot prepare an insert");
   }
-  int i = 0;
-  auto text = [&](const std::string& v) {
-    sqlite3_bind_text(s.stmt, ++i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
-  };
-  text(r.job_id);
-  text(r.backend);
-  text(r.cluster);
-  text(r.target);
-  text(r.job_name);
-  text(r.spec_path);
-  text(r.spec_hash);
-  text(r.script_path);
-  text(r.plan_json);
-  sqlite3_bind_int64(s.stmt, ++i, r.submit_time);
-  text(r.last_state.empty() ? std::string("PENDING") : r.last_state);
-  if (r.exit_code) {
-    sqlite3_bind_int(s.stmt, ++i, *r.exit_code);
-  } else {
-    sqlite3_bind_null(s.stmt, ++i);
-  }
-  text(r.stdout_path);
-  text(r.stderr_path);
-  text(r.work_dir);
-  if (r.estimated_runtime_s) {
-    sqlite3_bind_int64(s.stmt, ++i, *r.estimated_runtime_s);
-  } else {
-    sqlite3_bind_null(s.stmt, ++i);
-  }
-  sqlite3_bind_int(s.stmt, ++i, r.array_size);
-  text(r.tag);
-  sqlite3_bind_int64(s.stmt, ++i, r.cancel_requested);
-  text(r.run_id);
-  sqlite3_bind_int(s.stmt, ++i, r.attempt);
-  sqlite3_bind_int(s.stmt, ++i, r.max_attempts);
-  text(r.request_json);
-  text(r.failure);
-  text(r.decision);
-  const auto real = [&](const std::optional<double>& v) {
-    v ? sqlite3_bind_double(s.stmt, ++i, *v) : sqlite3_bind_null(s.stmt, ++i);
-  };
-  real(r.planned_step_time_s);
-  r.planned_steps ? sqlite3_bind_int64(s.stmt, ++i, *r.planned_steps)
-                  : sqlite3_bind_null(s.stmt, ++i);
-  r.plan_row ? sqlite3_bind_int(s.stmt, ++i, *r.plan_row) : sqlite3_bind_null(s.stmt, ++i);
-  real(r.measured_step_time_s);
-  real(r.peak_gpu_memory_gib);
-  sqlite3_bind_int64(s.stmt, ++i, util::unix_seconds(std::chrono::system_clock::now()));
+  bind_record(s.stmt, r);
   if (sqlite3_step(s.stmt) != SQLITE_DONE) {
     auto error = db_error(db_, "cannot record job " + r.job_id);
     sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
