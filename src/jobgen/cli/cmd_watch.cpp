@@ -66,22 +66,14 @@ struct InterruptGuard {
   ~InterruptGuard() { ::sigaction(SIGINT, &previous, nullptr); }
 };
 
-Expected<Exit> run_watch(Context& ctx, const WatchOptions& options) {
-  if (auto ok = check_job_ids(options.ids); !ok) return std::unexpected(ok.error());
+// Poll intervals (0.1 s to a day) and the screen: a table on a terminal, $COLUMNS wide (at
+// least 40) when it is set.
+Expected<WatchSettings> watch_settings(const Context& ctx, const WatchOptions& options) {
   for (const double seconds : {options.interval_s, options.max_interval_s}) {
     if (!std::isfinite(seconds) || seconds < 0.1 || seconds > 86400) {
       return invalid("poll intervals must be between 0.1 s and 86400 s (got " +
                      std::to_string(seconds) + ")");
     }
-  }
-  auto opened = open_job_session(ctx, options.common, false);
-  if (!opened) return std::unexpected(opened.error());
-  JobSession& session = **opened;
-  auto groups = tracked_jobs(session, options.ids);
-  if (!groups) return std::unexpected(groups.error());
-  if (groups->empty()) {
-    ctx.out << "No unfinished jobs in the ledger; nothing to watch.\n";
-    return Exit::ok;
   }
   WatchSettings settings;
   settings.terminal = ctx.out_is_terminal;
@@ -95,35 +87,72 @@ Expected<Exit> run_watch(Context& ctx, const WatchOptions& options) {
     } catch (const std::exception&) {
     }
   }
-  // Each log is read at most once per poll interval while its job runs (the screen redraws every
-  // second), and once more when its state changes.
-  LogTailReader reader(ctx.fs, *groups);
-  const auto poll = [&]() -> Expected<std::vector<slurm::JobView>> {
-    auto views = query_tracked(session, *groups);
-    if (!views) return views;  // a failed query is no evidence: nothing is recovered
-    auto retries = recover_failed(ctx, session, *views, options.recovery);
-    if (retries.empty()) return views;
-    for (const auto& retry : retries) reader.track(retry.next);
-    follow_retries(*groups, std::move(retries));
-    return query_tracked(session, *groups);
-  };
+  return settings;
+}
+
+// The log tails the screen shows. Each log is read at most once per poll interval while its job
+// runs (the screen redraws every second), and once more when its state changes; a read also
+// records the training progress it found (remember_measurement).
+class CachedLogTails {
+ public:
+  CachedLogTails(Context& ctx, JobSession& session, const std::vector<TrackedGroup>& groups,
+                 std::chrono::milliseconds min_interval)
+      : ctx_(ctx),
+        session_(session),
+        groups_(groups),
+        reader_(ctx.fs, groups),
+        min_interval_(min_interval) {}
+
+  // Follows one more job (a retry the watch started).
+  void track(const slurm::Tracked& job) { reader_.track(job); }
+
+  LogTail tail(const slurm::JobView& view) {
+    const auto now = ctx_.clock.now();
+    const auto it = cache_.find(view.info.id);
+    if (it != cache_.end() && it->second.state == view.info.state &&
+        (now - it->second.when < min_interval_ || slurm::is_finished(view.info.state)))
+      return it->second.tail;
+    LogTail tail = reader_.read(view);
+    cache_[view.info.id] = {now, view.info.state, tail};
+    remember_measurement(session_, groups_, view, tail.progress);
+    return tail;
+  }
+
+ private:
   struct Cached {
     std::chrono::system_clock::time_point when;
     slurm::JobState state;
     LogTail tail;
   };
-  std::map<std::string, Cached> cache;
-  const auto log_tail = [&](const slurm::JobView& view) -> LogTail {
-    const auto now = ctx.clock.now();
-    const auto it = cache.find(view.info.id);
-    if (it != cache.end() && it->second.state == view.info.state &&
-        (now - it->second.when < settings.min_interval || slurm::is_finished(view.info.state)))
-      return it->second.tail;
-    LogTail tail = reader.read(view);
-    cache[view.info.id] = {now, view.info.state, tail};
-    remember_measurement(session, *groups, view, tail.progress);
-    return tail;
+  Context& ctx_;
+  JobSession& session_;
+  const std::vector<TrackedGroup>& groups_;  // the watch's, including the retries it follows
+  LogTailReader reader_;
+  std::chrono::milliseconds min_interval_;
+  std::map<std::string, Cached> cache_;
+};
+
+Expected<Exit> run_watch(Context& ctx, const WatchOptions& options) {
+  JOBGEN_TRY(check_job_ids(options.ids));
+  JOBGEN_TRY_ASSIGN(const WatchSettings settings, watch_settings(ctx, options));
+  JOBGEN_TRY_ASSIGN(auto opened, open_job_session(ctx, options.common, false));
+  JobSession& session = *opened;
+  JOBGEN_TRY_ASSIGN(std::vector<TrackedGroup> groups, tracked_jobs(session, options.ids));
+  if (groups.empty()) {
+    ctx.out << "No unfinished jobs in the ledger; nothing to watch.\n";
+    return Exit::ok;
+  }
+  CachedLogTails tails(ctx, session, groups, settings.min_interval);
+  const auto poll = [&]() -> Expected<std::vector<slurm::JobView>> {
+    auto views = query_tracked(session, groups);
+    if (!views) return views;  // a failed query is no evidence: nothing is recovered
+    auto retries = recover_failed(ctx, session, *views, options.recovery);
+    if (retries.empty()) return views;
+    for (const auto& retry : retries) tails.track(retry.next);
+    follow_retries(groups, std::move(retries));
+    return query_tracked(session, groups);
   };
+  const auto log_tail = [&](const slurm::JobView& view) { return tails.tail(view); };
   InterruptGuard guard;
   auto result = watch_jobs(poll, log_tail, ctx.clock, ctx.out, settings, g_stop, session.names);
   if (!result) return std::unexpected(result.error());
