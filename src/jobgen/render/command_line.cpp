@@ -101,19 +101,72 @@ std::string mark_variables(std::string_view value) {
   return marked;
 }
 
+std::unexpected<Error> not_interpreted(std::string_view what) {
+  return invalid(
+      fmt::format("the run command uses {} which jobgen does not interpret (only "
+                  "$NAME and ${{NAME}} are): write the command without it, or put "
+                  "the shell code in a script and run that",
+                  what));
+}
+
+// "..." from text[i] == '"' into `word`: \ escapes only \ " $ and `, $NAME / ${NAME} stay
+// variable references. Returns the index of the closing quote.
+Expected<std::size_t> read_double_quoted(std::string_view text, std::size_t i, std::string& word) {
+  std::size_t j = i + 1;
+  for (; j < text.size() && text[j] != '"'; ++j) {
+    if (text[j] == '`') return not_interpreted("'`' inside \"...\"");
+    if (text[j] == '$') {
+      const auto last = read_variable(text, j, word);
+      if (last == std::string_view::npos) return not_interpreted("'$' inside \"...\"");
+      j = last;
+      continue;
+    }
+    if (text[j] == '\\' && j + 1 < text.size() &&
+        std::string_view("\\\"$`").find(text[j + 1]) != std::string_view::npos) {
+      ++j;
+    }
+    word += text[j];
+  }
+  if (j >= text.size()) return invalid("the run command has an unterminated \"");
+  return j;
+}
+
+// One piece of a word from text[i] (not a blank) into `word`: a character, an escape, a quoted
+// string or a variable reference; operators are refused. Returns the index of its last character.
+Expected<std::size_t> read_word_part(std::string_view text, std::size_t i, std::string& word) {
+  const char c = text[i];
+  if (c == kVarOpen || c == kVarClose) {
+    return invalid("the run command contains a control character: remove it");
+  } else if (c == '\\') {
+    if (i + 1 < text.size()) {
+      if (text[i + 1] != '\n') word += text[i + 1];
+      ++i;
+    }
+  } else if (c == '\'') {
+    const auto end = text.find('\'', i + 1);
+    if (end == std::string_view::npos) return invalid("the run command has an unterminated '");
+    word.append(text.substr(i + 1, end - i - 1));
+    i = end;
+  } else if (c == '"') {
+    return read_double_quoted(text, i, word);
+  } else if (c == '$') {
+    const auto last = read_variable(text, i, word);
+    if (last == std::string_view::npos) return not_interpreted("'$' (other than $NAME or ${NAME})");
+    i = last;
+  } else if (std::string_view("|&;<>()`").find(c) != std::string_view::npos) {
+    return not_interpreted(fmt::format("'{}'", c));
+  } else {
+    word += c;
+  }
+  return i;
+}
+
 }  // namespace
 
 Expected<std::vector<std::string>> split_command(std::string_view text) {
   std::vector<std::string> words;
   std::string word;
   bool in_word = false;
-  const auto refuse = [](std::string_view what) {
-    return invalid(
-        fmt::format("the run command uses {} which jobgen does not interpret (only "
-                    "$NAME and ${{NAME}} are): write the command without it, or put "
-                    "the shell code in a script and run that",
-                    what));
-  };
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (c == ' ' || c == '\t' || c == '\n') {
@@ -123,45 +176,7 @@ Expected<std::vector<std::string>> split_command(std::string_view text) {
       continue;
     }
     in_word = true;
-    if (c == kVarOpen || c == kVarClose) {
-      return invalid("the run command contains a control character: remove it");
-    } else if (c == '\\') {
-      if (i + 1 < text.size()) {
-        if (text[i + 1] != '\n') word += text[i + 1];
-        ++i;
-      }
-    } else if (c == '\'') {
-      const auto end = text.find('\'', i + 1);
-      if (end == std::string_view::npos) return invalid("the run command has an unterminated '");
-      word.append(text.substr(i + 1, end - i - 1));
-      i = end;
-    } else if (c == '"') {
-      std::size_t j = i + 1;
-      for (; j < text.size() && text[j] != '"'; ++j) {
-        if (text[j] == '`') return refuse("'`' inside \"...\"");
-        if (text[j] == '$') {
-          const auto last = read_variable(text, j, word);
-          if (last == std::string_view::npos) return refuse("'$' inside \"...\"");
-          j = last;
-          continue;
-        }
-        if (text[j] == '\\' && j + 1 < text.size() &&
-            std::string_view("\\\"$`").find(text[j + 1]) != std::string_view::npos) {
-          ++j;
-        }
-        word += text[j];
-      }
-      if (j >= text.size()) return invalid("the run command has an unterminated \"");
-      i = j;
-    } else if (c == '$') {
-      const auto last = read_variable(text, i, word);
-      if (last == std::string_view::npos) return refuse("'$' (other than $NAME or ${NAME})");
-      i = last;
-    } else if (std::string_view("|&;<>()`").find(c) != std::string_view::npos) {
-      return refuse(fmt::format("'{}'", c));
-    } else {
-      word += c;
-    }
+    JOBGEN_TRY_ASSIGN(i, read_word_part(text, i, word));
   }
   if (in_word) words.push_back(std::move(word));
   if (words.empty()) return invalid("the run command is empty");
