@@ -81,107 +81,149 @@ double model_flops_per_sample(const TrainingSetup& s) {
   return per_token * t;
 }
 
-ComputeTime compute_time(const TrainingSetup& s, int micro_batch, const Hardware& hw,
-                         std::vector<Term>* explain) {
+namespace {
+
+// What one micro-batch's time is built from, kept for the explanation.
+struct Factors {
+  double samples = 1;    // the micro-batch, at least 1
+  double tokens = 0;     // tokens in the micro-batch
+  double recompute = 0;  // extra forward share: 0, 0.5 (selective) or 1 (full checkpointing)
+  bool full_ckpt = false;
+  bool causal = false;
+  double gemm_flops = 0, attn_flops = 0;  // executed, one micro-batch
+  double e_max = 0, width = 0, rows = 0;  // GEMM efficiency = e_max x width x rows
+  double elem = 0;                        // bytes per activation element
+  double per_layer = 0, passes = 0;       // pointwise elements per token and layer; passes
+  double ops = 0;                         // op launches per layer and pass
+};
+
+// Executed FLOPs of one micro-batch: the matmuls with their recomputation, and attention as run.
+void count_flops(const TrainingSetup& s, int micro_batch, Factors& f, ComputeTime& r) {
   const model::Architecture& a = s.model;
-  const Precision p = effective_precision(s.precision, hw, nullptr);
   const double t = s.tokens_per_sample();
-  const double b = std::max(1, micro_batch);
-  const double tokens = t * b;
+  f.samples = std::max(1, micro_batch);
+  f.tokens = t * f.samples;
   const double pm = matmul_params(a);
   const double lora =
       s.finetune == Finetune::full ? 0 : lora_params(a, s.lora_rank, s.lora_targets);
-  const bool full_ckpt = s.grad_checkpointing && s.recompute == Recompute::full;
-  const double recompute = !s.grad_checkpointing ? 0.0 : (full_ckpt ? 1.0 : 0.5);
-  ComputeTime r;
-  r.peak_tflops = hw.peak_tflops(p);
-  r.model_flops = model_flops_per_sample(s);
+  f.full_ckpt = s.grad_checkpointing && s.recompute == Recompute::full;
+  f.recompute = !s.grad_checkpointing ? 0.0 : (f.full_ckpt ? 1.0 : 0.5);
 
-  // --- executed FLOPs of one micro-batch ---
   const double fwd_mm = 2.0 * pm + 2.0 * lora;  // per token
   const double bwd_mm = (s.finetune == Finetune::full ? 4.0 * pm : 2.0 * pm) + 4.0 * lora;
   const double frozen = 2.0 * double(a.frozen_params);
-  const double gemm_flops = tokens * ((1.0 + recompute) * fwd_mm + bwd_mm + frozen);
-  const bool causal = a.kind == model::Kind::decoder;
+  f.gemm_flops = f.tokens * ((1.0 + f.recompute) * fwd_mm + bwd_mm + frozen);
+  f.causal = a.kind == model::Kind::decoder;
   const double attn_fwd =
-      attention_fwd_flops_per_token(a, t) * tokens * (s.flash_attention && causal ? 0.5 : 1.0);
-  const double attn_passes = 1.0 + (s.flash_attention ? 2.5 : 2.0) + (full_ckpt ? 1.0 : 0.0);
-  const double attn_flops = attn_fwd * attn_passes;
-  r.executed_flops = (gemm_flops + attn_flops) / b;
+      attention_fwd_flops_per_token(a, t) * f.tokens * (s.flash_attention && f.causal ? 0.5 : 1.0);
+  const double attn_passes = 1.0 + (s.flash_attention ? 2.5 : 2.0) + (f.full_ckpt ? 1.0 : 0.0);
+  f.attn_flops = attn_fwd * attn_passes;
+  r.executed_flops = (f.gemm_flops + f.attn_flops) / f.samples;
+}
 
+// The block GEMMs at e = e_max x width x rows, and attention: flash at a share of e_max, or
+// unfused matmuls plus softmax/dropout traffic through HBM.
+void gemm_and_attention_time(const TrainingSetup& s, const Hardware& hw, Precision p, Factors& f,
+                             ComputeTime& r) {
+  const model::Architecture& a = s.model;
   const double peak = r.peak_tflops * 1e12;
+  f.e_max = gemm_peak_fraction(hw, p);
+  // SIMT fp32 GEMMs reach their peak at much smaller sizes than tensor-core tiles.
+  const bool simt = p == Precision::fp32 || (p == Precision::tf32 && hw.tflops_tf32 <= 0);
+  f.width = a.hidden / (a.hidden + (simt ? kWidthHalf / 4 : kWidthHalf));
+  f.rows = f.tokens / (f.tokens + kRowsHalf);
+  r.gemm_efficiency = f.e_max * f.width * f.rows;
+  r.gemm_s = peak > 0 ? f.gemm_flops / (peak * r.gemm_efficiency) : 0;
+  const double bw = hw.memory_bandwidth_gbs * 1e9;
+  const bool half_module = module_in_half(s) || p == Precision::bf16;
+  f.elem = (p == Precision::fp32 || p == Precision::tf32) ? 4.0 : (half_module ? 2.0 : 3.0);
+  if (s.flash_attention) {
+    r.attention_s = peak > 0 ? f.attn_flops / (peak * kFlashFraction * f.e_max) : 0;
+  } else {
+    const double t = s.tokens_per_sample();
+    const double scores =
+        double(a.heads) * t * t * f.samples * (a.layers + 2.0 * a.effective_decoder_layers());
+    const double soft = f.elem > 2 ? 4.0 : 2.0;
+    r.attention_s = (peak > 0 ? f.attn_flops / (peak * kBmmFraction * f.e_max) : 0) +
+                    (bw > 0 ? scores * 30.0 * soft / (bw * kHbmFraction) : 0);
+  }
+}
+
+// Pointwise ops through HBM, and QLoRA's dequantisation of the 4-bit weights in every pass.
+void memory_bound_time(const TrainingSetup& s, const Hardware& hw, Factors& f, ComputeTime& r) {
+  const model::Architecture& a = s.model;
+  const double bw = hw.memory_bandwidth_gbs * 1e9;
+  const double ffn = a.effective_ffn();
+  f.per_layer =
+      s.compile ? 10.0 * a.hidden + 2.0 * ffn : 30.0 * a.hidden + (a.gated_ffn ? 6.0 : 3.0) * ffn;
+  f.passes = 3.0 + f.recompute;
+  r.pointwise_s =
+      bw > 0 ? f.tokens * a.total_layers() * f.per_layer * f.elem * f.passes / (bw * kHbmFraction)
+             : 0;
+  if (s.finetune == Finetune::qlora && bw > 0) {
+    const double quantised = double(count_params(a).block_linear());
+    r.dequant_s = quantised * kDequantBytes * (2.0 + f.recompute) / (bw * kDequantHbm);
+  }
+}
+
+// The CPU launching the ops: eager or compiled, plus the adapted and quantised layers' ops.
+void launch_time(const TrainingSetup& s, Factors& f, ComputeTime& r) {
+  const model::Architecture& a = s.model;
+  f.ops = s.compile ? kCompiledOps : kEagerOps;
+  f.ops += kLoraOps * adapted_linears(s);
+  if (s.finetune == Finetune::qlora) f.ops += kQuantOps * (a.gated_ffn ? 7 : 6);
+  r.cpu_s = a.total_layers() * f.ops * (1.0 + 2.0 + f.recompute) * kOpSeconds;
+}
+
+void explain_compute(const TrainingSetup& s, const Hardware& hw, const Factors& f,
+                     const ComputeTime& r, std::vector<Term>& explain) {
+  const model::Architecture& a = s.model;
+  auto add = [&](std::string name, double v, std::string formula) {
+    explain.push_back({std::move(name), v, "s", std::move(formula)});
+  };
+  add("GEMMs", r.gemm_s,
+      fmt::format("{} FLOP / ({:.0f} TFLOPS x e {:.2f} = {:.2f} max x {:.2f} width x {:.2f} rows)",
+                  sci(f.gemm_flops), r.peak_tflops, r.gemm_efficiency, f.e_max, f.width, f.rows));
+  add("attention", r.attention_s,
+      fmt::format("{} FLOP{}{}", sci(f.attn_flops), s.flash_attention ? " (flash" : " (unfused",
+                  f.causal && s.flash_attention ? ", causal half)" : ")"));
+  add("pointwise", r.pointwise_s,
+      fmt::format("{} tokens x {} layers x {:.0f} elements x {} B x {} passes / ({:.0f} GB/s x {})",
+                  f.tokens, a.total_layers(), f.per_layer, f.elem, f.passes,
+                  hw.memory_bandwidth_gbs, kHbmFraction));
+  if (r.dequant_s > 0)
+    add("QLoRA dequantisation", r.dequant_s, "4.5 B x quantised params x passes");
+  add("CPU (op launches)", r.cpu_s,
+      fmt::format("{} layers x {:.0f} ops x {} passes x {:.0f} us", a.total_layers(), f.ops,
+                  3.0 + f.recompute, kOpSeconds * 1e6));
+}
+
+}  // namespace
+
+ComputeTime compute_time(const TrainingSetup& s, int micro_batch, const Hardware& hw,
+                         std::vector<Term>* explain) {
+  const Precision p = effective_precision(s.precision, hw, nullptr);
+  ComputeTime r;
+  r.peak_tflops = hw.peak_tflops(p);
+  r.model_flops = model_flops_per_sample(s);
+  Factors f;
+  count_flops(s, micro_batch, f, r);
   if (hw.mfu) {
     // The override: executed FLOPs at the given utilisation.
+    const double peak = r.peak_tflops * 1e12;
     r.gemm_efficiency = *hw.mfu;
-    r.gemm_s = peak > 0 ? (gemm_flops + attn_flops) / (peak * *hw.mfu) : 0;
+    r.gemm_s = peak > 0 ? (f.gemm_flops + f.attn_flops) / (peak * *hw.mfu) : 0;
     r.gpu_s = r.micro_batch_s = r.gemm_s;
     r.forward_s = r.micro_batch_s / 3.0;
     return r;
   }
-
-  // --- GPU time ---
-  const double e_max = gemm_peak_fraction(hw, p);
-  // SIMT fp32 GEMMs reach their peak at much smaller sizes than tensor-core tiles.
-  const bool simt = p == Precision::fp32 || (p == Precision::tf32 && hw.tflops_tf32 <= 0);
-  const double width = a.hidden / (a.hidden + (simt ? kWidthHalf / 4 : kWidthHalf));
-  const double rows = tokens / (tokens + kRowsHalf);
-  r.gemm_efficiency = e_max * width * rows;
-  r.gemm_s = peak > 0 ? gemm_flops / (peak * r.gemm_efficiency) : 0;
-  const double bw = hw.memory_bandwidth_gbs * 1e9;
-  const bool half_module = module_in_half(s) || p == Precision::bf16;
-  const double elem =
-      (p == Precision::fp32 || p == Precision::tf32) ? 4.0 : (half_module ? 2.0 : 3.0);
-  if (s.flash_attention) {
-    r.attention_s = peak > 0 ? attn_flops / (peak * kFlashFraction * e_max) : 0;
-  } else {
-    const double scores =
-        double(a.heads) * t * t * b * (a.layers + 2.0 * a.effective_decoder_layers());
-    const double soft = elem > 2 ? 4.0 : 2.0;
-    r.attention_s = (peak > 0 ? attn_flops / (peak * kBmmFraction * e_max) : 0) +
-                    (bw > 0 ? scores * 30.0 * soft / (bw * kHbmFraction) : 0);
-  }
-  const double f = a.effective_ffn();
-  const double per_layer =
-      s.compile ? 10.0 * a.hidden + 2.0 * f : 30.0 * a.hidden + (a.gated_ffn ? 6.0 : 3.0) * f;
-  const double passes = 3.0 + recompute;
-  r.pointwise_s =
-      bw > 0 ? tokens * a.total_layers() * per_layer * elem * passes / (bw * kHbmFraction) : 0;
-  if (s.finetune == Finetune::qlora && bw > 0) {
-    const double quantised = double(count_params(a).block_linear());
-    r.dequant_s = quantised * kDequantBytes * (2.0 + recompute) / (bw * kDequantHbm);
-  }
+  gemm_and_attention_time(s, hw, p, f, r);
+  memory_bound_time(s, hw, f, r);
   r.gpu_s = r.gemm_s + r.attention_s + r.pointwise_s + r.dequant_s;
-
-  // --- CPU time: launching the ops ---
-  double ops = s.compile ? kCompiledOps : kEagerOps;
-  ops += kLoraOps * adapted_linears(s);
-  if (s.finetune == Finetune::qlora) ops += kQuantOps * (a.gated_ffn ? 7 : 6);
-  r.cpu_s = a.total_layers() * ops * (1.0 + 2.0 + recompute) * kOpSeconds;
+  launch_time(s, f, r);
   r.micro_batch_s = std::max(r.gpu_s, r.cpu_s);
-  r.forward_s = r.micro_batch_s * 1.0 / (3.0 + recompute);
-
-  if (explain != nullptr) {
-    auto add = [&](std::string name, double v, std::string formula) {
-      explain->push_back({std::move(name), v, "s", std::move(formula)});
-    };
-    add("GEMMs", r.gemm_s,
-        fmt::format(
-            "{} FLOP / ({:.0f} TFLOPS x e {:.2f} = {:.2f} max x {:.2f} width x {:.2f} rows)",
-            sci(gemm_flops), r.peak_tflops, r.gemm_efficiency, e_max, width, rows));
-    add("attention", r.attention_s,
-        fmt::format("{} FLOP{}{}", sci(attn_flops), s.flash_attention ? " (flash" : " (unfused",
-                    causal && s.flash_attention ? ", causal half)" : ")"));
-    add("pointwise", r.pointwise_s,
-        fmt::format(
-            "{} tokens x {} layers x {:.0f} elements x {} B x {} passes / ({:.0f} GB/s x {})",
-            tokens, a.total_layers(), per_layer, elem, passes, hw.memory_bandwidth_gbs,
-            kHbmFraction));
-    if (r.dequant_s > 0)
-      add("QLoRA dequantisation", r.dequant_s, "4.5 B x quantised params x passes");
-    add("CPU (op launches)", r.cpu_s,
-        fmt::format("{} layers x {:.0f} ops x {} passes x {:.0f} us", a.total_layers(), ops,
-                    3.0 + recompute, kOpSeconds * 1e6));
-  }
+  r.forward_s = r.micro_batch_s * 1.0 / (3.0 + f.recompute);
+  if (explain != nullptr) explain_compute(s, hw, f, r, *explain);
   return r;
 }
 
