@@ -16,108 +16,154 @@ constexpr double kDdpLastBucket = 25e6;      // bytes: DDP's default bucket_cap_
 constexpr double kZero3HookSeconds = 50e-6;  // per parameter tensor and pass (fetch/release)
 constexpr double kDpPythonOverhead = 0.10;   // DataParallel: per extra GPU (threads, GIL)
 
-}  // namespace
+// The ring the collectives run on: k ranks at the bus bandwidth (bytes/s; the slower of NVLink
+// and the NIC when it spans nodes), plus a latency per collective (s).
+struct Ring {
+  double k = 1;
+  double bus = 0;
+  double latency = 0;
+  double allreduce(double bytes) const { return 2.0 * (k - 1) / k * bytes / bus + latency; }
+  double gather(double bytes) const { return (k - 1) / k * bytes / bus + latency; }
+};
 
-CommTime communication(const TrainingSetup& s, int accumulation, const Hardware& hw,
-                       const ComputeTime& c, std::vector<Term>* explain) {
-  CommTime r;
-  const double k = s.world_size();
-  if (k <= 1 || s.strategy == Strategy::single) return r;
-  const int g = s.gpus_per_node;
-  const int n = s.nodes;
-  const int acc = std::max(1, accumulation);
-  const Precision p = effective_precision(s.precision, hw, nullptr);
+Ring collective_ring(const TrainingSetup& s, const Hardware& hw) {
+  Ring ring;
+  ring.k = s.world_size();
+  double bus = hw.links.intra_gbs;
+  if (s.nodes > 1) {
+    const double inter = hw.links.inter_gbs(s.gpus_per_node);
+    bus = inter > 0 ? std::min(bus, inter) : bus;
+  }
+  ring.bus = std::max(bus, 1e-3) * 1e9;
+  ring.latency = s.nodes > 1 ? kLatencyInter : kLatencyIntra;
+  return ring;
+}
+
+// Bytes on the wire: trainable gradients (fp32 for torch amp and FSDP's fp32 reduce, half for
+// DeepSpeed and pure bf16), and the parameters as gathered (half; QLoRA bases in 4-bit storage).
+struct Volumes {
+  double trainable = 0;  // parameters
+  double grads = 0;
+  double half = 0;  // bytes per gathered parameter
+  double params = 0;
+};
+
+Volumes wire_volumes(const TrainingSetup& s, Precision p) {
   const bool fp32 = p == Precision::fp32 || p == Precision::tf32;
   const bool deepspeed = s.strategy == Strategy::zero1 || s.strategy == Strategy::zero2 ||
                          s.strategy == Strategy::zero3;
   const model::Architecture& a = s.model;
   const double all = double(derive_params(a));
-  const double trainable = trainable_params(s);
-
-  double bus = hw.links.intra_gbs;
-  if (n > 1) {
-    const double inter = hw.links.inter_gbs(g);
-    bus = inter > 0 ? std::min(bus, inter) : bus;
-  }
-  bus = std::max(bus, 1e-3) * 1e9;
-  r.bus_gbs = bus / 1e9;
-  const double latency = n > 1 ? kLatencyInter : kLatencyIntra;
-  auto allreduce = [&](double bytes) { return 2.0 * (k - 1) / k * bytes / bus + latency; };
-  auto gather = [&](double bytes) { return (k - 1) / k * bytes / bus + latency; };
-
-  // Gradient and parameter bytes on the wire.
+  Volumes v;
+  v.trainable = trainable_params(s);
   double grad_bytes = fp32 ? 4.0 : 2.0;
   if (is_amp(p) && !deepspeed) grad_bytes = 4.0;  // torch amp grads and FSDP's fp32 reduce
   if (s.finetune != Finetune::full) grad_bytes = p == Precision::bf16 ? 2.0 : 4.0;
-  const double grads = trainable * grad_bytes;
-  const double half = fp32 ? 4.0 : 2.0;
-  double params = s.finetune == Finetune::full ? all * half : all * half + trainable * 4.0;
+  v.grads = v.trainable * grad_bytes;
+  v.half = fp32 ? 4.0 : 2.0;
+  v.params = s.finetune == Finetune::full ? all * v.half : all * v.half + v.trainable * 4.0;
   if (s.finetune == Finetune::qlora) {
     const double linear = double(count_params(a).block_linear());
-    params = linear * kNf4Bytes + (all - linear) * 2.0 + trainable * 4.0;
+    v.params = linear * kNf4Bytes + (all - linear) * 2.0 + v.trainable * 4.0;
   }
+  return v;
+}
+
+// DDP: one all-reduce per step behind the last backward, except its last bucket.
+std::string ddp_time(const Ring& ring, const Volumes& v, double backward_s, CommTime& r) {
+  const double ar = ring.allreduce(v.grads);
+  r.total_s = ar;
+  r.exposed_s =
+      std::max(0.0, ar - kOverlap * backward_s) + ring.allreduce(std::min(kDdpLastBucket, v.grads));
+  return fmt::format("all-reduce {} B of gradients once per step", sci(v.grads));
+}
+
+// ZeRO-1 at the step boundary; ZeRO-2 reduce-scatters every micro-batch behind its backward.
+std::string zero12_time(Strategy strategy, int acc, const Ring& ring, const Volumes& v,
+                        double backward_s, CommTime& r) {
+  const double rs = ring.gather(v.grads), ag = ring.gather(v.trainable * v.half);
+  if (strategy == Strategy::zero1) {
+    r.total_s = r.exposed_s = rs + ag;
+    return "reduce-scatter gradients + all-gather parameters at the step boundary";
+  }
+  r.total_s = acc * rs + ag;
+  r.exposed_s = acc * std::max(0.0, rs - kOverlap * backward_s) + ag;
+  return "reduce-scatter gradients every micro-batch + all-gather parameters per step";
+}
+
+// ZeRO-3 and FSDP: parameters gathered every micro-batch (twice unless shard-grad-op), prefetched
+// behind forward and backward but for one unit; DeepSpeed's Python hooks on top.
+std::string sharded_time(const TrainingSetup& s, int acc, const Ring& ring, const Volumes& v,
+                         const ComputeTime& c, CommTime& r) {
+  const model::Architecture& a = s.model;
   const double units = std::max(1, a.total_layers());
   const double backward_s = c.micro_batch_s - c.forward_s;
+  const bool twice = s.strategy != Strategy::fsdp_shard_grad_op;
+  const double ag = ring.gather(v.params), rs = ring.gather(v.grads);
+  const double fwd = ag, bwd = (twice ? ag : 0) + rs;
+  const double per_micro = fwd + bwd;
+  double exposed = std::max(0.0, fwd - kOverlap * c.forward_s) +
+                   std::max(0.0, bwd - kOverlap * backward_s) + per_micro / units;
+  if (s.strategy == Strategy::zero3) {
+    // DeepSpeed fetches and releases every parameter tensor from Python hooks.
+    const double tensors = units * (a.gated_ffn ? 9 : 12);
+    const double passes = 2.0 + (s.grad_checkpointing ? 1.0 : 0.0);
+    exposed += tensors * passes * kZero3HookSeconds;
+  }
+  r.total_s = acc * per_micro;
+  r.exposed_s = acc * exposed;
+  return twice ? "all-gather parameters in forward and backward + reduce-scatter gradients, "
+                 "every micro-batch"
+               : "all-gather parameters once + reduce-scatter gradients, every micro-batch";
+}
 
+// DataParallel: GPU 0 serially over its own link, plus the Python threads' overhead.
+std::string dp_time(const TrainingSetup& s, Precision p, int acc, const Hardware& hw,
+                    const ComputeTime& c, const Volumes& v, CommTime& r) {
+  const int g = s.gpus_per_node;
+  const double weights = v.trainable * (p == Precision::bf16 ? 2.0 : 4.0);
+  const double per_micro = 2.0 * (g - 1) * weights / (hw.links.intra_gbs * 1e9);
+  r.total_s = per_micro * acc;
+  r.exposed_s = r.total_s + acc * c.micro_batch_s * kDpPythonOverhead * (g - 1);
+  return "GPU 0 broadcasts weights and gathers gradients every micro-batch";
+}
+
+}  // namespace
+
+CommTime communication(const TrainingSetup& s, int accumulation, const Hardware& hw,
+                       const ComputeTime& c, std::vector<Term>* explain) {
+  CommTime r;
+  if (s.world_size() <= 1 || s.strategy == Strategy::single) return r;
+  const Ring on = collective_ring(s, hw);
+  r.bus_gbs = on.bus / 1e9;
+  const int acc = std::max(1, accumulation);
+  const Precision p = effective_precision(s.precision, hw, nullptr);
+  const Volumes v = wire_volumes(s, p);
+  const double backward_s = c.micro_batch_s - c.forward_s;
   std::string what;
   switch (s.strategy) {
     case Strategy::single:
       break;
-    case Strategy::ddp: {
-      const double ar = allreduce(grads);
-      r.total_s = ar;
-      r.exposed_s =
-          std::max(0.0, ar - kOverlap * backward_s) + allreduce(std::min(kDdpLastBucket, grads));
-      what = fmt::format("all-reduce {} B of gradients once per step", sci(grads));
+    case Strategy::ddp:
+      what = ddp_time(on, v, backward_s, r);
       break;
-    }
-    case Strategy::zero1: {
-      const double rs = gather(grads), ag = gather(trainable * half);
-      r.total_s = r.exposed_s = rs + ag;
-      what = "reduce-scatter gradients + all-gather parameters at the step boundary";
+    case Strategy::zero1:
+    case Strategy::zero2:
+      what = zero12_time(s.strategy, acc, on, v, backward_s, r);
       break;
-    }
-    case Strategy::zero2: {
-      const double rs = gather(grads), ag = gather(trainable * half);
-      r.total_s = acc * rs + ag;
-      r.exposed_s = acc * std::max(0.0, rs - kOverlap * backward_s) + ag;
-      what = "reduce-scatter gradients every micro-batch + all-gather parameters per step";
-      break;
-    }
     case Strategy::zero3:
     case Strategy::fsdp_full_shard:
-    case Strategy::fsdp_shard_grad_op: {
-      const bool twice = s.strategy != Strategy::fsdp_shard_grad_op;
-      const double ag = gather(params), rs = gather(grads);
-      const double fwd = ag, bwd = (twice ? ag : 0) + rs;
-      const double per_micro = fwd + bwd;
-      double exposed = std::max(0.0, fwd - kOverlap * c.forward_s) +
-                       std::max(0.0, bwd - kOverlap * backward_s) + per_micro / units;
-      if (s.strategy == Strategy::zero3) {
-        // DeepSpeed fetches and releases every parameter tensor from Python hooks.
-        const double tensors = units * (a.gated_ffn ? 9 : 12);
-        const double passes = 2.0 + (s.grad_checkpointing ? 1.0 : 0.0);
-        exposed += tensors * passes * kZero3HookSeconds;
-      }
-      r.total_s = acc * per_micro;
-      r.exposed_s = acc * exposed;
-      what = twice ? "all-gather parameters in forward and backward + reduce-scatter gradients, "
-                     "every micro-batch"
-                   : "all-gather parameters once + reduce-scatter gradients, every micro-batch";
+    case Strategy::fsdp_shard_grad_op:
+      what = sharded_time(s, acc, on, v, c, r);
       break;
-    }
-    case Strategy::dp: {
-      const double weights = trainable * (p == Precision::bf16 ? 2.0 : 4.0);
-      const double per_micro = 2.0 * (g - 1) * weights / (hw.links.intra_gbs * 1e9);
-      r.total_s = per_micro * acc;
-      r.exposed_s = r.total_s + acc * c.micro_batch_s * kDpPythonOverhead * (g - 1);
-      what = "GPU 0 broadcasts weights and gathers gradients every micro-batch";
+    case Strategy::dp:
+      what = dp_time(s, p, acc, hw, c, v, r);
       break;
-    }
   }
   if (explain != nullptr) {
-    explain->push_back({"communication", r.total_s, "s",
-                        fmt::format("{}, at {:.1f} GB/s bus over {} ranks", what, r.bus_gbs, k)});
+    explain->push_back(
+        {"communication", r.total_s, "s",
+         fmt::format("{}, at {:.1f} GB/s bus over {} ranks", what, r.bus_gbs, on.k)});
     explain->push_back(
         {"exposed communication", r.exposed_s, "s",
          fmt::format("not hidden behind up to {} of the overlapping compute", kOverlap)});
