@@ -5,82 +5,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "jobgen/plan/planner.hpp"
-#include "jobgen/plan/report.hpp"
-#include "jobgen/profile/profile_loader.hpp"
+#include "planner_fixtures.hpp"
 
 using namespace jobgen;
+using namespace jobgen::test;
 using plan::PlanOptions;
 using plan::PlanReport;
-
-namespace {
-
-std::string read(const std::string& relative) {
-  std::ifstream in(std::filesystem::path(JOBGEN_SOURCE_DIR) / relative);
-  REQUIRE_MESSAGE(in.good(), relative);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-const profile::Catalog& catalog() {
-  static const profile::Catalog c = [] {
-    auto parsed = profile::parse_catalog(read("data/gpus.yaml"), "gpus.yaml");
-    REQUIRE(parsed.has_value());
-    return *parsed;
-  }();
-  return c;
-}
-
-profile::Profile load(const std::string& name) {
-  auto parsed = profile::parse_profile(read("cluster-profiles/" + name + ".yaml"), name, catalog());
-  REQUIRE_MESSAGE(parsed.has_value(), (parsed ? "" : format_error(parsed.error())));
-  return *parsed;
-}
-
-const profile::Profile& markov() {
-  static const profile::Profile p = load("markov");
-  return p;
-}
-
-plan::JobSpec spec_from(const std::string& text) {
-  auto spec = plan::parse_job_spec(text, "spec.yaml");
-  REQUIRE_MESSAGE(spec.has_value(), (spec ? "" : format_error(spec.error())));
-  return *spec;
-}
-
-// A small model that fits everywhere on markov (BERT-base, seq 128).
-const char* kSmall = R"(name: small
-model: bert-base
-seq_len: 128
-effective_batch: 256
-steps: 2000
-learning_rate: 1e-4
-)";
-
-PlanReport plan_for(const std::string& spec_text, PlanOptions options = {},
-                    const profile::Profile& prof = markov()) {
-  auto report = plan::make_plan(spec_from(spec_text), prof, catalog(), options);
-  REQUIRE_MESSAGE(report.has_value(), (report ? "" : format_error(report.error())));
-  return *report;
-}
-
-PlanOptions opts(std::string target, std::optional<int> gpus = {}, std::optional<int> nodes = {}) {
-  PlanOptions o;
-  o.target = std::move(target);
-  o.gpus = gpus;
-  o.nodes = nodes;
-  return o;
-}
-
-bool has_warning(const plan::PlanRow& row, const std::string& part) {
-  for (const auto& w : row.warnings) {
-    if (w.find(part) != std::string::npos) return true;
-  }
-  return false;
-}
-
-}  // namespace
 
 TEST_CASE("planner: the l40s group gives 1..6 GPUs on one node and 2 whole nodes") {
   const PlanReport r = plan_for(kSmall, opts("l40s"));
@@ -576,93 +506,6 @@ TEST_CASE("planner: a note shared by several options is printed once") {
     ++count;
   CHECK(count == 2);
   CHECK(text.find("#1-#") != std::string::npos);
-}
-
-TEST_CASE("plan: memory measured above the estimate raises it, and the micro-batch follows") {
-  const plan::JobSpec spec = spec_from(kSmall);
-  auto plain = plan::make_plan(spec, markov(), catalog(), PlanOptions{});
-  REQUIRE(plain);
-  const plan::PlanRow& first = plain->rows[0];
-  REQUIRE(first.max_micro.recommended > 1);
-  plan::Calibration calibration;
-  plan::CalibrationEntry e;
-  e.model = plain->model_name;
-  e.gpu = first.gpu;
-  e.strategy = "ddp";
-  e.runs = 1;
-  e.planned_step_time_s = e.measured_step_time_s = 0.2;
-  e.peak_memory_gib = 2 * first.memory.allocated();
-  e.planned_memory_gib = first.memory.allocated();
-  e.memory_ratio = 2.0;
-  e.memory_factor = 2.0;
-  calibration.entries.push_back(e);
-  PlanOptions options;
-  options.calibration = &calibration;
-  auto corrected = plan::make_plan(spec, markov(), catalog(), options);
-  REQUIRE(corrected);
-  for (std::size_t i = 0; i < plain->rows.size(); ++i) {
-    const plan::PlanRow& before = plain->rows[i];
-    const plan::PlanRow& after = corrected->rows[i];
-    CAPTURE(before.group);
-    if (before.gpu != e.gpu) {
-      CHECK(after.memory.measured == 0);
-      CHECK(after.max_micro.recommended == before.max_micro.recommended);
-      continue;
-    }
-    CHECK(after.calibration_memory_factor == doctest::Approx(2.0));
-    CHECK(after.max_micro.recommended < before.max_micro.recommended);
-    const auto& m = after.memory;
-    CHECK(m.measured == doctest::Approx(m.allocated() + m.slack));
-    CHECK(m.total == doctest::Approx(m.allocated() + m.slack + m.context + m.measured));
-    CHECK(m.total <= estimate::kRecommendedUse * after.capacity_gib + 1e-9);
-    CHECK(after.calibration_note.find("memory x2.00") != std::string::npos);
-  }
-  const std::string text = plan::render_text(*corrected);
-  CHECK(text.find("measured") != std::string::npos);
-  CHECK(plan::render_text(*plain).find("measured") == std::string::npos);
-  CHECK(plan::plan_json(*corrected)["options"][0]["memory_gib"]["measured"].get<double>() > 0);
-}
-
-TEST_CASE("plan: a calibration corrects the step time of its (model, GPU, strategy) only") {
-  const plan::JobSpec spec = spec_from(kSmall);
-  auto plain = plan::make_plan(spec, markov(), catalog(), PlanOptions{});
-  REQUIRE(plain);
-  REQUIRE(plain->rows.size() >= 2);
-  const plan::PlanRow& first = plain->rows[0];
-  plan::Calibration calibration;
-  plan::CalibrationEntry e;
-  e.model = plain->model_name;
-  e.gpu = first.gpu;
-  e.strategy = "ddp";
-  e.runs = 2;
-  e.planned_step_time_s = 0.2;
-  e.measured_step_time_s = 0.3;
-  e.ratio = 1.5;
-  e.factor = 1.5;
-  calibration.entries.push_back(e);
-  PlanOptions options;
-  options.calibration = &calibration;
-  auto corrected = plan::make_plan(spec, markov(), catalog(), options);
-  REQUIRE(corrected);
-  REQUIRE(corrected->rows.size() == plain->rows.size());
-  for (std::size_t i = 0; i < plain->rows.size(); ++i) {
-    const plan::PlanRow& before = plain->rows[i];
-    const plan::PlanRow& after = corrected->rows[i];
-    if (before.gpu == e.gpu) {
-      CHECK(after.step_time_s == doctest::Approx(before.step_time_s * 1.5));
-      CHECK(after.total_time_s == doctest::Approx(before.total_time_s * 1.5));
-      CHECK(after.gpu_hours == doctest::Approx(before.gpu_hours * 1.5));
-      CHECK(after.calibration_factor == doctest::Approx(1.5));
-      CHECK(after.calibration_note.starts_with("calibrated from 2 runs: step time x1.50"));
-    } else {
-      CHECK(after.step_time_s == doctest::Approx(before.step_time_s));
-      CHECK(after.calibration_note.empty());
-    }
-  }
-  const std::string text = plan::render_text(*corrected);
-  CHECK(text.find("calibrated from 2 runs") != std::string::npos);
-  const auto json = plan::plan_json(*corrected);
-  CHECK(json["options"][0]["calibration_factor"].get<double>() == doctest::Approx(1.5));
 }
 
 TEST_CASE("planner: choose_row takes --row, else balanced, fastest, the first runnable row") {

@@ -1,0 +1,96 @@
+// The planner under `jobgen calibrate`'s corrections: step time and memory of the (model, GPU,
+// strategy) the runs measured, and nothing else.
+#include <doctest/doctest.h>
+
+#include "planner_fixtures.hpp"
+
+using namespace jobgen;
+using namespace jobgen::test;
+using plan::PlanOptions;
+
+TEST_CASE("plan: memory measured above the estimate raises it, and the micro-batch follows") {
+  const plan::JobSpec spec = spec_from(kSmall);
+  auto plain = plan::make_plan(spec, markov(), catalog(), PlanOptions{});
+  REQUIRE(plain);
+  const plan::PlanRow& first = plain->rows[0];
+  REQUIRE(first.max_micro.recommended > 1);
+  plan::Calibration calibration;
+  plan::CalibrationEntry e;
+  e.model = plain->model_name;
+  e.gpu = first.gpu;
+  e.strategy = "ddp";
+  e.runs = 1;
+  e.planned_step_time_s = e.measured_step_time_s = 0.2;
+  e.peak_memory_gib = 2 * first.memory.allocated();
+  e.planned_memory_gib = first.memory.allocated();
+  e.memory_ratio = 2.0;
+  e.memory_factor = 2.0;
+  calibration.entries.push_back(e);
+  PlanOptions options;
+  options.calibration = &calibration;
+  auto corrected = plan::make_plan(spec, markov(), catalog(), options);
+  REQUIRE(corrected);
+  for (std::size_t i = 0; i < plain->rows.size(); ++i) {
+    const plan::PlanRow& before = plain->rows[i];
+    const plan::PlanRow& after = corrected->rows[i];
+    CAPTURE(before.group);
+    if (before.gpu != e.gpu) {
+      CHECK(after.memory.measured == 0);
+      CHECK(after.max_micro.recommended == before.max_micro.recommended);
+      continue;
+    }
+    CHECK(after.calibration_memory_factor == doctest::Approx(2.0));
+    CHECK(after.max_micro.recommended < before.max_micro.recommended);
+    const auto& m = after.memory;
+    CHECK(m.measured == doctest::Approx(m.allocated() + m.slack));
+    CHECK(m.total == doctest::Approx(m.allocated() + m.slack + m.context + m.measured));
+    CHECK(m.total <= estimate::kRecommendedUse * after.capacity_gib + 1e-9);
+    CHECK(after.calibration_note.find("memory x2.00") != std::string::npos);
+  }
+  const std::string text = plan::render_text(*corrected);
+  CHECK(text.find("measured") != std::string::npos);
+  CHECK(plan::render_text(*plain).find("measured") == std::string::npos);
+  CHECK(plan::plan_json(*corrected)["options"][0]["memory_gib"]["measured"].get<double>() > 0);
+}
+
+TEST_CASE("plan: a calibration corrects the step time of its (model, GPU, strategy) only") {
+  const plan::JobSpec spec = spec_from(kSmall);
+  auto plain = plan::make_plan(spec, markov(), catalog(), PlanOptions{});
+  REQUIRE(plain);
+  REQUIRE(plain->rows.size() >= 2);
+  const plan::PlanRow& first = plain->rows[0];
+  plan::Calibration calibration;
+  plan::CalibrationEntry e;
+  e.model = plain->model_name;
+  e.gpu = first.gpu;
+  e.strategy = "ddp";
+  e.runs = 2;
+  e.planned_step_time_s = 0.2;
+  e.measured_step_time_s = 0.3;
+  e.ratio = 1.5;
+  e.factor = 1.5;
+  calibration.entries.push_back(e);
+  PlanOptions options;
+  options.calibration = &calibration;
+  auto corrected = plan::make_plan(spec, markov(), catalog(), options);
+  REQUIRE(corrected);
+  REQUIRE(corrected->rows.size() == plain->rows.size());
+  for (std::size_t i = 0; i < plain->rows.size(); ++i) {
+    const plan::PlanRow& before = plain->rows[i];
+    const plan::PlanRow& after = corrected->rows[i];
+    if (before.gpu == e.gpu) {
+      CHECK(after.step_time_s == doctest::Approx(before.step_time_s * 1.5));
+      CHECK(after.total_time_s == doctest::Approx(before.total_time_s * 1.5));
+      CHECK(after.gpu_hours == doctest::Approx(before.gpu_hours * 1.5));
+      CHECK(after.calibration_factor == doctest::Approx(1.5));
+      CHECK(after.calibration_note.starts_with("calibrated from 2 runs: step time x1.50"));
+    } else {
+      CHECK(after.step_time_s == doctest::Approx(before.step_time_s));
+      CHECK(after.calibration_note.empty());
+    }
+  }
+  const std::string text = plan::render_text(*corrected);
+  CHECK(text.find("calibrated from 2 runs") != std::string::npos);
+  const auto json = plan::plan_json(*corrected);
+  CHECK(json["options"][0]["calibration_factor"].get<double>() == doctest::Approx(1.5));
+}
