@@ -32,7 +32,7 @@ fi
 # jobgen's script forwards USR1 before the time limit: save (the marker is current) and go on,
 # or (exit-on-signal, first attempt) exit 0 as many training scripts do.
 if [[ ${2:-} == exit-on-signal && ${JOBGEN_ATTEMPT:-1} == 1 ]]; then
-  trap 'echo "checkpoint requested at step $step: saved, exiting"; exit 0' USR1
+  trap 'echo "$step" >"$ckpt"; echo "checkpoint requested at step $step: saved, exiting"; exit 0' USR1
 else
   trap 'echo "checkpoint requested at step $step"' USR1
 fi
