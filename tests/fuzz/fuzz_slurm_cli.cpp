@@ -30,6 +30,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     case 5:
       (void)parse_partitions(text);
+      (void)parse_sinfo_nodes(text);
+      (void)parse_node_states(text);
       break;
     case 6:
       (void)is_job_id(text);

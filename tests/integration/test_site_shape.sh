@@ -3,7 +3,8 @@
 # tests/integration/site-profile.yaml): a node with two GPU types, a full A100 beside MIG A100s
 # with a layout per GPU, untyped gres on nodes in two partitions, MaxTime=INFINITE.
 # - the profile validates and `profile check` finds it equal to the cluster (CLI and REST);
-# - `profile import` from the cluster's slurm.conf/gres.conf and --live leaves only TODOs;
+# - `profile import` from the cluster's slurm.conf/gres.conf and --live leaves only TODOs and
+#   keeps DefaultTime, Features and Weight;
 # - one job per node group lands where Slurm says it should (`scontrol show job`: node, gres,
 #   partition); the untyped group is pinned (--constraint) and `-p long` is honoured;
 # - --nodelist mistakes are refused with jobgen's explanation, not sbatch's.
@@ -35,6 +36,17 @@ for how in files live; do
   grep -q 'nodes: "old-gpu\[1-2\]"' imported.yaml || fail "import ($how): old-gpu[1-2] not grouped"
   grep -q 'partitions: \["shared", "long"\]' imported.yaml || fail "import ($how): two partitions"
   grep -q 'max_time: "UNLIMITED"' imported.yaml || fail "import ($how): MaxTime=INFINITE lost"
+  # slurm.conf's DefaultTime=, Features= and Weight= (cluster.sh); Weight 1 is Slurm's default.
+  grep -q '{name: "shared", max_time: "1-00:00:00", default_time: "01:00:00", default: true}' \
+    imported.yaml || fail "import ($how): DefaultTime of shared lost"
+  grep -q '{name: "long", max_time: "UNLIMITED", default_time: "1-00:00:00"}' imported.yaml ||
+    fail "import ($how): DefaultTime of long lost"
+  for want in 'features: \["pascal"\]' 'weight: 10' 'features: \["a100"\]' 'weight: 50' \
+    'features: \["t4"\]'; do
+    grep -q "^    $want\$" imported.yaml || fail "import ($how): '$want' missing"
+  done
+  [[ $(grep -c '^    weight: ' imported.yaml) == 4 ]] ||
+    fail "import ($how): weights other than nu-gpu01's two groups and amig1's two"
 done
 
 write_spec spec.yaml jg-site "sleep 2"

@@ -459,6 +459,8 @@ TEST_CASE("recorded nodes v0.0.41-43: states, CPUs, memory, GPUs by type with us
   CHECK(ia1.gpus[1].type == "h200");
   CHECK(ia1.gpus[1].total == 4);
   CHECK(ia1.gpus[1].used == 0);
+  CHECK(ia1.features.empty());  // "features": [] (csv_string)
+  CHECK(ia1.weight == 1);
   auto big = decode_node_list(slurp("24.05/0.0.41/slurm-nodes.json"), "GET /nodes");
   REQUIRE(big);
   CHECK(big->size() == 100);
@@ -492,6 +494,9 @@ TEST_CASE("recorded partitions v0.0.41-43: nodes and time limits (infinite = non
   CHECK((*p43)[1].nodes == "gpu[1-2]");
   CHECK((*p43)[1].max_time_s == 7200);
   for (const auto& p : *p43) CHECK_FALSE(p.is_default);  // v0.0.43 has no default flag
+  // No recorded partition sets DefaultTime: "defaults": {"time": {"set": false}}.
+  for (const auto* list : {&*p41, &*p42, &*p43})
+    for (const auto& p : *list) CHECK_FALSE(p.default_time_s);
 }
 
 namespace {

@@ -1,5 +1,5 @@
 // `jobgen profile check` and `profile import --live` on the live cluster's records: the markov
-// profile next to markov's recorded `sinfo --json` (22.05), decoded by records.hpp, then with the
+// profile next to markov's recorded `sinfo -N -O` (22.05, slurm/cli_parse.hpp), then with the
 // changes an admin makes (a GPU count lowered with scontrol update, a node drained or removed, a
 // partition's MaxTime changed).
 #include <doctest/doctest.h>
@@ -10,9 +10,9 @@
 
 #include "jobgen/cli/profile_drift.hpp"
 #include "jobgen/profile/profile_loader.hpp"
+#include "jobgen/slurm/cli_parse.hpp"
 #include "jobgen/slurm/profile_check.hpp"
 #include "jobgen/slurm/profile_import.hpp"
-#include "jobgen/slurm/records.hpp"
 #include "profile_test_data.hpp"
 
 using namespace jobgen;
@@ -30,12 +30,12 @@ profile::Profile markov() {
 }
 
 slurm::ClusterState markov_cluster() {
-  auto nodes = slurm::decode_node_list(
-      read_text(std::string(JOBGEN_TEST_DATA) + "/slurm-cli/sinfo-22.05.json"), "sinfo --json");
+  auto nodes = slurm::parse_sinfo_nodes(
+      read_text(std::string(JOBGEN_TEST_DATA) + "/slurm-cli/sinfo-nodes-22.05.txt"));
   REQUIRE(nodes.has_value());
   slurm::ClusterState state;
   state.nodes = std::move(*nodes);
-  state.partitions.push_back({"markov_gpu", 2 * 86400, "classt[01-16,21-25]", true});
+  state.partitions.push_back({"markov_gpu", 2 * 86400, "classt[01-16,21-25]", true, std::nullopt});
   return state;
 }
 
@@ -68,7 +68,7 @@ TEST_CASE("profile check: markov agrees with its cluster, and every kind of chan
   added.gpus = {{"gpuh200", 4, 0}};
   cluster.nodes.push_back(added);
   cluster.partitions[0].max_time_s.reset();  // MaxTime=INFINITE now
-  cluster.partitions.push_back({"debug", 3600, "classt01", false});
+  cluster.partitions.push_back({"debug", 3600, "classt01", false, std::nullopt});
 
   const auto diffs = slurm::compare_profile(prof, cluster);
   CHECK(has(diffs, "gpus_changed", "classt25", "gpu:gpu4090:4", "gpu:gpu4090:3"));
@@ -91,7 +91,7 @@ TEST_CASE("profile import --live: the same writer on the decoded records") {
   REQUIRE(conf.nodes.size() == 21);
   CHECK(conf.nodes[0].gres == "gpu:gpu2080:4");
   CHECK(conf.partitions[0].nodes.size() == 21);
-  const auto imported = slurm::write_imported_profile(conf, real_catalog(), "sinfo --json");
+  const auto imported = slurm::write_imported_profile(conf, real_catalog(), "sinfo");
   CAPTURE(imported.yaml);
   CHECK(imported.yaml.find("nodes: \"classt[01-05,07-16]\"") != std::string::npos);
   CHECK(imported.yaml.find("nodes: \"classt[21-22]\"") != std::string::npos);
@@ -100,6 +100,41 @@ TEST_CASE("profile import --live: the same writer on the decoded records") {
   // Site names like gpu2080 are the admin's to map; the MIG GPUs' count is not in sinfo.
   CHECK(static_cast<int>(load.problems.size()) == imported.todos);
   CHECK(imported.todos > 0);
+  for (const auto& p : load.problems) CHECK(p.message.find("is TODO") != std::string::npos);
+  CHECK(imported.yaml.find("weight:") == std::string::npos);  // Slurm's default 1 everywhere
+  CHECK(imported.yaml.find("features:") == std::string::npos);
+}
+
+TEST_CASE("profile import --live: Features, Weight and DefaultTime as slurm.conf gives them") {
+  // The site shape's recorded sinfo; its slurm.conf (tests/integration/cluster.sh) has
+  // Features=pascal Weight=10 on nu-gpu01, Features=a100 Weight=50 on amig1, Features=t4 and no
+  // Weight on old-gpu[1-2], DefaultTime=01:00:00 on shared and 1-00:00:00 on long.
+  const auto data = std::string(JOBGEN_TEST_DATA) + "/slurm-cli/";
+  auto nodes = slurm::parse_sinfo_nodes(read_text(data + "sinfo-nodes-site-22.05.txt"));
+  auto parts = slurm::parse_partitions(read_text(data + "sinfo-partitions-site-22.05.txt"));
+  REQUIRE(nodes.has_value());
+  REQUIRE(parts.has_value());
+  const auto conf = slurm::slurm_conf_from_cluster({*nodes, *parts}, "site");
+  const auto& nu = *std::ranges::find(conf.nodes, "nu-gpu01", &slurm::ConfNode::name);
+  CHECK(nu.features == std::vector<std::string>{"pascal"});
+  CHECK(nu.weight == 10);
+  const auto& old = *std::ranges::find(conf.nodes, "old-gpu1", &slurm::ConfNode::name);
+  CHECK(old.features == std::vector<std::string>{"t4"});
+  CHECK_FALSE(old.weight.has_value());  // 1: Slurm's default
+  CHECK(old.partitions == std::vector<std::string>{"shared", "long"});
+  REQUIRE(conf.partitions.size() == 2);
+  CHECK(conf.partitions[0].default_time_s == 3600);
+  CHECK(conf.partitions[1].default_time_s == 86400);
+
+  const auto imported = slurm::write_imported_profile(conf, real_catalog(), "sinfo");
+  CAPTURE(imported.yaml);
+  CHECK(imported.yaml.find("default_time: \"01:00:00\"") != std::string::npos);
+  CHECK(imported.yaml.find("default_time: \"1-00:00:00\"") != std::string::npos);
+  CHECK(imported.yaml.find("features: [\"pascal\"]\n    weight: 10\n") != std::string::npos);
+  CHECK(imported.yaml.find("features: [\"a100\"]\n    weight: 50\n") != std::string::npos);
+  CHECK(imported.yaml.find("features: [\"t4\"]\n    gpu:") != std::string::npos);
+  const auto load = profile::load_profile(imported.yaml, "site.yaml", real_catalog());
+  CHECK(static_cast<int>(load.problems.size()) == imported.todos);  // the untyped gres, MIG GPUs
   for (const auto& p : load.problems) CHECK(p.message.find("is TODO") != std::string::npos);
 }
 

@@ -17,6 +17,7 @@
 #include "jobgen/slurm/cli_backend.hpp"
 #include "jobgen/slurm/cli_parse.hpp"
 #include "jobgen/util/slurm_time.hpp"
+#include "jobgen/util/strings.hpp"
 #include "recording_runner.hpp"
 
 using namespace jobgen;
@@ -253,11 +254,17 @@ TEST_CASE("fetch_queue: 2 + groups scheduler requests; failures are 'unavailable
   const auto groups = plan::top_candidates(*report).size();
   REQUIRE(groups == markov->node_groups.size());
 
-  const std::string sinfo_idle = read("tests/data/slurm-cli/sinfo-22.05.json");
-  // The same nodes with every GPU in use.
-  auto busy_doc = nlohmann::json::parse(sinfo_idle);
-  for (auto& n : busy_doc["nodes"]) n["gres_used"] = n["gres"];
-  const std::string sinfo_busy = busy_doc.dump();
+  // The recording: 4 of classt25's GPUs and 2 of classt21's in use, the rest idle.
+  const std::string sinfo_idle = read("tests/data/slurm-cli/sinfo-nodes-22.05.txt");
+  // The same nodes with every GPU in use: each record's GresUsed (field 8) set to its Gres.
+  std::string sinfo_busy;
+  for (const auto record : util::split(sinfo_idle, '\x1e')) {
+    auto fields = util::split(record, '\x1f');
+    if (fields.size() < 12) continue;  // the newline after the last record
+    fields[7] = fields[6];
+    for (std::size_t i = 0; i < fields.size(); ++i)
+      sinfo_busy += std::string(fields[i]) + (i + 1 < fields.size() ? "\x1f" : "\x1e");
+  }
   const std::string squeue = read("tests/data/slurm-cli/squeue-fields-22.05.txt");
   const std::string* sinfo = &sinfo_busy;
   test::RecordingCommandRunner runner;
@@ -276,7 +283,7 @@ TEST_CASE("fetch_queue: 2 + groups scheduler requests; failures are 'unavailable
   REQUIRE(q.available);
   for (const auto& [id, why] : q.slurm_not_asked) MESSAGE("#" << id << ": " << why);
   CHECK(runner.commands.size() == 2 + groups);
-  CHECK(runner.argv_of(0) == "sinfo --json");
+  CHECK(runner.argv_of(0).starts_with("sinfo -h -a -N -S 'N,#P' -O"));
   CHECK(runner.argv_of(1).starts_with("squeue -h -r -O"));
   for (std::size_t i = 2; i < runner.commands.size(); ++i) {
     CHECK(runner.commands[i].argv[0] == "sbatch");
@@ -313,7 +320,7 @@ TEST_CASE("fetch_queue: 2 + groups scheduler requests; failures are 'unavailable
 
   // An empty node list is not an empty cluster.
   test::RecordingCommandRunner empty;
-  empty.answer(0, R"({"nodes": [], "errors": []})");
+  empty.answer(0, "");
   slurm::CliBackend nothing(empty, {});
   CHECK_FALSE(cli::fetch_queue(nothing, *markov, *spec, *report, "root", 0).available);
 }

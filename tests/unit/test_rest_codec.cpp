@@ -362,7 +362,7 @@ TEST_CASE("decode_nodes v0.0.38 and partitions v0.0.38 (22.05 shapes)") {
      "alloc_cpus":0,"real_memory":262144,"gres":"gpu:gpu4090:4","gres_used":"gpu:gpu4090:0(IDX:N/A)"},
     {"name":"classt23","state":"mixed","state_flags":["DRAIN"],"partitions":["markov_gpu"],"cpus":64,
      "alloc_cpus":4,"real_memory":524288,"gres":"gpu:h100nvl_1g.12gb:14(S:0-1)",
-     "gres_used":"gpu:h100nvl_1g.12gb:3(IDX:0-2)"}]})J");
+     "gres_used":"gpu:h100nvl_1g.12gb:3(IDX:0-2)","features":"h100,nvl","weight":20}]})J");
   REQUIRE(nodes);
   REQUIRE(nodes->size() == 2);
   CHECK((*nodes)[0].states == std::vector<std::string>{"IDLE"});
@@ -376,10 +376,16 @@ TEST_CASE("decode_nodes v0.0.38 and partitions v0.0.38 (22.05 shapes)") {
   CHECK((*nodes)[1].gpus[0].type == "h100nvl_1g.12gb");
   CHECK((*nodes)[1].gpus[0].total == 14);
   CHECK((*nodes)[1].gpus[0].used == 3);
+  CHECK((*nodes)[0].features.empty());
+  CHECK_FALSE((*nodes)[0].weight.has_value());
+  CHECK((*nodes)[1].features == std::vector<std::string>{"h100", "nvl"});
+  CHECK((*nodes)[1].weight == 20);
 
   auto parts = decode_partition_list(R"({"partitions":[
-    {"flags":["default"],"max_time_limit":2880,"name":"markov_gpu","nodes":"classt[01-16,21-25]"},
-    {"flags":[],"max_time_limit":-1,"name":"debug","nodes":"classt01"}]})");
+    {"flags":["default"],"max_time_limit":2880,"name":"markov_gpu","nodes":"classt[01-16,21-25]",
+     "default_time_limit":60},
+    {"flags":[],"max_time_limit":-1,"name":"debug","nodes":"classt01",
+     "default_time_limit":4294967294}]})");
   REQUIRE(parts);
   REQUIRE(parts->size() == 2);
   CHECK((*parts)[0].name == "markov_gpu");
@@ -388,6 +394,23 @@ TEST_CASE("decode_nodes v0.0.38 and partitions v0.0.38 (22.05 shapes)") {
   CHECK((*parts)[0].nodes == "classt[01-16,21-25]");
   CHECK_FALSE((*parts)[1].is_default);
   CHECK_FALSE((*parts)[1].max_time_s);
+  CHECK((*parts)[0].default_time_s == 3600);
+  CHECK_FALSE((*parts)[1].default_time_s);  // NO_VAL: not set
+
+  // v0.0.41+: features an array, DefaultTime in "defaults" as a no-val struct.
+  auto later = decode_node_list(
+      R"({"nodes":[{"name":"g1","state":["IDLE"],"features":["a100","nvlink"],"weight":5}]})",
+      "GET /nodes");
+  REQUIRE(later);
+  CHECK((*later)[0].features == std::vector<std::string>{"a100", "nvlink"});
+  CHECK((*later)[0].weight == 5);
+  auto later_parts = decode_partition_list(R"({"partitions":[
+    {"name":"a","defaults":{"time":{"set":true,"infinite":false,"number":90}}},
+    {"name":"b","defaults":{"time":{"set":false,"infinite":false,"number":0}}}]})",
+                                           "GET /partitions");
+  REQUIRE(later_parts);
+  CHECK((*later_parts)[0].default_time_s == 5400);
+  CHECK_FALSE((*later_parts)[1].default_time_s);
 }
 
 TEST_CASE("parse_node_gpus: multi-type, untyped, non-GPU gres") {

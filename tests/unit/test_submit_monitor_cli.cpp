@@ -265,7 +265,7 @@ TEST_CASE("submit: the ledger first, the tag in the comment, then Slurm") {
   test::RecordingCommandRunner rejecting;
   rejecting.answer(1, "",
                    "sbatch: error: Batch job submission failed: Invalid qos specification\n");
-  rejecting.answer(0, "[]");  // the hint's sinfo --json
+  rejecting.answer(0, "[]");  // the hint's sinfo: unreadable, so no hint
   r = run_with(rejecting, {"submit", spec, "--target", "l40s", "--gpus", "1", "--backend", "cli"},
                dir / "state");
   CHECK(r.code == static_cast<int>(Exit::invalid_input));

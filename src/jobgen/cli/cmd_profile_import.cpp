@@ -1,7 +1,7 @@
 // `jobgen profile import --slurm-conf FILE [--gres-conf FILE] [-o FILE]`: a commented profile
 // from the cluster's slurm.conf and gres.conf, before the cluster is up (slurm/slurm_conf.hpp,
 // slurm/profile_import.hpp). `--live [--backend cli|rest]`: from the running cluster instead
-// (sinfo --json, or slurmrestd /nodes + /partitions, through the backend's cluster()). TODOs
+// (sinfo, or slurmrestd /nodes + /partitions, through the backend's cluster()). TODOs
 // mark what Slurm cannot know; `profile validate` reports them. Exit 0 with the profile written
 // (stdout or -o), 2 for files that cannot be read as Slurm configuration, 3 for missing files,
 // 1 when the cluster cannot be asked.
@@ -97,7 +97,7 @@ void add_profile_import_command(CLI::App& parent, Context& ctx, Action& action) 
                   "Its gres.conf (physical GPU devices, for MIG layouts)");
   sub->add_option("--output,-o", opts->output, "Write the profile here instead of stdout");
   sub->add_flag("--live", opts->live,
-                "Ask the running cluster (sinfo --json, or slurmrestd with --backend rest)");
+                "Ask the running cluster (sinfo, or slurmrestd with --backend rest)");
   sub->add_option("--cluster", opts->cluster, "The cluster's name for a --live import");
   add_job_command_options(sub, opts->session);
   sub->callback(

@@ -117,7 +117,7 @@ plan::QueueSnapshot fetch_queue(slurm::Backend& backend, const profile::Profile&
   plan::QueueSnapshot snap;
   snap.now = now;
   snap.source =
-      backend.name() == "rest" ? "slurmrestd GET /nodes and GET /jobs" : "sinfo --json and squeue";
+      backend.name() == "rest" ? "slurmrestd GET /nodes and GET /jobs" : "sinfo and squeue";
   auto nodes = backend.nodes();
   if (!nodes) {
     snap.unavailable_reason = nodes.error().message;

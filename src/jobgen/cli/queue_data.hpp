@@ -1,7 +1,7 @@
 // The queue data of queue-aware planning (plan/queue.hpp): fetched through a slurm::Backend and
 // turned into a plain plan::QueueSnapshot that the planner ranks with and the reports print.
 //
-// Cost per plan: ONE nodes() query (sinfo --json / GET /nodes), ONE queue() query (squeue -r -O /
+// Cost per plan: ONE nodes() query (sinfo -N -O / GET /nodes), ONE queue() query (squeue -r -O /
 // GET /jobs) and, when the backend estimates starts (the CLI backend: sbatch --test-only), at most
 // ONE test-only submission per node group, for that group's fastest runnable row, and only when
 // the free GPUs and the queue do not already say it starts now. So at most 2 + (number of groups)

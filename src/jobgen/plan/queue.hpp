@@ -54,8 +54,8 @@ struct GroupQueue {
 struct QueueSnapshot {
   bool available = false;
   std::string unavailable_reason;  // why not ("--offline", the scheduler's error, ...)
-  std::string source;  // "sinfo --json and squeue", "slurmrestd GET /nodes and GET /jobs"
-  int64_t now = 0;     // when it was taken
+  std::string source;              // "sinfo and squeue", "slurmrestd GET /nodes and GET /jobs"
+  int64_t now = 0;                 // when it was taken
   std::vector<GroupQueue> groups;
   std::map<int, int64_t> slurm_start;          // row id -> Slurm's estimated start
   std::map<int, std::string> slurm_not_asked;  // row id -> why Slurm gave no estimate

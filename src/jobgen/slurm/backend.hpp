@@ -80,7 +80,9 @@ struct GresCount {
 
 struct NodeInfo {
   std::string name;
-  std::vector<std::string> states;  // "IDLE", "MIXED", "ALLOCATED", "DRAIN", ...
+  // Base state then flags, upper case as Slurm names them: "IDLE", "MIXED", "ALLOCATED", "DOWN";
+  // "DRAIN", "NOT_RESPONDING", ...
+  std::vector<std::string> states;
   std::vector<std::string> partitions;
   int cpus = 0;
   int alloc_cpus = 0;
@@ -88,6 +90,8 @@ struct NodeInfo {
   std::vector<GresCount> gpus;
   std::string reason;                   // why it is drained or down, as the admin wrote it
   std::optional<int64_t> reason_since;  // Unix s when that reason was set
+  std::vector<std::string> features;    // slurm.conf Features= (available, not only active)
+  std::optional<int64_t> weight;        // scheduling Weight (Slurm's default is 1)
 };
 
 struct PartitionInfo {
@@ -95,6 +99,7 @@ struct PartitionInfo {
   std::optional<int64_t> max_time_s;  // nullopt = UNLIMITED
   std::string nodes;                  // hostlist expression
   bool is_default = false;
+  std::optional<int64_t> default_time_s;  // DefaultTime; nullopt = not set (or UNLIMITED)
 };
 
 struct ClusterState {
@@ -140,7 +145,7 @@ class Backend {
   virtual Expected<ClusterState> cluster() = 0;
 
   // For queue-aware planning (cli/queue_data.hpp), each ONE scheduler query: every node with its
-  // gres use (sinfo --json / GET /nodes), and every user's pending and running jobs (squeue -r -O
+  // gres use (sinfo -N -O / GET /nodes), and every user's pending and running jobs (squeue -r -O
   // / GET /jobs; other states are dropped while parsing). A backend without a scheduler queue (the
   // local runner) answers Exit::invalid_input.
   virtual Expected<std::vector<NodeInfo>> nodes() {

@@ -95,8 +95,7 @@ Error CliBackend::command_error(std::string_view command, std::string_view err,
   if (fault == SlurmFault::ambiguous && last_run_ > std::chrono::seconds(5))
     fault = SlurmFault::unreachable;
   if (fault == SlurmFault::ambiguous && !probe_id.empty()) {
-    // sinfo --json reports every failure as Slurm's unspecified error -1: a small single-job
-    // request in text form names the cause.
+    // Slurm's words do not name the cause: a small single-job request in text form may.
     auto probe = run({"scontrol", "show", "job", std::string(probe_id)});
     if (!probe) {
       fault = SlurmFault::unreachable;
@@ -253,14 +252,19 @@ Expected<void> CliBackend::cancel(const std::vector<std::string>& ids) {
 }
 
 Expected<std::vector<NodeInfo>> CliBackend::nodes() {
-  auto nodes = run({"sinfo", "--json"});
-  if (!nodes) return std::unexpected(nodes.error());
-  if (nodes->exit_code != 0) return std::unexpected(command_error("sinfo", nodes->err, ""));
-  if (const auto messages = decode_messages(nodes->out); !messages.errors.empty()) {
-    return std::unexpected(
-        command_error("sinfo --json", format_slurm_errors(messages.errors), "1"));
+  // -a: also the nodes of hidden partitions and of those the caller may not use, as slurmrestd
+  // and 22.05's sinfo --json list them. -S N,#P: a node's partitions in slurm.conf's order, as
+  // the JSON lists them (sinfo's own order of one node's lines changes from call to call).
+  auto result = run({"sinfo", "-h", "-a", "-N", "-S", "N,#P", "-O", sinfo_node_fields()});
+  if (!result) return std::unexpected(result.error());
+  if (result->exit_code != 0) return std::unexpected(command_error("sinfo", result->err, ""));
+  auto parsed = parse_sinfo_nodes(result->out);
+  if (!parsed) {
+    Error error = parsed.error();
+    error.transient = true;  // a cut-off answer (sinfo killed mid-print) may pass next time
+    return std::unexpected(error);
   }
-  return decode_node_list(nodes->out, "sinfo --json");
+  return parsed;
 }
 
 Expected<std::vector<JobInfo>> CliBackend::queue() {
@@ -283,7 +287,7 @@ Expected<ClusterState> CliBackend::cluster() {
   auto parsed = nodes();
   if (!parsed) return std::unexpected(parsed.error());
   state.nodes = std::move(*parsed);
-  auto parts = run({"sinfo", "-h", "-o", kPartitionFormat});
+  auto parts = run({"sinfo", "-h", "-a", "-o", kPartitionFormat});
   if (!parts) return std::unexpected(parts.error());
   if (parts->exit_code != 0) return std::unexpected(command_error("sinfo", parts->err, ""));
   auto partitions = parse_partitions(parts->out);

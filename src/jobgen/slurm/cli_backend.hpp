@@ -7,9 +7,13 @@
 // Finished jobs Slurm has forgotten are asked of sacct when accounting is on (a sacct failure
 // other than "accounting is disabled" fails the query: absence is only evidence when complete).
 //
+// sinfo: `sinfo -h -a -N -S N,#P -O <fields>` for the nodes (cli_parse.hpp; not --json, whose
+// document changed shape in Slurm 23.02) and `sinfo -h -a -o <kPartitionFormat>` for the
+// partitions.
+//
 // Failures are told apart (Exit::auth when slurmctld refuses the credentials, e.g. a bad SLURM_JWT
-// in the environment; a transient Exit::failure when it cannot be reached); sinfo --json hides
-// the cause behind Slurm's unspecified error -1, so one `scontrol show job ID` probe tells.
+// in the environment; a transient Exit::failure when it cannot be reached); when Slurm's words
+// do not tell the cause, one `scontrol show job ID` probe does.
 #pragma once
 
 #include <chrono>

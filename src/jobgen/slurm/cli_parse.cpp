@@ -1,11 +1,14 @@
 #include "jobgen/slurm/cli_parse.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>
 #include <ctime>
+#include <map>
 
 #include "jobgen/slurm/job_state.hpp"
+#include "jobgen/slurm/records.hpp"
 #include "jobgen/util/slurm_time.hpp"
 #include "jobgen/util/strings.hpp"
 
@@ -24,7 +27,7 @@ bool contains(std::string_view haystack, std::string_view needle) {
 
 }  // namespace
 
-const char* const kPartitionFormat = "%P|%l|%N";
+const char* const kPartitionFormat = "%P|%l|%N|%L";
 
 std::optional<int64_t> parse_slurm_timestamp(std::string_view text) {
   if (text.size() < 19) return std::nullopt;
@@ -39,14 +42,69 @@ std::optional<int64_t> parse_slurm_timestamp(std::string_view text) {
 
 namespace {
 
+// `-O` lists: every field ended by the unit separator, the record by the record separator. The
+// last field of each list is the one most likely to hold anything (a job's Name, a node's
+// Reason).
+constexpr char kFieldEnd = '\x1f';
+constexpr char kRecordEnd = '\x1e';
+
+template <std::size_t N>
+std::string format_fields(const std::array<std::string_view, N>& fields) {
+  std::string out;
+  for (std::size_t i = 0; i < N; ++i) {
+    out += std::string(fields[i]) + ':';  // no size: the value is printed whole, unpadded
+    out += i + 1 < N ? std::string{kFieldEnd, ','} : std::string{kRecordEnd};
+  }
+  return out;
+}
+
+// The records of `squeue|sinfo -h -O format_fields(...)` text, each cut into `count` fields.
+// Slurm prints a newline after each record's \x1e, so a record ends at "\x1e\n" (or the end of
+// the text): an \x1e inside a value not followed by a newline does not split it. A record with
+// fewer fields is an error naming `command` (never a shorter list); so is one with more, unless
+// `last_takes_rest`: then the last field keeps whatever follows, \x1f included (for sinfo, whose
+// only free text is the last field, Reason; squeue's users write several fields).
+Expected<std::vector<std::vector<std::string_view>>> records_of(std::string_view text,
+                                                                std::size_t count,
+                                                                std::string_view command,
+                                                                bool last_takes_rest) {
+  std::vector<std::string_view> records;
+  for (const std::string_view piece : util::split(text, kRecordEnd)) {
+    if (!records.empty() && !piece.starts_with('\n')) {  // an \x1e inside the last value
+      std::string_view& last = records.back();
+      last = std::string_view(last.data(),
+                              static_cast<std::size_t>(piece.data() - last.data()) + piece.size());
+      continue;
+    }
+    records.push_back(piece);
+  }
+  std::vector<std::vector<std::string_view>> out;
+  for (std::string_view record : records) {
+    while (!record.empty() && record.front() == '\n') record.remove_prefix(1);
+    if (record.empty()) continue;
+    auto fields = util::split(record, kFieldEnd);
+    if (fields.size() < count || (fields.size() > count && !last_takes_rest)) {
+      return fail("unexpected " + std::string(command) + " output, record " +
+                  std::to_string(out.size() + 1) + ": '" + util::printable(record, 200) +
+                  "' (expected " + std::to_string(count) + " fields, got " +
+                  std::to_string(fields.size()) + ")");
+    }
+    if (fields.size() > count) {
+      const auto start = static_cast<std::size_t>(fields[count - 1].data() - record.data());
+      fields.resize(count);
+      fields.back() = record.substr(start);
+    }
+    out.push_back(std::move(fields));
+  }
+  return out;
+}
+
 // The order parse_squeue_fields reads them in; Name last.
 constexpr std::array<std::string_view, 22> kJobFields{
     "JobArrayID", "JobID",         "ArrayJobID", "ArrayTaskID", "State",     "Reason",
     "Partition",  "NumNodes",      "NodeList",   "SubmitTime",  "StartTime", "EndTime",
     "TimeLimit",  "tres-per-node", "UserName",   "Dependency",  "WorkDir",   "Comment",
     "exit_code",  "STDOUT",        "STDERR",     "Name"};
-constexpr char kFieldEnd = '\x1f';
-constexpr char kRecordEnd = '\x1e';
 
 JobInfo job_from_fields(const std::vector<std::string_view>& f) {
   JobInfo info;
@@ -87,37 +145,84 @@ JobInfo job_from_fields(const std::vector<std::string_view>& f) {
   return info;
 }
 
+// The order node_from_fields reads them in; Reason last.
+constexpr std::array<std::string_view, 12> kNodeFields{
+    "NodeList", "PartitionName", "StateComplete", "CPUs",   "CPUsState", "Memory",
+    "Gres",     "GresUsed",      "Features",      "Weight", "TimeStamp", "Reason"};
+
+NodeInfo node_from_fields(const std::vector<std::string_view>& f) {
+  NodeInfo node;
+  node.name = std::string(f[0]);
+  node.states = parse_node_states(f[2]);
+  node.cpus = static_cast<int>(std::clamp<int64_t>(util::parse_int(f[3]).value_or(0), 0, 1 << 24));
+  // CPUsState: "allocated/idle/other/total".
+  const std::string_view allocated = f[4].substr(0, f[4].find('/'));
+  node.alloc_cpus =
+      static_cast<int>(std::clamp<int64_t>(util::parse_int(allocated).value_or(0), 0, node.cpus));
+  node.memory_mib = std::max<int64_t>(util::parse_int(f[5]).value_or(0), 0);
+  node.gpus = parse_node_gpus(none_to_empty(f[6]), none_to_empty(f[7]));
+  const std::string features = none_to_empty(f[8]);  // split's views point into it
+  for (const std::string_view feature : util::split(features, ',')) {
+    if (!util::trim(feature).empty()) node.features.emplace_back(util::trim(feature));
+  }
+  node.weight = util::parse_int(f[9]);
+  node.reason_since = parse_slurm_timestamp(f[10]);
+  node.reason = f[11] == "none" ? std::string() : none_to_empty(f[11]);
+  return node;
+}
+
 }  // namespace
 
 const std::string& squeue_fields() {
-  static const std::string fields = [] {
-    std::string out;
-    for (std::size_t i = 0; i < kJobFields.size(); ++i) {
-      out += std::string(kJobFields[i]) + ':';
-      out += i + 1 < kJobFields.size() ? std::string{kFieldEnd, ','} : std::string{kRecordEnd};
-    }
-    return out;
-  }();
+  static const std::string fields = format_fields(kJobFields);
   return fields;
 }
 
 Expected<std::vector<JobInfo>> parse_squeue_fields(std::string_view text) {
+  auto records = records_of(text, kJobFields.size(), "squeue", false);
+  if (!records) return std::unexpected(records.error());
   std::vector<JobInfo> result;
-  int record_no = 0;
-  for (std::string_view record : util::split(text, kRecordEnd)) {
-    while (!record.empty() && record.front() == '\n') record.remove_prefix(1);
-    if (record.empty()) continue;
-    ++record_no;
-    const auto fields = util::split(record, kFieldEnd);
-    if (fields.size() != kJobFields.size()) {
-      return fail("unexpected squeue output, record " + std::to_string(record_no) + ": '" +
-                  util::printable(record, 200) + "' (expected " +
-                  std::to_string(kJobFields.size()) + " fields, got " +
-                  std::to_string(fields.size()) + ")");
-    }
-    result.push_back(job_from_fields(fields));
-  }
+  result.reserve(records->size());
+  for (const auto& fields : *records) result.push_back(job_from_fields(fields));
   return result;
+}
+
+const std::string& sinfo_node_fields() {
+  static const std::string fields = format_fields(kNodeFields);
+  return fields;
+}
+
+Expected<std::vector<NodeInfo>> parse_sinfo_nodes(std::string_view text) {
+  auto records = records_of(text, kNodeFields.size(), "sinfo", true);
+  if (!records) return std::unexpected(records.error());
+  std::vector<NodeInfo> nodes;
+  std::map<std::string, std::size_t, std::less<>> index;  // name -> position in `nodes`
+  for (const auto& fields : *records) {
+    const std::string partition = none_to_empty(fields[1]);
+    const auto [it, added] = index.try_emplace(std::string(fields[0]), nodes.size());
+    if (added) nodes.push_back(node_from_fields(fields));
+    NodeInfo& node = nodes[it->second];
+    if (!partition.empty() &&
+        std::ranges::find(node.partitions, partition) == node.partitions.end())
+      node.partitions.push_back(partition);
+  }
+  return nodes;
+}
+
+std::vector<std::string> parse_node_states(std::string_view text) {
+  std::vector<std::string> states;
+  bool not_responding = false;
+  for (std::string_view word : util::split(text, '+')) {
+    // A trailing '*' (the compact forms) is Slurm's mark of a node not responding.
+    while (word.ends_with('*')) {
+      word.remove_suffix(1);
+      not_responding = true;
+    }
+    if (!word.empty()) states.push_back(util::upper(word));
+  }
+  if (not_responding && std::ranges::find(states, "NOT_RESPONDING") == states.end())
+    states.emplace_back("NOT_RESPONDING");
+  return states;
 }
 
 Expected<std::string> parse_sbatch_parsable(std::string_view out) {
@@ -172,6 +277,9 @@ Expected<std::vector<PartitionInfo>> parse_partitions(std::string_view text) {
     }
     if (const auto limit = util::parse_slurm_time(f[1]); limit) p.max_time_s = *limit;
     p.nodes = std::string(f[2]);
+    // DefaultTime: "n/a" when not set (not a time: left unset).
+    if (f.size() > 3)
+      if (const auto time = util::parse_slurm_time(f[3]); time) p.default_time_s = *time;
     result.push_back(std::move(p));
   }
   return result;

@@ -16,7 +16,9 @@ namespace jobgen::slurm {
 
 // `squeue -h -O <squeue_fields()>`: every field of a job record jobgen reads, each ended by the
 // unit separator \x1f and the record by \x1e, so a name or comment holding '|', spaces or a
-// newline cannot shift fields or split a record (size 0: values are printed whole). Text, not
+// newline cannot shift fields or split a record (no size: values are printed whole; Name, the
+// last field, may even hold \x1e: a record ends at "\x1e\n"; a value holding \x1f makes the
+// answer an error). Text, not
 // --json: the same RPC, but about 10x less to print and parse (bench/status_vs_squeue.sh).
 // Verified on Slurm 22.05; the exit code is the raw wait status ("768" = exit 3); log paths keep
 // their %j/%x patterns (resolved by job_files.hpp). Times are the local time of the machine
@@ -38,7 +40,25 @@ struct TestOnlyAnswer {
 };
 Expected<TestOnlyAnswer> parse_test_only(std::string_view text);
 
-// `sinfo -h -o '%P|%l|%N'` (partitions); node lists come from `sinfo --json` (records.hpp).
+// `sinfo -h -N -O <sinfo_node_fields()>`: one record per (node, partition), separated as
+// squeue_fields(); Reason, the only free text, is last and may hold \x1f and \x1e too. Merged here
+// into one NodeInfo per node with all its partitions, in sinfo's order. Text, not --json: from
+// Slurm 23.02 on `sinfo --json` prints grouped "sinfo" records instead of 22.05's node list, while
+// this form is the same from Slurm 17 to 25. StateComplete "idle+drain" -> {"IDLE", "DRAIN"}
+// (parse_node_states), as records.hpp decodes the same node's JSON; CPUsState "A/I/O/T" gives the
+// allocated CPUs; Memory is RealMemory MiB; Gres/GresUsed as parse_node_gpus; Features "(null)" and
+// Reason "none" are empty; TimeStamp "Unknown" is no reason time (local time, as squeue's). A node
+// in no partition is not listed by sinfo -N (it takes no jobs). Verified on Slurm 22.05.8
+// (tests/data/slurm-cli/sinfo-nodes-*).
+const std::string& sinfo_node_fields();
+Expected<std::vector<NodeInfo>> parse_sinfo_nodes(std::string_view text);
+
+// StateComplete ("mixed", "idle+drain", "down+not_responding"; a trailing '*' as in "down*"
+// means NOT_RESPONDING) -> upper-case base state then flags.
+std::vector<std::string> parse_node_states(std::string_view text);
+
+// `sinfo -h -o '%P|%l|%N|%L'` (partitions: name with '*' for the default, MaxTime, nodes,
+// DefaultTime "n/a" when unset).
 extern const char* const kPartitionFormat;
 Expected<std::vector<PartitionInfo>> parse_partitions(std::string_view text);
 

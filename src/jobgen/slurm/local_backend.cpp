@@ -346,7 +346,7 @@ Expected<ClusterState> LocalBackend::cluster() {
                     static_cast<int64_t>(::sysconf(_SC_PAGE_SIZE)) / (1024 * 1024);
   node.gpus.push_back(GresCount{"", static_cast<int>(options_.gpus.size()), 0});
   state.nodes.push_back(node);
-  state.partitions.push_back(PartitionInfo{"local", std::nullopt, "localhost", true});
+  state.partitions.push_back(PartitionInfo{"local", std::nullopt, "localhost", true, std::nullopt});
   return state;
 }
 

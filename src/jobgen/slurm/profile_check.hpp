@@ -1,4 +1,4 @@
-// A cluster profile next to what the live cluster reports (Backend::cluster(): sinfo --json or
+// A cluster profile next to what the live cluster reports (Backend::cluster(): sinfo -N -O or
 // slurmrestd GET /nodes + /partitions), for `jobgen profile check`.
 //
 // Reported, each as one Difference: GPU nodes the cluster has and the profile lacks (added),
@@ -7,8 +7,8 @@
 // and since when, "drained for long" after a week), per node the GPUs by
 // gres type (every group describing the node counted together: typed GPUs, MIG slices per
 // node, untyped "gpu:N"), CPUs and memory (MiB), and partitions added, removed or with another
-// MaxTime (seconds; nullopt = UNLIMITED). Features and Weight are not compared: Slurm's node
-// records as decoded by records.hpp do not carry them.
+// MaxTime (seconds; nullopt = UNLIMITED). Features, Weight and DefaultTime are not compared
+// (they change where and how long jobs run, not what a plan counts).
 #pragma once
 
 #include <string>

@@ -457,12 +457,17 @@ SlurmConf slurm_conf_from_cluster(const ClusterState& cluster, const std::string
     }
     node.gres = util::join(gres, ",");
     node.partitions = n.partitions;
+    node.features = n.features;
+    // Slurm reports every node's weight, 1 when slurm.conf gives none: that default is left out
+    // as the slurm.conf import leaves out an absent Weight=.
+    if (n.weight && *n.weight != 1) node.weight = n.weight;
     conf.nodes.push_back(std::move(node));
   }
   for (const auto& p : cluster.partitions) {
     ConfPartition part;
     part.name = p.name;
     part.max_time_s = p.max_time_s;
+    part.default_time_s = p.default_time_s;
     part.is_default = p.is_default;
     if (auto nodes = util::expand_hostlist(p.nodes)) part.nodes = std::move(*nodes);
     conf.partitions.push_back(std::move(part));

@@ -30,9 +30,10 @@ struct ImportedProfile {
   std::vector<std::string> notes;  // for the admin (stderr): what was left out and why
 };
 
-// The live cluster's nodes and partitions (Backend::cluster(), decoded by records.hpp) in the
-// form the writer takes. Live records carry no Features, Weight, DefaultTime or device files:
-// those stay unset (a MIG node's physical GPU count becomes a TODO).
+// The live cluster's nodes and partitions (Backend::cluster(): sinfo text or slurmrestd JSON) in
+// the form the writer takes, with node Features and Weight (Slurm's default 1 left out, as an
+// absent Weight= is) and partition DefaultTime. Live records name no device files: a MIG node's
+// physical GPU count becomes a TODO.
 SlurmConf slurm_conf_from_cluster(const ClusterState& cluster, const std::string& cluster_name);
 
 // `origin` says where the facts came from, for the file's header comment.

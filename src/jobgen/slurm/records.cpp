@@ -154,6 +154,11 @@ NodeInfo decode_node(const json& j) {
   node.gpus = parse_node_gpus(str(j, "gres"), str(j, "gres_used"));
   node.reason = none_to_empty(str(j, "reason"));
   node.reason_since = positive(number_at(j, "reason_changed_at"));
+  // v0.0.38: "features":"a,b"; later an array (csv_string).
+  for (const auto& item : strings_of(j.value("features", json())))
+    for (const auto feature : util::split(item, ','))
+      if (!util::trim(feature).empty()) node.features.emplace_back(util::trim(feature));
+  node.weight = number_at(j, "weight");
   return node;
 }
 
@@ -173,6 +178,11 @@ PartitionInfo decode_partition(const json& j) {
     minutes = number_at(*m, "time");
   }
   if (minutes) p.max_time_s = *minutes * 60;
+  // DefaultTime: v0.0.38 "default_time_limit" minutes, later "defaults":{"time":{no-val}}.
+  std::optional<int64_t> default_minutes = number_at(j, "default_time_limit");
+  if (const auto d = j.find("defaults"); d != j.end() && d->is_object())
+    default_minutes = number_at(*d, "time");
+  if (default_minutes) p.default_time_s = *default_minutes * 60;
   for (const auto& f : strings_of(j.value("flags", json())))
     if (util::upper(f) == "DEFAULT") p.is_default = true;
   if (const auto it = j.find("partition"); it != j.end() && it->is_object())

@@ -1,13 +1,16 @@
-// Slurm's job, node and partition records as JSON -> JobInfo / NodeInfo / PartitionInfo, whoever
-// printed them: `sinfo --json` (Slurm 22.05 prints the v0.0.38 document; jobs come from
-// `squeue -O` text, cli_parse.hpp, which is ~10x smaller) and
-// slurmrestd's GET /jobs, /job/{id}, /nodes, /partitions (v0.0.38 to v0.0.44). One decoder per
-// record kind serves every source, because the documents describe themselves:
+// Slurm's job, node and partition records as JSON -> JobInfo / NodeInfo / PartitionInfo:
+// slurmrestd's GET /jobs, /job/{id}, /nodes, /partitions (v0.0.38 to v0.0.44; Slurm 22.05's
+// `squeue --json`/`sinfo --json` print the same v0.0.38 documents, recorded under
+// tests/data/slurm-cli/, but the CLI backend reads the text forms, cli_parse.hpp: smaller, and
+// the same in every Slurm version). One decoder per record kind serves every source, because the
+// documents describe themselves:
 //   - numbers are plain integers (v0.0.38) or {"set","infinite","number"} no-val structs (later);
 //     unset, infinite, negative and the NO_VAL/INFINITE sentinels read as "absent";
 //   - job_state is a string (v0.0.38/39) or [base state, flags...] (v0.0.40+);
 //   - exit_code is a raw wait status (int or no-val) or {"return_code", "signal": {"id"}};
-//   - node state is "idle" + state_flags [...] or one upper-case array.
+//   - node state is "idle" + state_flags [...] or one upper-case array; node features a comma
+//     string (v0.0.38) or an array; partition DefaultTime is "default_time_limit" (v0.0.38) or
+//     "defaults": {"time"} (later).
 //
 // Units: Unix seconds; time limits are MINUTES in Slurm's JSON and seconds here; memory MiB.
 // Log paths (std_out/std_err) are kept as Slurm gives them (patterns such as %x-%j.out resolved by

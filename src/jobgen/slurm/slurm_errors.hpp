@@ -1,6 +1,6 @@
-// Slurm's errors[] and warnings[], as squeue/sinfo --json and slurmrestd report them, read into
-// structs; what each error number means (jobgen's explanation); and what a failure says about its
-// cause (refused credentials, an unreachable controller), for honest exit codes.
+// Slurm's errors[] and warnings[], as slurmrestd (and 22.05's squeue/sinfo --json) report them,
+// read into structs; what each error number means (jobgen's explanation); and what a failure says
+// about its cause (refused credentials, an unreachable controller), for honest exit codes.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
