@@ -8,31 +8,46 @@ using namespace jobgen;
 using namespace jobgen::test;
 using plan::PlanOptions;
 
+namespace {
+
+// A correction for the plan's first option: its model and GPU, strategy ddp (kSmall's).
+plan::CalibrationEntry entry_for(const plan::PlanReport& plain) {
+  plan::CalibrationEntry e;
+  e.model = plain.model_name;
+  e.gpu = plain.rows[0].gpu;
+  e.strategy = "ddp";
+  return e;
+}
+
+plan::PlanReport plan_with(const plan::JobSpec& spec, const plan::CalibrationEntry& e) {
+  plan::Calibration calibration;
+  calibration.entries.push_back(e);
+  PlanOptions options;
+  options.calibration = &calibration;
+  auto report = plan::make_plan(spec, markov(), catalog(), options);
+  REQUIRE(report);
+  return *report;
+}
+
+}  // namespace
+
 TEST_CASE("plan: memory measured above the estimate raises it, and the micro-batch follows") {
   const plan::JobSpec spec = spec_from(kSmall);
   auto plain = plan::make_plan(spec, markov(), catalog(), PlanOptions{});
   REQUIRE(plain);
   const plan::PlanRow& first = plain->rows[0];
   REQUIRE(first.max_micro.recommended > 1);
-  plan::Calibration calibration;
-  plan::CalibrationEntry e;
-  e.model = plain->model_name;
-  e.gpu = first.gpu;
-  e.strategy = "ddp";
+  plan::CalibrationEntry e = entry_for(*plain);
   e.runs = 1;
   e.planned_step_time_s = e.measured_step_time_s = 0.2;
   e.peak_memory_gib = 2 * first.memory.allocated();
   e.planned_memory_gib = first.memory.allocated();
   e.memory_ratio = 2.0;
   e.memory_factor = 2.0;
-  calibration.entries.push_back(e);
-  PlanOptions options;
-  options.calibration = &calibration;
-  auto corrected = plan::make_plan(spec, markov(), catalog(), options);
-  REQUIRE(corrected);
+  const auto corrected = plan_with(spec, e);
   for (std::size_t i = 0; i < plain->rows.size(); ++i) {
     const plan::PlanRow& before = plain->rows[i];
-    const plan::PlanRow& after = corrected->rows[i];
+    const plan::PlanRow& after = corrected.rows[i];
     CAPTURE(before.group);
     if (before.gpu != e.gpu) {
       CHECK(after.memory.measured == 0);
@@ -47,10 +62,10 @@ TEST_CASE("plan: memory measured above the estimate raises it, and the micro-bat
     CHECK(m.total <= estimate::kRecommendedUse * after.capacity_gib + 1e-9);
     CHECK(after.calibration_note.find("memory x2.00") != std::string::npos);
   }
-  const std::string text = plan::render_text(*corrected);
+  const std::string text = plan::render_text(corrected);
   CHECK(text.find("measured") != std::string::npos);
   CHECK(plan::render_text(*plain).find("measured") == std::string::npos);
-  CHECK(plan::plan_json(*corrected)["options"][0]["memory_gib"]["measured"].get<double>() > 0);
+  CHECK(plan::plan_json(corrected)["options"][0]["memory_gib"]["measured"].get<double>() > 0);
 }
 
 TEST_CASE("plan: a calibration corrects the step time of its (model, GPU, strategy) only") {
@@ -58,26 +73,17 @@ TEST_CASE("plan: a calibration corrects the step time of its (model, GPU, strate
   auto plain = plan::make_plan(spec, markov(), catalog(), PlanOptions{});
   REQUIRE(plain);
   REQUIRE(plain->rows.size() >= 2);
-  const plan::PlanRow& first = plain->rows[0];
-  plan::Calibration calibration;
-  plan::CalibrationEntry e;
-  e.model = plain->model_name;
-  e.gpu = first.gpu;
-  e.strategy = "ddp";
+  plan::CalibrationEntry e = entry_for(*plain);
   e.runs = 2;
   e.planned_step_time_s = 0.2;
   e.measured_step_time_s = 0.3;
   e.ratio = 1.5;
   e.factor = 1.5;
-  calibration.entries.push_back(e);
-  PlanOptions options;
-  options.calibration = &calibration;
-  auto corrected = plan::make_plan(spec, markov(), catalog(), options);
-  REQUIRE(corrected);
-  REQUIRE(corrected->rows.size() == plain->rows.size());
+  const auto corrected = plan_with(spec, e);
+  REQUIRE(corrected.rows.size() == plain->rows.size());
   for (std::size_t i = 0; i < plain->rows.size(); ++i) {
     const plan::PlanRow& before = plain->rows[i];
-    const plan::PlanRow& after = corrected->rows[i];
+    const plan::PlanRow& after = corrected.rows[i];
     if (before.gpu == e.gpu) {
       CHECK(after.step_time_s == doctest::Approx(before.step_time_s * 1.5));
       CHECK(after.total_time_s == doctest::Approx(before.total_time_s * 1.5));
@@ -89,8 +95,8 @@ TEST_CASE("plan: a calibration corrects the step time of its (model, GPU, strate
       CHECK(after.calibration_note.empty());
     }
   }
-  const std::string text = plan::render_text(*corrected);
+  const std::string text = plan::render_text(corrected);
   CHECK(text.find("calibrated from 2 runs") != std::string::npos);
-  const auto json = plan::plan_json(*corrected);
+  const auto json = plan::plan_json(corrected);
   CHECK(json["options"][0]["calibration_factor"].get<double>() == doctest::Approx(1.5));
 }

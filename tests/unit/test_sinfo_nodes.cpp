@@ -12,12 +12,11 @@
 
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
-#include <sstream>
 
 #include "jobgen/slurm/cli_backend.hpp"
 #include "jobgen/slurm/cli_parse.hpp"
 #include "jobgen/slurm/records.hpp"
+#include "profile_test_data.hpp"
 #include "recording_runner.hpp"
 
 using namespace jobgen;
@@ -26,11 +25,7 @@ using namespace jobgen::slurm;
 namespace {
 
 std::string data(const std::string& name) {
-  std::ifstream in(std::string(JOBGEN_TEST_DATA) + "/slurm-cli/" + name);
-  REQUIRE_MESSAGE(in.good(), "missing test data " << name);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return test::read_text(std::string(JOBGEN_TEST_DATA) + "/slurm-cli/" + name);
 }
 
 const NodeInfo& node(const std::vector<NodeInfo>& nodes, const std::string& name) {

@@ -2,15 +2,13 @@
 // (tests/data/slurm-cli/) and a RecordingCommandRunner.
 #include <doctest/doctest.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "jobgen/slurm/cli_backend.hpp"
 #include "jobgen/slurm/cli_parse.hpp"
 #include "jobgen/slurm/job_files.hpp"
 #include "jobgen/slurm/job_state.hpp"
 #include "jobgen/slurm/records.hpp"
 #include "jobgen/util/slurm_time.hpp"
+#include "profile_test_data.hpp"
 #include "recording_runner.hpp"
 
 using namespace jobgen;
@@ -19,11 +17,7 @@ using namespace jobgen::slurm;
 namespace {
 
 std::string data(const std::string& name) {
-  std::ifstream in(std::string(JOBGEN_TEST_DATA) + "/slurm-cli/" + name);
-  REQUIRE_MESSAGE(in.good(), "missing test data " << name);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return test::read_text(std::string(JOBGEN_TEST_DATA) + "/slurm-cli/" + name);
 }
 
 // 22.05's squeue --json prints slurmrestd's v0.0.38 job list: the shared record decoder.

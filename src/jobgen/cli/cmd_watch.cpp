@@ -143,10 +143,11 @@ Expected<Exit> run_watch(Context& ctx, const WatchOptions& options) {
     return Exit::ok;
   }
   CachedLogTails tails(ctx, session, groups, settings.min_interval);
+  SettledAttempts settled;  // each ended attempt is looked at once per watch
   const auto poll = [&]() -> Expected<std::vector<slurm::JobView>> {
     auto views = query_tracked(session, groups);
     if (!views) return views;  // a failed query is no evidence: nothing is recovered
-    auto retries = recover_failed(ctx, session, *views, options.recovery);
+    auto retries = recover_failed(ctx, session, *views, options.recovery, settled);
     if (retries.empty()) return views;
     for (const auto& retry : retries) tails.track(retry.next);
     follow_retries(groups, std::move(retries));

@@ -154,7 +154,7 @@ class Recoverer {
 
 std::vector<Retry> recover_failed(Context& ctx, JobSession& session,
                                   const std::vector<slurm::JobView>& views,
-                                  const RecoverySettings& settings) {
+                                  const RecoverySettings& settings, SettledAttempts& settled) {
   std::vector<Retry> retries;
   Recoverer recoverer(ctx, session, settings);
   for (const auto& view : views) {
@@ -164,6 +164,7 @@ std::vector<Retry> recover_failed(Context& ctx, JobSession& session,
         view.cancel_requested)
       continue;
     if (view.tracked_id.empty() || view.tracked_id.find('_') != std::string::npos) continue;
+    if (settled.contains(view.tracked_id)) continue;
     auto records = session.ledger->find(view.tracked_id, session.scope());
     if (!records) {
       warn(ctx, records.error().message);
@@ -172,6 +173,9 @@ std::vector<Retry> recover_failed(Context& ctx, JobSession& session,
     const ledger::JobRecord* record = nullptr;
     for (const auto& r : *records)
       if (r.job_id == view.tracked_id && (view.tag.empty() || r.tag == view.tag)) record = &r;
+    // A failed ledger query above is no evidence and is asked again next poll; from here on
+    // the attempt's ending is final, and so is what it needs.
+    settled.insert(view.tracked_id);
     if (record == nullptr || !record->failure.empty()) continue;  // unknown, or handled
     if (!settings.forced && record->max_attempts <= 0) continue;
     if (auto retry = recoverer.handle(view, *record)) retries.push_back(std::move(*retry));

@@ -1,6 +1,6 @@
 // Recovery in `jobgen watch` (the policy is run/recovery.hpp): after each poll, every attempt that
 // ended without success (a COMPLETED one too when its training stopped at the checkpoint signal
-// rather than finishing: its log tail is read each poll until the watch ends) and belongs to a run
+// rather than finishing: its log tail is read once) and belongs to a run
 // recovery applies to (the job spec said `recover:` so the ledger recorded an attempt limit, or
 // `watch --recover`) is classified from the tail of its logs and its final state (run/failure.hpp);
 // the policy decides, and a retry goes through the submit path (submission.hpp) as the run's next
@@ -10,6 +10,7 @@
 // never passes one) trigger nothing.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,9 +29,14 @@ struct Retry {
   slurm::Tracked next;
 };
 
+// Ended attempts a watch has already looked at and that need nothing more (finished, handled, or
+// outside recovery): later polls skip them without asking the ledger or reading their logs.
+using SettledAttempts = std::set<std::string>;
+
 // Reports each decision on ctx.err ("jobgen: job 7 (attempt 1/3): GPU out of memory ...").
+// `settled` is kept by the caller across polls.
 std::vector<Retry> recover_failed(Context& ctx, JobSession& session,
                                   const std::vector<slurm::JobView>& views,
-                                  const RecoverySettings& settings);
+                                  const RecoverySettings& settings, SettledAttempts& settled);
 
 }  // namespace jobgen::cli
