@@ -2,7 +2,8 @@
 # The `site` cluster shape (cluster.sh with JOBGEN_CLUSTER_SHAPE=site; profile
 # tests/integration/site-profile.yaml): a node with two GPU types, a full A100 beside MIG A100s
 # with a layout per GPU, untyped gres on nodes in two partitions, MaxTime=INFINITE.
-# - the profile validates and `profile check` finds it equal to the cluster (CLI and REST);
+# - the profile validates and `profile check` finds it equal to the cluster (CLI and REST), and
+#   finds a pin leak (old's constraint feature added to another GPU node) with both;
 # - `profile import` from the cluster's slurm.conf/gres.conf and --live leaves only TODOs and
 #   keeps DefaultTime, Features and Weight;
 # - one job per node group lands where Slurm says it should (`scontrol show job`: node, gres,
@@ -22,6 +23,27 @@ for backend in cli rest; do
   "$JOBGEN" profile check "$profile" --backend "$backend" >check.out 2>&1 ||
     fail "profile check --backend $backend: $(cat check.out)"
 done
+
+# A pin that leaks: nu-gpu01 given old-gpu[1-2]'s pinning feature t4 (scontrol update), so
+# --constraint=t4 jobs of the untyped group could run on its GTX 1080 Ti. Both backends report
+# it as plan-affecting; after the feature is restored the profile agrees again.
+set_nu_features() {
+  scontrol update NodeName=nu-gpu01 AvailableFeatures="$1" ActiveFeatures="$1"
+}
+set_nu_features pascal,t4
+for backend in cli rest; do
+  set +e
+  "$JOBGEN" profile check "$profile" --backend "$backend" >leak.out 2>&1
+  code=$?
+  set -e
+  if [[ $code != 1 ]] || ! grep -q '^pin_leak nu-gpu01: .*carries feature t4 with gpu:' leak.out ||
+    ! grep -q '^features_changed nu-gpu01: profile pascal, cluster pascal,t4$' leak.out; then
+    set_nu_features pascal
+    fail "profile check --backend $backend with t4 on nu-gpu01 (exit $code): $(cat leak.out)"
+  fi
+done
+set_nu_features pascal
+"$JOBGEN" profile check "$profile" >check.out 2>&1 || fail "after restoring: $(cat check.out)"
 
 for how in files live; do
   if [[ $how == files ]]; then

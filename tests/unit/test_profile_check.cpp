@@ -39,6 +39,16 @@ slurm::ClusterState markov_cluster() {
   return state;
 }
 
+slurm::NodeInfo gpu_node(const std::string& name, std::vector<std::string> partitions,
+                         slurm::GresCount gpus) {
+  slurm::NodeInfo n;
+  n.name = name;
+  n.states = {"IDLE"};
+  n.partitions = std::move(partitions);
+  n.gpus = {std::move(gpus)};
+  return n;
+}
+
 bool has(const std::vector<slurm::Difference>& diffs, const std::string& kind,
          const std::string& subject, const std::string& profile_side,
          const std::string& cluster_side) {
@@ -139,22 +149,32 @@ TEST_CASE("profile import --live: Features, Weight and DefaultTime as slurm.conf
 }
 
 TEST_CASE("profile check: only what makes plans wrong is a warning for plan and submit") {
-  const std::vector<slurm::Difference> all = {
-      {"node_added", "new01", "", "gpu:a:4"},
-      {"node_removed", "old01", "gpu:a:4", ""},
-      {"node_drained", "n1", "", "IDLE+DRAIN"},
-      {"gpus_changed", "n2", "gpu:a:8", "gpu:a:4"},
-      {"cpus_changed", "n3", "64", "32"},
-      {"memory_changed", "n4", "512000 MiB", "256000 MiB"},
-      {"partition_removed", "p", "p", ""},
-      {"max_time_changed", "p", "1-00:00:00", "12:00:00"},
-  };
+  const auto prof = markov();
+  auto cluster = markov_cluster();
+  for (auto& n : cluster.nodes) {
+    if (n.name == "classt25") n.gpus[0].total = 3;
+    if (n.name == "classt01") n.states = {"IDLE", "DRAIN"};  // lately: plans leave it out anyway
+    if (n.name == "classt03") n.cpus = 7;
+    if (n.name == "classt21") n.memory_mib = 262144;
+    if (n.name == "classt04") n.partitions.clear();  // sinfo would not list it; REST does
+    if (n.name == "classt05") n.weight = 7;          // the profile sets no Weight
+  }
+  std::erase_if(cluster.nodes, [](const auto& n) { return n.name == "classt02"; });
+  cluster.nodes.push_back(gpu_node("new01", {}, {"a", 4, 0}));
+  cluster.partitions[0].max_time_s = 12 * 3600;
+  cluster.partitions.push_back({"debug", 3600, "classt01", false, std::nullopt});
+  const auto all = slurm::compare_profile(prof, cluster);
   std::vector<std::string> kept;
   for (const auto& d : slurm::plan_affecting(all)) kept.push_back(d.kind + " " + d.subject);
-  CHECK(kept == std::vector<std::string>{"node_removed old01", "gpus_changed n2", "cpus_changed n3",
-                                         "memory_changed n4"});
-  CHECK(slurm::to_line(all[1]) == "node_removed old01: profile gpu:a:4, cluster -");
-  CHECK(slurm::to_line(all[3]) == "gpus_changed n2: profile gpu:a:8, cluster gpu:a:4");
+  std::ranges::sort(kept);
+  CHECK(kept == std::vector<std::string>{"cpus_changed classt03", "gpus_changed classt25",
+                                         "memory_changed classt21", "node_removed classt02",
+                                         "partitions_changed classt04"});
+  CHECK(all.size() == 9);  // + node_drained, node_added, max_time_changed, partition_added
+  CHECK(slurm::to_line(all[0]) == "node_drained classt01: profile -, cluster IDLE+DRAIN");
+  CHECK(has(all, "partitions_changed", "classt04", "markov_gpu", ""));
+  const slurm::Difference removed{"node_removed", "old01", "gpu:a:4", ""};
+  CHECK(slurm::to_line(removed) == "node_removed old01: profile gpu:a:4, cluster -");
 }
 
 TEST_CASE("profile drift: one warning, the first lines shown, the check's time when remembered") {
@@ -190,4 +210,53 @@ TEST_CASE("profile check: a drained node with its reason, drained for long after
   CHECK(line(0).starts_with("node_drained classt25:"));  // no clock: never "long"
   const auto affecting = slurm::plan_affecting(slurm::compare_profile(prof, cluster, 1796000000));
   CHECK(affecting.size() == 1);
+}
+
+TEST_CASE("profile check: features, Weight and pin leaks of a group with untyped gres") {
+  // The site shape: old-gpu[1-2] have untyped Gres=gpu:2, kept on their group by
+  // `constraint: t4`; nu-gpu01 has Features=pascal Weight=10.
+  auto prof = profile::parse_profile(read_text(source_path("tests/integration/site-profile.yaml")),
+                                     "site.yaml", real_catalog());
+  REQUIRE_MESSAGE(prof.has_value(), prof.error().message);
+  const auto data = std::string(JOBGEN_TEST_DATA) + "/slurm-cli/";
+  auto nodes = slurm::parse_sinfo_nodes(read_text(data + "sinfo-nodes-site-22.05.txt"));
+  auto parts = slurm::parse_partitions(read_text(data + "sinfo-partitions-site-22.05.txt"));
+  REQUIRE(nodes.has_value());
+  REQUIRE(parts.has_value());
+  slurm::ClusterState cluster{*nodes, *parts};
+  // The recorded cluster had old-gpu2 drained (with a hostile reason) and nothing else apart.
+  auto diffs = slurm::compare_profile(*prof, cluster);
+  REQUIRE(diffs.size() == 1);
+  CHECK(diffs[0].kind == "node_drained");
+
+  const auto node = [&](const std::string& name) -> slurm::NodeInfo& {
+    auto it = std::ranges::find(cluster.nodes, name, &slurm::NodeInfo::name);
+    REQUIRE(it != cluster.nodes.end());
+    return *it;
+  };
+  node("old-gpu2").features = {"turing"};  // scontrol update NodeName=old-gpu2 AvailableFeatures=
+  node("nu-gpu01").features = {"pascal", "t4"};
+  node("nu-gpu01").weight = 20;
+  diffs = slurm::compare_profile(*prof, cluster);
+  CHECK(has(diffs, "features_changed", "old-gpu2", "t4", "turing"));
+  CHECK(has(diffs, "features_changed", "nu-gpu01", "pascal", "pascal,t4"));
+  CHECK(has(diffs, "weight_changed", "nu-gpu01", "10", "20"));
+  CHECK(has(diffs, "pin_leak", "nu-gpu01", "untyped gpu jobs of group old kept on old-gpu[1-2]",
+            "carries feature t4 with gpu:geforce_gtx_1080_ti:2,gpu:titan_xp:1: those jobs may run "
+            "there"));
+  std::vector<std::string> kept;
+  for (const auto& d : slurm::plan_affecting(diffs)) kept.push_back(d.kind + " " + d.subject);
+  CHECK(kept == std::vector<std::string>{"features_changed old-gpu2", "pin_leak nu-gpu01"});
+
+  // Without the constraint the group is kept by excluding the partition's other known nodes: a
+  // GPU node the profile lacks in that partition is a leak; one in another partition is not.
+  for (auto& g : prof->node_groups) g.constraint.clear();
+  cluster = {*nodes, *parts};
+  cluster.nodes.push_back(gpu_node("new01", {"long"}, {"", 4, 0}));
+  cluster.nodes.push_back(gpu_node("new02", {"other"}, {"", 4, 0}));
+  diffs = slurm::compare_profile(*prof, cluster);
+  CHECK(has(diffs, "pin_leak", "new01", "untyped gpu jobs of group old kept on old-gpu[1-2]",
+            "is in partition long with gpu:4: those jobs may run there"));
+  CHECK(std::ranges::none_of(
+      diffs, [](const auto& d) { return d.subject == "new02" && d.kind == "pin_leak"; }));
 }

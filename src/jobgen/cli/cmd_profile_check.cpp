@@ -1,9 +1,10 @@
 // `jobgen profile check [PROFILE] [--backend cli|rest] [--json]`: the profile next to the live
-// cluster (slurm/profile_check.hpp): nodes added, removed or drained, GPU counts or types, CPUs
-// and memory changed, partitions added, removed or with another MaxTime. Exit 0 when they agree,
+// cluster (slurm/profile_check.hpp): nodes added, removed or drained, GPU counts or types, CPUs,
+// memory, partitions, features or Weight of a node changed, pin leaks, partitions added, removed
+// or with another MaxTime. Exit 0 when they agree,
 // 1 when they differ (each difference printed) or the cluster cannot be asked, 2/3 for a bad or
 // missing profile. --json prints {"cluster", "profile", "agrees", "differences": [{"kind",
-// "subject", "profile", "cluster"}]} for cron jobs.
+// "subject", "profile", "cluster", "affects_plans"}]} for cron jobs.
 #include <nlohmann/json.hpp>
 
 #include "jobgen/cli/cmd_profile.hpp"
@@ -39,7 +40,8 @@ Expected<Exit> run_check(Context& ctx, const CheckOptions& opts) {
       list.push_back({{"kind", d.kind},
                       {"subject", d.subject},
                       {"profile", d.profile},
-                      {"cluster", d.cluster}});
+                      {"cluster", d.cluster},
+                      {"affects_plans", d.affects_plans}});
     }
     ctx.out << nlohmann::json{{"cluster", prof.name},
                               {"profile", prof.source},
