@@ -540,3 +540,37 @@ TEST_CASE("planner: choose_row takes --row, else balanced, fastest, the first ru
   CHECK(none.error().message.find("no planned option can run this job: does not fit in memory") !=
         std::string::npos);
 }
+
+TEST_CASE("planner: a recovery attempt's row is planned at the attempt's batch settings") {
+  const plan::JobSpec spec = test::spec_from(test::kSmall);
+  const plan::PlanOptions o = test::opts("rtx2080ti", 1);
+  auto report = plan::make_plan(spec, test::markov(), test::catalog(), o);
+  REQUIRE(report.has_value());
+  const plan::PlanRow& first = report->rows.front();
+  REQUIRE(first.micro_batch >= 4);
+  const int half = first.micro_batch / 2;
+  const int accum = static_cast<int>(first.effective_batch / half);
+
+  const auto halved = plan::plan_attempt(spec, test::markov(), test::catalog(), o, first,
+                                         {half, accum, first.grad_checkpointing});
+  REQUIRE(halved.has_value());
+  CHECK(halved->row.id == first.id);
+  CHECK(halved->row.micro_batch == half);
+  CHECK(halved->row.grad_accum == accum);
+  CHECK(halved->row.effective_batch == first.effective_batch);
+  CHECK(halved->row.steps == first.steps);
+  CHECK(halved->row.memory.activations < 0.75 * first.memory.activations);
+  CHECK(halved->report.row(first.id)->micro_batch == half);  // the plan the ledger keeps
+
+  // Checkpointing re-runs the forward: the attempt's own step time is longer.
+  const auto recomputed =
+      plan::plan_attempt(spec, test::markov(), test::catalog(), o, first, {half, accum, true});
+  REQUIRE(recomputed.has_value());
+  CHECK(recomputed->row.grad_checkpointing);
+  CHECK(recomputed->row.step_time_s > 1.1 * halved->row.step_time_s);
+  CHECK(recomputed->row.memory.activations < halved->row.memory.activations);
+
+  // Settings the planner cannot give that row are refused, not approximated.
+  CHECK_FALSE(plan::plan_attempt(spec, test::markov(), test::catalog(), o, first, {0, 1, false})
+                  .has_value());
+}

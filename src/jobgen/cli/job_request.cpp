@@ -171,7 +171,17 @@ Expected<StageRequest> build_stage(Context& ctx, const JobRequestOptions& opts,
   JOBGEN_TRY_ASSIGN(const plan::PlanRow* row, in.by_queue ? choose_auto(ctx, report, stage)
                                                           : plan::choose_row(report, opts.row));
   plan::PlanRow chosen = *row;
-  if (opts.attempt) apply_attempt(st, *opts.attempt, chosen);
+  if (opts.attempt) {
+    const run::AttemptSettings& a = *opts.attempt;
+    auto again = plan::plan_attempt(st, in.prof, in.catalog, in.plan_opts, chosen,
+                                    {a.micro_batch, a.grad_accum, a.grad_checkpointing});
+    if (again) {
+      report = std::move(again->report);
+      chosen = std::move(again->row);
+    } else {
+      apply_attempt(st, a, chosen);
+    }
+  }
   JOBGEN_TRY_ASSIGN(render::RenderRequest req,
                     render::build_render_input(in.prof, st, chosen, in.req_opts));
   if (opts.attempt) apply_attempt(*opts.attempt, opts.attempt_number, req.input);

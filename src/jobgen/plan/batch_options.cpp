@@ -1,5 +1,7 @@
-// plan::batch_options (planner.hpp): the micro-batches recovery may fall back to for one plan row.
+// plan::batch_options and plan::plan_attempt (planner.hpp): the micro-batches recovery may fall
+// back to for one plan row, and the row planned at the one it chose.
 #include <algorithm>
+#include <limits>
 
 #include "jobgen/estimate/estimate.hpp"
 #include "jobgen/plan/planner.hpp"
@@ -37,6 +39,28 @@ std::vector<BatchOption> batch_options(const JobSpec& spec, const profile::Profi
     }
   }
   return out;
+}
+
+std::optional<AttemptPlan> plan_attempt(const JobSpec& spec, const profile::Profile& profile,
+                                        const profile::Catalog& catalog, const PlanOptions& options,
+                                        const PlanRow& row, const AttemptBatch& batch) {
+  JobSpec fixed = spec;
+  fixed.micro_batch = batch.micro_batch;
+  fixed.grad_checkpointing =
+      batch.grad_checkpointing ? GradCheckpointing::on : GradCheckpointing::off;
+  const int64_t effective =
+      int64_t{batch.micro_batch} * batch.grad_accum * std::max(1, row.world_size());
+  if (effective > std::numeric_limits<int>::max()) return std::nullopt;
+  fixed.effective_batch = BatchRange{static_cast<int>(effective), static_cast<int>(effective)};
+  auto again = make_plan(fixed, profile, catalog, options);
+  if (!again) return std::nullopt;
+  const PlanRow* same = again->row(row.id);
+  if (same == nullptr || same->group != row.group || same->gres != row.gres ||
+      same->nodes != row.nodes || same->micro_batch != batch.micro_batch ||
+      same->grad_accum != batch.grad_accum || same->grad_checkpointing != batch.grad_checkpointing)
+    return std::nullopt;
+  PlanRow chosen = *same;
+  return AttemptPlan{std::move(*again), std::move(chosen)};
 }
 
 }  // namespace jobgen::plan

@@ -176,6 +176,25 @@ inline constexpr int kMaxBatchOptions = 512;
 std::vector<BatchOption> batch_options(const JobSpec& spec, const profile::Profile& profile,
                                        const profile::Catalog& catalog, const PlanRow& row);
 
+// A recovery attempt's batch settings on the row chosen for the run: the job planned again with
+// the micro-batch, accumulation and activation checkpointing fixed to them, so the row's memory,
+// step time, time limit and cost are the attempt's own (the ledger keeps the submitted plan:
+// progress compares an attempt with its own step time, calibration with its own memory).
+// nullopt when the planner does not give that row those settings (the caller then changes the
+// settings alone).
+struct AttemptBatch {
+  int micro_batch = 1;
+  int grad_accum = 1;
+  bool grad_checkpointing = false;
+};
+struct AttemptPlan {
+  PlanReport report;
+  PlanRow row;
+};
+std::optional<AttemptPlan> plan_attempt(const JobSpec& spec, const profile::Profile& profile,
+                                        const profile::Catalog& catalog, const PlanOptions& options,
+                                        const PlanRow& row, const AttemptBatch& batch);
+
 // Errors: an unknown target is Exit::not_found with "did you mean"; --gpus/--nodes that no
 // candidate allows is Exit::invalid_input naming the limits.
 Expected<PlanReport> make_plan(const JobSpec& spec, const profile::Profile& profile,
