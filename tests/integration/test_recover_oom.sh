@@ -4,7 +4,8 @@
 # The run starts at micro-batch 8 x accumulation 4 (effective 32) and must converge to micro-batch
 # <= 2 at the same effective batch in at most 3 attempts, the retries resuming from the checkpoint
 # marker the first attempt wrote; status shows the run's history. A spec without `recover:` is not
-# retried by a plain `watch`.
+# retried by a plain `watch`. `jobgen calibrate` then learns from the attempts that ran out of
+# GPU memory.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=submit_lib.sh
 source "$(dirname "$0")/submit_lib.sh"
@@ -69,4 +70,25 @@ code=$?
 set -e
 [[ $code -eq 4 ]] || fail "watch of a failing job without recover exited $code"
 ! grep -q "resubmitted" plain.err || fail "a run without recover was retried: $(cat plain.err)"
+
+# `jobgen calibrate` learns from the attempts that ran out of GPU memory: each attempt's ledger
+# plan is its own (micro-batch 8, then 4), and micro-batch 4, the smaller one that still ran out,
+# is the stronger evidence. Later plans of this model on this GPU then count more memory.
+"$JOBGEN" calibrate --json >calibration.json || fail "calibrate failed"
+"$JOBGEN" plan oom.yaml --target rtx2080ti --gpus 1 --offline --json >replan.json ||
+  fail "plan after calibrate failed"
+python3 - <<'PY' || fail "calibration from OOM runs: $(cat calibration.json)"
+import json
+entries = json.load(open("calibration.json"))["entries"]
+oom = [e for e in entries if e["gpu"] == "rtx2080ti" and e["oom_runs"] >= 2]
+assert len(oom) == 1, entries
+e = oom[0]
+assert e["oom_micro_batch"] == 4, e
+assert e["memory_factor"] > 1 and e["oom_ratio"] > 1, e
+option = json.load(open("replan.json"))["options"][0]
+assert option["calibration_memory_factor"] == e["memory_factor"], option
+assert "out of GPU memory" in option["calibration_note"], option
+assert option["memory_gib"]["measured"] > 0, option
+PY
+echo "ok: calibrate: $(python3 -c 'import json; e=json.load(open("calibration.json"))["entries"][0]; print(e["oom_runs"], "OOM runs, memory x%.2f" % e["memory_factor"])')"
 echo "PASS"

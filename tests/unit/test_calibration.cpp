@@ -156,3 +156,33 @@ TEST_CASE("calibrate: memory is corrected upwards only, by the worst run, within
           "planned_step_time_s": 1, "measured_step_time_s": 1, "ratio": 1,
           "memory_ratio": -1}]})"));
 }
+
+TEST_CASE("calibrate: timed runs and a run out of GPU memory of one key, in one note") {
+  auto timed = run(0.2, 0.3);
+  timed.planned_memory_gib = 8;
+  timed.peak_memory_gib = 8.8;  // x1.10
+  auto oom = run(0, 0);
+  oom.gpu_oom = true;
+  oom.micro_batch = 16;
+  oom.planned_reserved_gib = 18;
+  oom.usable_gib = 21.6;  // x1.2, x1.01 margin
+  const Calibration c = calibrate({timed, oom});
+  REQUIRE(c.entries.size() == 1);
+  const auto& e = c.entries[0];
+  CHECK(e.runs == 1);
+  CHECK(e.oom_runs == 1);
+  CHECK(e.factor == doctest::Approx(1.5));
+  CHECK(e.memory_factor == doctest::Approx(1.2 * kOomMargin));
+  CHECK(calibration_note(e) ==
+        "calibrated from 1 run and 1 run out of GPU memory: step time x1.50 (measured 0.300 s vs "
+        "planned 0.200 s); memory x1.21 (micro-batch 16 ran out of 21.6 GiB usable)");
+  // The peak wins when it is the larger evidence.
+  auto big = timed;
+  big.peak_memory_gib = 12;  // x1.5
+  CHECK(calibration_note(calibrate({big, oom}).entries[0])
+            .ends_with("memory x1.50 (peak 12.0 GiB vs planned 8.0 GiB allocated)"));
+  // An OOM run without the plan's memory teaches nothing.
+  auto bare = oom;
+  bare.usable_gib.reset();
+  CHECK(calibrate({bare}).entries.empty());
+}

@@ -2,6 +2,11 @@
 // strategy) the runs measured, and nothing else.
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "jobgen/plan/calibration.hpp"
 #include "planner_fixtures.hpp"
 
 using namespace jobgen;
@@ -99,4 +104,50 @@ TEST_CASE("plan: a calibration corrects the step time of its (model, GPU, strate
   CHECK(text.find("calibrated from 2 runs") != std::string::npos);
   const auto json = plan::plan_json(corrected);
   CHECK(json["options"][0]["calibration_factor"].get<double>() == doctest::Approx(1.5));
+}
+
+TEST_CASE("plan: a run that ran out of GPU memory at its micro-batch is not planned there again") {
+  const plan::JobSpec spec = spec_from(kSmall);
+  auto plain = plan::make_plan(spec, markov(), catalog(), PlanOptions{});
+  REQUIRE(plain);
+  // A row whose micro-batch memory decided (the OOM ratio then stays within the bounds).
+  const auto it = std::ranges::find_if(plain->rows, [](const plan::PlanRow& r) {
+    return r.fits && r.memory.total > 0.6 * r.capacity_gib && r.micro_batch > 1;
+  });
+  REQUIRE(it != plain->rows.end());
+  const plan::PlanRow& row = *it;
+  CAPTURE(row.label());
+  plan::FinishedRun oom;  // what the ledger holds after `watch --recover` classified it
+  oom.plan_json = plan::plan_json(*plain).dump();
+  oom.plan_row = row.id;
+  oom.gpu_oom = true;
+  const auto m = plan::measurement_of(oom);
+  REQUIRE(m);
+  CHECK(m->micro_batch == row.micro_batch);
+  CHECK(m->usable_gib.value_or(0) == doctest::Approx(row.capacity_gib - row.memory.context));
+  const plan::Calibration c = plan::calibrate({*m});
+  REQUIRE(c.entries.size() == 1);
+  const plan::CalibrationEntry& e = c.entries[0];
+  CHECK(e.runs == 0);
+  CHECK(e.oom_runs == 1);
+  CHECK(e.factor == 1);  // no step time was measured: times are not corrected
+  CHECK(e.memory_factor > 1);
+  CHECK(e.memory_factor < plan::kMaxCalibration);
+  CHECK(plan::calibration_note(e) ==
+        fmt::format("calibrated from 1 run out of GPU memory: memory x{:.2f} (micro-batch {} ran "
+                    "out of {:.1f} GiB usable)",
+                    e.memory_factor, row.micro_batch, row.capacity_gib - row.memory.context));
+
+  const auto corrected = plan_with(spec, e);
+  const plan::PlanRow& after = *corrected.row(row.id);
+  CHECK(after.max_micro.aggressive < row.micro_batch);  // does not fit even at 100 %
+  CHECK(after.micro_batch < row.micro_batch);
+  CHECK(after.step_time_s > 0);
+  CHECK(after.calibration_note.find("out of GPU memory") != std::string::npos);
+  // Read back from the file, the same.
+  auto back = plan::parse_calibration(plan::calibration_json(c));
+  REQUIRE(back);
+  CHECK(back->entries[0].memory_factor == doctest::Approx(e.memory_factor));
+  CHECK(back->entries[0].oom_micro_batch == row.micro_batch);
+  CHECK(plan::format_calibration(c).find("1 out of memory (micro-batch") != std::string::npos);
 }

@@ -388,5 +388,12 @@ TEST_CASE("ledger: attempts of a run, failure and decision") {
   CHECK(lines[2] == "attempt 2/3: job 13 RUNNING");
   // A run of one attempt without a decision tells nothing.
   CHECK(cli::run_history_lines({run->at(1)}).empty());
+  // `jobgen calibrate` reads the attempt that ran out of GPU memory (no step time measured).
+  const auto measured = db.measured("gpu_oom");
+  REQUIRE(measured);
+  REQUIRE(measured->size() == 1);
+  CHECK(measured->at(0).job_id == "12");
+  CHECK(db.measured()->empty());
+  CHECK(db.measured("host_oom")->empty());
   std::filesystem::remove_all(dir);
 }

@@ -13,6 +13,7 @@
 #include "jobgen/cli/commands.hpp"
 #include "jobgen/ledger/ledger.hpp"
 #include "jobgen/plan/calibration.hpp"
+#include "jobgen/run/failure.hpp"
 #include "jobgen/util/strings.hpp"
 
 namespace jobgen::cli {
@@ -40,7 +41,8 @@ Expected<Exit> run_calibrate(Context& ctx, const CalibrateOptions& options) {
   if (options.reset) return reset_calibration(ctx);
   const auto db = ledger::state_dir(ctx.env) / "jobs.db";
   JOBGEN_TRY_ASSIGN(auto ledger, ledger::Ledger::open(db));
-  JOBGEN_TRY_ASSIGN(const auto records, ledger.measured());
+  const std::string oom(run::to_string(run::FailureKind::gpu_oom));
+  JOBGEN_TRY_ASSIGN(const auto records, ledger.measured(oom));
   std::vector<plan::Measurement> runs;
   for (const auto& r : records) {
     plan::FinishedRun run{r.plan_json,
@@ -48,7 +50,8 @@ Expected<Exit> run_calibrate(Context& ctx, const CalibrateOptions& options) {
                           r.target,
                           r.planned_step_time_s,
                           r.measured_step_time_s.value_or(0),
-                          r.peak_gpu_memory_gib};
+                          r.peak_gpu_memory_gib,
+                          r.failure == oom};
     if (auto m = plan::measurement_of(run)) runs.push_back(std::move(*m));
   }
   const plan::Calibration calibration = plan::calibrate(runs);
@@ -58,9 +61,11 @@ Expected<Exit> run_calibrate(Context& ctx, const CalibrateOptions& options) {
       ctx.out << plan::calibration_json(calibration);
     } else {
       ctx.out << "No finished run in the ledger (" << db.string()
-              << ") has a measured step time yet: 'jobgen status' or 'jobgen watch' records one "
-                 "when a submitted job finishes and its log shows a step rate (a tqdm bar, "
-                 "step lines, or a 'jobgen: step_time_s=' line). Nothing written.\n";
+              << ") has a measured step time or ran out of GPU memory yet: 'jobgen status' or "
+                 "'jobgen watch' records a step time when a submitted job finishes and its log "
+                 "shows a step rate (a tqdm bar, step lines, or a 'jobgen: step_time_s=' line); "
+                 "'jobgen watch --recover' records a run that ran out of GPU memory. Nothing "
+                 "written.\n";
     }
     return Exit::ok;
   }
@@ -74,7 +79,11 @@ Expected<Exit> run_calibrate(Context& ctx, const CalibrateOptions& options) {
           << ": later plans multiply the estimated step time of these (model, GPU, strategy)\n"
              "by APPLIED: the geometric mean of measured / planned over the runs, limited to "
           << fmt::format("{:.1f}-{:.1f}", plan::kMinCalibration, plan::kMaxCalibration)
-          << ". Peak memory is shown, not applied.\n"
+          << ".\nMemory is corrected upwards only: plans multiply their estimate by the largest "
+             "measured peak / planned,\nor by what a run that ran out of GPU memory needed at "
+             "least, within 1.0-"
+          << fmt::format("{:.1f}", plan::kMaxCalibration)
+          << ".\n"
              "Corrected options say \"calibrated from N runs\"; 'jobgen calibrate --reset' "
              "removes the file.\n";
   return Exit::ok;

@@ -198,10 +198,10 @@ Expected<void> Ledger::record_measurement(const JobRecord& key, std::optional<do
                  args, "record what job " + key.job_id + " measured");
 }
 
-Expected<std::vector<JobRecord>> Ledger::measured() {
-  return select(std::string("WHERE measured_step_time_s IS NOT NULL AND last_state IN ") +
-                    kFinished + " ORDER BY row_id",
-                {});
+Expected<std::vector<JobRecord>> Ledger::measured(const std::string& failure) {
+  return select(std::string("WHERE (measured_step_time_s IS NOT NULL AND last_state IN ") +
+                    kFinished + ") OR (failure != '' AND failure = ?) ORDER BY row_id",
+                {failure});
 }
 
 Expected<int64_t> Ledger::count() {

@@ -116,8 +116,9 @@ class Ledger {
   // GPU); a value not given leaves the column as it is.
   Expected<void> record_measurement(const JobRecord& key, std::optional<double> step_time_s,
                                     std::optional<double> peak_gpu_memory_gib);
-  // Finished records with a measured step time (for `jobgen calibrate`), oldest first.
-  Expected<std::vector<JobRecord>> measured();
+  // Finished records with a measured step time, and records whose classified failure is
+  // `failure` ("" = none) (for `jobgen calibrate`: runs out of GPU memory), oldest first.
+  Expected<std::vector<JobRecord>> measured(const std::string& failure = "");
   Expected<int64_t> count();
 
  private:

@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "jobgen/util/strings.hpp"
+
 namespace jobgen::plan {
 
 namespace {
@@ -18,37 +20,73 @@ double memory_factor_of(const std::optional<double>& ratio) {
   return ratio ? std::clamp(*ratio, 1.0, kMaxCalibration) : 1.0;
 }
 
-bool usable(const Measurement& m) {
+bool timed(const Measurement& m) {
   return std::isfinite(m.planned_step_time_s) && std::isfinite(m.measured_step_time_s) &&
          m.planned_step_time_s > 0 && m.measured_step_time_s > 0;
+}
+
+// usable / planned reserved x kOomMargin of a run that ran out of GPU memory; nullopt when the
+// plan's figures are missing or absurd.
+std::optional<double> oom_ratio_of(const Measurement& m) {
+  if (!m.gpu_oom || !m.planned_reserved_gib || !m.usable_gib) return std::nullopt;
+  const double planned = *m.planned_reserved_gib, usable = *m.usable_gib;
+  if (!std::isfinite(planned) || !std::isfinite(usable) || planned <= 0 || usable <= 0)
+    return std::nullopt;
+  return usable / planned * kOomMargin;
+}
+
+bool usable(const Measurement& m) {
+  return timed(m) || oom_ratio_of(m).has_value();
+}
+
+void add_oom(CalibrationEntry& e, const Measurement& m) {
+  const auto r = oom_ratio_of(m);
+  if (!r) return;
+  ++e.oom_runs;
+  if (!e.oom_ratio || *r > *e.oom_ratio) {
+    e.oom_ratio = *r;
+    e.oom_micro_batch = m.micro_batch;
+    e.oom_usable_gib = m.usable_gib;
+  }
+}
+
+void add_peak(CalibrationEntry& e, const Measurement& m) {
+  if (m.peak_memory_gib && *m.peak_memory_gib >= 0)
+    e.peak_memory_gib = std::max(e.peak_memory_gib.value_or(0), *m.peak_memory_gib);
+  if (m.peak_memory_gib && m.planned_memory_gib && *m.planned_memory_gib > 0 &&
+      std::isfinite(*m.peak_memory_gib)) {
+    const double r = *m.peak_memory_gib / *m.planned_memory_gib;
+    e.memory_ratio = std::max(e.memory_ratio.value_or(0), r);
+  }
 }
 
 CalibrationEntry summarize(const Key& key, const std::vector<const Measurement*>& runs) {
   CalibrationEntry e;
   std::tie(e.model, e.gpu, e.strategy) = key;
-  e.runs = static_cast<int>(runs.size());
   double log_sum = 0;
   double planned_mem = 0;
   int planned_mem_runs = 0;
   for (const Measurement* m : runs) {
-    e.planned_step_time_s += m->planned_step_time_s / e.runs;
-    e.measured_step_time_s += m->measured_step_time_s / e.runs;
+    add_oom(e, *m);
+    if (!timed(*m)) continue;
+    ++e.runs;
+    e.planned_step_time_s += m->planned_step_time_s;
+    e.measured_step_time_s += m->measured_step_time_s;
     log_sum += std::log(m->measured_step_time_s / m->planned_step_time_s);
     if (m->planned_memory_gib) {
       planned_mem += *m->planned_memory_gib;
       ++planned_mem_runs;
     }
-    if (m->peak_memory_gib && *m->peak_memory_gib >= 0)
-      e.peak_memory_gib = std::max(e.peak_memory_gib.value_or(0), *m->peak_memory_gib);
-    if (m->peak_memory_gib && m->planned_memory_gib && *m->planned_memory_gib > 0 &&
-        std::isfinite(*m->peak_memory_gib)) {
-      const double r = *m->peak_memory_gib / *m->planned_memory_gib;
-      e.memory_ratio = std::max(e.memory_ratio.value_or(0), r);
-    }
+    add_peak(e, *m);
   }
+  if (e.runs > 0) {
+    e.planned_step_time_s /= e.runs;
+    e.measured_step_time_s /= e.runs;
+    e.ratio = std::exp(log_sum / e.runs);
+  }
+  if (e.oom_ratio) e.memory_ratio = std::max(e.memory_ratio.value_or(0), *e.oom_ratio);
   e.memory_factor = memory_factor_of(e.memory_ratio);
   if (planned_mem_runs > 0) e.planned_memory_gib = planned_mem / planned_mem_runs;
-  e.ratio = std::exp(log_sum / e.runs);
   e.factor = std::clamp(e.ratio, kMinCalibration, kMaxCalibration);
   return e;
 }
@@ -66,6 +104,32 @@ const CalibrationEntry* Calibration::find(std::string_view model, std::string_vi
   }
   return nullptr;
 }
+
+namespace {
+
+// The plan's memory of the row the run was submitted with (its allocated figure, and for a run
+// that ran out of memory: allocated + reserve against the capacity less the CUDA context).
+void read_planned_memory(const nlohmann::json& option, Measurement& m) {
+  const auto mem = option.find("memory_gib");
+  if (mem == option.end() || !mem->is_object()) return;
+  const auto part = [&](const char* name) -> std::optional<double> {
+    const auto it = mem->find(name);
+    if (it == mem->end() || !it->is_number()) return std::nullopt;
+    return it->get<double>();
+  };
+  const auto w = part("weights"), g = part("gradients"), o = part("optimizer"),
+             a = part("activations");
+  if (!w || !g || !o || !a) return;
+  m.planned_memory_gib = *w + *g + *o + *a;
+  const auto slack = part("slack"), context = part("context");
+  const auto capacity = option.find("capacity_gib");
+  m.micro_batch = option.value("micro_batch", 0);
+  if (!slack || !context || capacity == option.end() || !capacity->is_number()) return;
+  m.planned_reserved_gib = *m.planned_memory_gib + *slack;
+  m.usable_gib = capacity->get<double>() - *context;
+}
+
+}  // namespace
 
 std::optional<Measurement> measurement_of(const FinishedRun& run) {
   const auto plan = nlohmann::json::parse(run.plan_json, nullptr, false);
@@ -92,17 +156,9 @@ std::optional<Measurement> measurement_of(const FinishedRun& run) {
   m.planned_step_time_s =
       run.planned_step_time_s.value_or(option->value("step_time_s", 0.0)) / factor;
   m.measured_step_time_s = run.measured_step_time_s;
-  if (const auto mem = option->find("memory_gib"); mem != option->end() && mem->is_object()) {
-    double allocated = 0;
-    bool complete = true;
-    for (const char* part : {"weights", "gradients", "optimizer", "activations"}) {
-      const auto it = mem->find(part);
-      complete = complete && it != mem->end() && it->is_number();
-      if (complete) allocated += it->get<double>();
-    }
-    if (complete) m.planned_memory_gib = allocated;
-  }
+  read_planned_memory(*option, m);
   m.peak_memory_gib = run.peak_memory_gib;
+  m.gpu_oom = run.gpu_oom;
   return m;
 }
 
@@ -136,7 +192,11 @@ std::string calibration_json(const Calibration& calibration) {
                        {"planned_memory_gib", optional(e.planned_memory_gib)},
                        {"peak_memory_gib", optional(e.peak_memory_gib)},
                        {"memory_ratio", optional(e.memory_ratio)},
-                       {"memory_factor", e.memory_factor}});
+                       {"memory_factor", e.memory_factor},
+                       {"oom_runs", e.oom_runs},
+                       {"oom_ratio", optional(e.oom_ratio)},
+                       {"oom_micro_batch", e.oom_micro_batch},
+                       {"oom_usable_gib", optional(e.oom_usable_gib)}});
   }
   nlohmann::ordered_json out{
       {"version", 1}, {"bounds", {kMinCalibration, kMaxCalibration}}, {"entries", entries}};
@@ -172,11 +232,20 @@ Expected<Calibration> parse_calibration(std::string_view text) {
         e.peak_memory_gib = item["peak_memory_gib"].get<double>();
       if (item.contains("memory_ratio") && item["memory_ratio"].is_number())
         e.memory_ratio = item["memory_ratio"].get<double>();
+      e.oom_runs = item.value("oom_runs", 0);  // absent in files of jobgen before OOM runs
+      if (item.contains("oom_ratio") && item["oom_ratio"].is_number())
+        e.oom_ratio = item["oom_ratio"].get<double>();
+      e.oom_micro_batch = item.value("oom_micro_batch", 0);
+      if (item.contains("oom_usable_gib") && item["oom_usable_gib"].is_number())
+        e.oom_usable_gib = item["oom_usable_gib"].get<double>();
     } catch (const nlohmann::json::exception&) {
       return broken("an entry lacks a key or has a wrong type");
     }
-    if (e.runs < 1 || !std::isfinite(e.ratio) || e.ratio <= 0)
+    if (e.runs < 0 || e.oom_runs < 0 || e.runs + e.oom_runs < 1 || !std::isfinite(e.ratio) ||
+        e.ratio <= 0)
       return broken("an entry's runs or ratio is out of range");
+    if (e.oom_ratio && (!std::isfinite(*e.oom_ratio) || *e.oom_ratio <= 0))
+      return broken("an entry's oom_ratio is out of range");
     if (e.memory_ratio && (!std::isfinite(*e.memory_ratio) || *e.memory_ratio <= 0))
       return broken("an entry's memory_ratio is out of range");
     // The bounds are jobgen's, not the file's: an edited factor is clamped again.
@@ -188,38 +257,56 @@ Expected<Calibration> parse_calibration(std::string_view text) {
 }
 
 std::string calibration_note(const CalibrationEntry& e) {
-  std::string note =
-      fmt::format("calibrated from {} run{}: step time x{:.2f} (measured {} vs planned {})", e.runs,
-                  e.runs == 1 ? "" : "s", e.factor, seconds(e.measured_step_time_s),
-                  seconds(e.planned_step_time_s));
-  if (e.clamped())
-    note += fmt::format("; the measured ratio {:.2f} is limited to {:.1f}-{:.1f}", e.ratio,
-                        kMinCalibration, kMaxCalibration);
-  if (e.memory_factor > 1 && e.peak_memory_gib && e.planned_memory_gib) {
-    note += fmt::format("; memory x{:.2f} (peak {:.1f} GiB vs planned {:.1f} GiB allocated)",
-                        e.memory_factor, *e.peak_memory_gib, *e.planned_memory_gib);
-    if (e.memory_ratio && *e.memory_ratio > kMaxCalibration)
-      note += fmt::format(", the measured ratio {:.2f} limited to {:.1f}", *e.memory_ratio,
-                          kMaxCalibration);
+  const auto runs = [](int n, const char* what) {
+    return fmt::format("{} run{}{}", n, n == 1 ? "" : "s", what);
+  };
+  std::vector<std::string> from, said;
+  if (e.runs > 0) {
+    from.push_back(runs(e.runs, ""));
+    said.push_back(fmt::format("step time x{:.2f} (measured {} vs planned {})", e.factor,
+                               seconds(e.measured_step_time_s), seconds(e.planned_step_time_s)));
+    if (e.clamped())
+      said.back() += fmt::format("; the measured ratio {:.2f} is limited to {:.1f}-{:.1f}", e.ratio,
+                                 kMinCalibration, kMaxCalibration);
   }
-  return note;
+  if (e.oom_runs > 0) from.push_back(runs(e.oom_runs, " out of GPU memory"));
+  const bool by_oom = e.oom_ratio && e.memory_ratio && *e.oom_ratio >= *e.memory_ratio;
+  if (e.memory_factor > 1 && by_oom && e.oom_usable_gib) {
+    said.push_back(fmt::format("memory x{:.2f} (micro-batch {} ran out of {:.1f} GiB usable)",
+                               e.memory_factor, e.oom_micro_batch, *e.oom_usable_gib));
+  } else if (e.memory_factor > 1 && e.peak_memory_gib && e.planned_memory_gib) {
+    said.push_back(fmt::format("memory x{:.2f} (peak {:.1f} GiB vs planned {:.1f} GiB allocated)",
+                               e.memory_factor, *e.peak_memory_gib, *e.planned_memory_gib));
+  }
+  if (e.memory_factor > 1 && e.memory_ratio && *e.memory_ratio > kMaxCalibration)
+    said.back().insert(said.back().size() - 1,
+                       fmt::format(", the measured ratio {:.2f} limited to {:.1f}", *e.memory_ratio,
+                                   kMaxCalibration));
+  return "calibrated from " + util::join(from, " and ") + ": " + util::join(said, "; ");
 }
 
 std::string format_calibration(const Calibration& calibration) {
   if (calibration.entries.empty()) return "";
   std::string out = fmt::format("{:<24} {:<12} {:<10} {:>4} {:>12} {:>12} {:>7} {:>7}  {}\n",
                                 "MODEL", "GPU", "STRATEGY", "RUNS", "PLANNED", "MEASURED", "RATIO",
-                                "APPLIED", "PEAK MEMORY (plan)");
+                                "APPLIED", "MEMORY: PEAK (plan), OUT OF MEMORY");
   for (const auto& e : calibration.entries) {
-    std::string memory = "-";
+    std::vector<std::string> memory;
     if (e.peak_memory_gib) {
-      memory = fmt::format("{:.1f} GiB", *e.peak_memory_gib);
-      if (e.planned_memory_gib) memory += fmt::format(" ({:.1f} GiB)", *e.planned_memory_gib);
-      if (e.memory_factor > 1) memory += fmt::format(", plans x{:.2f}", e.memory_factor);
+      memory.push_back(fmt::format("{:.1f} GiB", *e.peak_memory_gib));
+      if (e.planned_memory_gib)
+        memory.back() += fmt::format(" ({:.1f} GiB)", *e.planned_memory_gib);
     }
-    out += fmt::format("{:<24} {:<12} {:<10} {:>4} {:>12} {:>12} {:>7.2f} {:>7.2f}  {}\n", e.model,
-                       e.gpu, e.strategy, e.runs, seconds(e.planned_step_time_s),
-                       seconds(e.measured_step_time_s), e.ratio, e.factor, memory);
+    if (e.oom_runs > 0)
+      memory.push_back(
+          fmt::format("{} out of memory (micro-batch {})", e.oom_runs, e.oom_micro_batch));
+    if (e.memory_factor > 1) memory.push_back(fmt::format("plans x{:.2f}", e.memory_factor));
+    const bool timed = e.runs > 0;
+    out += fmt::format(
+        "{:<24} {:<12} {:<10} {:>4} {:>12} {:>12} {:>7} {:>7.2f}  {}\n", e.model, e.gpu, e.strategy,
+        e.runs + e.oom_runs, timed ? seconds(e.planned_step_time_s) : "-",
+        timed ? seconds(e.measured_step_time_s) : "-", timed ? fmt::format("{:.2f}", e.ratio) : "-",
+        e.factor, memory.empty() ? "-" : util::join(memory, ", "));
   }
   return out;
 }

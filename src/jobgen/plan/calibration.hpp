@@ -16,6 +16,12 @@
 // shows. Compared like with like: the peak against the plan's allocated figure, not its device
 // total (a peak read from nvidia-smi is larger, which errs on the safe side).
 //
+// A run that ran out of GPU memory (recovery classified it, run/failure.hpp) is evidence too:
+// at its micro-batch the job needed more than the device (or MIG slice) holds less the CUDA
+// context, where the plan estimated allocated + reserve. Its ratio is usable / planned reserved,
+// raised by kOomMargin so that micro-batch no longer fits at all; it counts like a peak (largest
+// ratio wins, within [1, kMaxCalibration]). Such a run has no step time unless its log showed one.
+//
 // The correction file (JSON, under the state directory) holds the entries as computed; plans
 // read it back with parse_calibration, which validates every number.
 #pragma once
@@ -32,6 +38,7 @@ namespace jobgen::plan {
 inline constexpr double kMinCalibration = 0.5;
 inline constexpr double kMaxCalibration = 2.0;
 inline constexpr int kMinCalibrationRuns = 1;
+inline constexpr double kOomMargin = 1.01;
 
 // One finished run as the ledger knows it.
 struct Measurement {
@@ -42,6 +49,12 @@ struct Measurement {
   double measured_step_time_s = 0;
   std::optional<double> planned_memory_gib;  // per GPU, the plan's allocated estimate
   std::optional<double> peak_memory_gib;     // per GPU, from the log
+  // It ran out of GPU memory at micro_batch: more than usable_gib (per GPU: capacity less the
+  // CUDA context) was needed where the plan estimated planned_reserved_gib (allocated + reserve).
+  bool gpu_oom = false;
+  int micro_batch = 0;
+  std::optional<double> planned_reserved_gib;
+  std::optional<double> usable_gib;
 };
 
 // What the ledger keeps of a finished job: the plan it was submitted with (plan_json as
@@ -51,8 +64,9 @@ struct FinishedRun {
   std::optional<int> plan_row;  // the chosen option's id; absent in older records
   std::string target;           // the node group, to find the option without plan_row
   std::optional<double> planned_step_time_s;
-  double measured_step_time_s = 0;
+  double measured_step_time_s = 0;  // 0 = none
   std::optional<double> peak_memory_gib;
+  bool gpu_oom = false;  // the ledger's classified failure is a GPU out-of-memory
 };
 // The run as a measurement against the estimator's own step time (a plan already calibrated is
 // divided by its calibration_factor, so corrections never compound); nullopt when the plan text
@@ -63,15 +77,19 @@ struct CalibrationEntry {
   std::string model;
   std::string gpu;
   std::string strategy;
-  int runs = 0;
+  int runs = 0;                              // runs with both step times
   double planned_step_time_s = 0;            // mean over the runs
   double measured_step_time_s = 0;           // mean over the runs
   double ratio = 1;                          // geometric mean of measured / planned
   double factor = 1;                         // ratio clamped: what plans multiply step times by
   std::optional<double> planned_memory_gib;  // allocated, mean over the runs
   std::optional<double> peak_memory_gib;     // the largest measured
-  std::optional<double> memory_ratio;        // the largest peak / planned allocated
+  std::optional<double> memory_ratio;        // the largest peak / planned allocated or OOM ratio
   double memory_factor = 1;                  // memory_ratio within [1, kMaxCalibration]
+  int oom_runs = 0;                          // runs that ran out of GPU memory
+  std::optional<double> oom_ratio;           // their largest usable / planned reserved x kOomMargin
+  int oom_micro_batch = 0;                   // ... at this micro-batch
+  std::optional<double> oom_usable_gib;
   bool clamped() const { return factor != ratio; }
 };
 
@@ -81,7 +99,8 @@ struct Calibration {
                                std::string_view strategy) const;
 };
 
-// Entries for the keys with at least kMinCalibrationRuns usable runs (both step times > 0).
+// Entries for the keys with at least kMinCalibrationRuns usable runs (both step times > 0, or
+// out of GPU memory with the plan's memory known).
 Calibration calibrate(const std::vector<Measurement>& runs);
 
 // The correction file's text, and back (Exit::invalid_input naming what is wrong).
