@@ -87,9 +87,11 @@ echo "ok: submit to a frozen slurmctld exits 1 and keeps its record (tag $tag)"
 
 # --- jobgen killed with -9 after sbatch submitted, before it recorded the id ---------------------
 mkdir -p bin
+# The cluster's own sbatch (a Slurm root's wrapper for 24.11), not necessarily /usr/bin's.
+real_sbatch=$(command -v sbatch)
 cat >bin/sbatch <<EOF
 #!/bin/bash
-/usr/bin/sbatch "\$@"
+"$real_sbatch" "\$@"
 rc=\$?
 touch "$WORK/sbatch.done"
 sleep 20
