@@ -1,7 +1,9 @@
 # Thin wrapper around CMake/CTest. Quick start on a fresh Debian 12 machine (as root):
 #   make run     install missing packages, build, run the demo
-#   make test    install missing packages, build, run every test (unit + real-Slurm integration)
-# Other targets: build test-unit test-asan test-fuzz install format clean distclean deps.
+#   make test    install missing packages, build, run every test (unit + real-Slurm integration,
+#                Slurm 22.05 and 24.11)
+# Other targets: build test-unit test-asan test-fuzz install format clean distclean deps,
+# test-slurm24 (only the integration tests against Slurm 24.11, from a Debian trixie root).
 
 BUILD_DIR ?= build
 ASAN_DIR  ?= build-asan
@@ -21,6 +23,9 @@ DEB_PACKAGES := build-essential cmake ninja-build pkg-config libyaml-cpp-dev lib
   libcurl4-openssl-dev doctest-dev nlohmann-json3-dev libkainjow-mustache-dev libfmt-dev \
   libsqlite3-dev slurm-wlm slurm-wlm-jwt-plugin slurmrestd munge shellcheck curl python3 jq clang-format \
   iproute2 procps clang-16 libclang-rt-16-dev clang-tidy-16 gnuplot-nox
+
+# The Slurm 24.11 integration tests (test-slurm24) run from a Debian trixie root it debootstraps.
+DEB_PACKAGES += debootstrap
 
 # The install tests (tests/package/): groff and man read the man page, Lmod loads the modulefile,
 # zsh and fish run their completion scripts.
@@ -47,6 +52,19 @@ deps:
 	fi
 	@tests/integration/cluster.sh check >/dev/null
 
+# The integration tests against a second Slurm version (Debian trixie's 24.11, label slurm24) run
+# from a debootstrapped root (tests/integration/slurm_root.sh) kept in SLURM24_ROOT and reused while
+# its package list is unchanged: the first `make test` on a machine downloads it (~1.5 min, 270 MB).
+# `make test-slurm24` runs only those (and takes SLURM24_ROOT= elsewhere).
+SLURM24_ROOT ?= /var/cache/jobgen-test/trixie
+.PHONY: slurm24-root test-slurm24
+slurm24-root: deps
+	tests/integration/slurm_root.sh build $(SLURM24_ROOT)
+
+test-slurm24: slurm24-root build
+	$(LOCK) cmake -S . -B $(BUILD_DIR) -DJOBGEN_SLURM24_ROOT=$(abspath $(SLURM24_ROOT)) >/dev/null
+	cd $(BUILD_DIR) && ctest --output-on-failure -L slurm24
+
 # Configure only when there is no cache yet: an existing build dir keeps its own generator
 # and options (the team shares one Ninja build dir).
 $(BUILD_DIR)/CMakeCache.txt:
@@ -61,16 +79,16 @@ build: $(BUILD_DIR)/CMakeCache.txt
 run: deps build
 	$(BUILD_DIR)/jobgen $(RUN_ARGS)
 
-test: deps build
+test: deps slurm24-root build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
 test-unit: build
-	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE integration
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE 'integration|slurm24'
 
 test-asan: deps $(ASAN_DIR)/CMakeCache.txt
 	nice cmake --build $(ASAN_DIR) -j $(JOBS)
 	cd $(ASAN_DIR) && $(ASAN_ENV) ctest --output-on-failure -j $(JOBS) \
-	  $(if $(filter 1,$(ASAN_INTEGRATION)),,-LE integration)
+	  -LE '$(if $(filter 1,$(ASAN_INTEGRATION)),slurm24,integration|slurm24)'
 
 $(FUZZ_DIR)/CMakeCache.txt:
 	cmake -S . -B $(FUZZ_DIR) -G Ninja -DJOBGEN_FUZZ=ON -DCMAKE_CXX_COMPILER=$(FUZZ_CXX) \

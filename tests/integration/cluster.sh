@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# A throwaway Slurm 22.05 cluster on loopback that mirrors the `markov` profile (cluster-profiles/markov.yaml):
-# munged (reused if already running), slurmctld, one slurmd per node (21 nodes, fake GPU gres
-# including the MIG type) and slurmrestd with JWT, everything under one directory.
+# A throwaway Slurm cluster on loopback that mirrors the `markov` profile
+# (cluster-profiles/markov.yaml): munged (reused if already running), slurmctld, one slurmd per node
+# (21 nodes, fake GPU gres including the MIG type) and slurmrestd with JWT, everything under one
+# directory. Slurm 22.05 from this machine's packages, or another version from a Debian root
+# (JOBGEN_SLURM_ROOT below).
 #
 #   cluster.sh start DIR    start (a cluster already running in DIR is stopped first)
 #   cluster.sh stop DIR     stop exactly the processes recorded in DIR/pids (safe to repeat)
@@ -10,13 +12,20 @@
 #   cluster.sh restart DIR slurmctld|slurmrestd
 #                           stop that daemon (if it runs) and start it again, recorded (fault tests)
 #
-# Contract for tests: `source DIR/env.sh` exports SLURM_CONF, SLURMRESTD_URL, SLURM_JWT (root)
-# and JOBGEN_CLUSTER_DIR. Ports: slurmctld 17000, node classtNN 17000+NN, slurmrestd the first
+# Contract for tests: `source DIR/env.sh` exports SLURM_CONF, SLURMRESTD_URL, SLURM_JWT (root),
+# JOBGEN_CLUSTER_DIR, JOBGEN_CLUSTER_SLURM_VERSION ("22.05"), JOBGEN_CLUSTER_REST_VERSION (an API
+# version the slurmrestd serves, "v0.0.38") and JOBGEN_CLUSTER_REST_PLUGINS (its -s argument). Ports: slurmctld 17000, node classtNN 17000+NN, slurmrestd the first
 # free port from 17080. Only one cluster per machine can own these ports.
 #
 # JOBGEN_CLUSTER_SHAPE=site (for `start`) starts another shape instead, on ports 17100+ so that
 # it can run beside markov: tests/integration/site-profile.yaml describes it (a node with two GPU
 # types, full GPUs beside MIG slices, untyped gres on nodes in two partitions, MaxTime=INFINITE).
+#
+# JOBGEN_SLURM_ROOT=ROOT (for `start` and `check`) runs another Slurm version: the daemons and the
+# client tools of the Debian root ROOT made by slurm_root.sh (Debian trixie: Slurm 24.11), each in
+# a chroot through DIR/bin/<program> wrappers that env.sh puts first on PATH, on ports 10000 higher
+# (27000+), so that it runs beside a 22.05 cluster. munged stays this machine's (its socket is
+# bound into the root); ROOT sees /tmp, DIR and this checkout. Without ROOT, `start` exits 77.
 set -euo pipefail
 
 readonly SHAPE=${JOBGEN_CLUSTER_SHAPE:-markov}
@@ -27,12 +36,21 @@ if ! [[ $PORT_OFFSET =~ ^[0-9]+$ ]] || ((PORT_OFFSET % 200 != 0 || PORT_OFFSET >
   echo "cluster.sh: error: JOBGEN_CLUSTER_PORT_OFFSET must be a multiple of 200 up to 40000 (got '$PORT_OFFSET')" >&2
   exit 1
 fi
+# A cluster of another Slurm (JOBGEN_SLURM_ROOT) is 10000 ports higher, beside the 22.05 one.
+BASE_PORT=$((17000 + PORT_OFFSET))
+[[ -z ${JOBGEN_SLURM_ROOT:-} ]] || BASE_PORT=$((BASE_PORT + 10000))
 case $SHAPE in
-  markov) readonly CTLD_PORT=$((17000 + PORT_OFFSET)) REST_PORT=$((17080 + PORT_OFFSET)) ;;
-  site) readonly CTLD_PORT=$((17100 + PORT_OFFSET)) REST_PORT=$((17180 + PORT_OFFSET)) ;;
+  markov) readonly CTLD_PORT=$BASE_PORT REST_PORT=$((BASE_PORT + 80)) ;;
+  site) readonly CTLD_PORT=$((BASE_PORT + 100)) REST_PORT=$((BASE_PORT + 180)) ;;
   *) echo "cluster.sh: error: unknown JOBGEN_CLUSTER_SHAPE '$SHAPE' (markov or site)" >&2; exit 1 ;;
 esac
 readonly START_TIMEOUT=${JOBGEN_CLUSTER_TIMEOUT:-60}
+SLURM_ROOT=${JOBGEN_SLURM_ROOT:-}
+# Physical, as /proc shows the paths (stepd_pids).
+[[ -n $SLURM_ROOT && -d $SLURM_ROOT ]] && SLURM_ROOT=$(cd "$SLURM_ROOT" && pwd -P)
+readonly SLURM_ROOT
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+readonly HERE SOURCE_ROOT=${HERE%/tests/integration}
 readonly STOP_GRACE=10
 
 # name|port offset|Gres|CPUs|RealMemory (MiB)|Features|Weight. markov: must match
@@ -97,6 +115,9 @@ set_dir() {
   [[ ${2:-} == create ]] && mkdir -p "$1"
   if [[ -d $1 ]]; then DIR=$(cd "$1" && pwd -P); else DIR=$1; fi
   CONF="$DIR/etc/slurm.conf"
+  # A cluster started from a Slurm root is driven through its wrappers, also by stop and status.
+  [[ ${2:-} != create && -x $DIR/bin/slurmctld ]] && export PATH=$DIR/bin:$PATH
+  return 0
 }
 
 any_alive() {
@@ -297,7 +318,31 @@ ctld_up() { scontrol ping >/dev/null 2>&1; }
 
 rest_ping() {
   curl -sf -o /dev/null -H "X-SLURM-USER-NAME: root" -H "X-SLURM-USER-TOKEN: $SLURM_JWT" \
-    "$SLURMRESTD_URL/slurm/v0.0.38/ping"
+    "$SLURMRESTD_URL/slurm/$REST_VERSION/ping"
+}
+
+# SLURM_VERSION ("24.11") of the slurmctld on PATH, and what differs with it: REST_VERSION, the
+# API the ping uses, and REST_PLUGINS, slurmrestd's -s (22.05 has a plugin per API version; 23.02+
+# has openapi/slurmctld with the versions as data_parser plugins).
+detect_version() {
+  local v
+  v=$(slurmctld -V) || die "slurmctld -V failed"
+  SLURM_VERSION=$(sed -n 's/^slurm[^ ]* \([0-9]*\.[0-9]*\).*/\1/p' <<<"$v")
+  [[ -n $SLURM_VERSION ]] || die "cannot read the version in slurmctld -V: '$v'"
+  if version_before 23.02; then
+    REST_VERSION=v0.0.38 REST_PLUGINS=openapi/v0.0.38
+  else
+    REST_VERSION=v0.0.40 REST_PLUGINS=openapi/slurmctld
+  fi
+}
+version_before() { # X.Y: is SLURM_VERSION older?
+  local a=${SLURM_VERSION%%.*} b=${SLURM_VERSION#*.} x=${1%%.*} y=${1#*.}
+  ((10#$a < 10#$x || (10#$a == 10#$x && 10#$b < 10#$y)))
+}
+
+launch_slurmrestd() { # PORT
+  SLURM_JWT=daemon launch slurmrestd slurmrestd -f "$CONF" -a rest_auth/jwt -u nobody -g nogroup \
+    -s "$REST_PLUGINS" "127.0.0.1:$1"
 }
 
 start_failed() { # EXIT trap while starting: leave nothing running behind
@@ -312,6 +357,11 @@ cmd_start() {
   # AuthType to auth/jwt and this script's own sinfo fail; this cluster makes its own.
   unset SLURM_JWT
   set_dir "$1" create
+  if [[ -n $SLURM_ROOT && ! -x $SLURM_ROOT/bin/sh ]]; then
+    rm -f "$DIR/env.sh" # the tests skip without it
+    log "skipped: no Slurm root in $SLURM_ROOT (make it with 'make slurm24-root')"
+    exit 77
+  fi
   cd "$DIR" # the daemons' working directory must outlive the caller's
   local t0=$SECONDS
   if any_alive; then
@@ -329,8 +379,14 @@ cmd_start() {
   cmd_check >/dev/null || die "$(cmd_check 2>&1)"
 
   # Fresh state every time; only our own subdirectories are wiped.
-  rm -rf "${DIR:?}"/{etc,state,spool,log,run,dev,pids} "$DIR/env.sh"
+  rm -rf "${DIR:?}"/{bin,etc,state,spool,log,run,dev,pids} "$DIR/env.sh" "$DIR/slurm-root"
   mkdir -p "$DIR"/{etc,state,spool,log,run,dev,pids}
+  if [[ -n $SLURM_ROOT ]]; then
+    "$HERE/slurm_root.sh" wrappers "$SLURM_ROOT" "$DIR/bin" "$DIR:$SOURCE_ROOT"
+    echo "$SLURM_ROOT" >"$DIR/slurm-root"
+    export PATH=$DIR/bin:$PATH
+  fi
+  detect_version
   trap start_failed EXIT
   chmod 755 "$DIR" "$DIR/etc"
   while IFS='|' read -r name _; do mkdir -p "$DIR/spool/$name"; done < <(node_table)
@@ -346,35 +402,43 @@ cmd_start() {
   local port
   port=$(free_port "$REST_PORT")
   export SLURMRESTD_URL="http://127.0.0.1:$port"
-  SLURM_JWT=daemon launch slurmrestd slurmrestd -f "$CONF" -a rest_auth/jwt -u nobody -g nogroup \
-    -s openapi/v0.0.38 "127.0.0.1:$port"
+  launch_slurmrestd "$port"
   local tok
   tok=$(scontrol token username=root lifespan=604800) || die "scontrol token failed"
   export SLURM_JWT=${tok#SLURM_JWT=}
   wait_for "slurmrestd ping on $SLURMRESTD_URL" rest_ping
 
   cat >"$DIR/env.sh" <<EOF
-# Source this to talk to the test cluster in $DIR.
+# Source this to talk to the test cluster in $DIR (Slurm $SLURM_VERSION).
 export SLURM_CONF=$CONF
 export SLURMRESTD_URL=$SLURMRESTD_URL
 export SLURM_JWT=$SLURM_JWT
 export JOBGEN_CLUSTER_DIR=$DIR
+export JOBGEN_CLUSTER_SLURM_VERSION=$SLURM_VERSION
+export JOBGEN_CLUSTER_REST_VERSION=$REST_VERSION
+export JOBGEN_CLUSTER_REST_PLUGINS=$REST_PLUGINS
 EOF
+  [[ -z $SLURM_ROOT ]] || echo "export PATH=$DIR/bin:\$PATH" >>"$DIR/env.sh"
   trap - EXIT
-  log "cluster up in $((SECONDS - t0))s: $(node_count) nodes idle, slurmrestd at $SLURMRESTD_URL"
+  log "Slurm $SLURM_VERSION cluster up in $((SECONDS - t0))s: $(node_count) nodes idle, slurmrestd at $SLURMRESTD_URL"
   log "use it with: source $DIR/env.sh"
 }
 
 # slurmstepd processes of this cluster (they outlive a killed slurmd). slurmstepd overwrites its
 # environment with its process title, so they are recognised by an open file under DIR (the node's
-# slurmd log) plus their executable.
+# slurmd log) plus their executable. Those of a Slurm root see DIR through a bind mount of their own
+# namespace, which /proc shows from the root: ROOT/DIR/... (ROOT as recorded in DIR/slurm-root).
 stepd_pids() {
-  local d pid fd
+  local d pid fd root=""
+  [[ -f $DIR/slurm-root ]] && root=$(cat "$DIR/slurm-root")
   for d in /proc/[0-9]*; do
     pid=${d#/proc/}
-    [[ $(readlink "$d/exe" 2>/dev/null) == */slurmstepd ]] || continue
+    case $(readlink "$d/exe" 2>/dev/null) in
+      */slurmstepd | */slurmstepd-wlm) ;;
+      *) continue ;;
+    esac
     for fd in "$d"/fd/*; do
-      if [[ $(readlink "$fd" 2>/dev/null) == "$DIR"/* ]]; then
+      if [[ $(readlink "$fd" 2>/dev/null) == "$root$DIR"/* ]]; then
         echo "$pid"
         break
       fi
@@ -482,19 +546,35 @@ readonly NEEDED=(
 
 plugin_found() { # NAME: Slurm's plugin directory as Debian and source builds lay it out
   local d
-  for d in /usr/lib/*/slurm-wlm /usr/lib/slurm-wlm /usr/lib64/slurm /usr/lib/slurm \
-    /usr/local/lib/slurm; do
+  for d in "$SLURM_ROOT"/usr/lib/*/slurm-wlm "$SLURM_ROOT"/usr/lib/slurm-wlm \
+    "$SLURM_ROOT"/usr/lib64/slurm "$SLURM_ROOT"/usr/lib/slurm "$SLURM_ROOT"/usr/local/lib/slurm; do
     [[ -e $d/$1 ]] && return 0
   done
   return 1
 }
 
+program_found() { # NAME: Slurm's programs in SLURM_ROOT when set; munged, curl, ss on this machine
+  case $1 in
+    munged | curl | ss) command -v "$1" >/dev/null ;;
+    *) if [[ -n $SLURM_ROOT ]]; then
+      [[ -x $SLURM_ROOT/usr/sbin/$1 || -x $SLURM_ROOT/usr/bin/$1 ]]
+    else
+      command -v "$1" >/dev/null
+    fi ;;
+  esac
+}
+
 cmd_check() {
   local entry kind name package missing=() packages=()
+  if [[ -n $SLURM_ROOT && ! -x $SLURM_ROOT/bin/sh ]]; then
+    echo "cluster.sh: no Slurm root in $SLURM_ROOT (JOBGEN_SLURM_ROOT): make it with" \
+      "'tests/integration/slurm_root.sh build $SLURM_ROOT' or 'make slurm24-root'" >&2
+    return 1
+  fi
   for entry in "${NEEDED[@]}"; do
     read -r kind name package <<<"$entry"
     if [[ $kind == program ]]; then
-      command -v "$name" >/dev/null && continue
+      program_found "$name" && continue
     else
       plugin_found "$name" && continue
     fi
@@ -503,7 +583,11 @@ cmd_check() {
   done
   if ((${#missing[@]} > 0)); then
     printf 'cluster.sh: missing: %s\n' "${missing[@]}" >&2
-    echo "cluster.sh: as root: apt-get install --reinstall ${packages[*]} (or run 'make deps')" >&2
+    if [[ -n $SLURM_ROOT ]]; then
+      echo "cluster.sh: in $SLURM_ROOT: add ${packages[*]} to slurm_root.sh's PACKAGES" >&2
+    else
+      echo "cluster.sh: as root: apt-get install --reinstall ${packages[*]} (or run 'make deps')" >&2
+    fi
     return 1
   fi
   echo "cluster.sh: every program and plugin the test cluster needs is installed"
@@ -518,6 +602,7 @@ cmd_restart() {
   source "$DIR/env.sh"
   # The daemons outlive the caller's (temporary) directory: they must not run in it.
   cd "$DIR"
+  detect_version
   if [[ -e $DIR/pids/$name.pid ]] && pid=$(alive "$DIR/pids/$name.pid"); then
     kill -CONT "$pid" 2>/dev/null || true # a frozen daemon cannot exit
     terminate "$pid"
@@ -530,8 +615,7 @@ cmd_restart() {
       ;;
     slurmrestd)
       local port=${SLURMRESTD_URL##*:}
-      SLURM_JWT=daemon launch slurmrestd slurmrestd -f "$CONF" -a rest_auth/jwt -u nobody \
-        -g nogroup -s openapi/v0.0.38 "127.0.0.1:$port"
+      launch_slurmrestd "$port"
       wait_for "slurmrestd ping on $SLURMRESTD_URL" rest_ping
       ;;
     *) die "restart: unknown daemon '$name' (slurmctld or slurmrestd)" ;;

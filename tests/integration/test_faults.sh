@@ -19,7 +19,7 @@ restore() {
   [[ -z $FAKE_PID ]] || kill "$FAKE_PID" 2>/dev/null || true
   kill -CONT "$(ctld_pid)" 2>/dev/null || true
   scontrol ping >/dev/null 2>&1 || "$CLUSTER_SH" restart "$JOBGEN_CLUSTER_DIR" slurmctld || true
-  curl -sf -o /dev/null "$SLURMRESTD_URL/slurm/v0.0.38/ping" -H "X-SLURM-USER-NAME: root" \
+  curl -sf -o /dev/null "$SLURMRESTD_URL/slurm/$JOBGEN_CLUSTER_REST_VERSION/ping" -H "X-SLURM-USER-NAME: root" \
     -H "X-SLURM-USER-TOKEN: $SLURM_JWT" ||
     "$CLUSTER_SH" restart "$JOBGEN_CLUSTER_DIR" slurmrestd || true
   set +e
@@ -87,9 +87,11 @@ echo "ok: submit to a frozen slurmctld exits 1 and keeps its record (tag $tag)"
 
 # --- jobgen killed with -9 after sbatch submitted, before it recorded the id ---------------------
 mkdir -p bin
+# The cluster's own sbatch (a Slurm root's wrapper for 24.11), not necessarily /usr/bin's.
+real_sbatch=$(command -v sbatch)
 cat >bin/sbatch <<EOF
 #!/bin/bash
-/usr/bin/sbatch "\$@"
+"$real_sbatch" "\$@"
 rc=\$?
 touch "$WORK/sbatch.done"
 sleep 20

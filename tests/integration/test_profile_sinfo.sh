@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `jobgen profile show markov --json` must describe the live local cluster exactly as Slurm reports
-# it (`sinfo --json`, a node list in 22.05): the same node names, per node the gres type and count
+# it (`sinfo --json`, a node list in 22.05; from 23.02 on that prints grouped records, and the node
+# list is `scontrol show nodes --json`): the same node names, per node the gres type and count
 # (MIG slices included), CPUs, RealMemory (MiB) and partitions; and the partitions' time limits and
 # default flag (`sinfo -o '%P|%l'`). Differences are listed one per line.
 # Env (CTest): JOBGEN, JOBGEN_SOURCE_DIR, JOBGEN_CLUSTER_DIR. Exit 0 pass, 1 fail, 77 skip.
@@ -21,6 +22,9 @@ if ! (cd "$JOBGEN_SOURCE_DIR" && "$JOBGEN" profile show markov --json) >"$tmp/pr
   exit 1
 fi
 sinfo --json >"$tmp/sinfo.json"
+if ! python3 -c 'import json, sys; sys.exit("nodes" not in json.load(open(sys.argv[1])))' "$tmp/sinfo.json"; then
+  scontrol show nodes --json >"$tmp/sinfo.json"
+fi
 sinfo -h -o '%P|%l' >"$tmp/partitions.txt"
 
 python3 - "$tmp/profile.json" "$tmp/sinfo.json" "$tmp/partitions.txt" <<'PY'

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The slurmrestd backend (v0.0.38 on the local 22.05 cluster, JWT) end to end, checked with
+# The slurmrestd backend (v0.0.38 on the local 22.05 cluster, v0.0.42 on 24.11; JWT) end to end, checked with
 # Slurm itself (`scontrol show job`): a GPU job with its gres, memory, time and log path; a
 # 2-node job (22.05 ignores the [min,max] node array its own spec asks for: NumNodes must be 2);
 # a sweep as ONE array; an --after dependency; a failing job whose exit code reaches
@@ -15,7 +15,8 @@ rest() { "$JOBGEN" "$@" --backend rest; }
 # 1. A GPU job: what reached Slurm is what the plan asked for.
 write_spec ok.yaml jg-rest-ok "echo hello-from-rest"
 id=$(submit ok.yaml --target l40s --gpus 2 --backend rest)
-[[ $(job_field "$id" TresPerNode) == "gres:gpu:gpul40s:2" ]] || fail "job $id gres: $(job_field "$id" TresPerNode)"
+# 22.05 shows "gres:gpu:gpul40s:2", 24.11 "gres/gpu:gpul40s:2".
+[[ $(job_field "$id" TresPerNode) =~ ^gres[:/]gpu:gpul40s:2$ ]] || fail "job $id gres: $(job_field "$id" TresPerNode)"
 [[ $(job_field "$id" WorkDir) == "$WORK" ]] || fail "job $id WorkDir: $(job_field "$id" WorkDir)"
 [[ $(job_field "$id" StdOut) == "$WORK/logs/jg-rest-ok-$id.out" ]] || fail "job $id StdOut: $(job_field "$id" StdOut)"
 [[ $(job_field "$id" TimeLimit) == "00:15:00" ]] || fail "job $id TimeLimit: $(job_field "$id" TimeLimit)"

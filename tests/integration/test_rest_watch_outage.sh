@@ -14,12 +14,12 @@ while [[ -n $(ss -Htln "sport = :$port") ]]; do port=$((port + 1)); done
 REST_PID=""
 start_rest() {
   SLURM_JWT=daemon setsid slurmrestd -f "$SLURM_CONF" -a rest_auth/jwt -u nobody -g nogroup \
-    -s openapi/v0.0.38 "127.0.0.1:$port" </dev/null >>"$WORK/slurmrestd.log" 2>&1 &
+    -s "$JOBGEN_CLUSTER_REST_PLUGINS" "127.0.0.1:$port" </dev/null >>"$WORK/slurmrestd.log" 2>&1 &
   REST_PID=$!
   local i
   for ((i = 0; i < 100; i++)); do
     curl -sf -o /dev/null -H "X-SLURM-USER-NAME: root" -H "X-SLURM-USER-TOKEN: $SLURM_JWT" \
-      "http://127.0.0.1:$port/slurm/v0.0.38/ping" && return 0
+      "http://127.0.0.1:$port/slurm/$JOBGEN_CLUSTER_REST_VERSION/ping" && return 0
     sleep 0.1
   done
   fail "our slurmrestd on port $port did not start: $(tail -5 "$WORK/slurmrestd.log")"
@@ -31,7 +31,8 @@ stop_rest() {
   REST_PID=""
 }
 WATCH_PID=""
-trap 'stop_rest; [[ -z $WATCH_PID ]] || kill "$WATCH_PID" 2>/dev/null; cleanup' EXIT
+# cleanup exits with the status it is entered with: the test's own, not the kill's.
+trap 'rc=$?; stop_rest; [[ -z $WATCH_PID ]] || kill "$WATCH_PID" 2>/dev/null; (exit "$rc"); cleanup' EXIT
 export SLURMRESTD_URL="http://127.0.0.1:$port"
 start_rest
 

@@ -72,14 +72,15 @@ for how in files live; do
 done
 
 write_spec spec.yaml jg-site "sleep 2"
-# group | extra args | gres Slurm must show | node regex | partition
+# group | extra args | gres Slurm must show | node regex | partition ("gres[:/]": 22.05 shows
+# "gres:gpu:...", 24.11 "gres/gpu:...")
 cases=(
-  "gtx||gres:gpu:geforce_gtx_1080_ti:1|nu-gpu01|shared"
-  "titan||gres:gpu:titan_xp:1|nu-gpu01|shared"
-  "a100-full||gres:gpu:a100l:1|amig1|shared"
-  "a100-mig||gres:gpu:[12]g\.[12]0gb:1|amig1|shared"
-  "old||gres:gpu:1|old-gpu[12]|shared"
-  "old|-p long|gres:gpu:1|old-gpu[12]|long"
+  "gtx||gres[:/]gpu:geforce_gtx_1080_ti:1|nu-gpu01|shared"
+  "titan||gres[:/]gpu:titan_xp:1|nu-gpu01|shared"
+  "a100-full||gres[:/]gpu:a100l:1|amig1|shared"
+  "a100-mig||gres[:/]gpu:[12]g\.[12]0gb:1|amig1|shared"
+  "old||gres[:/]gpu:1|old-gpu[12]|shared"
+  "old|-p long|gres[:/]gpu:1|old-gpu[12]|long"
 )
 ids=()
 for c in "${cases[@]}"; do

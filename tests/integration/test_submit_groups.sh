@@ -28,7 +28,8 @@ for i in "${!cases[@]}"; do
   wait_state "$id" RUNNING COMPLETED
   tres=$(job_field "$id" TresPerNode)
   node=$(job_field "$id" NodeList)
-  [[ $tres == "gres:$gres" || $tres == "$gres" ]] || fail "$group: job $id asks for '$tres', expected $gres"
+  # 22.05: "gres:gpu:T:N", 24.11: "gres/gpu:T:N".
+  [[ $tres == "gres:$gres" || $tres == "gres/$gres" || $tres == "$gres" ]] || fail "$group: job $id asks for '$tres', expected $gres"
   [[ $node =~ ^($nodes)$ ]] || fail "$group: job $id runs on '$node', not a $group node"
   echo "ok: $group job $id: $tres on $node"
 done

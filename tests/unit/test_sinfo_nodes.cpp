@@ -8,19 +8,23 @@
 //     partitions, old-gpu2 drained with the reason "fan | broken \x1f rack 3\x1eB — Lüfter defekt
 //     日本 " (set at 2026-11-24T09:56:26 UTC), one titan_xp and two MIG slices in use, Features
 //     and Weight set; sinfo-partitions-site-22.05.txt its partitions (DefaultTime).
+// The same two moments on Slurm 24.11.5 (`make test-slurm24`), next to `scontrol show nodes --json`
+// (24.11's `sinfo --json` prints grouped records, no node list) and, for markov, slurmrestd's
+// GET /nodes and /partitions in API v0.0.40 (tests/data/rest/): sinfo-nodes-24.11.txt has classt25
+// "mixed+planned" (backfill holds it for a pending job), sinfo-nodes-site-24.11.txt old-gpu2
+// drained with the same reason at 2026-11-24T14:24:34 UTC.
 #include <doctest/doctest.h>
-
-#include <cstdlib>
-#include <ctime>
 
 #include "jobgen/slurm/cli_backend.hpp"
 #include "jobgen/slurm/cli_parse.hpp"
 #include "jobgen/slurm/records.hpp"
 #include "profile_test_data.hpp"
 #include "recording_runner.hpp"
+#include "utc_zone.hpp"
 
 using namespace jobgen;
 using namespace jobgen::slurm;
+using jobgen::test::UtcZone;
 
 namespace {
 
@@ -34,29 +38,6 @@ const NodeInfo& node(const std::vector<NodeInfo>& nodes, const std::string& name
   FAIL("no node " << name);
   return nodes.front();
 }
-
-// The captures' times are local times of a machine on UTC.
-class UtcZone {
- public:
-  UtcZone() {
-    if (const char* tz = std::getenv("TZ")) saved_ = tz;
-    ::setenv("TZ", "UTC0", 1);
-    ::tzset();
-  }
-  ~UtcZone() {
-    if (saved_) {
-      ::setenv("TZ", saved_->c_str(), 1);
-    } else {
-      ::unsetenv("TZ");
-    }
-    ::tzset();
-  }
-  UtcZone(const UtcZone&) = delete;
-  UtcZone& operator=(const UtcZone&) = delete;
-
- private:
-  std::optional<std::string> saved_;
-};
 
 // sinfo -N lists nodes by name, sinfo --json in slurm.conf's order.
 void check_same(const std::vector<NodeInfo>& text, const std::vector<NodeInfo>& json) {
@@ -163,6 +144,65 @@ TEST_CASE("sinfo -N -O of the site shape: two partitions, a hostile drain reason
   REQUIRE(no_default);
   CHECK_FALSE((*no_default)[0].default_time_s.has_value());
   CHECK_FALSE((*no_default)[1].default_time_s.has_value());  // 3-field lines still read
+}
+
+TEST_CASE("sinfo -N -O of Slurm 24.11: as scontrol show nodes --json and GET /nodes v0.0.40") {
+  auto text = parse_sinfo_nodes(data("sinfo-nodes-24.11.txt"));
+  REQUIRE_MESSAGE(text, text.error().message);
+  CHECK(text->size() == 21);
+  auto json = decode_node_list(data("scontrol-nodes-24.11.json"), "scontrol show nodes --json");
+  REQUIRE(json);
+  check_same(*text, *json);
+  auto rest = decode_node_list(
+      test::read_text(std::string(JOBGEN_TEST_DATA) + "/rest/nodes-v0.0.40-24.11.json"),
+      "GET /nodes");
+  REQUIRE(rest);
+  check_same(*text, *rest);
+
+  const NodeInfo& planned = node(*text, "classt25");
+  CHECK(planned.states == std::vector<std::string>{"MIXED", "PLANNED"});
+  REQUIRE(planned.gpus.size() == 1);
+  CHECK(planned.gpus[0].used == 4);
+  const NodeInfo& l40s = node(*text, "classt21");
+  CHECK(l40s.alloc_cpus == 4);
+  CHECK(l40s.gpus[0].used == 2);
+
+  auto parts = decode_partition_list(
+      test::read_text(std::string(JOBGEN_TEST_DATA) + "/rest/partitions-v0.0.40-24.11.json"),
+      "GET /partitions");
+  REQUIRE(parts);
+  REQUIRE(parts->size() == 1);
+  CHECK((*parts)[0].name == "markov_gpu");
+  // 24.11 marks no default partition in its JSON (no "flags"; "partition":{"state":["UP"]}), in
+  // slurmrestd v0.0.40-42 and `scontrol show partition --json` alike; sinfo's '*' still does.
+  CHECK_FALSE((*parts)[0].is_default);
+  CHECK((*parts)[0].max_time_s == 172800);
+  CHECK((*parts)[0].nodes == "classt[01-16,21-25]");
+}
+
+TEST_CASE("sinfo -N -O of the site shape on Slurm 24.11: as scontrol show nodes --json") {
+  const UtcZone utc;
+  auto text = parse_sinfo_nodes(data("sinfo-nodes-site-24.11.txt"));
+  REQUIRE_MESSAGE(text, text.error().message);
+  auto json = decode_node_list(data("scontrol-nodes-site-24.11.json"), "scontrol --json");
+  REQUIRE(json);
+  REQUIRE(text->size() == 4);
+  check_same(*text, *json);
+  const NodeInfo& drained = node(*text, "old-gpu2");
+  CHECK(drained.states == std::vector<std::string>{"IDLE", "DRAIN"});
+  CHECK(drained.partitions == std::vector<std::string>{"shared", "long"});
+  CHECK(drained.reason ==
+        "fan | broken \x1f rack 3\x1e"
+        "B — Lüfter defekt 日本 ");
+  CHECK(drained.reason_since == 1795530274);  // 2026-11-24T14:24:34 UTC
+  CHECK(node(*text, "amig1").gpus[1].used == 2);
+  CHECK(node(*text, "nu-gpu01").gpus[1].used == 1);
+
+  auto parts = parse_partitions(data("sinfo-partitions-site-24.11.txt"));
+  REQUIRE(parts);
+  REQUIRE(parts->size() == 2);
+  CHECK((*parts)[0].default_time_s == 3600);
+  CHECK_FALSE((*parts)[1].max_time_s.has_value());
 }
 
 TEST_CASE("sinfo -N -O: node states, separators inside values, cut-off answers") {

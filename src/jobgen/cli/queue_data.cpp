@@ -60,7 +60,9 @@ std::string test_script(const job::SbatchOptions& options) {
 }  // namespace
 
 bool node_usable(const slurm::NodeInfo& node) {
-  static const std::set<std::string> kUsable{"IDLE", "MIXED", "ALLOCATED", "COMPLETING"};
+  // PLANNED (23.02+, "mixed+planned"): backfill holds the node for a pending job, which the
+  // pending demand counts; its free GPUs are still free.
+  static const std::set<std::string> kUsable{"IDLE", "MIXED", "ALLOCATED", "COMPLETING", "PLANNED"};
   return !node.states.empty() &&
          std::ranges::all_of(node.states, [](const std::string& s) { return kUsable.contains(s); });
 }

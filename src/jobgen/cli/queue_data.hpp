@@ -11,9 +11,11 @@
 // sbatch --test-only 2 (federation info and will-run); slurmrestd's GET /nodes 2 and GET /jobs 1.
 //
 // Counting (pure, unit-tested):
-//   - Usable nodes: every state Slurm reports for the node is IDLE, MIXED, ALLOCATED or COMPLETING.
-//     Anything else (DOWN, DRAIN, RESERVED, MAINTENANCE, NOT_RESPONDING, POWERED_DOWN, FAIL,
-//     flags this code does not know) excludes the node: its GPUs are not free to a new job.
+//   - Usable nodes: every state Slurm reports for the node is IDLE, MIXED, ALLOCATED, COMPLETING
+//     or PLANNED (a flag of 23.02+: the backfill scheduler holds the node for a pending job, which
+//     the pending demand below counts; seen on 24.11 as "mixed+planned"). Anything else (DOWN,
+//     DRAIN, RESERVED, MAINTENANCE, NOT_RESPONDING, POWERED_DOWN, FAIL, flags this code does not
+//     know) excludes the node: its GPUs are not free to a new job.
 //   - Free GPUs of a usable node: configured minus used, per gres type (partially allocated
 //     nodes count their free gres; a MIG slice type counts slices). An untyped group (gres
 //     "gpu:N") counts every GPU type of its nodes.

@@ -131,16 +131,17 @@ JobInfo job_from_fields(const std::vector<std::string_view>& f) {
   info.dependency = none_to_empty(f[15]);
   info.working_dir = std::string(f[16]);
   info.comment = none_to_empty(f[17]);
-  if (const auto raw = util::parse_int(f[18])) {
-    const ExitStatus status = decode_wait_status(*raw);
-    if (status.signal != 0) {
-      info.signal = status.signal;
+  if (const auto status = parse_exit_status(f[18])) {
+    if (status->signal != 0) {
+      info.signal = status->signal;
     } else {
-      info.exit_code = status.code;
+      info.exit_code = status->code;
     }
   }
   info.std_out = none_to_empty(f[19]);
   info.std_err = none_to_empty(f[20]);
+  // No separate stderr (23.11+ print "(null)"; 22.05 repeated the stdout path): it goes to stdout.
+  if (info.std_err.empty()) info.std_err = info.std_out;
   info.name = std::string(f[21]);
   return info;
 }
@@ -354,12 +355,9 @@ Expected<std::vector<JobInfo>> parse_sacct(std::string_view text) {
     }
     job.name = std::string(f[2]);
     job.state = parse_job_state(f[3]);
-    const std::string_view exit = f[4];
-    if (const std::size_t colon = exit.find(':'); colon != std::string_view::npos) {
-      const auto code = util::parse_int(exit.substr(0, colon));
-      const auto sig = util::parse_int(exit.substr(colon + 1));
-      if (code && *code >= 0 && *code < 256) job.exit_code = static_cast<int>(*code);
-      if (sig && *sig > 0 && *sig < 128) job.signal = static_cast<int>(*sig);
+    if (const auto status = parse_exit_status(f[4]); status && f[4].find(':') != f[4].npos) {
+      job.exit_code = status->code;
+      if (status->signal > 0) job.signal = status->signal;
     }
     job.submit_time = parse_slurm_timestamp(f[5]);
     job.start_time = parse_slurm_timestamp(f[6]);

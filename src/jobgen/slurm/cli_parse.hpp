@@ -1,5 +1,5 @@
 // Parsers for the text Slurm's commands print (text in, structs out; no processes here); their
-// JSON goes through records.hpp. Verified against Slurm 22.05.8; samples are under
+// JSON goes through records.hpp. Verified against Slurm 22.05.8 and 24.11.5; samples are under
 // tests/data/slurm-cli/.
 //
 // Units: Unix seconds; durations in seconds (Slurm's JSON gives time_limit in MINUTES and is
@@ -20,9 +20,11 @@ namespace jobgen::slurm {
 // last field, may even hold \x1e: a record ends at "\x1e\n"; a value holding \x1f makes the
 // answer an error). Text, not
 // --json: the same RPC, but about 10x less to print and parse (bench/status_vs_squeue.sh).
-// Verified on Slurm 22.05; the exit code is the raw wait status ("768" = exit 3); log paths keep
-// their %j/%x patterns (resolved by job_files.hpp). Times are the local time of the machine
-// running squeue.
+// Verified on Slurm 22.05 and 24.11 (tests/data/slurm-cli/squeue-fields-*): the exit code is the
+// raw wait status on 22.05 ("768" = exit 3), "code:signal" on 24.11 ("3:0"); a job without its
+// own stderr file has STDERR "(null)" on 24.11 (22.05 repeats the stdout path), read as its
+// stdout path; log paths keep their %j/%x patterns (resolved by job_files.hpp), 24.11 also in the
+// default "slurm-%j.out". Times are the local time of the machine running squeue.
 const std::string& squeue_fields();
 Expected<std::vector<JobInfo>> parse_squeue_fields(std::string_view text);
 
@@ -49,7 +51,7 @@ Expected<TestOnlyAnswer> parse_test_only(std::string_view text);
 // allocated CPUs; Memory is RealMemory MiB; Gres/GresUsed as parse_node_gpus; Features "(null)" and
 // Reason "none" are empty; TimeStamp "Unknown" is no reason time (local time, as squeue's). A node
 // in no partition is not listed by sinfo -N (it takes no jobs). Verified on Slurm 22.05.8
-// (tests/data/slurm-cli/sinfo-nodes-*).
+// and 24.11.5 (tests/data/slurm-cli/sinfo-nodes-*).
 const std::string& sinfo_node_fields();
 Expected<std::vector<NodeInfo>> parse_sinfo_nodes(std::string_view text);
 

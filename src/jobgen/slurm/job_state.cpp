@@ -261,6 +261,19 @@ ExitStatus decode_wait_status(int64_t raw) {
   return result;
 }
 
+std::optional<ExitStatus> parse_exit_status(std::string_view text) {
+  const std::size_t colon = text.find(':');
+  if (colon == std::string_view::npos) {
+    const auto raw = util::parse_int(text);
+    if (!raw || *raw < 0 || *raw > 0xffff) return std::nullopt;
+    return decode_wait_status(*raw);
+  }
+  const auto code = util::parse_int(text.substr(0, colon));
+  const auto sig = util::parse_int(text.substr(colon + 1));
+  if (!code || !sig || *code < 0 || *code > 255 || *sig < 0 || *sig > 127) return std::nullopt;
+  return ExitStatus{static_cast<int>(*code), static_cast<int>(*sig)};
+}
+
 int64_t elapsed_seconds(const JobInfo& job, int64_t now) {
   if (!job.start_time || *job.start_time <= 0) return 0;
   if (job.state == JobState::pending) return 0;

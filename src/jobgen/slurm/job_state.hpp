@@ -38,6 +38,10 @@ struct ExitStatus {
   int signal = 0;
 };
 ExitStatus decode_wait_status(int64_t raw);
+// The exit status as Slurm's commands print it: the raw wait status ("768" = exit 3; squeue's
+// %exit_code up to 23.02) or "code:signal" ("3:0"; squeue from 23.11 on, sacct, scontrol).
+// nullopt for anything else ("", "N/A", a code outside 0-255, a signal outside 0-127).
+std::optional<ExitStatus> parse_exit_status(std::string_view text);
 
 // One line for humans, e.g. "RUNNING 00:12:00 / 02:00:00 on classt21, about 1.5 h left",
 // "PENDING: waiting for 6 free L40S GPUs", "FAILED (exit code 3)".

@@ -396,7 +396,9 @@ Expected<std::vector<JobInfo>> RestBackend::jobs(const JobQuery& query) {
   const bool same_query =
       jobs_update_ && cached_query_.ids == query.ids && cached_query_.tags == query.tags;
   std::string path = api("jobs");
-  if (same_query) path += "?update_time=" + std::to_string(*jobs_update_);
+  if (same_query)
+    path += "?update_time=" + std::string(dialect_->update_time_uts ? "uts" : "") +
+            std::to_string(*jobs_update_);
   // Jobs are filtered while the document is parsed: a 20,000-job queue is never held as JSON,
   // and only the jobs asked for are kept.
   std::size_t listed = 0;
@@ -486,8 +488,9 @@ Expected<ClusterState> RestBackend::cluster() {
   if (auto ok = prepare(); !ok) return std::unexpected(ok.error());
   const int64_t started = util::unix_seconds(clock_.now());
   std::string path = api("nodes");
-  if (nodes_update_) path += "?update_time=" + std::to_string(*nodes_update_);
-  // 22.05-25.05 answer an unchanged node table with HTTP 500 + error 1900: not a failure.
+  if (nodes_update_ && dialect_->nodes_since)
+    path += "?update_time=" + std::to_string(*nodes_update_);
+  // An unchanged node table: HTTP 304 or 500 + error 1900 (22.05), not a failure.
   auto nodes = get(path, "GET /nodes", true);
   if (!nodes) return std::unexpected(nodes.error());
   if (nodes->response.status != 304) {

@@ -5,7 +5,8 @@
 // live test cluster) and v0.0.41-44. v0.0.44 (Slurm 25.11) has no recorded answers: the contract
 // test checks that v0.0.43's recordings, on which the decoders are tested, are valid v0.0.44
 // documents. v0.0.39 (23.02) and v0.0.40 (23.11) have no spec file here; their rows follow
-// slurm-notes.md and are tested by hand-written expectations.
+// slurm-notes.md and are tested by hand-written expectations. v0.0.40-42 as Slurm 24.11.5 serves
+// them were run live (`make test-slurm24`); its answers are in tests/data/rest/*-24.11.json.
 #pragma once
 
 #include <span>
@@ -44,6 +45,14 @@ struct RestDialect {
   bool job_state_array;  // ["RUNNING", flags...] instead of "RUNNING"
   ExitCodeFormat exit_code;
   bool noval_times;  // submit/start/end times as no-val structs
+  // Queries. How GET /jobs?update_time= takes its Unix time: "uts1795530294" (v0.0.40, v0.0.41:
+  // Slurm 24.11 refuses a bare number there with HTTP 422, error 9202) or the bare number
+  // (v0.0.38, v0.0.42 on 24.11; the others unchecked).
+  bool update_time_uts;
+  // GET /nodes?update_time= is sent: only where an unchanged table is told from a failure (22.05:
+  // 304 or error 1900). On 24.11 (v0.0.40-42) the answer is HTTP 500 "Unable to query partitions"
+  // (-1) whenever the PARTITIONS did not change, even when nodes did, so it is not asked.
+  bool nodes_since;
 };
 
 // Every supported version, oldest first.
