@@ -195,3 +195,29 @@ TEST_CASE("fraction bar") {
   CHECK(fraction_bar(2, 10) == "[##########] 100%");
   CHECK(fraction_bar(-1, 4) == "[----]   0%");
 }
+
+TEST_CASE("status: Lightning's bar is one epoch's: its percent and time left say so") {
+  test::MapFileSystem fs;
+  fs.files["/work/run/logs/train-5.err"] =
+      "Epoch 3/9:  45%|####5     | 450/1000 [01:10<01:25,  6.40it/s, v_num=0, train_loss=0.512]";
+  std::vector<JobView> views{view("5", JobState::running)};
+  views[0].estimated_runtime_s = 3'600;
+  const LogTails tails = LogTailReader(fs, groups_for({"5"})).read_all(views, kStatusLogTails);
+  REQUIRE(tails.at("5").progress.format == slurm::ProgressFormat::lightning);
+  const std::string table = format_status_table(views, 1'070, {}, tails);
+  CAPTURE(table);
+  CHECK(table.find("step 450/1000 (45% of the epoch), epoch 3/9, 6.40 steps/s, about 1 min left "
+                   "in the epoch") != std::string::npos);
+  CHECK(table.find("59 min left") != std::string::npos);  // the run's: the plan's estimate
+  CHECK(table.find("]  45%") == std::string::npos);       // no bar of the epoch as the run's
+  const auto json = status_json(views, 1'070, {}, tails);
+  const auto& p = json[0]["progress"];
+  CHECK(p["percent"].is_null());
+  CHECK(p["eta_s"].is_null());
+  CHECK(p["epoch_percent"].get<double>() == doctest::Approx(45));
+  CHECK(p["epoch_eta_s"] == 85);
+  // Done is done, whatever the last epoch's bar said.
+  views[0].info.state = JobState::completed;
+  CHECK(status_json(views, 1'070, {}, tails)[0]["progress"]["percent"].get<double>() ==
+        doctest::Approx(100));
+}

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -61,6 +62,10 @@ ShownProgress shown_progress(const slurm::JobView& view, const slurm::Progress& 
   }
   if (shown.step_time_s && shown.planned_step_time_s && *shown.planned_step_time_s > 0)
     shown.ratio = *shown.step_time_s / *shown.planned_step_time_s;
+  if (progress.format == slurm::ProgressFormat::lightning && state != slurm::JobState::completed) {
+    shown.epoch_fraction = std::exchange(shown.fraction, std::nullopt);
+    shown.epoch_eta_s = std::exchange(shown.eta_s, std::nullopt);
+  }
   return shown;
 }
 
@@ -90,6 +95,7 @@ std::string steps_text(const ShownProgress& s) {
   std::string text = "step " + std::to_string(*s.step);
   if (s.total) text += "/" + std::to_string(*s.total);
   if (s.fraction) text += fmt::format(" ({:.0f}%)", *s.fraction * 100);
+  if (s.epoch_fraction) text += fmt::format(" ({:.0f}% of the epoch)", *s.epoch_fraction * 100);
   return text;
 }
 
@@ -114,6 +120,9 @@ std::string describe_progress(const slurm::JobView& view, const slurm::Progress&
   if (running && s.steps_per_s) parts.push_back(number3(*s.steps_per_s) + " steps/s");
   if (running && s.eta_s)
     parts.push_back("about " + util::format_duration(static_cast<double>(*s.eta_s)) + " left");
+  if (running && s.epoch_eta_s)
+    parts.push_back("about " + util::format_duration(static_cast<double>(*s.epoch_eta_s)) +
+                    " left in the epoch");
   if (progress.loss) parts.push_back("loss " + number3(*progress.loss));
   std::string text = util::join(parts, ", ");
   if (s.step_time_s) {
@@ -148,6 +157,9 @@ nlohmann::json progress_json(const slurm::JobView& v, const slurm::Progress* p) 
           {"steps_per_s", optional(s.steps_per_s)},
           {"step_time_s", optional(s.step_time_s)},
           {"eta_s", optional(s.eta_s)},
+          {"epoch_percent",
+           s.epoch_fraction ? nlohmann::json(*s.epoch_fraction * 100) : nlohmann::json(nullptr)},
+          {"epoch_eta_s", optional(s.epoch_eta_s)},
           {"epoch", optional(progress.epoch)},
           {"epochs", optional(progress.epochs)},
           {"loss", optional(progress.loss)},

@@ -44,6 +44,10 @@ struct ShownProgress {
   std::optional<double> step_time_s;  // measured, seconds per step
   std::optional<double> planned_step_time_s;
   std::optional<double> ratio;  // measured / planned step time
+  // Lightning's bar counts one epoch: its percent and time left are the epoch's, not the run's
+  // (which the bar does not know), so they are kept here and the run's stay unknown.
+  std::optional<double> epoch_fraction;
+  std::optional<int64_t> epoch_eta_s;
 };
 ShownProgress shown_progress(const slurm::JobView& view, const slurm::Progress& progress);
 // "step 450/1000 (45%), 6.40 steps/s, ~1m 25s left; 0.16 s/step vs 0.20 planned (0.78x)";

@@ -130,8 +130,9 @@ Expected<Pattern> parse_name(std::string_view name) {
   if (!pattern.brackets.empty() && !pattern.texts.back().empty()) {
     return invalid("text " + in_quotes(pattern.texts.back()) + " after the last ']' in hostlist " +
                    in_quotes(name) +
-                   ": Slurm does not allow a suffix after the last bracket; list these names "
-                   "one by one or end the name with the bracket");
+                   ": Slurm 22.05 rejects a suffix after the last bracket (24.11 accepts it), and "
+                   "jobgen writes hostlists into #SBATCH lines; list these names one by one or "
+                   "end the name with the bracket");
   }
   return pattern;
 }
