@@ -11,6 +11,7 @@
 #include "cli_test.hpp"
 #include "jobgen/profile/profile_loader.hpp"
 #include "jobgen/profile/profile_summary.hpp"
+#include "jobgen/slurm/gres_types.hpp"
 #include "jobgen/slurm/profile_import.hpp"
 #include "jobgen/slurm/slurm_conf.hpp"
 #include "profile_test_data.hpp"
