@@ -123,8 +123,8 @@ inline std::string make_jwt(std::string_view payload_json) {
     std::string out;
     unsigned buffer = 0;
     int bits = 0;
-    for (unsigned char c : in) {
-      buffer = (buffer << 8) | c;
+    for (const char ch : in) {
+      buffer = (buffer << 8) | static_cast<unsigned char>(ch);
       bits += 8;
       while (bits >= 6) {
         bits -= 6;

@@ -16,7 +16,7 @@ TEST_CASE("planner: the l40s group gives 1..6 GPUs on one node and 2 whole nodes
   const PlanReport r = plan_for(kSmall, opts("l40s"));
   REQUIRE(r.rows.size() == 7);
   for (int k = 1; k <= 6; ++k) {
-    const auto& row = r.rows[k - 1];
+    const auto& row = r.rows[static_cast<std::size_t>(k - 1)];
     CHECK(row.id == k);
     CHECK(row.group == "l40s");
     CHECK(row.nodes == 1);

@@ -11,6 +11,7 @@
 #include "cli_test.hpp"
 #include "jobgen/profile/profile_loader.hpp"
 #include "jobgen/profile/profile_summary.hpp"
+#include "jobgen/slurm/gres_types.hpp"
 #include "jobgen/slurm/profile_import.hpp"
 #include "jobgen/slurm/slurm_conf.hpp"
 #include "profile_test_data.hpp"
@@ -133,7 +134,8 @@ TEST_CASE("import: groups, shared nodes, MIG layouts per GPU, TODOs reported at 
       for (int l = 1; l < p.where.line; ++l) at = imported.yaml.find('\n', at) + 1;
       return at;
     }();
-    CHECK(imported.yaml.substr(line_start + p.where.col - 1, 4) == "TODO");
+    CHECK(imported.yaml.substr(line_start + static_cast<std::size_t>(p.where.col) - 1, 4) ==
+          "TODO");
   }
   CHECK(imported.todos == 6);
 

@@ -1,9 +1,11 @@
 // Run recovery: the failure classifier on recorded log tails of each framework's message (and only
 // on positive evidence), the recovery policy on a table of cases (bounds and give-ups included),
-// the ledger's attempt records, the recorded request and the run history lines.
+// an attempt's settings on the plan's row, the ledger's attempt records, the recorded request and
+// the run history lines.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "jobgen/cli/run_history.hpp"
@@ -291,6 +293,44 @@ TEST_CASE("policy: host memory, time-outs, node failures") {
   CHECK(d.next.exclude == "classt03,classt07");
   CHECK(d.line.starts_with("NODE_FAIL on classt07: excluding classt07"));
   CHECK_FALSE(run::decide_recovery(failure(FailureKind::node_fail), excluded, facts(64)).retry);
+}
+
+TEST_CASE("an attempt's batch settings replace the row's; the learning rate follows the batch") {
+  plan::JobSpec spec;
+  spec.learning_rate = 3e-4;
+  spec.lr_scaling = plan::LrScaling::linear;
+  spec.lr_base_batch = 64;
+  plan::PlanRow planned;
+  planned.group = "l40s";
+  planned.nodes = 2;
+  planned.gpus_per_node = 4;
+  planned.micro_batch = 8;
+  planned.grad_accum = 2;
+  planned.effective_batch = 128;
+  planned.learning_rate = 6e-4;
+  planned.steps = 1000;
+  // An OOM retry that also narrowed the batch (the job spec allows a range): 3 x 2 x 8 GPUs.
+  auto attempt = settings(3, 2, true);
+  attempt.mem_mib = 64 * 1024;  // the request's side: not the row's
+  const plan::PlanRow row = run::apply_attempt(spec, attempt, planned);
+  CHECK(row.micro_batch == 3);
+  CHECK(row.grad_accum == 2);
+  CHECK(row.grad_checkpointing);
+  CHECK(row.effective_batch == 48);
+  REQUIRE(row.learning_rate);
+  CHECK(*row.learning_rate == doctest::Approx(3e-4 * 48 / 64));
+  // Where and how long the row runs stays the plan's.
+  CHECK(row.group == "l40s");
+  CHECK(row.nodes == 2);
+  CHECK(row.gpus_per_node == 4);
+  CHECK(row.steps == 1000);
+  CHECK(planned.micro_batch == 8);  // the plan's row itself is not changed
+
+  spec.lr_scaling = plan::LrScaling::sqrt;
+  CHECK(*run::apply_attempt(spec, attempt, planned).learning_rate ==
+        doctest::Approx(3e-4 * std::sqrt(48.0 / 64)));
+  spec.learning_rate.reset();  // no learning rate in the job spec: none in the row
+  CHECK_FALSE(run::apply_attempt(spec, attempt, planned).learning_rate);
 }
 
 TEST_CASE("job spec: recover key") {

@@ -6,6 +6,7 @@
 #include <exception>
 #include <iostream>
 #include <new>
+#include <optional>
 
 #include "jobgen/cli/commands.hpp"
 #include "jobgen/cli/version.hpp"
@@ -54,16 +55,11 @@ void add_commands(CLI::App& app, Context& ctx, Action& action) {
   add_man_command(app, ctx, action);
 }
 
-int run(const std::vector<std::string>& args, Context& ctx) {
-  CLI::App app;
-  Action action;
-  add_commands(app, ctx, action);
-  // A partial command line to complete: its words are not jobgen's options.
-  if (!args.empty() && args.front() == kCompleteCommand) {
-    return static_cast<int>(
-        complete_command_line(app, ctx, std::vector<std::string>(args.begin() + 1, args.end())));
-  }
+namespace {
 
+// Parses the command line into `action`; an exit code when parsing already ends the run: help
+// (of jobgen or of the subcommand), the version, or a usage error (reported).
+std::optional<int> parse(CLI::App& app, const std::vector<std::string>& args, Context& ctx) {
   // CLI11 parses a reversed argv-style vector.
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
@@ -95,13 +91,13 @@ int run(const std::vector<std::string>& args, Context& ctx) {
         Error{std::string(e.what()) + " (run 'jobgen --help' for usage)", {}, Exit::invalid_input});
     return static_cast<int>(Exit::invalid_input);
   }
-  if (!action) {
-    ctx.out << app.help();
-    return 0;
-  }
-  // The last resort: every named limit is checked where the input is read, but an exception that
-  // escapes anyway (an allocation failure, a library's throw) becomes one error line and exit 1,
-  // never an abort with a core dump.
+  return std::nullopt;
+}
+
+// Runs the chosen command. The last resort: every named limit is checked where the input is
+// read, but an exception that escapes anyway (an allocation failure, a library's throw) becomes
+// one error line and exit 1, never an abort with a core dump.
+int run_action(const Action& action, Context& ctx) {
   Expected<Exit> result = Exit::ok;
   try {
     result = action();
@@ -115,6 +111,25 @@ int run(const std::vector<std::string>& args, Context& ctx) {
     return static_cast<int>(result.error().exit);
   }
   return static_cast<int>(*result);
+}
+
+}  // namespace
+
+int run(const std::vector<std::string>& args, Context& ctx) {
+  CLI::App app;
+  Action action;
+  add_commands(app, ctx, action);
+  // A partial command line to complete: its words are not jobgen's options.
+  if (!args.empty() && args.front() == kCompleteCommand) {
+    return static_cast<int>(
+        complete_command_line(app, ctx, std::vector<std::string>(args.begin() + 1, args.end())));
+  }
+  if (const std::optional<int> done = parse(app, args, ctx)) return *done;
+  if (!action) {
+    ctx.out << app.help();
+    return 0;
+  }
+  return run_action(action, ctx);
 }
 
 int main(int argc, char** argv) try {

@@ -179,11 +179,33 @@ json terms_json(const std::vector<estimate::Term>& terms) {
   return out;
 }
 
+json memory_json(const estimate::MemoryBreakdown& m) {
+  return {{"weights", m.weights},         {"gradients", m.gradients},  {"optimizer", m.optimizer},
+          {"activations", m.activations}, {"context", m.context},      {"slack", m.slack},
+          {"measured", m.measured},       {"total", m.total},          {"allocated", m.allocated()},
+          {"reserved", m.reserved()},     {"peak_phase", m.peak_phase}};
+}
+
+json throughput_json(const estimate::Throughput& t) {
+  return {{"samples_per_s", t.samples_per_s},
+          {"tokens_per_s", t.tokens_per_s},
+          {"step_time_s", t.step_time_s},
+          {"compute_s", t.compute_s},
+          {"comm_s", t.comm_s},
+          {"exposed_comm_s", t.exposed_comm_s},
+          {"bus_gbs", t.bus_gbs},
+          {"optimizer_s", t.optimizer_s},
+          {"flops_per_sample", t.flops_per_sample},
+          {"model_flops_per_sample", t.model_flops_per_sample},
+          {"peak_tflops", t.peak_tflops},
+          {"mfu", t.mfu},
+          {"gemm_efficiency", t.gemm_efficiency},
+          {"scaling_efficiency", t.scaling_efficiency}};
+}
+
 // `calibrated`: the note of the correction `jobgen calibrate` applied (step time, memory), or "".
 json to_json(const estimate::Estimate& e, const estimate::Hardware& hw, bool explain,
              const std::string& calibrated) {
-  const auto& m = e.memory;
-  const auto& t = e.throughput;
   json assumptions = json::array();
   for (const auto& a : e.assumptions)
     assumptions.push_back({{"what", a.what}, {"value", a.value}, {"why", a.why}});
@@ -202,18 +224,7 @@ json to_json(const estimate::Estimate& e, const estimate::Hardware& hw, bool exp
       {"grad_checkpointing",
        e.setup.grad_checkpointing ? json(estimate::to_string(e.setup.recompute)) : json(false)},
       {"compile", e.setup.compile},
-      {"memory_gib",
-       {{"weights", m.weights},
-        {"gradients", m.gradients},
-        {"optimizer", m.optimizer},
-        {"activations", m.activations},
-        {"context", m.context},
-        {"slack", m.slack},
-        {"measured", m.measured},
-        {"total", m.total},
-        {"allocated", m.allocated()},
-        {"reserved", m.reserved()},
-        {"peak_phase", m.peak_phase}}},
+      {"memory_gib", memory_json(e.memory)},
       {"capacity_gib", e.capacity_gib},
       {"fits", e.fits},
       {"micro_batch", e.micro_batch},
@@ -222,21 +233,7 @@ json to_json(const estimate::Estimate& e, const estimate::Hardware& hw, bool exp
        {{"conservative", e.max.conservative},
         {"recommended", e.max.recommended},
         {"aggressive", e.max.aggressive}}},
-      {"throughput",
-       {{"samples_per_s", t.samples_per_s},
-        {"tokens_per_s", t.tokens_per_s},
-        {"step_time_s", t.step_time_s},
-        {"compute_s", t.compute_s},
-        {"comm_s", t.comm_s},
-        {"exposed_comm_s", t.exposed_comm_s},
-        {"bus_gbs", t.bus_gbs},
-        {"optimizer_s", t.optimizer_s},
-        {"flops_per_sample", t.flops_per_sample},
-        {"model_flops_per_sample", t.model_flops_per_sample},
-        {"peak_tflops", t.peak_tflops},
-        {"mfu", t.mfu},
-        {"gemm_efficiency", t.gemm_efficiency},
-        {"scaling_efficiency", t.scaling_efficiency}}},
+      {"throughput", throughput_json(e.throughput)},
       {"calibration_note", calibrated.empty() ? json(nullptr) : json(calibrated)},
       {"assumptions", assumptions},
       {"warnings", e.warnings}};

@@ -34,18 +34,9 @@ Expected<const plan::PlanRow*> choose_auto(Context& ctx, const plan::PlanReport&
   return row;
 }
 
-// A recovery attempt's batch settings replace the plan's (the learning rate follows the effective
-// batch as the job spec scales it; recovery keeps the batch unless the job spec allows otherwise).
-void apply_attempt(const plan::JobSpec& spec, const run::AttemptSettings& a, plan::PlanRow& row) {
-  row.micro_batch = a.micro_batch;
-  row.grad_accum = a.grad_accum;
-  row.grad_checkpointing = a.grad_checkpointing;
-  row.effective_batch = a.micro_batch * a.grad_accum * row.world_size();
-  row.learning_rate = spec.scaled_learning_rate(row.effective_batch);
-}
-
-// ... and its request: --mem, --exclude, and what the script tells the training.
-void apply_attempt(const run::AttemptSettings& a, int number, render::RenderInput& in) {
+// A recovery attempt's request: --mem, --exclude, and what the script tells the training (its
+// batch settings are in the row already: plan::plan_attempt, else run::apply_attempt).
+void apply_attempt_request(const run::AttemptSettings& a, int number, render::RenderInput& in) {
   if (a.mem_mib) {
     in.sbatch.mem_mib = a.mem_mib;
     in.sbatch.mem_per_gpu_mib.reset();
@@ -179,12 +170,12 @@ Expected<StageRequest> build_stage(Context& ctx, const JobRequestOptions& opts,
       report = std::move(again->report);
       chosen = std::move(again->row);
     } else {
-      apply_attempt(st, a, chosen);
+      chosen = run::apply_attempt(st, a, chosen);
     }
   }
   JOBGEN_TRY_ASSIGN(render::RenderRequest req,
                     render::build_render_input(in.prof, st, chosen, in.req_opts));
-  if (opts.attempt) apply_attempt(*opts.attempt, opts.attempt_number, req.input);
+  if (opts.attempt) apply_attempt_request(*opts.attempt, opts.attempt_number, req.input);
   req.input.stage = stage;
   for (const auto& w : req.warnings) warn(ctx, w);
   return StageRequest{stage, std::move(report), std::move(chosen), std::move(req)};

@@ -211,26 +211,31 @@ Parts parts(const TrainingSetup& s, int accumulation) {
   return r;
 }
 
-}  // namespace
-
-MemoryBreakdown estimate_memory(const TrainingSetup& s, int micro_batch, const Hardware& hw,
-                                std::vector<Term>* explain) {
+// The user's measured figures (the empirical override), scaled from the GPU's nominal VRAM to
+// its capacity.
+MemoryBreakdown empirical_memory(const EmpiricalMemory& e, int micro_batch, const Hardware& hw) {
   MemoryBreakdown m;
-  if (s.empirical) {
-    const EmpiricalMemory& e = *s.empirical;
-    const double scale = hw.vram_nominal_gb > 0 ? hw.capacity_gib / hw.vram_nominal_gb : 1.0;
-    m.weights = e.base_gb * scale;
-    m.activations = e.per_sample_gb * micro_batch * scale;
-    m.slack = e.overhead_gb * scale;
-    m.total = m.weights + m.activations + m.slack;
-    return m;
-  }
-  const Parts r = parts(s, s.accumulation);
-  const ActivationBytes ab = activation_bytes(s, micro_batch);
-  double activations = ab.total();
-  if (s.strategy == Strategy::dp && s.gpus_per_node > 1)
-    activations += (s.gpus_per_node - 1) * logits_bytes(s, micro_batch);
+  const double scale = hw.vram_nominal_gb > 0 ? hw.capacity_gib / hw.vram_nominal_gb : 1.0;
+  m.weights = e.base_gb * scale;
+  m.activations = e.per_sample_gb * micro_batch * scale;
+  m.slack = e.overhead_gb * scale;
+  m.total = m.weights + m.activations + m.slack;
+  return m;
+}
 
+// The larger of the two phases (memory.hpp, "Phases") and what the allocator, CUDA and the
+// calibration add to it, with the figures --explain shows.
+struct Peak {
+  MemoryBreakdown memory;
+  double resident = 0;  // bytes alive all the time: weights, optimizer states, buckets
+  double churn = 0;     // GiB allocated and freed every step, up to the peak
+  bool step = false;    // the optimizer step is the peak (else forward/backward)
+  bool nccl = false;    // the context holds NCCL's buffers
+};
+
+Peak peak_memory(const TrainingSetup& s, const Parts& r, double activations, const Hardware& hw) {
+  Peak p;
+  MemoryBreakdown& m = p.memory;
   const double resident = r.weights + r.states + r.buckets;
   const double backward_peak = resident + r.gathered + r.grads_early + activations;
   const double step_peak = resident + r.grads + r.temporaries;
@@ -247,56 +252,94 @@ MemoryBreakdown estimate_memory(const TrainingSetup& s, int micro_batch, const H
   m.context = kContextGiB + (nccl ? kNcclGiB : 0.0);
   m.measured = std::max(0.0, hw.memory_scale - 1.0) * (m.allocated() + m.slack);
   m.total = m.allocated() + m.slack + m.context + m.measured;
+  p.resident = resident;
+  p.churn = churn;
+  p.step = step;
+  p.nccl = nccl;
+  return p;
+}
 
+// A term of `bytes`, shown in GiB.
+void add_bytes(std::vector<Term>& out, std::string name, double bytes, std::string formula) {
+  out.push_back({std::move(name), bytes / kGiB, "GiB", std::move(formula)});
+}
+
+// --explain: the storage terms (weights, gradients, buckets, optimizer states).
+void explain_parts(const TrainingSetup& s, const Parts& r, std::vector<Term>& out) {
+  const std::string kdiv = r.k > 1 ? fmt::format(" / {} ranks", r.k) : "";
+  add_bytes(out, "weights", r.weights,
+            fmt::format("{} trainable x {} B + {} frozen in their storage dtype{}{}",
+                        sci(r.trainable), r.weight_bytes, sci(r.frozen),
+                        shards_params(s.strategy) || s.strategy == Strategy::fsdp_shard_grad_op ||
+                                s.strategy == Strategy::fsdp_full_shard
+                            ? kdiv
+                            : "",
+                        s.offload == Offload::params ? " (offloaded)" : ""));
+  add_bytes(out, "gathered units", r.gathered,
+            "ZeRO-3/FSDP: max(2 blocks, root unit + block) unsharded, + one unit's gradient");
+  add_bytes(out, "gradients (step)", r.grads,
+            fmt::format("{} x {} B{}", sci(r.trainable), r.grad_bytes,
+                        shards_gradients(s.strategy) ? kdiv : ""));
+  add_bytes(out, "gradients (at activation peak)", r.grads_early,
+            s.accumulation != 1 ? "all (accumulation > 1 or not known)"
+                                : "LM head + last block (zero_grad sets them to None)");
+  add_bytes(out, "gradient buckets", r.buckets, "DDP bucket copy / DeepSpeed reduce buckets");
+  add_bytes(out, "optimizer states", r.states,
+            fmt::format("{} x {} B{}", sci(r.trainable), r.state_per_param, kdiv));
+  add_bytes(out, "optimizer-step temporaries", r.temporaries,
+            "foreach sqrt(v) / DeepSpeed fp32 grads");
+}
+
+// --explain: the activation terms (activations.hpp).
+void explain_activations(const TrainingSetup& s, const ActivationBytes& ab,
+                         std::vector<Term>& out) {
+  add_bytes(out, "activations: blocks", ab.blocks,
+            fmt::format("{} layers, {:.3g} GiB per block{}", s.model.total_layers(),
+                        ab.per_block / kGiB, s.grad_checkpointing ? " (checkpoints)" : ""));
+  add_bytes(out, "activations: recomputed block", ab.recompute,
+            "full checkpointing: one block at a time");
+  add_bytes(out, "activations: backward", ab.backward, "2 x the largest tensor of a block");
+  add_bytes(out, "activations: embeddings/norm", ab.edges, "embedding output + final norm");
+  add_bytes(out, "activations: logits + loss", ab.logits,
+            "tokens x vocab x (half + loss bytes); the peak holds the larger of this and "
+            "recomputed block + backward");
+  add_bytes(out, "activations: autocast weight copies", ab.autocast_weights, "2 B x matmul params");
+}
+
+// --explain: the peak phase and what is added to it.
+void explain_peak(const Peak& p, const Hardware& hw, std::vector<Term>& out) {
+  const MemoryBreakdown& m = p.memory;
+  out.push_back({"peak phase", p.step ? 1.0 : 0.0, "", m.peak_phase});
+  out.push_back(
+      {"allocator reserve", m.slack, "GiB",
+       fmt::format("{:.0f}% of {:.2f} GiB churn + {:.0f}% of {:.2f} GiB resident",
+                   100 * kChurnReserve, p.churn, 100 * kResidentReserve, p.resident / kGiB)});
+  out.push_back(
+      {"CUDA context + NCCL", m.context, "GiB", p.nccl ? "0.45 + 0.30 GiB (NCCL)" : "0.45 GiB"});
+  if (m.measured > 0)
+    out.push_back({"measured correction", m.measured, "GiB",
+                   fmt::format("(allocated + reserve) x {:.2f}: finished runs measured "
+                               "more ('jobgen calibrate')",
+                               hw.memory_scale - 1.0)});
+}
+
+}  // namespace
+
+MemoryBreakdown estimate_memory(const TrainingSetup& s, int micro_batch, const Hardware& hw,
+                                std::vector<Term>* explain) {
+  if (s.empirical) return empirical_memory(*s.empirical, micro_batch, hw);
+  const Parts r = parts(s, s.accumulation);
+  const ActivationBytes ab = activation_bytes(s, micro_batch);
+  double activations = ab.total();
+  if (s.strategy == Strategy::dp && s.gpus_per_node > 1)
+    activations += (s.gpus_per_node - 1) * logits_bytes(s, micro_batch);
+  const Peak peak = peak_memory(s, r, activations, hw);
   if (explain != nullptr) {
-    auto add = [&](std::string name, double bytes, std::string formula) {
-      explain->push_back({std::move(name), bytes / kGiB, "GiB", std::move(formula)});
-    };
-    const std::string kdiv = r.k > 1 ? fmt::format(" / {} ranks", r.k) : "";
-    add("weights", r.weights,
-        fmt::format("{} trainable x {} B + {} frozen in their storage dtype{}{}", sci(r.trainable),
-                    r.weight_bytes, sci(r.frozen),
-                    shards_params(s.strategy) || s.strategy == Strategy::fsdp_shard_grad_op ||
-                            s.strategy == Strategy::fsdp_full_shard
-                        ? kdiv
-                        : "",
-                    s.offload == Offload::params ? " (offloaded)" : ""));
-    add("gathered units", r.gathered,
-        "ZeRO-3/FSDP: max(2 blocks, root unit + block) unsharded, + one unit's gradient");
-    add("gradients (step)", r.grads,
-        fmt::format("{} x {} B{}", sci(r.trainable), r.grad_bytes,
-                    shards_gradients(s.strategy) ? kdiv : ""));
-    add("gradients (at activation peak)", r.grads_early,
-        s.accumulation != 1 ? "all (accumulation > 1 or not known)"
-                            : "LM head + last block (zero_grad sets them to None)");
-    add("gradient buckets", r.buckets, "DDP bucket copy / DeepSpeed reduce buckets");
-    add("optimizer states", r.states,
-        fmt::format("{} x {} B{}", sci(r.trainable), r.state_per_param, kdiv));
-    add("optimizer-step temporaries", r.temporaries, "foreach sqrt(v) / DeepSpeed fp32 grads");
-    add("activations: blocks", ab.blocks,
-        fmt::format("{} layers, {:.3g} GiB per block{}", s.model.total_layers(),
-                    ab.per_block / kGiB, s.grad_checkpointing ? " (checkpoints)" : ""));
-    add("activations: recomputed block", ab.recompute, "full checkpointing: one block at a time");
-    add("activations: backward", ab.backward, "2 x the largest tensor of a block");
-    add("activations: embeddings/norm", ab.edges, "embedding output + final norm");
-    add("activations: logits + loss", ab.logits,
-        "tokens x vocab x (half + loss bytes); the peak holds the larger of this and "
-        "recomputed block + backward");
-    add("activations: autocast weight copies", ab.autocast_weights, "2 B x matmul params");
-    explain->push_back({"peak phase", step ? 1.0 : 0.0, "", m.peak_phase});
-    explain->push_back(
-        {"allocator reserve", m.slack, "GiB",
-         fmt::format("{:.0f}% of {:.2f} GiB churn + {:.0f}% of {:.2f} GiB resident",
-                     100 * kChurnReserve, churn, 100 * kResidentReserve, resident / kGiB)});
-    explain->push_back(
-        {"CUDA context + NCCL", m.context, "GiB", nccl ? "0.45 + 0.30 GiB (NCCL)" : "0.45 GiB"});
-    if (m.measured > 0)
-      explain->push_back({"measured correction", m.measured, "GiB",
-                          fmt::format("(allocated + reserve) x {:.2f}: finished runs measured "
-                                      "more ('jobgen calibrate')",
-                                      hw.memory_scale - 1.0)});
+    explain_parts(s, r, *explain);
+    explain_activations(s, ab, *explain);
+    explain_peak(peak, hw, *explain);
   }
-  return m;
+  return peak.memory;
 }
 
 MaxMicroBatch max_micro_batch(const TrainingSetup& s, const Hardware& hw, int limit) {

@@ -36,6 +36,34 @@ void step_bytes(Optimizer o, double* state, double* touched) {
   }
 }
 
+// The optimizer step: memory-bound on the GPU, or CPU + PCIe when offloaded. `shard`: the ranks
+// the optimizer states are sharded over (1 when they are not).
+double optimizer_step_s(const TrainingSetup& s, const Hardware& hw, double shard,
+                        std::vector<Term>* explain) {
+  const double trainable = trainable_params(s);
+  double state = 0, touched = 0;
+  step_bytes(s.optimizer, &state, &touched);
+  const double bw = hw.memory_bandwidth_gbs * 1e9 * kOptimizerHbm;
+  const double gpu_step = bw > 0 ? trainable / shard * touched / bw : 0;
+  double seconds = gpu_step;
+  if (s.offload != Offload::none && shards_optimizer(s.strategy)) {
+    // ZeRO-Offload / FSDP CPU offload: half gradients down, half parameters up, CPU Adam.
+    seconds = trainable / shard * (4.0 / (kOffloadPcieGbs * 1e9) + 1.0 / kCpuAdamParamsPerS);
+  } else if (s.offload != Offload::none) {
+    // One GPU with a paged optimizer: the states page in and out over PCIe each step.
+    seconds = gpu_step + trainable * 2 * state / (kOffloadPcieGbs * 1e9);
+  }
+  if (explain != nullptr) {
+    explain->push_back(
+        {"optimizer step", seconds, "s",
+         s.offload != Offload::none
+             ? "offloaded: PCIe transfers + CPU Adam"
+             : fmt::format("{} params / {} x {} B / ({:.0f} GB/s x {})", sci(trainable), shard,
+                           touched, hw.memory_bandwidth_gbs, kOptimizerHbm)});
+  }
+  return seconds;
+}
+
 }  // namespace
 
 double flops_per_sample(const TrainingSetup& s) {
@@ -61,23 +89,9 @@ Throughput estimate_throughput(const TrainingSetup& s, int micro_batch, int accu
   r.exposed_comm_s = comm.exposed_s;
   r.bus_gbs = comm.bus_gbs;
 
-  // --- optimizer step: memory-bound on the GPU, or CPU + PCIe when offloaded ---
   const double k = s.world_size();
-  const double trainable = trainable_params(s);
   const double shard = shards_optimizer(s.strategy) ? k : 1.0;
-  double state = 0, touched = 0;
-  step_bytes(s.optimizer, &state, &touched);
-  const double bw = hw.memory_bandwidth_gbs * 1e9 * kOptimizerHbm;
-  const double gpu_step = bw > 0 ? trainable / shard * touched / bw : 0;
-  if (s.offload != Offload::none && shards_optimizer(s.strategy)) {
-    // ZeRO-Offload / FSDP CPU offload: half gradients down, half parameters up, CPU Adam.
-    r.optimizer_s = trainable / shard * (4.0 / (kOffloadPcieGbs * 1e9) + 1.0 / kCpuAdamParamsPerS);
-  } else if (s.offload != Offload::none) {
-    // One GPU with a paged optimizer: the states page in and out over PCIe each step.
-    r.optimizer_s = gpu_step + trainable * 2 * state / (kOffloadPcieGbs * 1e9);
-  } else {
-    r.optimizer_s = gpu_step;
-  }
+  r.optimizer_s = optimizer_step_s(s, hw, shard, explain);
 
   r.step_time_s = acc * r.compute_s + r.exposed_comm_s + r.optimizer_s;
   const double samples_per_step = double(b) * acc * k;
@@ -92,12 +106,6 @@ Throughput estimate_throughput(const TrainingSetup& s, int micro_batch, int accu
   r.scaling_efficiency =
       k > 1 && r.step_time_s > 0 ? std::min(1.0, single_step / r.step_time_s) : 1.0;
   if (explain != nullptr) {
-    explain->push_back(
-        {"optimizer step", r.optimizer_s, "s",
-         s.offload != Offload::none
-             ? "offloaded: PCIe transfers + CPU Adam"
-             : fmt::format("{} params / {} x {} B / ({:.0f} GB/s x {})", sci(trainable), shard,
-                           touched, hw.memory_bandwidth_gbs, kOptimizerHbm)});
     explain->push_back({"step", r.step_time_s, "s",
                         fmt::format("{} x {:.4f} s compute + {:.4f} s exposed comm + {:.4f} s "
                                     "optimizer",

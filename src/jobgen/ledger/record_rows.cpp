@@ -78,6 +78,69 @@ void bind_record(sqlite3_stmt* stmt, const JobRecord& r) {
   b.int64(util::unix_seconds(std::chrono::system_clock::now()));
 }
 
+// Reads a result row's columns in order, as Binder binds them; NULL reads as nullopt.
+class Columns {
+ public:
+  explicit Columns(sqlite3_stmt* stmt) : stmt_(stmt) {}
+  std::string text() {
+    const auto* p = sqlite3_column_text(stmt_, c_++);
+    return p ? std::string(reinterpret_cast<const char*>(p)) : std::string();
+  }
+  int int32() { return sqlite3_column_int(stmt_, c_++); }
+  int64_t int64() { return sqlite3_column_int64(stmt_, c_++); }
+  std::optional<int64_t> opt_int64() {
+    const int col = c_++;
+    if (sqlite3_column_type(stmt_, col) == SQLITE_NULL) return std::nullopt;
+    return sqlite3_column_int64(stmt_, col);
+  }
+  std::optional<double> opt_real() {
+    const int col = c_++;
+    if (sqlite3_column_type(stmt_, col) == SQLITE_NULL) return std::nullopt;
+    return sqlite3_column_double(stmt_, col);
+  }
+
+ private:
+  sqlite3_stmt* stmt_;
+  int c_ = 0;
+};
+
+// The current row of a select of kColumns.
+JobRecord read_record(sqlite3_stmt* stmt) {
+  Columns c(stmt);
+  JobRecord r;
+  r.job_id = c.text();
+  r.backend = c.text();
+  r.cluster = c.text();
+  r.target = c.text();
+  r.job_name = c.text();
+  r.spec_path = c.text();
+  r.spec_hash = c.text();
+  r.script_path = c.text();
+  r.plan_json = c.text();
+  r.submit_time = c.int64();
+  r.last_state = c.text();
+  if (const auto code = c.opt_int64()) r.exit_code = static_cast<int>(*code);
+  r.stdout_path = c.text();
+  r.stderr_path = c.text();
+  r.work_dir = c.text();
+  r.estimated_runtime_s = c.opt_int64();
+  r.array_size = c.int32();
+  r.tag = c.text();
+  r.cancel_requested = c.int64();
+  r.run_id = c.text();
+  r.attempt = c.int32();
+  r.max_attempts = c.int32();
+  r.request_json = c.text();
+  r.failure = c.text();
+  r.decision = c.text();
+  r.planned_step_time_s = c.opt_real();
+  r.planned_steps = c.opt_int64();
+  if (const auto row = c.opt_int64()) r.plan_row = static_cast<int>(*row);
+  r.measured_step_time_s = c.opt_real();
+  r.peak_gpu_memory_gib = c.opt_real();
+  return r;
+}
+
 }  // namespace
 
 Expected<void> Ledger::insert(const JobRecord& r) {
@@ -117,55 +180,7 @@ Expected<std::vector<JobRecord>> Ledger::select(const std::string& where,
   }
   std::vector<JobRecord> result;
   int rc = SQLITE_OK;
-  while ((rc = sqlite3_step(s.stmt)) == SQLITE_ROW) {
-    int c = 0;
-    auto text = [&] {
-      const auto* p = sqlite3_column_text(s.stmt, c++);
-      return p ? std::string(reinterpret_cast<const char*>(p)) : std::string();
-    };
-    auto opt_int = [&]() -> std::optional<int64_t> {
-      const int col = c++;
-      if (sqlite3_column_type(s.stmt, col) == SQLITE_NULL) return std::nullopt;
-      return sqlite3_column_int64(s.stmt, col);
-    };
-    JobRecord r;
-    r.job_id = text();
-    r.backend = text();
-    r.cluster = text();
-    r.target = text();
-    r.job_name = text();
-    r.spec_path = text();
-    r.spec_hash = text();
-    r.script_path = text();
-    r.plan_json = text();
-    r.submit_time = sqlite3_column_int64(s.stmt, c++);
-    r.last_state = text();
-    if (const auto code = opt_int()) r.exit_code = static_cast<int>(*code);
-    r.stdout_path = text();
-    r.stderr_path = text();
-    r.work_dir = text();
-    r.estimated_runtime_s = opt_int();
-    r.array_size = sqlite3_column_int(s.stmt, c++);
-    r.tag = text();
-    r.cancel_requested = sqlite3_column_int64(s.stmt, c++);
-    r.run_id = text();
-    r.attempt = sqlite3_column_int(s.stmt, c++);
-    r.max_attempts = sqlite3_column_int(s.stmt, c++);
-    r.request_json = text();
-    r.failure = text();
-    r.decision = text();
-    auto opt_real = [&]() -> std::optional<double> {
-      const int col = c++;
-      if (sqlite3_column_type(s.stmt, col) == SQLITE_NULL) return std::nullopt;
-      return sqlite3_column_double(s.stmt, col);
-    };
-    r.planned_step_time_s = opt_real();
-    r.planned_steps = opt_int();
-    if (const auto row = opt_int()) r.plan_row = static_cast<int>(*row);
-    r.measured_step_time_s = opt_real();
-    r.peak_gpu_memory_gib = opt_real();
-    result.push_back(std::move(r));
-  }
+  while ((rc = sqlite3_step(s.stmt)) == SQLITE_ROW) result.push_back(read_record(s.stmt));
   if (rc != SQLITE_DONE) return db_error(db_, "cannot read records");
   return result;
 }

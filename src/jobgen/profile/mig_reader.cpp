@@ -20,6 +20,91 @@ constexpr int64_t kMaxMigInstances = 7;  // one GPU holds at most 7 MIG instance
 // A sanity bound only, so that the catalog's per-profile limit can say more precisely what fits.
 constexpr int64_t kMaxSliceCount = 1000;
 
+// What the slices of one GPU use of it: compute and memory slices, summed over their instances.
+struct SliceUse {
+  int64_t compute = 0;
+  int64_t memory = 0;
+};
+
+// One slice's own keys: profile, per_gpu, gres_type (default: the profile) and its price.
+MigSlice read_slice_keys(util::YamlReader& r, const YAML::Node& item,
+                         const std::string& group_what) {
+  MigSlice slice;
+  slice.loc = r.at(item);
+  slice.profile = r.string(item, "profile", "a MIG slice of " + group_what, true).value_or("");
+  const std::string swhat = "MIG slice '" + slice.profile + "' of " + group_what;
+  r.check_keys(item, kSliceKeys, swhat);
+  slice.per_gpu =
+      static_cast<int>(r.integer_in(item, "per_gpu", swhat, 1, kMaxSliceCount, true).value_or(0));
+  slice.gres_type = r.string(item, "gres_type", swhat).value_or(slice.profile);
+  slice.price_per_slice_hour = r.number(item, "price_per_slice_hour", swhat);
+  if (slice.price_per_slice_hour && !(*slice.price_per_slice_hour >= 0)) {
+    r.problem(item["price_per_slice_hour"],
+              "'price_per_slice_hour' of " + swhat + " must be a price of at least 0");
+  }
+  if (!slice.gres_type.empty() && !valid_slurm_name(slice.gres_type)) {
+    r.problem(item["gres_type"] ? item["gres_type"] : item,
+              "gres_type '" + slice.gres_type + "' of " + swhat +
+                  " may only contain letters, digits, '_', '-' and '.'");
+  }
+  return slice;
+}
+
+// "MIG profile 'x' does not exist on the <GPU>; did you mean 'y'? (its profiles: ...)"
+std::string unknown_profile(const std::string& profile, const GpuSpec& gpu) {
+  std::vector<std::string> names;
+  std::string list;
+  for (const auto& m : gpu.mig_profiles) {
+    names.push_back(m.name);
+    list += (list.empty() ? "" : ", ") + m.name;
+  }
+  std::string message = "MIG profile '" + profile + "' does not exist on the " + gpu.name;
+  if (auto guess = closest_match(profile, names); !guess.empty()) {
+    message += "; did you mean '" + guess + "'?";
+  }
+  message += " (its profiles: " + list + ")";
+  return message;
+}
+
+// The slice against the GPU's MIG profiles: the profile's name as the catalog spells it, its
+// instances per GPU within the profile's limit, and what they use of the GPU (added to `used`).
+void check_slice_profile(util::YamlReader& r, const YAML::Node& item, const GpuSpec& gpu,
+                         MigSlice& slice, SliceUse& used) {
+  const MigProfileSpec* spec = gpu.find_mig(slice.profile);
+  if (spec == nullptr) {
+    r.problem(item["profile"], unknown_profile(slice.profile, gpu));
+    return;
+  }
+  slice.profile = spec->name;
+  if (slice.per_gpu > spec->max_instances) {
+    r.problem(item["per_gpu"], std::to_string(slice.per_gpu) + " instances of " + spec->name +
+                                   " per GPU, but the " + gpu.name + " fits at most " +
+                                   std::to_string(spec->max_instances));
+  }
+  if (slice.per_gpu > 0) {
+    used.compute += spec->compute_slices * slice.per_gpu;
+    used.memory += spec->memory_slices * slice.per_gpu;
+  }
+}
+
+// The slices of one GPU together against its compute and memory slices (an A100's 7 and 8 when
+// the GPU is not known).
+void check_slices_fit(util::YamlReader& r, const YAML::Node& slices, const std::string& what,
+                      const GpuSpec* gpu, const SliceUse& used) {
+  const int compute_total =
+      gpu != nullptr && !gpu->mig_profiles.empty() ? gpu->mig_profiles.front().compute_total : 7;
+  const int memory_total =
+      gpu != nullptr && !gpu->mig_profiles.empty() ? gpu->mig_profiles.front().memory_total : 8;
+  if (used.compute > compute_total || used.memory > memory_total) {
+    r.problem(slices, "the MIG slices of " + what + " need " + std::to_string(used.compute) + "/" +
+                          std::to_string(compute_total) + " compute and " +
+                          std::to_string(used.memory) + "/" + std::to_string(memory_total) +
+                          " memory slices of each GPU; a GPU has only " +
+                          std::to_string(compute_total) + " and " + std::to_string(memory_total) +
+                          ". Use fewer or smaller instances");
+  }
+}
+
 }  // namespace
 
 // nullopt when the layout is meaningless (not a mapping, a GPU without MIG).
@@ -58,32 +143,7 @@ std::optional<MigLayout> ProfileReader::load_mig(const YAML::Node& node,
     std::vector<MigSlice> list = read_slices(slices, group_what, group_what, gpu, g.gpus_per_node);
     for (auto& slice : list) add_slice(mig, std::move(slice));
   } else if (r_.expect_sequence(layouts, what + ": 'gpus'")) {
-    int64_t counted = 0;
-    for (const auto& item : layouts) {
-      if (!r_.expect_map(item, "a GPU layout of " + what)) continue;
-      const std::string lwhat = "a GPU layout of " + what;
-      r_.check_keys(item, kGpuLayoutKeys, lwhat);
-      MigGpuLayout layout;
-      layout.loc = r_.at(item);
-      layout.count =
-          static_cast<int>(r_.integer_in(item, "count", lwhat, 1, kMaxGpusPerNode).value_or(1));
-      counted += layout.count;
-      const YAML::Node list = item["slices"];
-      if (!list || list.IsNull()) {
-        r_.problem(item, lwhat + " needs 'slices:'");
-        continue;
-      }
-      layout.slices = read_slices(list, lwhat, group_what, gpu, layout.count);
-      for (const auto& slice : layout.slices) add_slice(mig, slice);
-      mig.gpus.push_back(std::move(layout));
-    }
-    if (g.gpus_per_node > 0 && counted != g.gpus_per_node) {
-      r_.problem(layouts, "the GPU layouts of " + what + " describe " + std::to_string(counted) +
-                              " GPU(s), but " + group_what + " has " +
-                              std::to_string(g.gpus_per_node) +
-                              " per node; give each MIG GPU a layout ('count:' for several "
-                              "alike)");
-    }
+    read_gpu_layouts(layouts, what, group_what, gpu, g, mig);
   }
   int64_t per_node = 0;
   for (const auto& s : mig.slices) per_node += s.per_node;
@@ -95,6 +155,38 @@ std::optional<MigLayout> ProfileReader::load_mig(const YAML::Node& node,
   return mig;
 }
 
+// `gpus:`, a layout per physical GPU ("count" GPUs alike each): their slices are added to the
+// node's, and together they must describe every GPU of the node.
+void ProfileReader::read_gpu_layouts(const YAML::Node& layouts, const std::string& what,
+                                     const std::string& group_what, const GpuSpec* gpu,
+                                     const NodeGroup& g, MigLayout& mig) {
+  int64_t counted = 0;
+  for (const auto& item : layouts) {
+    if (!r_.expect_map(item, "a GPU layout of " + what)) continue;
+    const std::string lwhat = "a GPU layout of " + what;
+    r_.check_keys(item, kGpuLayoutKeys, lwhat);
+    MigGpuLayout layout;
+    layout.loc = r_.at(item);
+    layout.count =
+        static_cast<int>(r_.integer_in(item, "count", lwhat, 1, kMaxGpusPerNode).value_or(1));
+    counted += layout.count;
+    const YAML::Node list = item["slices"];
+    if (!list || list.IsNull()) {
+      r_.problem(item, lwhat + " needs 'slices:'");
+      continue;
+    }
+    layout.slices = read_slices(list, lwhat, group_what, gpu, layout.count);
+    for (const auto& slice : layout.slices) add_slice(mig, slice);
+    mig.gpus.push_back(std::move(layout));
+  }
+  if (g.gpus_per_node > 0 && counted != g.gpus_per_node) {
+    r_.problem(layouts, "the GPU layouts of " + what + " describe " + std::to_string(counted) +
+                            " GPU(s), but " + group_what + " has " +
+                            std::to_string(g.gpus_per_node) +
+                            " per node; give each MIG GPU a layout ('count:' for several alike)");
+  }
+}
+
 // One GPU's slices (`slices:` of the layout), checked against that GPU's capacity; per_node
 // counts them on the `gpus` GPUs of a node that share the layout.
 std::vector<MigSlice> ProfileReader::read_slices(const YAML::Node& slices, const std::string& what,
@@ -102,72 +194,15 @@ std::vector<MigSlice> ProfileReader::read_slices(const YAML::Node& slices, const
                                                  int gpus) {
   std::vector<MigSlice> out;
   if (!r_.expect_sequence(slices, what + ": 'slices'")) return out;
-  int64_t compute = 0;
-  int64_t memory_slices = 0;
+  SliceUse used;
   for (const auto& item : slices) {
     if (!r_.expect_map(item, "a MIG slice")) continue;
-    MigSlice slice;
-    slice.loc = r_.at(item);
-    slice.profile = r_.string(item, "profile", "a MIG slice of " + group_what, true).value_or("");
-    const std::string swhat = "MIG slice '" + slice.profile + "' of " + group_what;
-    r_.check_keys(item, kSliceKeys, swhat);
-    slice.per_gpu = static_cast<int>(
-        r_.integer_in(item, "per_gpu", swhat, 1, kMaxSliceCount, true).value_or(0));
-    slice.gres_type = r_.string(item, "gres_type", swhat).value_or(slice.profile);
-    slice.price_per_slice_hour = r_.number(item, "price_per_slice_hour", swhat);
-    if (slice.price_per_slice_hour && !(*slice.price_per_slice_hour >= 0)) {
-      r_.problem(item["price_per_slice_hour"],
-                 "'price_per_slice_hour' of " + swhat + " must be a price of at least 0");
-    }
-    if (!slice.gres_type.empty() && !valid_slurm_name(slice.gres_type)) {
-      r_.problem(item["gres_type"] ? item["gres_type"] : item,
-                 "gres_type '" + slice.gres_type + "' of " + swhat +
-                     " may only contain letters, digits, '_', '-' and '.'");
-    }
-    if (gpu != nullptr && !slice.profile.empty()) {
-      const MigProfileSpec* spec = gpu->find_mig(slice.profile);
-      if (spec == nullptr) {
-        std::vector<std::string> names;
-        std::string list;
-        for (const auto& m : gpu->mig_profiles) {
-          names.push_back(m.name);
-          list += (list.empty() ? "" : ", ") + m.name;
-        }
-        std::string message =
-            "MIG profile '" + slice.profile + "' does not exist on the " + gpu->name;
-        if (auto guess = closest_match(slice.profile, names); !guess.empty()) {
-          message += "; did you mean '" + guess + "'?";
-        }
-        message += " (its profiles: " + list + ")";
-        r_.problem(item["profile"], message);
-      } else {
-        slice.profile = spec->name;
-        if (slice.per_gpu > spec->max_instances) {
-          r_.problem(item["per_gpu"], std::to_string(slice.per_gpu) + " instances of " +
-                                          spec->name + " per GPU, but the " + gpu->name +
-                                          " fits at most " + std::to_string(spec->max_instances));
-        }
-        if (slice.per_gpu > 0) {
-          compute += spec->compute_slices * slice.per_gpu;
-          memory_slices += spec->memory_slices * slice.per_gpu;
-        }
-      }
-    }
+    MigSlice slice = read_slice_keys(r_, item, group_what);
+    if (gpu != nullptr && !slice.profile.empty()) check_slice_profile(r_, item, *gpu, slice, used);
     slice.per_node = slice.per_gpu * gpus;
     out.push_back(std::move(slice));
   }
-  const int compute_total =
-      gpu != nullptr && !gpu->mig_profiles.empty() ? gpu->mig_profiles.front().compute_total : 7;
-  const int memory_total =
-      gpu != nullptr && !gpu->mig_profiles.empty() ? gpu->mig_profiles.front().memory_total : 8;
-  if (compute > compute_total || memory_slices > memory_total) {
-    r_.problem(slices, "the MIG slices of " + what + " need " + std::to_string(compute) + "/" +
-                           std::to_string(compute_total) + " compute and " +
-                           std::to_string(memory_slices) + "/" + std::to_string(memory_total) +
-                           " memory slices of each GPU; a GPU has only " +
-                           std::to_string(compute_total) + " and " + std::to_string(memory_total) +
-                           ". Use fewer or smaller instances");
-  }
+  check_slices_fit(r_, slices, what, gpu, used);
   return out;
 }
 

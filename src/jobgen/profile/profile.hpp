@@ -93,7 +93,7 @@ struct NodeGroup {
   Defaults defaults;
   // A Slurm feature (slurm.conf Features=) that only this group's nodes carry. Jobs of a group
   // with untyped gres ("gpu:4") are pinned to the group with --constraint=<it>; without it,
-  // with --nodelist or --exclude (see render/request.cpp).
+  // with --nodelist or --exclude (see render/request_placement.cpp).
   std::string constraint;
   std::vector<std::string> features;  // slurm.conf Features= of the group's nodes
   std::optional<int64_t> weight;      // slurm.conf Weight= (lower is allocated first)

@@ -73,6 +73,9 @@ class ProfileReader {
   // mig_reader.cpp
   std::optional<MigLayout> load_mig(const YAML::Node& node, const std::string& group_what,
                                     const GpuSpec* gpu, const NodeGroup& g);
+  void read_gpu_layouts(const YAML::Node& layouts, const std::string& what,
+                        const std::string& group_what, const GpuSpec* gpu, const NodeGroup& g,
+                        MigLayout& mig);
   std::vector<MigSlice> read_slices(const YAML::Node& slices, const std::string& what,
                                     const std::string& group_what, const GpuSpec* gpu, int gpus);
   void add_slice(MigLayout& mig, MigSlice slice);

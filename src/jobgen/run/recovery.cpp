@@ -173,4 +173,14 @@ Decision decide_recovery(const Failure& failure, const AttemptSettings& current,
   }
 }
 
+plan::PlanRow apply_attempt(const plan::JobSpec& spec, const AttemptSettings& attempt,
+                            plan::PlanRow row) {
+  row.micro_batch = attempt.micro_batch;
+  row.grad_accum = attempt.grad_accum;
+  row.grad_checkpointing = attempt.grad_checkpointing;
+  row.effective_batch = attempt.micro_batch * attempt.grad_accum * row.world_size();
+  row.learning_rate = spec.scaled_learning_rate(row.effective_batch);
+  return row;
+}
+
 }  // namespace jobgen::run

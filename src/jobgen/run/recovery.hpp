@@ -67,4 +67,13 @@ struct Decision {
 Decision decide_recovery(const Failure& failure, const AttemptSettings& current,
                          const RunFacts& facts);
 
+// The plan's row with an attempt's batch settings in place of its own: micro-batch, accumulation
+// and activation checkpointing. The effective batch follows (micro-batch x accumulation x GPUs),
+// and the learning rate with it as the job spec scales it (plan::JobSpec::scaled_learning_rate);
+// memory, step time and cost stay the row's (plan::plan_attempt plans the row again at the
+// attempt's settings; this is for when it cannot). The request's side (--mem, --exclude) is the
+// CLI's.
+plan::PlanRow apply_attempt(const plan::JobSpec& spec, const AttemptSettings& attempt,
+                            plan::PlanRow row);
+
 }  // namespace jobgen::run

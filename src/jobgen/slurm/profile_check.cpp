@@ -109,9 +109,9 @@ void compare_placement(const profile::Profile& profile, const NodeInfo& node, co
 }
 
 // Jobs of a group with untyped gres ("gpu:4") are kept on it by a feature only its nodes carry,
-// else by excluding the partition's other nodes the profile knows (render/request.cpp). A GPU
-// node outside the group carrying that feature, or one the profile lacks in that partition, can
-// take such a job: a plan for one GPU model run on another.
+// else by excluding the partition's other nodes the profile knows
+// (render/request_placement.cpp). A GPU node outside the group carrying that feature, or one the
+// profile lacks in that partition, can take such a job: a plan for one GPU model run on another.
 void pin_leaks(const profile::Profile& profile, const ClusterState& cluster,
                const std::map<std::string, NodeShape>& expected, std::vector<Difference>& out) {
   for (const auto& g : profile.node_groups) {

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "jobgen/slurm/gres_types.hpp"
 #include "jobgen/slurm/records.hpp"
 #include "jobgen/util/hostlist.hpp"
 #include "jobgen/util/slurm_time.hpp"
@@ -19,94 +20,6 @@ namespace {
 using profile::Catalog;
 using profile::GpuSpec;
 using profile::MigProfileSpec;
-
-// "1g.10gb", "3g.40gb", "1c.2g.10gb": NVIDIA's MIG profile names.
-bool is_mig_profile(std::string_view s) {
-  auto digits = [&](size_t& i) {
-    const size_t start = i;
-    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
-    return i > start;
-  };
-  size_t i = 0;
-  if (!digits(i)) return false;
-  if (i < s.size() && s[i] == 'c') {  // compute-instance prefix "1c."
-    ++i;
-    if (i >= s.size() || s[i] != '.') return false;
-    ++i;
-    if (!digits(i)) return false;
-  }
-  if (i >= s.size() || s[i] != 'g') return false;
-  ++i;
-  if (i >= s.size() || s[i] != '.') return false;
-  ++i;
-  if (!digits(i)) return false;
-  return s.substr(i) == "gb";
-}
-
-const GpuSpec* find_full(std::string_view name, const Catalog& catalog) {
-  if (name.empty()) return nullptr;
-  std::string rest(name);
-  // Autodetect names carry the vendor and product line: "nvidia_geforce_rtx_2080_ti".
-  for (bool stripped = true; stripped;) {
-    if (const GpuSpec* gpu = catalog.find(rest)) return gpu;
-    stripped = false;
-    for (const char* prefix :
-         {"nvidia_", "nvidia-", "tesla_", "tesla-", "geforce_", "geforce-", "quadro_", "quadro-"}) {
-      if (util::lower(rest).starts_with(prefix)) {
-        rest.erase(0, std::string_view(prefix).size());
-        stripped = true;
-        break;
-      }
-    }
-  }
-  return nullptr;
-}
-
-}  // namespace
-
-const GpuSpec* gpu_for_gres_type(const std::string& type, const Catalog& catalog,
-                                 const GpuSpec* full, std::string& mig_profile) {
-  mig_profile.clear();
-  // A slice type: "<gpu>_<profile>" or a bare profile.
-  const auto cut = type.find_last_of("_-");
-  const std::string tail = cut == std::string::npos ? type : type.substr(cut + 1);
-  if (is_mig_profile(util::lower(tail))) {
-    mig_profile = util::lower(tail);
-    const std::string head = cut == std::string::npos ? std::string() : type.substr(0, cut);
-    if (const GpuSpec* gpu = find_full(head, catalog); gpu && gpu->find_mig(mig_profile)) {
-      return gpu;
-    }
-    if (full != nullptr && full->find_mig(mig_profile)) return full;
-    const GpuSpec* only = nullptr;
-    for (const auto& gpu : catalog.gpus) {
-      if (!gpu.find_mig(mig_profile)) continue;
-      if (only != nullptr) return nullptr;  // several GPUs have it: the admin must say which
-      only = &gpu;
-    }
-    return only;
-  }
-  if (const GpuSpec* gpu = find_full(type, catalog)) return gpu;
-  // "<gpu>_<N>g": a site alias of the MIG profile of N GB, when that names one profile.
-  if (cut != std::string::npos && tail.size() > 1 && tail.back() == 'g' &&
-      util::parse_int(tail.substr(0, tail.size() - 1))) {
-    const GpuSpec* gpu = find_full(type.substr(0, cut), catalog);
-    if (gpu == nullptr) gpu = full;
-    if (gpu == nullptr) return nullptr;
-    const std::string suffix = "." + tail + "b";  // "20g" -> ".20gb"
-    std::vector<const MigProfileSpec*> matches;
-    for (const auto& m : gpu->mig_profiles)
-      if (m.name.ends_with(suffix)) matches.push_back(&m);
-    if (matches.size() == 1) {
-      mig_profile = matches.front()->name;
-      return gpu;
-    }
-    mig_profile = "?";  // a slice of unknown profile
-    return gpu;
-  }
-  return nullptr;
-}
-
-namespace {
 
 std::string quote(std::string_view s) {
   std::string out = "\"";
@@ -324,34 +237,47 @@ class Writer {
     }
   }
 
-  void write_class(const std::string& hosts, const ConfNode& node,
-                   const std::vector<GresCount>& entries) {
-    std::vector<Slice> slices;
+  // The node's gres: full GPUs with their catalog GPU, and MIG slices, whose GPU is known when
+  // every slice names a profile of one catalog GPU (mig_known).
+  struct NodeGpus {
     std::vector<std::pair<const GresCount*, const GpuSpec*>> full;
+    std::vector<Slice> slices;
+    const GpuSpec* mig_gpu = nullptr;
+    bool mig_known = true;
+  };
+
+  NodeGpus node_gpus(const std::vector<GresCount>& entries) const {
+    NodeGpus out;
     const GpuSpec* full_gpu = nullptr;
     for (const auto& e : entries) {
       std::string mig;
       const GpuSpec* gpu = gpu_for_gres_type(e.type, catalog_, nullptr, mig);
       if (mig.empty()) {
-        full.emplace_back(&e, gpu);
+        out.full.emplace_back(&e, gpu);
         if (full_gpu == nullptr) full_gpu = gpu;
       }
     }
-    const GpuSpec* mig_gpu = nullptr;
-    bool mig_known = true;
     for (const auto& e : entries) {
       std::string mig;
       const GpuSpec* gpu = gpu_for_gres_type(e.type, catalog_, full_gpu, mig);
       if (mig.empty()) continue;
       Slice s{e.type, mig, e.total, gpu ? gpu->find_mig(mig) : nullptr};
-      if (gpu == nullptr || s.spec == nullptr || (mig_gpu && mig_gpu != gpu)) mig_known = false;
-      if (gpu != nullptr) mig_gpu = gpu;
-      slices.push_back(s);
+      if (gpu == nullptr || s.spec == nullptr || (out.mig_gpu && out.mig_gpu != gpu))
+        out.mig_known = false;
+      if (gpu != nullptr) out.mig_gpu = gpu;
+      out.slices.push_back(s);
     }
+    return out;
+  }
+
+  // One node group per full-GPU type and one for the MIG slices, all on the nodes `hosts`.
+  void write_class(const std::string& hosts, const ConfNode& node,
+                   const std::vector<GresCount>& entries) {
+    const NodeGpus gpus = node_gpus(entries);
     int full_count = 0;
-    for (const auto& [e, gpu] : full) {
+    for (const auto& [e, gpu] : gpus.full) {
       full_count += e->total;
-      const bool shared = full.size() + (slices.empty() ? 0 : 1) > 1;
+      const bool shared = gpus.full.size() + (gpus.slices.empty() ? 0 : 1) > 1;
       if (shared && e->type.empty()) {
         result_.notes.push_back(hosts +
                                 ": untyped gres beside other GPUs cannot be told apart "
@@ -371,9 +297,15 @@ class Writer {
       write_defaults(node, std::max(1, e->total));
       write_tail();
     }
-    if (slices.empty()) return;
+    if (!gpus.slices.empty()) write_mig_group(hosts, node, gpus, full_count);
+  }
+
+  // The MIG group: the node's GPUs that are not full GPUs, and their slices.
+  void write_mig_group(const std::string& hosts, const ConfNode& node, const NodeGpus& gpus,
+                       int full_count) {
+    const GpuSpec* mig_gpu = gpus.mig_gpu;
     write_common(group_name(mig_gpu ? mig_gpu->id + "-mig" : "mig"), hosts, node);
-    write_gpu(mig_known ? mig_gpu : nullptr, slices.front().type);
+    write_gpu(gpus.mig_known ? mig_gpu : nullptr, gpus.slices.front().type);
     const int mig_gpus = node.physical_gpus > full_count ? node.physical_gpus - full_count : 0;
     if (mig_gpus == 0) {
       todo("    gpus_per_node: TODO",
@@ -383,6 +315,17 @@ class Writer {
                        mig_gpus));
     }
     line("    mig:");
+    write_mig_slices(gpus.slices, mig_gpus, gpus.mig_known);
+    line("      max_slices_per_job: 1        # the site's rule");
+    int per_node = 0;
+    for (const auto& s : gpus.slices) per_node += s.count;
+    write_defaults(node, std::max(1, per_node));
+    write_tail();
+  }
+
+  // The slices alike on every MIG GPU when the counts divide evenly, else a layout per GPU
+  // inferred from the counts, else TODOs for what the counts do not tell.
+  void write_mig_slices(const std::vector<Slice>& slices, int mig_gpus, bool mig_known) {
     bool uniform = mig_gpus > 0 && mig_known;
     for (const auto& s : slices) uniform = uniform && s.count % mig_gpus == 0;
     std::vector<std::vector<std::pair<const Slice*, int>>> layout;
@@ -421,11 +364,6 @@ class Writer {
            "the MIG layout of each GPU");
       result_.todos += 2;  // three TODO values on that line
     }
-    line("      max_slices_per_job: 1        # the site's rule");
-    int per_node = 0;
-    for (const auto& s : slices) per_node += s.count;
-    write_defaults(node, std::max(1, per_node));
-    write_tail();
   }
 
   void write_tail() {

@@ -4,11 +4,8 @@
 // Nodes of identical hardware (CPUs, RealMemory MiB, Gres, Features, Weight, partitions, GPU
 // device count) become one node group with a compressed hostlist. A node with several gres
 // types becomes one group per full-GPU type plus one MIG group for its slices, on the same nodes
-// (the profile schema lets groups share a node). Site type names are mapped to catalog GPUs:
-// autodetect names ("nvidia_a100-sxm4-80gb", "tesla_v100-sxm2-32gb"), GeForce names
-// ("geforce_rtx_2080_ti"), MIG types with a profile suffix ("h100nvl_1g.12gb", bare "2g.20gb"
-// on a node whose full GPU has that profile) and "<gpu>_<N>g" memory aliases of a MIG profile
-// ("a100_20g" when exactly one profile of the GPU has N GB). What Slurm cannot know is written
+// (the profile schema lets groups share a node). Site type names are mapped to catalog GPUs and
+// MIG profiles by gpu_for_gres_type (gres_types.hpp). What Slurm cannot know is written
 // as the value TODO with a comment saying what to fill in (the model of an untyped gres, a type
 // that matches no catalog GPU, the MIG layout when the counts do not tell it); `profile
 // validate` reports each TODO at its line:col. Interconnect, prices and availability are left
@@ -39,11 +36,5 @@ SlurmConf slurm_conf_from_cluster(const ClusterState& cluster, const std::string
 // `origin` says where the facts came from, for the file's header comment.
 ImportedProfile write_imported_profile(const SlurmConf& conf, const profile::Catalog& catalog,
                                        const std::string& origin);
-
-// The catalog GPU a site gres type names, or nullptr. `mig_profile` gets the MIG profile when
-// the type names a slice ("h100nvl_1g.12gb" -> "1g.12gb"); `full` is the catalog GPU of the
-// node's full-GPU type, used for bare slice names.
-const profile::GpuSpec* gpu_for_gres_type(const std::string& type, const profile::Catalog& catalog,
-                                          const profile::GpuSpec* full, std::string& mig_profile);
 
 }  // namespace jobgen::slurm
