@@ -11,7 +11,8 @@
 //   "n[1-2][3-4][5-6]" -> n135 n136 n235 n236 n145 n146 n245 n246.
 // - Text may sit before and between brackets, but not after the last one: Slurm 22.05 rejects
 //   "gpu[1-2]-ib" and so does jobgen, whose hostlists go into #SBATCH lines (scontrol 24.11
-//   accepts the suffix; a profile must work with both). Order and duplicates are kept ("n[1,1,2]" -> n1 n1 n2).
+//   accepts the suffix; a profile must work with both). Order and duplicates are kept ("n[1,1,2]"
+//   -> n1 n1 n2).
 // - Errors (invalid(...), no location; callers add it): empty or malformed brackets, reversed
 //   ranges, non-digits in a range, more than 65536 hosts in one range (Slurm's limit), more than
 //   kMaxHostlistHosts names in total.
