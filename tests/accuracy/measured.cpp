@@ -191,6 +191,10 @@ Expected<MeasuredRow> read_row(const YAML::Node& n,
       TRY_ASSIGN(s.lora_targets, est::parse_lora_targets(v.as<std::string>()));
     } else if (key == "lora_dropout") {
       TRY_ASSIGN(s.lora_dropout, as<double>(v, key, path));
+    } else if (key == "model_loading") {
+      TRY_ASSIGN(s.model_loading, est::parse_model_loading(v.as<std::string>()));
+    } else if (key == "base_dtype") {
+      TRY_ASSIGN(s.base_dtype, est::parse_base_dtype(v.as<std::string>()));
     } else if (key == "offload") {
       TRY_ASSIGN(s.offload, est::parse_offload(v.as<std::string>()));
     } else if (key == "compile") {

@@ -57,7 +57,8 @@ precision: amp-fp16
 optimizer: adam8bit
 strategy: zero2
 offload: optimizer
-finetune: {method: lora, rank: 8, targets: attention, dropout: 0.1}
+finetune: {method: lora, rank: 8, targets: attention, dropout: 0.1, base_dtype: bf16}
+model_loading: per-gpu
 grad_checkpointing: off
 flash_attention: false
 effective_batch: 120-144
@@ -85,6 +86,8 @@ command: python train.py --bs {{micro_batch}} --accum {{ grad_accum }} --sweep {
   CHECK(spec->lora_targets == estimate::LoraTargets::attention);
   CHECK(spec->lora_dropout == doctest::Approx(0.1));
   CHECK(spec->setup(1, 1).lora_dropout == doctest::Approx(0.1));
+  CHECK(spec->setup(1, 1).base_dtype == estimate::BaseDtype::bf16);
+  CHECK(spec->setup(1, 1).model_loading == estimate::ModelLoading::per_gpu);
   CHECK(spec->grad_checkpointing == plan::GradCheckpointing::off);
   CHECK_FALSE(spec->flash_attention);
   REQUIRE(spec->effective_batch.has_value());

@@ -180,6 +180,7 @@ TEST_CASE("memory: LoRA and QLoRA train adapters over a frozen base") {
   s.finetune = Finetune::lora;
   s.lora_rank = 8;
   s.lora_targets = LoraTargets::attention;
+  s.base_dtype = BaseDtype::bf16;  // loaded with torch_dtype=torch.bfloat16
   const double adapters = 262'144;
   // bf16 base + fp32 adapters (PEFT upcasts them under amp), fp32 grads, fp32 m and v.
   CHECK(bytes(s, "weights") == doctest::Approx(2e9 + 4 * adapters));
@@ -202,6 +203,74 @@ TEST_CASE("memory: LoRA and QLoRA train adapters over a frozen base") {
   const double base = 50'331'648 * 0.5625 + 949'668'352.0 * 2 + 2.0 * 12'582'912;
   CHECK(bytes(s, "weights") == doctest::Approx(base + 4 * adapters));
   CHECK(mem(s).weights < mem(setup(Precision::amp_bf16, Strategy::single)).weights);
+}
+
+TEST_CASE("memory: under amp a LoRA base is fp32 unless it was loaded in half") {
+  // toy(): 1e9 params, of which 4 blocks x 12,582,912 Linear weights (50,331,648) and an untied
+  // 32000 x 1024 head. Autocast runs over fp32 weights: the frozen base is stored in 4 B, and
+  // each Linear saves its 2 B cast for the input's gradient (frozen weights are not cached).
+  auto s = setup(Precision::amp_bf16, Strategy::single);
+  s.finetune = Finetune::lora;
+  s.lora_rank = 8;
+  s.lora_targets = LoraTargets::attention;
+  s.lora_dropout = 0;
+  const double adapters = 262'144;
+  CHECK(base_in_half(s) == false);
+  CHECK(bytes(s, "weights") == doctest::Approx(4e9 + 4 * adapters));
+  const double head = 32000.0 * 1024;
+  CHECK(bytes(s, "activations: autocast weight copies") ==
+        doctest::Approx(2 * (50'331'648.0 + head)));
+  // Checkpointing: only the block being recomputed holds its casts (the head is outside).
+  s.grad_checkpointing = true;
+  CHECK(bytes(s, "activations: autocast weight copies") ==
+        doctest::Approx(2 * (12'582'912.0 + head)));
+  // Loaded in bf16: half storage, and the module runs in half (no casts).
+  auto half = s;
+  half.base_dtype = BaseDtype::bf16;
+  CHECK(base_in_half(half));
+  CHECK(bytes(half, "weights") == doctest::Approx(2e9 + 4 * adapters));
+  CHECK(bytes(half, "activations: autocast weight copies") == 0);
+  CHECK(mem(half).total < mem(s).total - 1.9);  // 2e9 B of base + the casts
+  // bf16 precision and DeepSpeed (its engine converts the module) imply a half base; QLoRA's
+  // base is NF4 whatever base_dtype says.
+  CHECK(base_in_half(setup(Precision::bf16, Strategy::single)));
+  CHECK(base_in_half(setup(Precision::amp_bf16, Strategy::zero2, 2)));
+  auto q = s;
+  q.finetune = Finetune::qlora;
+  auto q32 = q;
+  q32.base_dtype = BaseDtype::fp32;
+  CHECK(bytes(q, "weights") == doctest::Approx(bytes(q32, "weights")));
+  CHECK(parse_base_dtype("BF16").value() == BaseDtype::bf16);
+  CHECK_FALSE(parse_base_dtype("bf32"));
+}
+
+TEST_CASE("memory: a sharded run that loads the whole model on every GPU peaks at start-up") {
+  // toy(): 1e9 params. LoRA, pure bf16, FSDP full shard over 4 GPUs: the shard is 2e9 / 4 B of
+  // base + the adapters' share; Lightning-style loading holds the whole 2e9 B model too.
+  auto s = setup(Precision::bf16, Strategy::fsdp_full_shard, 4);
+  s.finetune = Finetune::lora;
+  s.lora_rank = 8;
+  s.grad_checkpointing = true;
+  const MemoryBreakdown sharded = mem(s);
+  auto whole = s;
+  whole.model_loading = ModelLoading::per_gpu;
+  CHECK(loads_whole_model(whole));
+  CHECK(whole_model_bytes(whole) == doctest::Approx(2e9));
+  const MemoryBreakdown m = mem(whole);
+  CHECK(std::string(m.peak_phase) == "model loading");
+  CHECK(m.weights * GiB == doctest::Approx(2e9 + bytes(s, "weights")));
+  CHECK(m.activations == 0);
+  CHECK(m.total > sharded.total);
+  CHECK(bytes(whole, "model loading") == doctest::Approx(m.weights * GiB));
+  // A large enough micro-batch peaks in training again: loading only sets a floor.
+  CHECK(std::string(mem(whole, 4096).peak_phase) == "forward/backward");
+  CHECK(mem(whole, 4096).total == doctest::Approx(mem(s, 4096).total));
+  // Unsharded strategies hold the whole model anyway: nothing to add.
+  auto ddp = setup(Precision::bf16, Strategy::ddp, 4);
+  ddp.model_loading = ModelLoading::per_gpu;
+  CHECK_FALSE(loads_whole_model(ddp));
+  CHECK(parse_model_loading("per_gpu").value() == ModelLoading::per_gpu);
+  CHECK_FALSE(parse_model_loading("whole"));
 }
 
 TEST_CASE("memory: LoRA dropout keeps each adapted layer's dropped-out input and mask") {

@@ -30,6 +30,8 @@ struct EstimateOptions {
   int lora_rank = 16;
   std::string lora_targets = "all-linear";
   double lora_dropout = 0.05;
+  std::string base_dtype = "auto";
+  std::string model_loading = "sharded";
   int seq_len = 0;
   std::string micro_batch = "auto";
   int accumulation = 1;
@@ -145,6 +147,10 @@ Expected<estimate::TrainingSetup> build_setup(Context& ctx, const EstimateOption
   if (!targets) return std::unexpected(targets.error());
   auto recompute = estimate::parse_recompute(o.recompute);
   if (!recompute) return std::unexpected(recompute.error());
+  auto base_dtype = estimate::parse_base_dtype(o.base_dtype);
+  if (!base_dtype) return std::unexpected(base_dtype.error());
+  auto model_loading = estimate::parse_model_loading(o.model_loading);
+  if (!model_loading) return std::unexpected(model_loading.error());
   s.precision = *precision;
   s.optimizer = *optimizer;
   s.strategy = *strategy;
@@ -153,6 +159,8 @@ Expected<estimate::TrainingSetup> build_setup(Context& ctx, const EstimateOption
   s.lora_rank = o.lora_rank;
   s.lora_targets = *targets;
   s.lora_dropout = o.lora_dropout;
+  s.base_dtype = *base_dtype;
+  s.model_loading = *model_loading;
   s.seq_len = o.seq_len;
   // --recompute selective says what checkpointing recomputes, so it switches checkpointing on.
   s.grad_checkpointing = o.grad_checkpointing || *recompute == estimate::Recompute::selective;
@@ -401,6 +409,13 @@ void add_training_options(CLI::App* sub, EstimateOptions& o) {
   sub->add_option("--lora-dropout", o.lora_dropout,
                   "LoRA dropout (default 0.05; 0: the adapters keep no copy of their input)")
       ->check(CLI::Range(0.0, 0.99));
+  sub->add_option("--base-dtype", o.base_dtype,
+                  "auto|fp32|bf16|fp16: the dtype LoRA's frozen base weights are stored in "
+                  "(auto: fp32 under amp-*, bf16 under bf16; bf16 when the model is loaded with "
+                  "torch_dtype=torch.bfloat16)");
+  sub->add_option("--model-loading", o.model_loading,
+                  "sharded|per-gpu: per-gpu when every GPU builds or loads the whole model "
+                  "before FSDP/ZeRO-3 shards it (Lightning Fabric, from_pretrained onto the GPU)");
   sub->add_option("--seq-len", o.seq_len, "Tokens per sample")
       ->required()
       ->check(CLI::Range(int64_t{1}, plan::kMaxSeqLen));

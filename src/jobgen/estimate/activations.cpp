@@ -96,9 +96,10 @@ double block_bytes(const model::Architecture& a, const TrainingSetup& s, double 
 bool module_in_half(const TrainingSetup& s) {
   if (s.precision == Precision::bf16) return true;
   if (!is_amp(s.precision)) return false;
-  // DeepSpeed and FSDP mixed precision run the module's weights in half; LoRA/QLoRA bases are
-  // loaded in half (torch_dtype) and only the adapters are fp32.
-  return is_deepspeed(s.strategy) || is_fsdp(s.strategy) || s.finetune != Finetune::full;
+  // DeepSpeed and FSDP mixed precision run the module's weights in half; a QLoRA base computes
+  // in half, a LoRA base does when it was loaded in half: only the adapters are fp32 then.
+  return is_deepspeed(s.strategy) || is_fsdp(s.strategy) || s.finetune == Finetune::qlora ||
+         (s.finetune == Finetune::lora && base_in_half(s));
 }
 
 double logits_bytes(const TrainingSetup& s, double b) {
@@ -145,10 +146,15 @@ ActivationBytes activation_bytes(const TrainingSetup& s, double b) {
   r.edges = (d.r + norm_bytes(a, s, d) + (a.dropout ? 1 : 0)) * sbh;
   r.logits = logits_bytes(s, b);
   // Autocast caches the half cast of every trainable fp32 weight it multiplies with until the
-  // backward has used it.
+  // backward has used it. A frozen fp32 LoRA base is not cached (it needs no gradient), but each
+  // Linear saves its cast weight for the input's gradient: with checkpointing only the block
+  // being recomputed holds them.
   if (is_amp(s.precision) && !module_in_half(s)) {
     const model::ParamCounts c = count_params(a);
-    double matmul = double(c.block_linear()) + double(c.extra);
+    double blocks = double(c.block_linear());
+    if (s.finetune != Finetune::full && s.grad_checkpointing)
+      blocks /= std::max(1, a.total_layers());
+    double matmul = blocks + double(c.extra);
     if (a.token_logits) matmul += double(a.vocab) * a.hidden;
     r.autocast_weights = 2.0 * matmul;
   }

@@ -11,9 +11,7 @@ namespace {
 
 // The model's weights in their storage dtype, unsharded (NF4 for a QLoRA base), in GiB.
 double whole_model_gib(const TrainingSetup& s) {
-  const bool fp32 = s.precision == Precision::fp32 || s.precision == Precision::tf32;
-  const double bytes = s.finetune == Finetune::qlora ? kNf4Bytes : fp32 ? 4.0 : 2.0;
-  return double(model::derive_params(s.model)) * bytes / (1024.0 * 1024.0 * 1024.0);
+  return whole_model_bytes(s) / (1024.0 * 1024.0 * 1024.0);
 }
 
 }  // namespace
@@ -46,12 +44,33 @@ std::vector<Assumption> assumptions(const TrainingSetup& s, const Hardware& hw, 
                    "communication (--mfu to override)"});
   }
   if ((is_fsdp(s.strategy) || s.strategy == Strategy::zero3) && s.world_size() > 1) {
-    out.push_back({"model loading",
-                   fmt::format("sharded: the whole model ({:.1f} GiB) is never on one GPU",
-                               whole_model_gib(s)),
-                   "a framework that builds or loads the whole model on every GPU before "
-                   "sharding it (Lightning Fabric's load_raw, from_pretrained without "
-                   "low_cpu_mem_usage) peaks at about that much more when it starts"});
+    if (s.model_loading == ModelLoading::per_gpu)
+      out.push_back({"model loading",
+                     fmt::format("per GPU: the whole model ({:.1f} GiB) on every GPU before it "
+                                 "is sharded, counted as a start-up peak",
+                                 whole_model_gib(s)),
+                     "as given (model_loading: per-gpu / --model-loading per-gpu)"});
+    else
+      out.push_back({"model loading",
+                     fmt::format("sharded: the whole model ({:.1f} GiB) is never on one GPU",
+                                 whole_model_gib(s)),
+                     "a framework that builds or loads the whole model on every GPU before "
+                     "sharding it (Lightning Fabric's init_module + load_raw, from_pretrained "
+                     "onto the GPU) peaks at about that much more when it starts: "
+                     "model_loading: per-gpu / --model-loading per-gpu counts it"});
+  }
+  if (s.finetune == Finetune::lora && !s.empirical) {
+    out.push_back({"LoRA base weights",
+                   fmt::format("{} ({})", base_in_half(s) ? "half" : "fp32",
+                               s.base_dtype == BaseDtype::automatic
+                                   ? fmt::format("what {} implies", to_string(s.precision))
+                                   : "as given"),
+                   base_in_half(s) ? "finetune: {base_dtype: fp32} / --base-dtype fp32 when the "
+                                     "model is loaded in fp32"
+                                   : "amp keeps the frozen base in fp32 and each Linear saves "
+                                     "its half cast for the backward; finetune: {base_dtype: "
+                                     "bf16} / --base-dtype bf16 when the model is loaded with "
+                                     "torch_dtype=torch.bfloat16"});
   }
   if (s.finetune != Finetune::full && !s.empirical) {
     out.push_back({"LoRA dropout", fmt::format("{:g}", s.lora_dropout),
@@ -104,7 +123,7 @@ Estimate estimate(const TrainingSetup& setup, const Hardware& hw, std::optional<
                          " does not fit; the largest that fits is " +
                          std::to_string(e.max.aggressive));
   if ((is_fsdp(setup.strategy) || setup.strategy == Strategy::zero3) && setup.world_size() > 1 &&
-      whole_model_gib(e.setup) > hw.capacity_gib)
+      setup.model_loading == ModelLoading::sharded && whole_model_gib(e.setup) > hw.capacity_gib)
     e.warnings.push_back(fmt::format(
         "the whole model is {:.1f} GiB, more than one GPU holds: load it sharded (meta device, "
         "accelerate's fsdp_cpu_ram_efficient_loading, torchtune), not whole on every GPU",

@@ -112,7 +112,7 @@ double params_part(const TrainingSetup& s, Parts& r) {
     const double linear = double(c.block_linear());
     frozen_bytes = s.finetune == Finetune::qlora
                        ? linear * kNf4Bytes + (total - linear) * 2.0 + 2.0 * block_params(a)
-                       : total * sto.half;
+                       : total * (base_in_half(s) ? 2.0 : 4.0);
   }
   // FSDP/ZeRO-3 wrap each block; the embedding and the LM head stay in the root unit, which is
   // unsharded for the whole forward and backward.
@@ -240,19 +240,30 @@ Peak peak_memory(const TrainingSetup& s, const Parts& r, double activations, con
   const double backward_peak = resident + r.gathered + r.grads_early + activations;
   const double step_peak = resident + r.grads + r.temporaries;
   const bool step = step_peak > backward_peak;
-  m.peak_phase = step ? "optimizer step" : "forward/backward";
-  m.weights = (r.weights + (step ? 0 : r.gathered)) / kGiB;
-  m.gradients = ((step ? r.grads : r.grads_early) + r.buckets) / kGiB;
-  m.optimizer = (r.states + (step ? r.temporaries : 0)) / kGiB;
-  m.activations = step ? 0 : activations / kGiB;
-  const double churn = (step ? r.grads + r.temporaries : backward_peak - resident) / kGiB;
-  m.slack = kChurnReserve * churn + kResidentReserve * resident / kGiB;
+  // The whole model and this rank's flat shard, which FSDP/ZeRO-3 copies out of it, before the
+  // optimizer exists.
+  const double load_peak = loads_whole_model(s) ? whole_model_bytes(s) + r.weights : 0.0;
+  const bool loading = load_peak > std::max(backward_peak, step_peak);
+  if (loading) {
+    m.peak_phase = "model loading";
+    m.weights = load_peak / kGiB;
+  } else {
+    m.peak_phase = step ? "optimizer step" : "forward/backward";
+    m.weights = (r.weights + (step ? 0 : r.gathered)) / kGiB;
+    m.gradients = ((step ? r.grads : r.grads_early) + r.buckets) / kGiB;
+    m.optimizer = (r.states + (step ? r.temporaries : 0)) / kGiB;
+    m.activations = step ? 0 : activations / kGiB;
+  }
+  const double churn =
+      loading ? 0.0 : (step ? r.grads + r.temporaries : backward_peak - resident) / kGiB;
+  const double held = loading ? load_peak : resident;
+  m.slack = kChurnReserve * churn + kResidentReserve * held / kGiB;
   // DeepSpeed initialises NCCL (and runs collectives) even on one GPU.
   const bool nccl = s.world_size() > 1 || is_deepspeed(s.strategy);
   m.context = kContextGiB + (nccl ? kNcclGiB : 0.0);
   m.measured = std::max(0.0, hw.memory_scale - 1.0) * (m.allocated() + m.slack);
   m.total = m.allocated() + m.slack + m.context + m.measured;
-  p.resident = resident;
+  p.resident = held;
   p.churn = churn;
   p.step = step;
   p.nccl = nccl;
@@ -275,6 +286,10 @@ void explain_parts(const TrainingSetup& s, const Parts& r, std::vector<Term>& ou
                             ? kdiv
                             : "",
                         s.offload == Offload::params ? " (offloaded)" : ""));
+  if (loads_whole_model(s))
+    add_bytes(out, "model loading", whole_model_bytes(s) + r.weights,
+              "the whole model in its storage dtype + this rank's shard, at start-up "
+              "(model_loading: per-gpu)");
   add_bytes(out, "gathered units", r.gathered,
             "ZeRO-3/FSDP: max(2 blocks, root unit + block) unsharded, + one unit's gradient");
   add_bytes(out, "gradients (step)", r.grads,
@@ -324,6 +339,20 @@ void explain_peak(const Peak& p, const Hardware& hw, std::vector<Term>& out) {
 }
 
 }  // namespace
+
+double whole_model_bytes(const TrainingSetup& s) {
+  const bool half =
+      s.finetune == Finetune::lora
+          ? base_in_half(s)
+          : s.precision == Precision::bf16 || (is_amp(s.precision) && is_deepspeed(s.strategy));
+  const double bytes = s.finetune == Finetune::qlora ? kNf4Bytes : half ? 2.0 : 4.0;
+  return double(derive_params(s.model)) * bytes;
+}
+
+bool loads_whole_model(const TrainingSetup& s) {
+  return s.model_loading == ModelLoading::per_gpu && s.world_size() > 1 &&
+         (is_fsdp(s.strategy) || shards_params(s.strategy));
+}
 
 MemoryBreakdown estimate_memory(const TrainingSetup& s, int micro_batch, const Hardware& hw,
                                 std::vector<Term>* explain) {

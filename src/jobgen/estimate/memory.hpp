@@ -6,7 +6,7 @@
 // trainable part, F = frozen parameters):
 //  weights     full fine-tune: fp32/amp 4 B (the fp32 weights are the master copy), pure bf16
 //              2 B; DeepSpeed ZeRO with amp 2 B half params (/k for ZeRO-3); FSDP the fp32
-//              (bf16: 2 B) flat shard / k. LoRA/QLoRA: the frozen base in half (fp32: 4 B),
+//              (bf16: 2 B) flat shard / k. LoRA/QLoRA: the frozen base in its BaseDtype,
 //              QLoRA's block Linear weights NF4 (0.5625 B: 4 bits + an fp32 absmax per 64) +
 //              one block dequantised; adapters 4 B (2 B pure bf16). ZeRO-3 / full shard divide
 //              frozen weights by k too.
@@ -27,7 +27,9 @@
 //                    else the LM head's and the last block's, produced first);
 //  optimizer step    weights + optimizer + all gradients + the step's temporaries (torch
 //                    AdamW's foreach sqrt(v) copy, one state-sized tensor; DeepSpeed's fp32
-//                    copy of the gradient shard).
+//                    copy of the gradient shard);
+//  model loading     ModelLoading::per_gpu with FSDP / ZeRO-3: the whole model in its storage
+//                    dtype (whole_model_bytes) + this rank's resident weights, once at start-up.
 // Then what the caching allocator and CUDA add:
 //  slack       allocator reserve: cached free blocks that cannot be reused, 10% of what is
 //              allocated and freed every step (activations, gathered units, gradients,
@@ -63,6 +65,13 @@ struct MemoryBreakdown {
   // torch.cuda.max_memory_reserved(): + the allocator's cached blocks.
   double reserved() const { return allocated() + slack; }
 };
+
+// The whole model in the dtype it is stored in (QLoRA: NF4; LoRA: base_dtype; else fp32 unless
+// pure bf16 or DeepSpeed's half module), in bytes.
+double whole_model_bytes(const TrainingSetup& setup);
+// True when the setup shards its weights and ModelLoading::per_gpu puts the whole model on
+// every GPU first (the "model loading" phase).
+bool loads_whole_model(const TrainingSetup& setup);
 
 // With `explain`, every term is appended with its formula and inputs.
 MemoryBreakdown estimate_memory(const TrainingSetup& setup, int micro_batch, const Hardware& hw,

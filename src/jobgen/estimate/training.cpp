@@ -41,6 +41,12 @@ constexpr Names<LoraTargets, 2> kLoraTargets{
 
 constexpr Names<Recompute, 2> kRecompute{
     {{Recompute::full, "full"}, {Recompute::selective, "selective"}}};
+constexpr Names<BaseDtype, 4> kBaseDtype{{{BaseDtype::automatic, "auto"},
+                                          {BaseDtype::fp32, "fp32"},
+                                          {BaseDtype::bf16, "bf16"},
+                                          {BaseDtype::fp16, "fp16"}}};
+constexpr Names<ModelLoading, 2> kModelLoading{
+    {{ModelLoading::sharded, "sharded"}, {ModelLoading::per_gpu, "per-gpu"}}};
 
 template <class E, size_t N>
 std::string_view name_of(const Names<E, N>& names, E value) {
@@ -90,6 +96,12 @@ std::string_view to_string(LoraTargets v) {
 std::string_view to_string(Recompute v) {
   return name_of(kRecompute, v);
 }
+std::string_view to_string(BaseDtype v) {
+  return name_of(kBaseDtype, v);
+}
+std::string_view to_string(ModelLoading v) {
+  return name_of(kModelLoading, v);
+}
 Expected<Recompute> parse_recompute(std::string_view t) {
   return parse_name(kRecompute, t, "recompute mode");
 }
@@ -110,6 +122,25 @@ Expected<Finetune> parse_finetune(std::string_view t) {
 }
 Expected<LoraTargets> parse_lora_targets(std::string_view t) {
   return parse_name(kLoraTargets, t, "LoRA target set");
+}
+Expected<BaseDtype> parse_base_dtype(std::string_view t) {
+  return parse_name(kBaseDtype, t, "LoRA base dtype");
+}
+Expected<ModelLoading> parse_model_loading(std::string_view t) {
+  return parse_name(kModelLoading, t, "model loading");
+}
+
+bool base_in_half(const TrainingSetup& s) {
+  switch (s.base_dtype) {
+    case BaseDtype::fp32:
+      return false;
+    case BaseDtype::bf16:
+    case BaseDtype::fp16:
+      return true;
+    case BaseDtype::automatic:
+      break;
+  }
+  return s.precision == Precision::bf16 || (is_amp(s.precision) && is_deepspeed(s.strategy));
 }
 
 bool is_half(Precision p) {

@@ -36,6 +36,18 @@ enum class LoraTargets { attention, all_linear };
 // input (one extra forward); selective = the cheap ops and every other matmul, keeping about
 // half of a block's saved tensors (torchtitan's op-level policy, Megatron's "selective").
 enum class Recompute { full, selective };
+// The dtype a LoRA base's frozen weights are stored in. auto: what the precision implies: fp32
+// under amp-* (autocast runs over fp32 weights: Lightning's bf16-mixed, a model loaded without
+// torch_dtype) and fp32/tf32, bf16 under bf16 and DeepSpeed (its engine converts the module);
+// bf16/fp16: loaded in half (from_pretrained(torch_dtype=torch.bfloat16)) with autocast over the
+// fp32 adapters. QLoRA bases are NF4 whatever this says.
+enum class BaseDtype { automatic, fp32, bf16, fp16 };
+// How a sharded run (FSDP, ZeRO-3) gets its weights. sharded: each GPU only ever holds its shard
+// (meta-device or CPU init, rank 0 broadcasting: torchtune, accelerate's
+// cpu_ram_efficient_loading). per_gpu: every GPU builds or loads the whole model before sharding it
+// (Lightning Fabric's init_module + load_raw, from_pretrained onto the GPU): a start-up peak of the
+// whole model.
+enum class ModelLoading { sharded, per_gpu };
 
 // CLI spellings: fp32 tf32 amp-fp16 amp-bf16 bf16 | adamw adam8bit adafactor sgd sgd-momentum lamb
 // | single dp ddp zero1 zero2 zero3 fsdp-shard-grad-op fsdp-full-shard | none optimizer params |
@@ -48,6 +60,8 @@ std::string_view to_string(Offload);
 std::string_view to_string(Finetune);
 std::string_view to_string(LoraTargets);
 std::string_view to_string(Recompute);
+std::string_view to_string(BaseDtype);
+std::string_view to_string(ModelLoading);
 Expected<Precision> parse_precision(std::string_view);
 Expected<Optimizer> parse_optimizer(std::string_view);
 Expected<Strategy> parse_strategy(std::string_view);
@@ -55,6 +69,8 @@ Expected<Offload> parse_offload(std::string_view);
 Expected<Finetune> parse_finetune(std::string_view);
 Expected<LoraTargets> parse_lora_targets(std::string_view);
 Expected<Recompute> parse_recompute(std::string_view);
+Expected<BaseDtype> parse_base_dtype(std::string_view);
+Expected<ModelLoading> parse_model_loading(std::string_view);
 
 bool is_half(Precision p);          // amp_fp16, amp_bf16, bf16
 bool uses_bf16(Precision p);        // amp_bf16, bf16
@@ -93,6 +109,8 @@ struct TrainingSetup {
   // adapted Linear keeps its own dropped-out copy of its input and the mask for the backward.
   // 0.05 is what published recipes use (LitGPT, Alpaca-LoRA, QLoRA); PEFT's own default is 0.
   double lora_dropout = 0.05;
+  BaseDtype base_dtype = BaseDtype::automatic;  // LoRA: the frozen base weights' storage
+  ModelLoading model_loading = ModelLoading::sharded;
   int seq_len = 512;                      // tokens per sample (model.prefix_tokens are added)
   bool grad_checkpointing = false;        // activation checkpointing, one checkpoint per block
   Recompute recompute = Recompute::full;  // what checkpointing recomputes when on
@@ -118,6 +136,8 @@ struct TrainingSetup {
 double lora_params(const model::Architecture& arch, int rank, LoraTargets targets);
 // Parameters that get gradients: all but frozen_params for a full fine-tune, else the adapters.
 double trainable_params(const TrainingSetup& setup);
+// True when a LoRA base's frozen weights are stored in half (BaseDtype, resolved).
+bool base_in_half(const TrainingSetup& setup);
 
 // Validates combinations (offload=params needs zero3/fsdp-full-shard, dp is single-node, ranks
 // > 0, lora rank > 0, seq_len > 0, ...). Exit::invalid_input with how to fix it.

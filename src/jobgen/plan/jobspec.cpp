@@ -59,6 +59,8 @@ estimate::TrainingSetup JobSpec::setup(int gpus_per_node, int nodes) const {
   s.lora_rank = lora_rank;
   s.lora_targets = lora_targets;
   s.lora_dropout = lora_dropout;
+  s.base_dtype = base_dtype;
+  s.model_loading = model_loading;
   s.seq_len = seq_len;
   s.grad_checkpointing = grad_checkpointing == GradCheckpointing::on;
   s.flash_attention = flash_attention;

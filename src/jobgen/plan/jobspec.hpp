@@ -117,6 +117,8 @@ struct JobSpec {
   int lora_rank = 16;
   estimate::LoraTargets lora_targets = estimate::LoraTargets::all_linear;
   double lora_dropout = 0.05;  // estimate::TrainingSetup::lora_dropout
+  estimate::BaseDtype base_dtype = estimate::BaseDtype::automatic;
+  estimate::ModelLoading model_loading = estimate::ModelLoading::sharded;
   GradCheckpointing grad_checkpointing = GradCheckpointing::automatic;
   bool flash_attention = true;
   bool chunked_loss = false;

@@ -28,6 +28,7 @@ const std::vector<std::string> kStageKeys{"name",
                                           "optimizer_in_backward",
                                           "compile",
                                           "recompute",
+                                          "model_loading",
                                           "effective_batch",
                                           "micro_batch",
                                           "steps",
@@ -63,6 +64,7 @@ void SpecParser::apply(const YAML::Node& map, JobSpec& spec, const std::string& 
   if (auto v = r_.boolean(map, "optimizer_in_backward", what)) spec.optimizer_in_backward = *v;
   if (auto v = r_.boolean(map, "compile", what)) spec.compile = *v;
   read_enum(map, "recompute", what, estimate::parse_recompute, spec.recompute);
+  read_enum(map, "model_loading", what, estimate::parse_model_loading, spec.model_loading);
   read_batch(map, spec, what);
   read_micro_batch(map, spec, what);
   if (auto v = bounded(map, "steps", what, kMaxSteps)) spec.steps = *v;
