@@ -7,7 +7,8 @@
 //   on the GPU, memory-bound: the trainable shard x bytes touched (AdamW reads p, g, m, v and
 //   writes p, m, v: 28 B in fp32; adam8bit 16, SGD 12, momentum/Adafactor 20) / HBM bandwidth;
 //   ZeRO-Offload / FSDP CPU offload: half gradients down and parameters up over PCIe (~12 GB/s)
-//   + CPU Adam at ~1e9 parameters/s; a paged optimizer on one GPU pages its states over PCIe.
+//   + CPU Adam at ~1e9 parameters/s; a paged optimizer on one GPU moves the states that do not fit
+//   out and back in over PCIe each step (overlapping the backward when fused into it).
 // MFU shown = model FLOPs (compute.hpp) of the step's samples per GPU / (step time x dense
 // peak): what published runs quote, derived here from what drives it, or the override.
 // Scaling efficiency = the same per-GPU work on one GPU (no communication, unsharded optimizer)
