@@ -90,6 +90,37 @@ TEST_CASE("status: progress line, measured vs planned step time, JSON keys") {
   CHECK(json[0]["step_time_ratio"].get<double>() == doctest::Approx(0.78125));
 }
 
+TEST_CASE("status: a count without a total is shown against the plan's steps, never past it") {
+  test::MapFileSystem fs;
+  // tqdm without a total, then a loop's own lines: both count steps and say nothing of the end.
+  fs.files["/work/run/logs/train-5.err"] = "300it [00:50,  6.00it/s]";
+  fs.files["/work/run/logs/train-6.out"] = "iter 1500 loss 2.1\n";
+  std::vector<JobView> views{view("5", JobState::running), view("6", JobState::running)};
+  views[0].planned_steps = 1000;
+  views[1].planned_steps = 1000;  // the loop counts micro-batches, or the plan was wrong
+  const LogTails tails = LogTailReader(fs, groups_for({"5", "6"})).read_all(views, 2);
+  const std::string table = format_status_table(views, 1'070, {}, tails);
+  CHECK(table.find("step 300 of 1000 planned (30%), 6.00 steps/s, about 2 min left") !=
+        std::string::npos);
+  CHECK(table.find("step 1500,") != std::string::npos);
+  CHECK(table.find("1500 of") == std::string::npos);
+  const auto json = status_json(views, 1'070, {}, tails);
+  CHECK(json[0]["progress"]["total_steps"] == 1000);
+  CHECK(json[0]["progress"]["total_from"] == "plan");
+  CHECK(json[0]["progress"]["percent"].get<double>() == doctest::Approx(30));
+  CHECK(json[0]["progress"]["eta_s"] == 117);
+  CHECK(json[1]["progress"]["total_steps"].is_null());
+  CHECK(json[1]["progress"]["total_from"].is_null());
+  CHECK(json[1]["progress"]["percent"].is_null());
+  // A bar's own total wins over the plan's.
+  fs.files["/work/run/logs/train-5.err"] = kBar;
+  views[0].planned_steps = 2000;
+  const auto bar =
+      status_json(views, 1'070, {}, LogTailReader(fs, groups_for({"5"})).read_all(views, 1));
+  CHECK(bar[0]["progress"]["total_steps"] == 1000);
+  CHECK(bar[0]["progress"]["total_from"] == "log");
+}
+
 TEST_CASE("log tails: status reads at most a given number of started jobs' logs") {
   test::MapFileSystem fs;
   std::vector<std::string> ids;

@@ -103,6 +103,7 @@ slurm::Tracked tracked_from(const ledger::JobRecord& r) {
   t.work_dir = r.work_dir;
   t.estimated_runtime_s = r.estimated_runtime_s;
   t.planned_step_time_s = r.planned_step_time_s;
+  t.planned_steps = r.planned_steps;
   t.last_state = r.last_state;
   t.exit_code = r.exit_code;
   t.array_size = r.array_size;

@@ -46,6 +46,12 @@ ShownProgress shown_progress(const slurm::JobView& view, const slurm::Progress& 
   shown.step_time_s = progress.step_time_s();
   shown.planned_step_time_s = view.planned_step_time_s;
   if (progress.percent) shown.fraction = *progress.percent / 100;
+  if (!shown.total && shown.step && view.planned_steps && *view.planned_steps > 0 &&
+      *shown.step <= *view.planned_steps && progress.format != slurm::ProgressFormat::lightning) {
+    shown.total = view.planned_steps;
+    shown.total_from_plan = true;
+    shown.fraction = static_cast<double>(*shown.step) / static_cast<double>(*shown.total);
+  }
   const slurm::JobState state = view.info.state;
   if (state == slurm::JobState::completed) {
     // Done is done: the bar's last update may not have reached the log.
@@ -93,7 +99,8 @@ std::string number3(double v) {
 
 std::string steps_text(const ShownProgress& s) {
   std::string text = "step " + std::to_string(*s.step);
-  if (s.total) text += "/" + std::to_string(*s.total);
+  if (s.total) text += (s.total_from_plan ? " of " : "/") + std::to_string(*s.total);
+  if (s.total_from_plan) text += " planned";
   if (s.fraction) text += fmt::format(" ({:.0f}%)", *s.fraction * 100);
   if (s.epoch_fraction) text += fmt::format(" ({:.0f}% of the epoch)", *s.epoch_fraction * 100);
   return text;
@@ -153,6 +160,8 @@ nlohmann::json progress_json(const slurm::JobView& v, const slurm::Progress* p) 
   return {{"format", progress.known() ? slurm::to_string(progress.format) : "state"},
           {"step", optional(s.step)},
           {"total_steps", optional(s.total)},
+          {"total_from",
+           s.total ? nlohmann::json(s.total_from_plan ? "plan" : "log") : nlohmann::json(nullptr)},
           {"percent", s.fraction ? nlohmann::json(*s.fraction * 100) : nlohmann::json(nullptr)},
           {"steps_per_s", optional(s.steps_per_s)},
           {"step_time_s", optional(s.step_time_s)},

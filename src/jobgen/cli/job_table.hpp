@@ -38,6 +38,9 @@ nlohmann::json status_json(const std::vector<slurm::JobView>& views, int64_t now
 struct ShownProgress {
   std::optional<int64_t> step;
   std::optional<int64_t> total;
+  // The log counts steps without a total ("iter 450", "450it [...]"): the total is the plan's
+  // steps, and the fraction is of those (never above 1: a count past the plan shows none).
+  bool total_from_plan = false;
   std::optional<double> fraction;  // 0..1
   std::optional<double> steps_per_s;
   std::optional<int64_t> eta_s;       // the tool's, else (total - step) / rate

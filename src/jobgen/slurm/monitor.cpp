@@ -30,6 +30,7 @@ JobView local_view(const Tracked& t, JobInfo job) {
   v.info = std::move(job);
   v.estimated_runtime_s = t.estimated_runtime_s;
   v.planned_step_time_s = t.planned_step_time_s;
+  v.planned_steps = t.planned_steps;
   v.from_scheduler = false;
   v.tag = t.tag;
   v.cancel_requested = t.cancel_requested;
@@ -150,6 +151,7 @@ Expected<std::vector<JobView>> query_jobs(Backend& backend, const std::vector<Tr
       view.info = job;
       view.estimated_runtime_s = t.estimated_runtime_s;
       view.planned_step_time_s = t.planned_step_time_s;
+      view.planned_steps = t.planned_steps;
       view.tag = t.tag;
       view.cancel_requested = t.cancel_requested;
       if (job.id.find("_[") != std::string::npos && t.id.find('_') != std::string::npos) {

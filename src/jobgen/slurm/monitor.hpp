@@ -29,8 +29,9 @@ struct Tracked {
   std::string stderr_path;
   std::string work_dir;
   std::optional<int64_t> estimated_runtime_s;
-  // Seconds per optimizer step, from the plan.
+  // Seconds per optimizer step, and optimizer steps, from the plan.
   std::optional<double> planned_step_time_s;
+  std::optional<int64_t> planned_steps;
   std::string last_state;  // the ledger's, "" if unknown
   std::optional<int> exit_code;
   int array_size = 0;
@@ -44,8 +45,9 @@ struct JobView {
   std::string tracked_id;  // which Tracked it answers (an array gives one view per task)
   JobInfo info;
   std::optional<int64_t> estimated_runtime_s;
-  // Seconds per optimizer step, from the plan.
+  // Seconds per optimizer step, and optimizer steps, from the plan.
   std::optional<double> planned_step_time_s;
+  std::optional<int64_t> planned_steps;
   bool from_scheduler = true;  // false: resolved from a marker or the ledger
   bool vanished = false;       // gone from the scheduler, outcome unknown (state UNKNOWN)
   bool unconfirmed = false;    // a submission no job carries the tag of (yet)
