@@ -46,6 +46,10 @@ std::string current_user(const Context& ctx) {
   return "";
 }
 
+// A plan without queue data is still a plan: a frozen slurmctld or a hung slurmrestd may cost
+// this per command or request (Slurm's own MessageTimeout is 10 s), not the backends' minutes.
+constexpr std::chrono::milliseconds kQueueQueryTimeout{10'000};
+
 // The scheduler's view through a session's backend (without the job ledger: plan writes no file).
 // A session that cannot be opened is a reason the queue is unavailable, not a failed plan; its
 // messages were printed when the profile was loaded, so they are muted here.
@@ -59,6 +63,7 @@ plan::QueueSnapshot queue_snapshot(Context& ctx, const PlanCliOptions& opts,
     none.unavailable_reason = session.error().message;
     return none;
   }
+  (*session)->query_timeout = kQueueQueryTimeout;
   auto backend = (*session)->backend();
   if (!backend) {
     none.unavailable_reason = backend.error().message;

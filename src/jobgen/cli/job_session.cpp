@@ -42,6 +42,7 @@ Expected<std::unique_ptr<slurm::Backend>> make_backend(Context& ctx, JobSession&
   if (name == "cli") {
     slurm::CliBackendOptions options;
     options.jwt_in_environment = ctx.env.get("SLURM_JWT").has_value();
+    if (session.query_timeout) options.timeout = *session.query_timeout;
     return std::unique_ptr<slurm::Backend>(
         std::make_unique<slurm::CliBackend>(*session.runner, std::move(options)));
   }
@@ -63,7 +64,7 @@ Expected<std::unique_ptr<slurm::Backend>> make_backend(Context& ctx, JobSession&
     std::error_code ec;
     const std::string cwd = std::filesystem::current_path(ec).string();
     return slurm::make_rest_backend(prof != nullptr ? prof->rest : std::nullopt, ctx.env, ctx.fs,
-                                    ctx.clock, *session.runner, cwd);
+                                    ctx.clock, *session.runner, cwd, session.query_timeout);
   }
   return invalid("unknown backend '" + name + "': use cli, local or rest");
 }

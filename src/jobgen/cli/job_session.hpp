@@ -14,6 +14,7 @@
 // $CUDA_VISIBLE_DEVICES, else 0..N-1 for whatever the job asks.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -57,6 +58,9 @@ struct JobSession {
   slurm::GresNames names;
   std::filesystem::path state_dir;
   Context* ctx = nullptr;
+  // Set before the first backend() call: each scheduler command or request may take this long
+  // (instead of the backends' 30 s / 60 s x 4 attempts), for data a command can do without.
+  std::optional<std::chrono::milliseconds> query_timeout;
 
   std::string cluster_name() const { return profile ? profile->name : ""; }
   // The session's own backend.

@@ -2,6 +2,9 @@
 // server and jobgen share (asked from /openapi/v3, else probed with ping, newest first). Done
 // once, on the first request, so that commands that never reach slurmrestd never need a token.
 #include "jobgen/slurm/rest_backend.hpp"
+
+#include <algorithm>
+
 #include "jobgen/util/redact.hpp"
 #include "jobgen/util/strings.hpp"
 
@@ -37,8 +40,14 @@ RestBackend::RestBackend(RestConfig config, std::unique_ptr<sys::HttpClient> htt
 std::unique_ptr<Backend> make_rest_backend(const std::optional<profile::RestSettings>& settings,
                                            const sys::Environment& env, const sys::FileSystem& fs,
                                            sys::Clock& clock, sys::CommandRunner& runner,
-                                           std::string working_dir) {
+                                           std::string working_dir,
+                                           std::optional<std::chrono::milliseconds> timeout) {
   RestConfig config;
+  if (timeout) {
+    config.timeout = *timeout;
+    config.connect_timeout = std::min(config.connect_timeout, *timeout);
+    config.attempts = 2;
+  }
   sys::CurlOptions curl;
   if (settings) {
     config.url = settings->url;
