@@ -235,3 +235,33 @@ TEST_CASE("an unconfirmed submission is found by its tag, and expires after a da
   CHECK((*views)[0].vanished);
   CHECK(all_finished(*views));
 }
+
+TEST_CASE("watch on a terminal: what recovery says stays above the redrawn table") {
+  test::FakeClock clock;
+  std::atomic<bool> stop{false};
+  std::ostringstream out;
+  int polls = 0;
+  PollFn poll = [&]() -> Expected<std::vector<JobView>> {
+    return std::vector{view("7", ++polls < 3 ? JobState::running : JobState::completed, 0)};
+  };
+  int asked = 0;
+  MessagesFn messages = [&] {
+    return ++asked == 2 ? std::string("jobgen: run of job 6: attempt 2/3: resubmitted as job 7\n")
+                        : std::string();
+  };
+  WatchSettings settings;
+  settings.terminal = true;
+  auto result = watch_jobs(poll, {}, clock, out, settings, stop, {}, messages);
+  REQUIRE(result);
+  CHECK(asked == 3);  // once per answered poll
+  const std::string text = out.str();
+  const auto at = text.find("attempt 2/3: resubmitted as job 7\n");
+  REQUIRE(at != std::string::npos);
+  // The frame after the message is drawn below it, not moved up over it.
+  const std::string after = text.substr(at);
+  const auto next_frame = after.find("jobs finished");
+  REQUIRE(next_frame != std::string::npos);
+  CHECK(after.substr(0, next_frame).find("\x1b[") == std::string::npos);
+  // Later redraws move up over the table only: the message is never inside a cleared region.
+  CHECK(after.find("\x1b[2F\x1b[J") != std::string::npos);
+}

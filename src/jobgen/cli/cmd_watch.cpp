@@ -10,6 +10,8 @@
 
 #include <atomic>
 #include <cmath>
+#include <sstream>
+#include <utility>
 
 #include "jobgen/cli/commands.hpp"
 #include "jobgen/cli/job_session.hpp"
@@ -144,10 +146,17 @@ Expected<Exit> run_watch(Context& ctx, const WatchOptions& options) {
   }
   CachedLogTails tails(ctx, session, groups, settings.min_interval);
   SettledAttempts settled;  // each ended attempt is looked at once per watch
+  // On a terminal, recovery's lines go above the redrawn table instead of under it, where the
+  // next redraw would erase them.
+  std::ostringstream held;
+  std::ostream& recovery_err = settings.terminal ? held : ctx.err;
+  Context recovery_ctx{ctx.out,   recovery_err,        ctx.env,   ctx.fs,
+                       ctx.clock, ctx.out_is_terminal, ctx.runner};
+  const auto messages = [&held] { return std::exchange(held, std::ostringstream()).str(); };
   const auto poll = [&]() -> Expected<std::vector<slurm::JobView>> {
     auto views = query_tracked(session, groups);
     if (!views) return views;  // a failed query is no evidence: nothing is recovered
-    auto retries = recover_failed(ctx, session, *views, options.recovery, settled);
+    auto retries = recover_failed(recovery_ctx, session, *views, options.recovery, settled);
     if (retries.empty()) return views;
     for (const auto& retry : retries) tails.track(retry.next);
     follow_retries(groups, std::move(retries));
@@ -155,7 +164,8 @@ Expected<Exit> run_watch(Context& ctx, const WatchOptions& options) {
   };
   const auto log_tail = [&](const slurm::JobView& view) { return tails.tail(view); };
   InterruptGuard guard;
-  auto result = watch_jobs(poll, log_tail, ctx.clock, ctx.out, settings, g_stop, session.names);
+  auto result =
+      watch_jobs(poll, log_tail, ctx.clock, ctx.out, settings, g_stop, session.names, messages);
   if (!result) return std::unexpected(result.error());
   if (result->exit_code == kInterrupted) {
     ctx.err << "jobgen: stopped watching; the jobs keep running ('jobgen status' shows them)\n";

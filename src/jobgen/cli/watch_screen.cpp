@@ -136,7 +136,8 @@ bool wait_until(std::chrono::system_clock::time_point next, sys::Clock& clock,
 
 Expected<WatchResult> watch_jobs(const PollFn& poll, const LogTailFn& log_tail, sys::Clock& clock,
                                  std::ostream& out, const WatchSettings& settings,
-                                 const std::atomic<bool>& stop, const slurm::GresNames& names) {
+                                 const std::atomic<bool>& stop, const slurm::GresNames& names,
+                                 const MessagesFn& messages) {
   WatchResult result;
   Screen screen(out, settings, names, log_tail);
   std::vector<JobView> views;
@@ -157,6 +158,8 @@ Expected<WatchResult> watch_jobs(const PollFn& poll, const LogTailFn& log_tail, 
       last_signature.clear();  // the first answer after the outage counts as a change
     } else {
       views = std::move(*polled);
+      if (messages)
+        if (const std::string text = messages(); !text.empty()) screen.message(text);
       const std::string sig = slurm::signature(views);
       if (result.polls > 1) {
         interval = sig == last_signature ? std::min(interval * 2, settings.max_interval)

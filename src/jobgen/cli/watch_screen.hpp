@@ -9,7 +9,9 @@
 // crossed another 10 % (or, without a total, the step count doubled or a new epoch began). It
 // returns when nothing more will change (slurm::all_finished): Exit::ok or Exit::jobs_failed as
 // slurm::overall_exit says; when `stop` becomes true (Ctrl-C) it returns kInterrupted and leaves
-// the jobs alone.
+// the jobs alone. `messages`, asked after each answered poll, returns what happened meanwhile
+// (recovery decisions): it is printed above the table, which is then drawn again below it, so
+// a redraw never erases it.
 #pragma once
 
 #include <atomic>
@@ -39,6 +41,7 @@ struct WatchSettings {
 using PollFn = std::function<Expected<std::vector<slurm::JobView>>()>;
 // What a job's log says now (its last line and training progress); called per poll and redraw.
 using LogTailFn = std::function<LogTail(const slurm::JobView&)>;
+using MessagesFn = std::function<std::string()>;
 
 struct WatchResult {
   int exit_code = 0;  // Exit::ok, Exit::jobs_failed or kInterrupted
@@ -47,6 +50,7 @@ struct WatchResult {
 
 Expected<WatchResult> watch_jobs(const PollFn& poll, const LogTailFn& log_tail, sys::Clock& clock,
                                  std::ostream& out, const WatchSettings& settings,
-                                 const std::atomic<bool>& stop, const slurm::GresNames& names = {});
+                                 const std::atomic<bool>& stop, const slurm::GresNames& names = {},
+                                 const MessagesFn& messages = {});
 
 }  // namespace jobgen::cli
