@@ -574,3 +574,22 @@ TEST_CASE("planner: a recovery attempt's row is planned at the attempt's batch s
   CHECK_FALSE(plan::plan_attempt(spec, test::markov(), test::catalog(), o, first, {0, 1, false})
                   .has_value());
 }
+
+TEST_CASE("planner: the plan says what a LoRA base is stored in, and how to change it") {
+  const std::string lora = std::string(kSmall) + "finetune: {method: lora, rank: 8}\n";
+  const PlanReport implied = plan_for(lora, opts("l40s"));
+  CHECK(implied.lora_base == "fp32");  // amp-bf16 (the default precision): autocast over fp32
+  CHECK_FALSE(implied.lora_base_given);
+  const std::string text = plan::render_text(implied);  // wrapped at 100 columns
+  CHECK(text.find("lora rank 8 on an fp32 base (what amp implies;") != std::string::npos);
+  CHECK(text.find("{base_dtype: bf16}") != std::string::npos);
+  const std::string loaded_half =
+      std::string(kSmall) + "finetune: {method: lora, rank: 8, base_dtype: bf16}\n";
+  const PlanReport half = plan_for(loaded_half, opts("l40s"));
+  CHECK(half.lora_base == "half");
+  CHECK(plan::render_text(half).find("lora rank 8 on a half base,") != std::string::npos);
+  // The half base needs less memory: a micro-batch at least as large fits.
+  CHECK(half.rows.front().max_micro.recommended >= implied.rows.front().max_micro.recommended);
+  CHECK(half.rows.front().memory.total < implied.rows.front().memory.total);
+  CHECK(plan_for(kSmall, opts("l40s")).lora_base.empty());
+}

@@ -232,6 +232,10 @@ PlanReport report_header(const JobSpec& spec, const profile::Profile& prof,
   report.offload = spec.offload;
   report.finetune = spec.finetune;
   report.lora_rank = spec.finetune == est::Finetune::full ? 0 : spec.lora_rank;
+  if (spec.finetune == est::Finetune::lora) {
+    report.lora_base = est::base_in_half(spec.setup(1, 1)) ? "half" : "fp32";
+    report.lora_base_given = spec.base_dtype != est::BaseDtype::automatic;
+  }
   report.grad_checkpointing = spec.grad_checkpointing;
   report.flash_attention = spec.flash_attention;
   report.target_batch = spec.effective_batch;

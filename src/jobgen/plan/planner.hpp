@@ -135,6 +135,10 @@ struct PlanReport {
   estimate::Offload offload = estimate::Offload::none;
   estimate::Finetune finetune = estimate::Finetune::full;
   int lora_rank = 0;
+  // LoRA: the dtype the frozen base is stored in ("fp32" or "half", estimate::base_in_half) and
+  // whether the job spec said so (else the precision implied it); "" otherwise.
+  std::string lora_base;
+  bool lora_base_given = false;
   GradCheckpointing grad_checkpointing = GradCheckpointing::automatic;
   bool flash_attention = true;
   std::optional<BatchRange> target_batch;

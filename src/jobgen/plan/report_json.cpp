@@ -147,6 +147,7 @@ json plan_json(const PlanReport& r) {
   job["offload"] = est::to_string(r.offload);
   job["finetune"] = est::to_string(r.finetune);
   job["lora_rank"] = r.lora_rank > 0 ? json(r.lora_rank) : json(nullptr);
+  job["lora_base"] = r.lora_base.empty() ? json(nullptr) : json(r.lora_base);
   job["grad_checkpointing"] = to_string(r.grad_checkpointing);
   job["flash_attention"] = r.flash_attention;
   job["target_batch"] = r.target_batch

@@ -21,6 +21,11 @@ std::string training_summary(const PlanReport& r) {
   s += r.finetune == est::Finetune::full
            ? ", full training"
            : fmt::format(", {} rank {}", est::to_string(r.finetune), r.lora_rank);
+  if (r.lora_base == "fp32" && !r.lora_base_given)
+    s += " on an fp32 base (what amp implies; finetune: {base_dtype: bf16} if it is loaded in "
+         "bf16)";
+  else if (!r.lora_base.empty())
+    s += " on a " + r.lora_base + " base";
   s += fmt::format(", activation checkpointing {}", to_string(r.grad_checkpointing));
   s += r.flash_attention ? ", flash attention" : ", no flash attention";
   return s;
