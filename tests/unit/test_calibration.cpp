@@ -151,6 +151,19 @@ TEST_CASE("calibrate: memory is corrected upwards only, by the worst run, within
           "memory_ratio": 9, "memory_factor": 9}]})");
   REQUIRE(edited);
   CHECK(edited->entries[0].memory_factor == doctest::Approx(kMaxCalibration));
+  // Its details edited away, the correction is still said, in its own clause.
+  CHECK(
+      calibration_note(edited->entries[0]) ==
+      "calibrated from 1 run: step time x1.00 (measured 1.000 s vs planned 1.000 s); memory x2.00 "
+      "(finished runs needed more than planned, the measured ratio 9.00 limited to 2.0)");
+  auto oom_only = parse_calibration(
+      R"({"version": 1, "entries": [{"model": "m", "gpu": "g", "strategy": "s", "runs": 0,
+          "oom_runs": 1, "oom_ratio": 3, "planned_step_time_s": 0, "measured_step_time_s": 0,
+          "ratio": 1, "memory_ratio": 3}]})");
+  REQUIRE(oom_only);
+  CHECK(calibration_note(oom_only->entries[0]) ==
+        "calibrated from 1 run out of GPU memory: memory x2.00 (finished runs needed more than "
+        "planned, the measured ratio 3.00 limited to 2.0)");
   CHECK_FALSE(parse_calibration(
       R"({"version": 1, "entries": [{"model": "m", "gpu": "g", "strategy": "s", "runs": 1,
           "planned_step_time_s": 1, "measured_step_time_s": 1, "ratio": 1,

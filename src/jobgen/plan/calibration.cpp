@@ -271,17 +271,22 @@ std::string calibration_note(const CalibrationEntry& e) {
   }
   if (e.oom_runs > 0) from.push_back(runs(e.oom_runs, " out of GPU memory"));
   const bool by_oom = e.oom_ratio && e.memory_ratio && *e.oom_ratio >= *e.memory_ratio;
-  if (e.memory_factor > 1 && by_oom && e.oom_usable_gib) {
-    said.push_back(fmt::format("memory x{:.2f} (micro-batch {} ran out of {:.1f} GiB usable)",
-                               e.memory_factor, e.oom_micro_batch, *e.oom_usable_gib));
-  } else if (e.memory_factor > 1 && e.peak_memory_gib && e.planned_memory_gib) {
-    said.push_back(fmt::format("memory x{:.2f} (peak {:.1f} GiB vs planned {:.1f} GiB allocated)",
-                               e.memory_factor, *e.peak_memory_gib, *e.planned_memory_gib));
+  if (e.memory_factor > 1) {
+    // Every correction says why, even from a file whose details were edited away.
+    std::string why = "finished runs needed more than planned";
+    if (by_oom && e.oom_usable_gib) {
+      why = fmt::format("micro-batch {} ran out of {:.1f} GiB usable", e.oom_micro_batch,
+                        *e.oom_usable_gib);
+    } else if (e.peak_memory_gib && e.planned_memory_gib) {
+      why = fmt::format("peak {:.1f} GiB vs planned {:.1f} GiB allocated", *e.peak_memory_gib,
+                        *e.planned_memory_gib);
+    }
+    if (e.memory_ratio && *e.memory_ratio > kMaxCalibration)
+      why += fmt::format(", the measured ratio {:.2f} limited to {:.1f}", *e.memory_ratio,
+                         kMaxCalibration);
+    said.push_back(fmt::format("memory x{:.2f} ({})", e.memory_factor, why));
   }
-  if (e.memory_factor > 1 && e.memory_ratio && *e.memory_ratio > kMaxCalibration)
-    said.back().insert(said.back().size() - 1,
-                       fmt::format(", the measured ratio {:.2f} limited to {:.1f}", *e.memory_ratio,
-                                   kMaxCalibration));
+  if (said.empty()) said.emplace_back("nothing to correct");
   return "calibrated from " + util::join(from, " and ") + ": " + util::join(said, "; ");
 }
 
