@@ -63,6 +63,19 @@ void check_same(const std::vector<NodeInfo>& text, const std::vector<NodeInfo>& 
   }
 }
 
+// The site shape's drained old-gpu2 as both versions record it: in two partitions, with the
+// reason that holds both separators and non-ASCII text; `since` is that capture's drain time.
+const NodeInfo& check_drained(const std::vector<NodeInfo>& nodes, int64_t since) {
+  const NodeInfo& drained = node(nodes, "old-gpu2");
+  CHECK(drained.states == std::vector<std::string>{"IDLE", "DRAIN"});
+  CHECK(drained.partitions == std::vector<std::string>{"shared", "long"});
+  CHECK(drained.reason ==
+        "fan | broken \x1f rack 3\x1e"
+        "B — Lüfter defekt 日本 ");
+  CHECK(drained.reason_since == since);
+  return drained;
+}
+
 }  // namespace
 
 TEST_CASE("sinfo -N -O of markov (22.05): every node as sinfo --json describes it") {
@@ -100,13 +113,7 @@ TEST_CASE("sinfo -N -O of the site shape: two partitions, a hostile drain reason
   REQUIRE(text->size() == 4);  // six lines: old-gpu1 and old-gpu2 twice
   check_same(*text, *json);
 
-  const NodeInfo& drained = node(*text, "old-gpu2");
-  CHECK(drained.states == std::vector<std::string>{"IDLE", "DRAIN"});
-  CHECK(drained.partitions == std::vector<std::string>{"shared", "long"});
-  CHECK(drained.reason ==
-        "fan | broken \x1f rack 3\x1e"
-        "B — Lüfter defekt 日本 ");
-  CHECK(drained.reason_since == 1795514186);  // 2026-11-24T09:56:26 UTC
+  const NodeInfo& drained = check_drained(*text, 1795514186);  // 2026-11-24T09:56:26 UTC
   CHECK(drained.features == std::vector<std::string>{"t4"});
   REQUIRE(drained.gpus.size() == 1);
   CHECK(drained.gpus[0].type.empty());  // untyped gpu:2
@@ -188,13 +195,7 @@ TEST_CASE("sinfo -N -O of the site shape on Slurm 24.11: as scontrol show nodes 
   REQUIRE(json);
   REQUIRE(text->size() == 4);
   check_same(*text, *json);
-  const NodeInfo& drained = node(*text, "old-gpu2");
-  CHECK(drained.states == std::vector<std::string>{"IDLE", "DRAIN"});
-  CHECK(drained.partitions == std::vector<std::string>{"shared", "long"});
-  CHECK(drained.reason ==
-        "fan | broken \x1f rack 3\x1e"
-        "B — Lüfter defekt 日本 ");
-  CHECK(drained.reason_since == 1795530274);  // 2026-11-24T14:24:34 UTC
+  check_drained(*text, 1795530274);  // 2026-11-24T14:24:34 UTC
   CHECK(node(*text, "amig1").gpus[1].used == 2);
   CHECK(node(*text, "nu-gpu01").gpus[1].used == 1);
 
