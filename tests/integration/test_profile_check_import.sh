@@ -2,7 +2,8 @@
 # `jobgen profile check` and `jobgen profile import` against the live local cluster (markov):
 # - check: the bundled markov profile agrees with the cluster (CLI and REST backends); after
 #   `scontrol update NodeName=classt25 Gres=gpu:gpu4090:3` it reports that node's GPUs and exits
-#   1 (--json too); the node is restored afterwards;
+#   1 (--json too); the node is restored afterwards; a node taken out of every partition is
+#   partitions_changed over both backends (sinfo -N does not list it), not node_removed;
 #   (22.05 refuses that update, "Invalid generic resource (gres) specification", because
 #   gres.conf names 4 device files: the changed GPU count is then checked by draining the node
 #   instead, which check reports the same way, and the refusal is printed);
@@ -23,7 +24,9 @@ source "$JOBGEN_CLUSTER_DIR/env.sh"
 
 tmp=$(mktemp -d)
 export XDG_STATE_HOME=$tmp/state
+partition_nodes=$(scontrol show partition markov_gpu -o | tr ' ' '\n' | sed -n 's/^Nodes=//p')
 restore() {
+  scontrol update PartitionName=markov_gpu Nodes="$partition_nodes" >/dev/null 2>&1 || true
   scontrol update NodeName=classt25 Gres=gpu:gpu4090:4 >/dev/null 2>&1 || true
   scontrol update NodeName=classt25 State=RESUME >/dev/null 2>&1 || true
   rm -rf "$tmp"
@@ -69,6 +72,24 @@ assert any(d["kind"] == sys.argv[2] and d["subject"] == "classt25"
 PY
 scontrol update NodeName=classt25 Gres=gpu:gpu4090:4 2>/dev/null || true
 scontrol update NodeName=classt25 State=RESUME 2>/dev/null || true
+
+# 2b. A node taken out of every partition is still a node: sinfo -N leaves it out, so the CLI
+# backend must find it (scontrol) and report its partitions, as REST does, not its removal.
+others=$(scontrol show hostnames "$partition_nodes" | grep -vx classt24 | paste -sd,)
+scontrol update PartitionName=markov_gpu Nodes="$others"
+for backend in cli rest; do
+  set +e
+  jg profile check markov --backend "$backend" >"$tmp/homeless.out" 2>&1
+  code=$?
+  set -e
+  [[ $code == 1 ]] || fail "check --backend $backend exited $code with classt24 in no partition"
+  grep -q "^partitions_changed classt24: profile markov_gpu, cluster -" "$tmp/homeless.out" ||
+    fail "--backend $backend: classt24 not reported in no partition: $(cat "$tmp/homeless.out")"
+  if grep -q "node_removed" "$tmp/homeless.out"; then
+    fail "--backend $backend: a node in no partition reported removed: $(cat "$tmp/homeless.out")"
+  fi
+done
+scontrol update PartitionName=markov_gpu Nodes="$partition_nodes"
 
 # 3. A stale profile: plan and submit warn.
 sed -e '/nodes: classt25$/,/gpus_per_node:/s/gpus_per_node: 4/gpus_per_node: 8/' \

@@ -256,14 +256,28 @@ TEST_CASE("CliBackend::nodes and cluster: one sinfo each, text in, errors kept")
   test::RecordingCommandRunner runner;
   runner.answer(0, data("sinfo-nodes-site-22.05.txt"));
   runner.answer(0, data("sinfo-partitions-site-22.05.txt"));
+  // scontrol lists every node: those sinfo listed are kept as sinfo said (GresUsed), a node in
+  // no partition is added.
+  runner.answer(0, data("scontrol-nodes-oneline-22.05.txt"));
   CliBackend backend(runner, {});
   auto state = backend.cluster();
   REQUIRE_MESSAGE(state, state.error().message);
   CHECK(runner.commands.at(0).argv == std::vector<std::string>{"sinfo", "-h", "-a", "-N", "-S",
                                                                "N,#P", "-O", sinfo_node_fields()});
   CHECK(runner.argv_of(1) == std::string("sinfo -h -a -o '") + kPartitionFormat + "'");
-  CHECK(state->nodes.size() == 4);
+  CHECK(runner.argv_of(2) == "scontrol -o show node");
+  REQUIRE(state->nodes.size() == 6);
+  CHECK(node(state->nodes, "classt02").partitions.empty());
+  CHECK(node(state->nodes, "classt01").partitions == std::vector<std::string>{"markov_gpu"});
   CHECK(state->partitions.size() == 2);
+
+  // A node list it cannot read is an error, never a cluster without those nodes.
+  test::RecordingCommandRunner failing;
+  failing.answer(0, data("sinfo-nodes-site-22.05.txt"));
+  failing.answer(0, data("sinfo-partitions-site-22.05.txt"));
+  failing.answer(1, "", "slurm_load_node error: Unable to contact slurm controller");
+  CliBackend failing_backend(failing, {});
+  CHECK_FALSE(failing_backend.cluster());
 
   test::RecordingCommandRunner cut;
   cut.answer(0, "old-gpu1\x1fshared\x1fidle\x1f");
@@ -271,4 +285,49 @@ TEST_CASE("CliBackend::nodes and cluster: one sinfo each, text in, errors kept")
   auto nodes = cut_backend.nodes();
   REQUIRE_FALSE(nodes);
   CHECK(nodes.error().transient);  // may pass next time
+}
+
+TEST_CASE("scontrol -o show node: every node, a node in no partition included (22.05 and 24.11)") {
+  const UtcZone utc;  // the reason's stamp is slurmctld's local time; captured in UTC
+  for (const char* version : {"22.05", "24.11"}) {
+    CAPTURE(version);
+    auto nodes = parse_scontrol_nodes(data(std::string("scontrol-nodes-oneline-") + version + ".txt"));
+    REQUIRE_MESSAGE(nodes, nodes.error().message);
+    REQUIRE(nodes->size() == 2);
+    // Taken out of the partition (scontrol update PartitionName=markov_gpu Nodes=classt01,...)
+    // and drained with a reason that holds a "Key=Value" word.
+    const NodeInfo& homeless = node(*nodes, "classt02");
+    CHECK(homeless.partitions.empty());
+    CHECK(homeless.states == std::vector<std::string>{"IDLE", "DRAIN"});
+    CHECK(homeless.reason == "fan broken Weight=3 x");
+    REQUIRE(homeless.reason_since);
+    CHECK(*homeless.reason_since >= 1795550276);  // 2026-11-24T19:57:56 UTC
+    CHECK(*homeless.reason_since <= 1795550299);  // 2026-11-24T19:58:19 UTC
+    CHECK(homeless.weight == 1);  // Weight=1, not the reason's Weight=3
+    CHECK(homeless.cpus == 32);
+    CHECK(homeless.memory_mib == 131072);
+    REQUIRE(homeless.gpus.size() == 1);
+    CHECK(homeless.gpus[0].type == "gpu2080");
+    CHECK(homeless.gpus[0].total == 4);
+    CHECK(homeless.features.empty());  // AvailableFeatures=(null)
+    const NodeInfo& placed = node(*nodes, "classt01");
+    CHECK(placed.partitions == std::vector<std::string>{"markov_gpu"});
+    CHECK(placed.states == std::vector<std::string>{"IDLE"});
+    CHECK(placed.reason.empty());
+    CHECK_FALSE(placed.reason_since);
+  }
+  // The stamp is the first "@<time>]"; '@' and '[' in the admin's words stay in the reason.
+  auto odd = parse_scontrol_nodes(
+      "NodeName=n1 CPUTot=8 Gres=gpu:a100:2(S:0-1) State=DOWN+DRAIN+NOT_RESPONDING Partitions=a,b "
+      "Reason=mail [ops@site] now [slurm@2026-01-02T03:04:05] Comment=x\n");
+  REQUIRE_MESSAGE(odd, odd.error().message);
+  CHECK((*odd)[0].reason == "mail [ops@site] now");
+  CHECK((*odd)[0].reason_since == 1767323045);
+  CHECK((*odd)[0].partitions == std::vector<std::string>{"a", "b"});
+  CHECK((*odd)[0].gpus.at(0).total == 2);
+  CHECK((*odd)[0].states.size() == 3);
+  // Anything but node lines (another command's answer, a cut-off line) is an error.
+  CHECK_FALSE(parse_scontrol_nodes("Node nosuch not found\n"));
+  CHECK_FALSE(parse_scontrol_nodes("NodeName=n1 CPUTot=8"));
+  CHECK(parse_scontrol_nodes("\n")->empty());
 }

@@ -293,6 +293,18 @@ Expected<ClusterState> CliBackend::cluster() {
   auto partitions = parse_partitions(parts->out);
   if (!partitions) return std::unexpected(partitions.error());
   state.partitions = std::move(*partitions);
+  // sinfo -N lists a node once per partition, so a node taken out of every partition is missing,
+  // and a profile check would call it removed while REST's /nodes lists it; scontrol lists all.
+  auto all = run({"scontrol", "-o", "show", "node"});
+  if (!all) return std::unexpected(all.error());
+  if (all->exit_code != 0) return std::unexpected(command_error("scontrol", all->err, ""));
+  auto listed = parse_scontrol_nodes(all->out);
+  if (!listed) return std::unexpected(listed.error());
+  std::set<std::string> in_sinfo;
+  for (const auto& node : state.nodes) in_sinfo.insert(node.name);
+  for (auto& node : *listed) {
+    if (!in_sinfo.contains(node.name)) state.nodes.push_back(std::move(node));
+  }
   return state;
 }
 

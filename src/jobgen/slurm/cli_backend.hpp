@@ -9,7 +9,8 @@
 //
 // sinfo: `sinfo -h -a -N -S N,#P -O <fields>` for the nodes (cli_parse.hpp; not --json, whose
 // document changed shape in Slurm 23.02) and `sinfo -h -a -o <kPartitionFormat>` for the
-// partitions.
+// partitions. cluster() (profile check and import, not plans) also asks `scontrol -o show node`
+// for the nodes in no partition, which sinfo does not list and slurmrestd's /nodes does.
 //
 // Failures are told apart (Exit::auth when slurmctld refuses the credentials, e.g. a bad SLURM_JWT
 // in the environment; a transient Exit::failure when it cannot be reached); when Slurm's words

@@ -210,6 +210,74 @@ Expected<std::vector<NodeInfo>> parse_sinfo_nodes(std::string_view text) {
   return nodes;
 }
 
+namespace {
+
+// "<why> [<user>@<YYYY-MM-DDTHH:MM:SS>]" (maybe followed by 24.11's Comment=/Extra=): the reason
+// and when it was set. The first "@<timestamp>]" is the stamp, so '@' or '[' in the admin's words
+// before it stay part of the reason.
+void read_scontrol_reason(std::string_view text, NodeInfo& node) {
+  for (std::size_t at = text.find('@'); at != std::string_view::npos; at = text.find('@', at + 1)) {
+    const std::size_t open = text.rfind(" [", at);
+    if (open == std::string_view::npos || at + 20 >= text.size() || text[at + 20] != ']') continue;
+    const auto since = parse_slurm_timestamp(text.substr(at + 1, 19));
+    if (!since) continue;
+    node.reason = std::string(util::trim(text.substr(0, open)));
+    node.reason_since = since;
+    return;
+  }
+  node.reason = std::string(util::trim(text));
+}
+
+Expected<NodeInfo> scontrol_node(std::string_view line) {
+  // Every field jobgen reads comes before Reason, the free text; OS= (also free text, e.g.
+  // "Linux 6.1.0 #1 SMP") only adds words without '=', and the first of each key is kept.
+  const std::size_t reason = line.find(" Reason=");
+  std::map<std::string_view, std::string_view> fields;
+  for (const std::string_view word : util::split(line.substr(0, reason), ' ')) {
+    const std::size_t eq = word.find('=');
+    if (eq != std::string_view::npos) fields.try_emplace(word.substr(0, eq), word.substr(eq + 1));
+  }
+  const auto field = [&](std::string_view key) {
+    const auto it = fields.find(key);
+    return it == fields.end() ? std::string_view() : it->second;
+  };
+  if (!line.starts_with("NodeName=") || field("State").empty()) {
+    return fail("unexpected scontrol show node output: '" + util::printable(line, 200) + "'");
+  }
+  NodeInfo node;
+  node.name = std::string(field("NodeName"));
+  node.states = parse_node_states(field("State"));
+  node.cpus =
+      static_cast<int>(std::clamp<int64_t>(util::parse_int(field("CPUTot")).value_or(0), 0, 1 << 24));
+  node.alloc_cpus = static_cast<int>(
+      std::clamp<int64_t>(util::parse_int(field("CPUAlloc")).value_or(0), 0, node.cpus));
+  node.memory_mib = std::max<int64_t>(util::parse_int(field("RealMemory")).value_or(0), 0);
+  node.gpus = parse_node_gpus(none_to_empty(field("Gres")), "");
+  const std::string features = none_to_empty(field("AvailableFeatures"));
+  for (const std::string_view feature : util::split(features, ',')) {
+    if (!util::trim(feature).empty()) node.features.emplace_back(util::trim(feature));
+  }
+  node.weight = util::parse_int(field("Weight"));
+  for (const std::string_view partition : util::split(field("Partitions"), ',')) {
+    if (!partition.empty()) node.partitions.emplace_back(partition);
+  }
+  if (reason != std::string_view::npos) read_scontrol_reason(line.substr(reason + 8), node);
+  return node;
+}
+
+}  // namespace
+
+Expected<std::vector<NodeInfo>> parse_scontrol_nodes(std::string_view text) {
+  std::vector<NodeInfo> nodes;
+  for (const std::string_view line : util::split(text, '\n')) {
+    if (util::trim(line).empty()) continue;
+    auto node = scontrol_node(line);
+    if (!node) return std::unexpected(node.error());
+    nodes.push_back(std::move(*node));
+  }
+  return nodes;
+}
+
 std::vector<std::string> parse_node_states(std::string_view text) {
   std::vector<std::string> states;
   bool not_responding = false;

@@ -55,6 +55,14 @@ Expected<TestOnlyAnswer> parse_test_only(std::string_view text);
 const std::string& sinfo_node_fields();
 Expected<std::vector<NodeInfo>> parse_sinfo_nodes(std::string_view text);
 
+// `scontrol -o show node`: one line of "Key=Value" words per node, every node Slurm knows,
+// also those in no partition (no Partitions= word), which sinfo -N leaves out. Read: NodeName,
+// State ("IDLE+DRAIN"), CPUTot, CPUAlloc, RealMemory (MiB), Gres (no GresUsed: it is not
+// printed), AvailableFeatures, Weight, Partitions, and Reason "<why> [<user>@<time>]". Reason is
+// free text and comes after every other field read (22.05.8 and 24.11.5,
+// tests/data/slurm-cli/scontrol-nodes-oneline-*). A line that is not a node is an error.
+Expected<std::vector<NodeInfo>> parse_scontrol_nodes(std::string_view text);
+
 // StateComplete ("mixed", "idle+drain", "down+not_responding"; a trailing '*' as in "down*"
 // means NOT_RESPONDING) -> upper-case base state then flags.
 std::vector<std::string> parse_node_states(std::string_view text);

@@ -2,8 +2,8 @@
 // slurmrestd GET /nodes + /partitions), for `jobgen profile check`.
 //
 // Reported, each as one Difference: GPU nodes the cluster has and the profile lacks (added),
-// profile nodes the cluster does not list (removed; sinfo lists only nodes in some partition, so
-// over the CLI a node taken out of every partition is "removed" too), profile nodes that are
+// profile nodes the cluster does not list (removed; a node taken out of every partition is listed,
+// with no partitions: partitions_changed), profile nodes that are
 // DRAIN/DOWN/FAIL now (drained: they take no jobs, plans that count them are optimistic; with
 // the admin's reason and since when, "drained for long" after a week), per node the GPUs by gres
 // type (every group describing the node counted together: typed GPUs, MIG slices per node,
