@@ -291,7 +291,8 @@ TEST_CASE("scontrol -o show node: every node, a node in no partition included (2
   const UtcZone utc;  // the reason's stamp is slurmctld's local time; captured in UTC
   for (const char* version : {"22.05", "24.11"}) {
     CAPTURE(version);
-    auto nodes = parse_scontrol_nodes(data(std::string("scontrol-nodes-oneline-") + version + ".txt"));
+    auto nodes =
+        parse_scontrol_nodes(data(std::string("scontrol-nodes-oneline-") + version + ".txt"));
     REQUIRE_MESSAGE(nodes, nodes.error().message);
     REQUIRE(nodes->size() == 2);
     // Taken out of the partition (scontrol update PartitionName=markov_gpu Nodes=classt01,...)
@@ -303,7 +304,7 @@ TEST_CASE("scontrol -o show node: every node, a node in no partition included (2
     REQUIRE(homeless.reason_since);
     CHECK(*homeless.reason_since >= 1795550276);  // 2026-11-24T19:57:56 UTC
     CHECK(*homeless.reason_since <= 1795550299);  // 2026-11-24T19:58:19 UTC
-    CHECK(homeless.weight == 1);  // Weight=1, not the reason's Weight=3
+    CHECK(homeless.weight == 1);                  // Weight=1, not the reason's Weight=3
     CHECK(homeless.cpus == 32);
     CHECK(homeless.memory_mib == 131072);
     REQUIRE(homeless.gpus.size() == 1);

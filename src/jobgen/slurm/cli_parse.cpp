@@ -247,8 +247,8 @@ Expected<NodeInfo> scontrol_node(std::string_view line) {
   NodeInfo node;
   node.name = std::string(field("NodeName"));
   node.states = parse_node_states(field("State"));
-  node.cpus =
-      static_cast<int>(std::clamp<int64_t>(util::parse_int(field("CPUTot")).value_or(0), 0, 1 << 24));
+  node.cpus = static_cast<int>(
+      std::clamp<int64_t>(util::parse_int(field("CPUTot")).value_or(0), 0, 1 << 24));
   node.alloc_cpus = static_cast<int>(
       std::clamp<int64_t>(util::parse_int(field("CPUAlloc")).value_or(0), 0, node.cpus));
   node.memory_mib = std::max<int64_t>(util::parse_int(field("RealMemory")).value_or(0), 0);
