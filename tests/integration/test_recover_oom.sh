@@ -5,7 +5,7 @@
 # <= 2 at the same effective batch in at most 3 attempts, the retries resuming from the checkpoint
 # marker the first attempt wrote; status shows the run's history. A spec without `recover:` is not
 # retried by a plain `watch`. `jobgen calibrate` then learns from the attempts that ran out of
-# GPU memory.
+# GPU memory. Out of memory at micro-batch 1, the retry turns activation checkpointing on.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=submit_lib.sh
 source "$(dirname "$0")/submit_lib.sh"
@@ -91,4 +91,32 @@ assert "out of GPU memory" in option["calibration_note"], option
 assert option["memory_gib"]["measured"] > 0, option
 PY
 echo "ok: calibrate: $(python3 -c 'import json; e=json.load(open("calibration.json"))["entries"][0]; print(e["oom_runs"], "OOM runs, memory x%.2f" % e["memory_factor"])')"
+# Out of memory at micro-batch 1, with checkpointing left to jobgen: the retry switches it on at
+# the same micro-batch (the stand-in runs only when the script says checkpointing is on).
+cat >train_ckpt.sh <<'SH'
+#!/bin/bash
+echo "micro_batch=$1 grad_accum=$2 checkpointing=$3 attempt=${JOBGEN_ATTEMPT:-1}"
+if [[ $3 != true ]]; then
+  echo "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB" >&2
+  exit 1
+fi
+echo "training finished"
+SH
+write_spec ckpt.yaml jg-ckpt "bash train_ckpt.sh {{micro_batch}} {{grad_accum}} {{grad_checkpointing}}" \
+  "micro_batch: 1" "effective_batch: 4" "grad_checkpointing: auto" "recover: true"
+ckpt=$(submit ckpt.yaml --target rtx2080ti --gpus 1)
+set +e
+timeout 60 "$JOBGEN" watch --interval 0.3 --max-interval 1 "$ckpt" >ckpt.out 2>ckpt.err
+code=$?
+set -e
+mapfile -t ckpt_retries < <(sed -n 's/.*resubmitted as job \([0-9]*\).*/\1/p' ckpt.err)
+SUBMITTED+=("${ckpt_retries[@]}")
+[[ $code -eq 0 ]] || fail "watch --recover at micro-batch 1 exited $code: $(cat ckpt.err)"
+grep -q "OOM at micro-batch 1, the smallest that keeps the effective batch 4: activation checkpointing on, micro-batch 1, accumulation 4" ckpt.err ||
+  fail "checkpointing decision missing: $(cat ckpt.err)"
+((${#ckpt_retries[@]} == 1)) || fail "expected 1 retry, got ${#ckpt_retries[@]}"
+log=$(ls logs/jg-ckpt-"${ckpt_retries[0]}".out)
+grep -q "micro_batch=1 grad_accum=4 checkpointing=true attempt=2" "$log" ||
+  fail "the retry's settings: $(cat "$log")"
+echo "ok: OOM at micro-batch 1 -> checkpointing on (${ckpt} ${ckpt_retries[*]})"
 echo "PASS"

@@ -229,12 +229,29 @@ TEST_CASE("policy: GPU OOM with a batch range, checkpointing, resumable") {
 }
 
 TEST_CASE("policy: give up, and the attempt bound") {
-  // Micro-batch 1 cannot shrink.
-  auto d = run::decide_recovery(failure(FailureKind::gpu_oom), settings(1, 8), facts(8));
+  // Micro-batch 1 cannot shrink: checkpointing is what is left, when the job spec allows it.
+  auto f = facts(8);
+  f.checkpointing_choice = true;
+  f.resumable = true;
+  auto d = run::decide_recovery(failure(FailureKind::gpu_oom), settings(1, 8), f);
+  REQUIRE(d.retry);
+  CHECK(d.next.micro_batch == 1);
+  CHECK(d.next.grad_accum == 8);
+  CHECK(d.next.grad_checkpointing);
+  CHECK(d.next.resume);
+  CHECK(d.line ==
+        "OOM at micro-batch 1, the smallest that keeps the effective batch 8: activation "
+        "checkpointing on, micro-batch 1, accumulation 8, resuming from the latest checkpoint");
+  // Already checkpointed, or the job spec fixes checkpointing: give up.
+  d = run::decide_recovery(failure(FailureKind::gpu_oom), settings(1, 8, true), f);
+  CHECK_FALSE(d.retry);
+  CHECK(d.line.starts_with(
+      "gave up: GPU out of memory at micro-batch 1 with activation checkpointing"));
+  d = run::decide_recovery(failure(FailureKind::gpu_oom), settings(1, 8), facts(8));
   CHECK_FALSE(d.retry);
   CHECK(d.line.starts_with("gave up: GPU out of memory at micro-batch 1"));
   // The last attempt's failure is final, whatever it was.
-  auto f = facts(64);
+  f = facts(64);
   f.attempt = 3;
   d = run::decide_recovery(failure(FailureKind::gpu_oom), settings(16, 4), f);
   CHECK_FALSE(d.retry);

@@ -66,6 +66,18 @@ const plan::BatchOption* checkpointed_choice(int micro, double budget_gib, doubl
 Decision gpu_oom(const AttemptSettings& current, const RunFacts& facts) {
   const int m = current.micro_batch;
   const auto next_micro = smaller_micro(m, facts);
+  if (!next_micro && !current.grad_checkpointing && facts.checkpointing_choice) {
+    // The smallest micro-batch still holds every block's activations; recomputing them is what
+    // is left that lowers memory without changing the batch.
+    AttemptSettings next = current;
+    next.grad_checkpointing = true;
+    next.resume = facts.resumable;
+    return {true, next,
+            fmt::format("OOM at micro-batch {}, the smallest that keeps the effective batch {}: "
+                        "activation checkpointing on, micro-batch {}, accumulation {}",
+                        m, facts.effective_batch, m, current.grad_accum) +
+                resume_note(facts)};
+  }
   if (!next_micro) {
     return give_up(fmt::format(
         "GPU out of memory at micro-batch {}{}: no smaller micro-batch keeps the effective "

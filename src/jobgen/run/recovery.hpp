@@ -10,7 +10,8 @@
 //   one that does. Activation checkpointing is switched on (when the job spec leaves it to jobgen)
 //   if the plan's estimate says the checkpointed option of at most the same estimated memory is
 //   faster: then the largest checkpointed micro-batch whose estimated memory is at most that of
-//   the halved choice. Nothing smaller (micro-batch 1, checkpointing on or not allowed): give up.
+//   the halved choice. At micro-batch 1: checkpointing on at micro-batch 1, when the job spec
+//   leaves it to jobgen and it is off; else give up.
 // - host_oom: --mem x 1.5 per node (MiB, rounded up to whole GiB), at most the node's memory;
 //   already there or unknown node memory: give up.
 // - timeout, preempted: the same settings again, resuming from the latest checkpoint, when the
