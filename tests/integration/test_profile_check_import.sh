@@ -147,4 +147,13 @@ check_import "$tmp/files.yaml" "import from slurm.conf"
 jg profile import --live --cluster markov -o "$tmp/live.yaml" 2>/dev/null ||
   fail "profile import --live failed"
 check_import "$tmp/live.yaml" "import --live (cli)"
+jg profile import --live --backend rest --cluster markov -o "$tmp/live-rest.yaml" \
+  2>"$tmp/live-rest.err" || fail "profile import --live --backend rest failed"
+check_import "$tmp/live-rest.yaml" "import --live (rest)"
+# slurmrestd v0.0.40+ (24.11) does not mark the default partition, sinfo does: the import says so.
+if grep -q 'default: true' "$tmp/live.yaml" && ! grep -q 'default: true' "$tmp/live-rest.yaml"; then
+  grep -q "no partition is marked as Slurm's default" "$tmp/live-rest.err" ||
+    fail "REST import lost the default partition silently: $(cat "$tmp/live-rest.err")"
+  echo "import --live (rest): the default partition is not in the API; the import says so"
+fi
 echo "PASS: profile check and import against the live cluster"

@@ -5,6 +5,8 @@
 // mark what Slurm cannot know; `profile validate` reports them. Exit 0 with the profile written
 // (stdout or -o), 2 for files that cannot be read as Slurm configuration, 3 for missing files,
 // 1 when the cluster cannot be asked.
+#include <algorithm>
+
 #include "jobgen/cli/cmd_profile.hpp"
 #include "jobgen/cli/job_session.hpp"
 #include "jobgen/cli/profile_lookup.hpp"
@@ -34,6 +36,11 @@ Expected<slurm::SlurmConf> live_conf(Context& ctx, const ImportOptions& opts) {
   if (!backend) return std::unexpected(backend.error());
   auto state = (*backend)->cluster();
   if (!state) return std::unexpected(state.error());
+  if (!state->partitions.empty() &&
+      std::ranges::none_of(state->partitions, [](const auto& p) { return p.is_default; })) {
+    warn(ctx, "no partition is marked as Slurm's default (slurmrestd's API v0.0.40 and later do "
+              "not say which one is): if the cluster has one, add 'default: true' to it");
+  }
   return slurm::slurm_conf_from_cluster(*state, opts.cluster);
 }
 

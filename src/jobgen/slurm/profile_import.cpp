@@ -219,21 +219,24 @@ class Writer {
       const ConfNode& node = *nodes.front();
       const auto entries = parse_node_gpus(node.gres, "");
       if (entries.empty()) {
-        cpu_only.push_back(hosts);
+        cpu_only.insert(cpu_only.end(), names.begin(), names.end());
         continue;
       }
       if (node.partitions.empty()) {
-        homeless.push_back(hosts);
+        homeless.insert(homeless.end(), names.begin(), names.end());
         continue;
       }
       write_class(hosts, node, entries);
     }
+    std::ranges::sort(cpu_only);  // compress_hostlist keeps the order it is given
+    std::ranges::sort(homeless);
     if (!cpu_only.empty()) {
-      result_.notes.push_back("nodes without GPUs are left out: " + util::join(cpu_only, ","));
+      result_.notes.push_back("nodes without GPUs are left out: " +
+                              util::compress_hostlist(cpu_only));
     }
     if (!homeless.empty()) {
       result_.notes.push_back("GPU nodes in no partition are left out: " +
-                              util::join(homeless, ","));
+                              util::compress_hostlist(homeless));
     }
   }
 
