@@ -38,8 +38,9 @@ Expected<slurm::SlurmConf> live_conf(Context& ctx, const ImportOptions& opts) {
   if (!state) return std::unexpected(state.error());
   if (!state->partitions.empty() &&
       std::ranges::none_of(state->partitions, [](const auto& p) { return p.is_default; })) {
-    warn(ctx, "no partition is marked as Slurm's default (slurmrestd's API v0.0.40 and later do "
-              "not say which one is): if the cluster has one, add 'default: true' to it");
+    warn(ctx,
+         "no partition is marked as Slurm's default (slurmrestd's API v0.0.40 and later do "
+         "not say which one is): if the cluster has one, add 'default: true' to it");
   }
   return slurm::slurm_conf_from_cluster(*state, opts.cluster);
 }
