@@ -1,11 +1,15 @@
 #include "jobgen/cli/queue_data.hpp"
 
 #include <algorithm>
+#include <climits>
+#include <map>
+#include <optional>
 #include <set>
 
 #include "jobgen/render/request.hpp"
 #include "jobgen/render/sbatch_header.hpp"
 #include "jobgen/slurm/profile_check.hpp"
+#include "jobgen/util/hostlist.hpp"
 #include "jobgen/util/strings.hpp"
 
 namespace jobgen::cli {
@@ -42,6 +46,60 @@ std::vector<GpuAsk> gpu_asks(std::string_view gres) {
   return out;
 }
 
+// The group's key (NodeFree::free) a GPU ask counts under: the ask's type when the group has it,
+// the group's only key for an untyped ask or in an untyped group; nullopt for another type, or
+// for an untyped ask where the group has several (MIG slice types: which one is not known).
+std::optional<std::string> key_of(const std::vector<std::string>& types, const GpuAsk& ask) {
+  if (types.size() == 1 && (types[0].empty() || ask.type.empty())) return types[0];
+  if (!ask.type.empty() && std::ranges::find(types, ask.type) != types.end()) return ask.type;
+  return std::nullopt;
+}
+
+// When a running job gives its GPUs back: Slurm's end time (start + limit), else nullopt.
+std::optional<int64_t> hold_until(const slurm::JobInfo& job) {
+  if (job.end_time && *job.end_time > 0) return job.end_time;
+  if (job.start_time && job.time_limit_s) return *job.start_time + *job.time_limit_s;
+  return std::nullopt;
+}
+
+using RunningOn = std::map<std::string, std::vector<const slurm::JobInfo*>, std::less<>>;
+
+// node -> the running or completing jobs on it, expanded once for every group. A job whose
+// NodeList cannot be read is on no node: its GPUs then show as unaccounted use (add_holds).
+RunningOn running_on(const std::vector<slurm::JobInfo>& jobs) {
+  RunningOn out;
+  for (const auto& job : jobs) {
+    if (job.state != slurm::JobState::running && job.state != slurm::JobState::completing) continue;
+    if (auto names = util::expand_hostlist(job.nodes))
+      for (auto& name : *names) out[std::move(name)].push_back(&job);
+  }
+  return out;
+}
+
+// The running jobs' holds on the group's usable nodes; false when a used GPU is not accounted
+// for by them (a job whose request or nodes cannot be read, a suspended job, ...).
+bool add_holds(plan::GroupQueue& q, const std::vector<std::string>& types, const RunningOn& on) {
+  bool complete = true;
+  for (const auto& node : q.nodes) {
+    std::map<std::string, int> held;  // key -> GPUs
+    if (const auto it = on.find(node.name); it != on.end()) {
+      for (const slurm::JobInfo* job : it->second) {
+        for (const auto& ask : gpu_asks(job->gres)) {
+          const auto key = key_of(types, ask);
+          if (!key) {
+            if (ask.type.empty()) complete = false;  // another type's GPUs are not the group's
+            continue;
+          }
+          q.holds.push_back({node.name, *key, ask.per_node, hold_until(*job)});
+          held[*key] += ask.per_node;
+        }
+      }
+    }
+    for (const auto& [key, total] : node.total) complete &= held[key] == total - node.free.at(key);
+  }
+  return complete;
+}
+
 bool in_partitions(const profile::NodeGroup& g, std::string_view job_partitions) {
   if (job_partitions.empty()) return true;
   for (std::string_view p : util::split(job_partitions, ','))
@@ -72,6 +130,7 @@ std::vector<plan::GroupQueue> group_queues(const profile::Profile& profile,
                                            const std::vector<slurm::JobInfo>& jobs,
                                            const std::string& user) {
   std::vector<plan::GroupQueue> out;
+  const RunningOn on = running_on(jobs);
   for (const auto& g : profile.node_groups) {
     plan::GroupQueue q;
     q.group = g.name;
@@ -96,18 +155,31 @@ std::vector<plan::GroupQueue> group_queues(const profile::Profile& profile,
       q.nodes.push_back(std::move(free));
     }
     if (!user.empty()) q.own_pending_jobs = 0;
+    bool replayable = add_holds(q, types, on);
+    std::vector<std::pair<int64_t, plan::Waiter>> waiters;  // submit time -> waiter
     for (const auto& job : jobs) {
       if (job.state != slurm::JobState::pending || !in_partitions(g, job.partition)) continue;
       int gpus = 0;
+      std::vector<plan::Waiter> asks;
       for (const auto& ask : gpu_asks(job.gres)) {
-        if (ask.type.empty() || std::ranges::find(types, ask.type) != types.end())
+        if (ask.type.empty() || std::ranges::find(types, ask.type) != types.end()) {
           gpus += ask.per_node * std::max(1, job.num_nodes);
+          const auto key = key_of(types, ask);
+          replayable &= key.has_value();
+          asks.push_back(
+              {key.value_or(""), std::max(1, job.num_nodes), ask.per_node, job.time_limit_s});
+        }
       }
       if (gpus == 0) continue;
       ++q.pending_jobs;
       q.pending_gpus += gpus;
       if (q.own_pending_jobs && job.user == user) ++*q.own_pending_jobs;
+      replayable &= asks.size() == 1;  // one job asking two types: not replayed as two
+      waiters.emplace_back(job.submit_time.value_or(INT64_MAX), asks.front());
     }
+    std::ranges::stable_sort(waiters, {}, [](const auto& w) { return w.first; });
+    for (auto& w : waiters) q.waiters.push_back(std::move(w.second));
+    q.holds_complete = replayable;
     out.push_back(std::move(q));
   }
   return out;

@@ -6,9 +6,10 @@
 // ONE test-only submission per node group, for that group's fastest runnable row, and only when
 // the free GPUs and the queue do not already say it starts now. So at most 2 + (number of groups)
 // scheduler requests; slurmrestd offers no start estimate, so over REST it is 2 and starts come
-// from the free GPUs and the queue depth alone (queue.hpp). In slurmctld RPCs (sdiag, Slurm
-// 22.05): sinfo sends 2 (node and partition info), text squeue 2 (job and partition info), each
-// sbatch --test-only 2 (federation info and will-run); slurmrestd's GET /nodes 2 and GET /jobs 1.
+// from the free GPUs, the queue and the jobs' time limits (queue.hpp) alone. In slurmctld RPCs
+// (sdiag, Slurm 22.05): sinfo sends 2 (node and partition info), text squeue 2 (job and partition
+// info), each sbatch --test-only 2 (federation info and will-run); slurmrestd's GET /nodes 2 and
+// GET /jobs 1.
 //
 // Counting (pure, unit-tested):
 //   - Usable nodes: every state Slurm reports for the node is IDLE, MIXED, ALLOCATED, COMPLETING
@@ -23,6 +24,11 @@
 //     the groups with that gres type (or MIG slice type), an untyped one ("gpu:2") for every group;
 //     both only in the job's partitions (any partition of the group when the job names none).
 //     GPUs = per-node count x nodes. A pending job array is one record (its tasks are not counted).
+//   - For the time-limit replay (plan::StartBasis::time_limits), from the same answer: each
+//     running or completing job's GPUs per node of the group (its tres-per-node on every node of
+//     its NodeList) until its EndTime (else start + limit), and the pending jobs above by submit
+//     time. holds_complete only when, per node and type, these account for exactly the GPUs in
+//     use, and every pending request names one of the group's types (or the group has one).
 //
 // A failed, timed-out or empty answer makes the snapshot unavailable (with the reason): never
 // "the cluster is empty".

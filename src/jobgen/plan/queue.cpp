@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "jobgen/plan/planner.hpp"
@@ -47,6 +48,86 @@ std::string row_gres_type(const PlanRow& row) {
   return parts.size() >= 3 ? std::string(parts[1]) : std::string();
 }
 
+namespace {
+
+// The group's nodes as the replay changes them: free GPUs per type, and when held ones come back.
+class Replay {
+ public:
+  Replay(const GroupQueue& g, int64_t now) : nodes_(g.nodes), t_(now) {
+    for (const auto& h : g.holds)
+      if (h.until) releases_.insert({std::max(*h.until, now), h});
+    release_due();
+  }
+
+  // When `count` nodes have `per_node` of `type` free, not before any earlier placement; they are
+  // then taken, for `limit_s` (nullopt: for good). Nullopt when that never happens.
+  std::optional<int64_t> place(const std::string& type, int count, int per_node,
+                               std::optional<int64_t> limit_s) {
+    for (;;) {
+      std::vector<NodeFree*> fit;
+      for (auto& n : nodes_)
+        if (free_of(n, type) >= per_node) fit.push_back(&n);
+      if (std::ssize(fit) >= count) {
+        fit.resize(static_cast<std::size_t>(count));
+        for (NodeFree* n : fit) {
+          n->free[type] -= per_node;
+          if (limit_s) releases_.insert({t_ + *limit_s, {n->name, type, per_node, {}}});
+        }
+        return t_;
+      }
+      if (releases_.empty()) return std::nullopt;
+      t_ = releases_.begin()->first;
+      release_due();
+    }
+  }
+
+  // Whether the group could ever hold it (its nodes' configured GPUs).
+  bool could_fit(const std::string& type, int count, int per_node) const {
+    return std::ranges::count_if(nodes_, [&](const NodeFree& n) {
+             const auto it = n.total.find(type);
+             return it != n.total.end() && it->second >= per_node;
+           }) >= count;
+  }
+
+ private:
+  static int free_of(const NodeFree& n, const std::string& type) {
+    const auto it = n.free.find(type);
+    return it == n.free.end() ? 0 : it->second;
+  }
+
+  void release_due() {
+    while (!releases_.empty() && releases_.begin()->first <= t_) {
+      const Hold& h = releases_.begin()->second;
+      for (auto& n : nodes_) {
+        if (n.name != h.node) continue;
+        const auto total = n.total.find(h.type);
+        int& free = n.free[h.type];
+        free = std::min(free + h.gpus, total == n.total.end() ? free + h.gpus : total->second);
+      }
+      releases_.erase(releases_.begin());
+    }
+  }
+
+  std::vector<NodeFree> nodes_;
+  std::multimap<int64_t, Hold> releases_;  // when -> what comes back
+  int64_t t_;
+};
+
+}  // namespace
+
+std::optional<int64_t> start_by_time_limits(const GroupQueue& g, const std::string& type, int nodes,
+                                            int gpus_per_node, int64_t now) {
+  Replay replay(g, now);
+  if (!replay.could_fit(type, nodes, gpus_per_node)) return std::nullopt;
+  for (const auto& w : g.waiters) {
+    if (!replay.could_fit(w.type, w.nodes, w.gpus_per_node)) continue;  // Slurm puts it elsewhere
+    if (!replay.place(w.type, w.nodes, w.gpus_per_node, w.limit_s)) return std::nullopt;
+  }
+  const auto start = replay.place(type, nodes, gpus_per_node, std::nullopt);
+  if (!start) return std::nullopt;
+  return *start - now;
+}
+
 StartEstimate estimate_start(const PlanRow& row, const QueueSnapshot& queue) {
   if (!queue.available) return {};
   if (auto it = queue.slurm_start.find(row.id); it != queue.slurm_start.end()) {
@@ -54,14 +135,17 @@ StartEstimate estimate_start(const PlanRow& row, const QueueSnapshot& queue) {
     return {StartBasis::slurm, wait <= kStartsNowSlack ? 0 : wait};
   }
   const GroupQueue* g = queue.group(row.group);
-  if (g == nullptr || g->pending_jobs > 0) return {};
+  if (g == nullptr) return {};
   const std::string type = row_gres_type(row);
   const auto fitting = std::ranges::count_if(g->nodes, [&](const NodeFree& n) {
     auto it = n.free.find(type);
     return it != n.free.end() && it->second >= row.gpus_per_node;
   });
-  if (fitting >= row.nodes) return {StartBasis::free_now, 0};
-  return {};
+  if (g->pending_jobs == 0 && fitting >= row.nodes) return {StartBasis::free_now, 0};
+  if (!g->holds_complete) return {};
+  const auto wait = start_by_time_limits(*g, type, row.nodes, row.gpus_per_node, queue.now);
+  if (!wait) return {};
+  return {StartBasis::time_limits, *wait <= kStartsNowSlack ? 0 : *wait};
 }
 
 std::string format_wait(int64_t seconds) {
@@ -81,6 +165,10 @@ std::string describe_start(const StartEstimate& start) {
                  : "starts in ~" + format_wait(start.in_s) + " (Slurm's backfill estimate)";
     case StartBasis::free_now:
       return "starts now (GPUs free, nothing pending)";
+    case StartBasis::time_limits:
+      return start.in_s == 0 ? "starts now (GPUs free for it and the jobs ahead)"
+                             : "starts in ~" + format_wait(start.in_s) +
+                                   " (if the jobs ahead end at their time limits)";
     case StartBasis::unknown:
       break;
   }
@@ -93,7 +181,9 @@ std::string short_start(const StartEstimate& s) {
   if (!s.known()) return "start unknown";
   if (s.in_s == 0) return "starts now";
   return "starts in ~" + format_wait(s.in_s) +
-         (s.basis == StartBasis::slurm ? " (Slurm's backfill estimate)" : "");
+         (s.basis == StartBasis::slurm         ? " (Slurm's backfill estimate)"
+          : s.basis == StartBasis::time_limits ? " (from the time limits of the jobs ahead)"
+                                               : "");
 }
 
 }  // namespace

@@ -12,6 +12,14 @@
 //   free_now  no Slurm estimate, but enough GPUs of the row's gres type are free right now on
 //             usable nodes (one node per requested node with >= gpus_per_node free) AND nothing
 //             is pending for the group (pending jobs may be first in line for those GPUs);
+//   time_limits  no Slurm estimate (slurmrestd offers none; the CLI asks for one row per group),
+//             but every used GPU of the group's usable nodes is held by a running job whose end
+//             Slurm reports (start + time limit): the jobs are replayed first come, first served
+//             (pending jobs oldest first, each placed on the group's nodes as soon as its GPUs are
+//             free and held for its time limit, those that never fit the group skipped), then the
+//             row. Jobs that end before their limits make it earlier, backfill may too, and jobs
+//             of higher priority submitted later make it later; a job without a limit holds its
+//             GPUs for good (no start if the row needs them);
 //   unknown   anything else.
 // Slurm estimates within kStartsNowSlack of the snapshot's time read as "starts now".
 //
@@ -31,13 +39,31 @@ struct PlanRow;
 
 inline constexpr int64_t kStartsNowSlack = 60;
 
-enum class StartBasis { unknown, slurm, free_now };
+enum class StartBasis { unknown, slurm, free_now, time_limits };
 
 // One usable node of a group (up, not drained, not reserved) and its free gres.
 struct NodeFree {
   std::string name;
   std::map<std::string, int> free;   // gres type ("" = untyped) -> free GPUs or MIG slices
   std::map<std::string, int> total;  // gres type -> configured
+};
+
+// A running job's GPUs of one gres type (a key of NodeFree::free) on one usable node of a group,
+// held until `until` (Unix s; nullopt = the job has no time limit).
+struct Hold {
+  std::string node;
+  std::string type;
+  int gpus = 0;
+  std::optional<int64_t> until;
+};
+
+// A pending job that asks for a group's GPUs: `nodes` x `gpus_per_node` of `type`, for at most
+// `limit_s` seconds (nullopt = no limit).
+struct Waiter {
+  std::string type;
+  int nodes = 1;
+  int gpus_per_node = 0;
+  std::optional<int64_t> limit_s;
 };
 
 struct GroupQueue {
@@ -47,6 +73,11 @@ struct GroupQueue {
   int pending_jobs = 0;    // every user's pending jobs that ask for this group's GPUs
   int pending_gpus = 0;    // GPUs (slices) those jobs ask for in total
   std::optional<int> own_pending_jobs;  // the caller's among them; nullopt = user unknown
+  std::vector<Hold> holds;              // the running jobs' GPUs on `nodes`
+  std::vector<Waiter> waiters;          // the pending jobs counted above, oldest first
+  // `holds` account for every used GPU of `nodes` (per node and type) and every waiter's type
+  // is known: their ends can be replayed (StartBasis::time_limits).
+  bool holds_complete = false;
   int free_gpus() const;
   int total_gpus() const;
 };
@@ -80,12 +111,18 @@ std::string row_gres_type(const PlanRow& row);
 
 StartEstimate estimate_start(const PlanRow& row, const QueueSnapshot& queue);
 
+// The replay of StartBasis::time_limits: seconds from `now` until `nodes` nodes of `g` have
+// `gpus_per_node` GPUs of `type` free for a new job behind the group's waiters; nullopt when
+// never (held for good, or more than the group has).
+std::optional<int64_t> start_by_time_limits(const GroupQueue& g, const std::string& type, int nodes,
+                                            int gpus_per_node, int64_t now);
+
 // Sets every row's start/finish, report.finish_ranking (known finishes first, earliest first;
 // then unknown starts by run time) and report.finishes_first; stores the snapshot in the report.
 void apply_queue(PlanReport& report, QueueSnapshot queue);
 
 // "starts now", "starts in ~2 h 10 m (Slurm's backfill estimate)", "starts now (GPUs free now)",
-// "start unknown".
+// "starts in ~10 h (if the jobs ahead end at their time limits)", "start unknown".
 std::string describe_start(const StartEstimate& start);
 // "2 h 10 m", "45 m", "3 d 4 h": whole minutes, for waits; "40 s" under a minute.
 std::string format_wait(int64_t seconds);

@@ -79,6 +79,8 @@ const char* basis_name(StartBasis b) {
       return "slurm";
     case StartBasis::free_now:
       return "free_now";
+    case StartBasis::time_limits:
+      return "time_limits";
     case StartBasis::unknown:
       break;
   }
