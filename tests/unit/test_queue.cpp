@@ -318,12 +318,7 @@ TEST_CASE("group_queues: running jobs' holds and the jobs ahead, from squeue/RES
   q.available = true;
   q.now = now;
   q.groups = qs;
-  plan::PlanRow r;
-  r.id = 1;
-  r.group = "a";
-  r.gres = "gpu:gpua:4";
-  r.gpus_per_node = 4;
-  r.nodes = 1;
+  plan::PlanRow r = row(1, "a", 3600, 4, 1);  // gres gpu:gpua:4
   CHECK(plan::estimate_start(r, q).basis == plan::StartBasis::time_limits);
   CHECK(plan::estimate_start(r, q).in_s == 0);
   r.nodes = 2;  // a5 and a6
