@@ -261,8 +261,7 @@ TEST_CASE("start estimates from time limits: running jobs end, the jobs ahead go
   const auto start = plan::estimate_start(row(1, "busy", h, 4), q);
   CHECK(start.basis == plan::StartBasis::time_limits);
   CHECK(start.in_s == h + h / 2);
-  CHECK(plan::describe_start(start) ==
-        "starts in ~1 h 30 m (if the jobs ahead end at their time limits)");
+  CHECK(plan::describe_start(start) == "starts in ~1 h 30 m (if jobs ahead run to their limits)");
   q.groups[0].holds_complete = false;
   CHECK_FALSE(plan::estimate_start(row(1, "busy", h, 4), q).known());
   // Slurm's own estimate, where there is one, comes first.

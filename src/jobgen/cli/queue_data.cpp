@@ -226,7 +226,8 @@ plan::QueueSnapshot fetch_queue(slurm::Backend& backend, const profile::Profile&
     if (!top.empty())
       snap.notes.push_back(
           "slurmrestd offers no start estimate (Slurm's test-only submission is sbatch's): "
-          "starts are known only where GPUs are free and nothing is pending");
+          "starts are known where GPUs are free and nothing is pending, else from the time "
+          "limits of the running and pending jobs");
     return snap;
   }
   // The test-only script holds only the #SBATCH request: a plan of a job spec without a command

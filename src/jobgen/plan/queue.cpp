@@ -166,9 +166,9 @@ std::string describe_start(const StartEstimate& start) {
     case StartBasis::free_now:
       return "starts now (GPUs free, nothing pending)";
     case StartBasis::time_limits:
-      return start.in_s == 0 ? "starts now (GPUs free for it and the jobs ahead)"
-                             : "starts in ~" + format_wait(start.in_s) +
-                                   " (if the jobs ahead end at their time limits)";
+      return start.in_s == 0
+                 ? "starts now (GPUs free for it and the jobs ahead)"
+                 : "starts in ~" + format_wait(start.in_s) + " (if jobs ahead run to their limits)";
     case StartBasis::unknown:
       break;
   }
@@ -177,13 +177,9 @@ std::string describe_start(const StartEstimate& start) {
 
 namespace {
 
+// describe_start without saying why a start is now (the recommendation line is long already).
 std::string short_start(const StartEstimate& s) {
-  if (!s.known()) return "start unknown";
-  if (s.in_s == 0) return "starts now";
-  return "starts in ~" + format_wait(s.in_s) +
-         (s.basis == StartBasis::slurm         ? " (Slurm's backfill estimate)"
-          : s.basis == StartBasis::time_limits ? " (from the time limits of the jobs ahead)"
-                                               : "");
+  return s.known() && s.in_s == 0 ? "starts now" : describe_start(s);
 }
 
 }  // namespace
