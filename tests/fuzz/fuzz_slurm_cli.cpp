@@ -31,6 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 5:
       (void)parse_partitions(text);
       (void)parse_sinfo_nodes(text);
+      (void)parse_scontrol_nodes(text);
       (void)parse_node_states(text);
       break;
     case 6:
