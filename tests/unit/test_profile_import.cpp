@@ -223,3 +223,21 @@ TEST_CASE("jobgen profile import writes the file and counts the TODOs") {
   CHECK(missing.code == 3);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("import: the nodes left out are one hostlist, in slurm.conf's order") {
+  // g8 and g10 are one hardware class, g9 another; none is in a partition, c1-c2 have no GPUs.
+  auto conf = slurm::parse_slurm_conf(
+      "ClusterName=o\nNodeName=g8 CPUs=8 RealMemory=1000 Gres=gpu:a:1\n"
+      "NodeName=g9 CPUs=8 RealMemory=1000 Gres=gpu:b:2\n"
+      "NodeName=g10 CPUs=8 RealMemory=1000 Gres=gpu:a:1\n"
+      "NodeName=c[1-2] CPUs=8 RealMemory=1000\nNodeName=g1 CPUs=8 RealMemory=1000 Gres=gpu:a:1\n"
+      "PartitionName=p Nodes=g1,c[1-2] Default=YES\n",
+      "slurm.conf");
+  REQUIRE(conf.has_value());
+  const auto imported = slurm::write_imported_profile(*conf, real_catalog(), "slurm.conf");
+  CAPTURE(imported.notes);
+  CHECK(std::ranges::find(imported.notes, "nodes without GPUs are left out: c[1-2]") !=
+        imported.notes.end());
+  CHECK(std::ranges::find(imported.notes, "GPU nodes in no partition are left out: g[8-10]") !=
+        imported.notes.end());
+}

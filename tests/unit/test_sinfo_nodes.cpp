@@ -330,5 +330,8 @@ TEST_CASE("scontrol -o show node: every node, a node in no partition included (2
   // Anything but node lines (another command's answer, a cut-off line) is an error.
   CHECK_FALSE(parse_scontrol_nodes("Node nosuch not found\n"));
   CHECK_FALSE(parse_scontrol_nodes("NodeName=n1 CPUTot=8"));
+  const auto second = parse_scontrol_nodes("NodeName=n1 State=IDLE\nNodeName=n2 CPUTot=8\n");
+  REQUIRE_FALSE(second);
+  CHECK(second.error().message.find("output, line 2: 'NodeName=n2") != std::string::npos);
   CHECK(parse_scontrol_nodes("\n")->empty());
 }

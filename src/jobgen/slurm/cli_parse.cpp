@@ -162,10 +162,7 @@ NodeInfo node_from_fields(const std::vector<std::string_view>& f) {
       static_cast<int>(std::clamp<int64_t>(util::parse_int(allocated).value_or(0), 0, node.cpus));
   node.memory_mib = std::max<int64_t>(util::parse_int(f[5]).value_or(0), 0);
   node.gpus = parse_node_gpus(none_to_empty(f[6]), none_to_empty(f[7]));
-  const std::string features = none_to_empty(f[8]);  // split's views point into it
-  for (const std::string_view feature : util::split(features, ',')) {
-    if (!util::trim(feature).empty()) node.features.emplace_back(util::trim(feature));
-  }
+  add_node_features(none_to_empty(f[8]), node.features);
   node.weight = util::parse_int(f[9]);
   node.reason_since = parse_slurm_timestamp(f[10]);
   node.reason = f[11] == "none" ? std::string() : none_to_empty(f[11]);
@@ -228,7 +225,7 @@ void read_scontrol_reason(std::string_view text, NodeInfo& node) {
   node.reason = std::string(util::trim(text));
 }
 
-Expected<NodeInfo> scontrol_node(std::string_view line) {
+Expected<NodeInfo> scontrol_node(std::string_view line, std::size_t number) {
   // Every field jobgen reads comes before Reason, the free text; OS= (also free text, e.g.
   // "Linux 6.1.0 #1 SMP") only adds words without '=', and the first of each key is kept.
   const std::size_t reason = line.find(" Reason=");
@@ -242,7 +239,8 @@ Expected<NodeInfo> scontrol_node(std::string_view line) {
     return it == fields.end() ? std::string_view() : it->second;
   };
   if (!line.starts_with("NodeName=") || field("State").empty()) {
-    return fail("unexpected scontrol show node output: '" + util::printable(line, 200) + "'");
+    return fail("unexpected scontrol show node output, line " + std::to_string(number) + ": '" +
+                util::printable(line, 200) + "'");
   }
   NodeInfo node;
   node.name = std::string(field("NodeName"));
@@ -253,10 +251,7 @@ Expected<NodeInfo> scontrol_node(std::string_view line) {
       std::clamp<int64_t>(util::parse_int(field("CPUAlloc")).value_or(0), 0, node.cpus));
   node.memory_mib = std::max<int64_t>(util::parse_int(field("RealMemory")).value_or(0), 0);
   node.gpus = parse_node_gpus(none_to_empty(field("Gres")), "");
-  const std::string features = none_to_empty(field("AvailableFeatures"));
-  for (const std::string_view feature : util::split(features, ',')) {
-    if (!util::trim(feature).empty()) node.features.emplace_back(util::trim(feature));
-  }
+  add_node_features(none_to_empty(field("AvailableFeatures")), node.features);
   node.weight = util::parse_int(field("Weight"));
   for (const std::string_view partition : util::split(field("Partitions"), ',')) {
     if (!partition.empty()) node.partitions.emplace_back(partition);
@@ -269,9 +264,11 @@ Expected<NodeInfo> scontrol_node(std::string_view line) {
 
 Expected<std::vector<NodeInfo>> parse_scontrol_nodes(std::string_view text) {
   std::vector<NodeInfo> nodes;
+  std::size_t number = 0;
   for (const std::string_view line : util::split(text, '\n')) {
+    ++number;
     if (util::trim(line).empty()) continue;
-    auto node = scontrol_node(line);
+    auto node = scontrol_node(line, number);
     if (!node) return std::unexpected(node.error());
     nodes.push_back(std::move(*node));
   }

@@ -211,7 +211,7 @@ class Writer {
         it->second.push_back(&n);
       }
     }
-    std::vector<std::string> cpu_only, homeless;
+    std::set<std::string> cpu_only, homeless;
     for (const auto& [key, nodes] : classes) {
       std::vector<std::string> names;
       for (const auto* n : nodes) names.push_back(n->name);
@@ -219,25 +219,26 @@ class Writer {
       const ConfNode& node = *nodes.front();
       const auto entries = parse_node_gpus(node.gres, "");
       if (entries.empty()) {
-        cpu_only.insert(cpu_only.end(), names.begin(), names.end());
+        cpu_only.insert(names.begin(), names.end());
         continue;
       }
       if (node.partitions.empty()) {
-        homeless.insert(homeless.end(), names.begin(), names.end());
+        homeless.insert(names.begin(), names.end());
         continue;
       }
       write_class(hosts, node, entries);
     }
-    std::ranges::sort(cpu_only);  // compress_hostlist keeps the order it is given
-    std::ranges::sort(homeless);
-    if (!cpu_only.empty()) {
-      result_.notes.push_back("nodes without GPUs are left out: " +
-                              util::compress_hostlist(cpu_only));
-    }
-    if (!homeless.empty()) {
-      result_.notes.push_back("GPU nodes in no partition are left out: " +
-                              util::compress_hostlist(homeless));
-    }
+    // One hostlist each, in slurm.conf's order (compress_hostlist keeps the order it is given).
+    const auto in_conf_order = [&](const std::set<std::string>& names) {
+      std::vector<std::string> out;
+      for (const auto& n : conf_.nodes)
+        if (names.contains(n.name)) out.push_back(n.name);
+      return util::compress_hostlist(out);
+    };
+    if (!cpu_only.empty())
+      result_.notes.push_back("nodes without GPUs are left out: " + in_conf_order(cpu_only));
+    if (!homeless.empty())
+      result_.notes.push_back("GPU nodes in no partition are left out: " + in_conf_order(homeless));
   }
 
   // The node's gres: full GPUs with their catalog GPU, and MIG slices, whose GPU is known when

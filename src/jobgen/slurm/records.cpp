@@ -156,8 +156,7 @@ NodeInfo decode_node(const json& j) {
   node.reason_since = positive(number_at(j, "reason_changed_at"));
   // v0.0.38: "features":"a,b"; later an array (csv_string).
   for (const auto& item : strings_of(j.value("features", json())))
-    for (const auto feature : util::split(item, ','))
-      if (!util::trim(feature).empty()) node.features.emplace_back(util::trim(feature));
+    add_node_features(item, node.features);
   node.weight = number_at(j, "weight");
   return node;
 }
@@ -309,6 +308,11 @@ std::string normalise_gres(std::string_view tres) {
     out += (out.empty() ? "" : ",") + std::string(item);
   }
   return out;
+}
+
+void add_node_features(std::string_view csv, std::vector<std::string>& out) {
+  for (const std::string_view feature : util::split(csv, ','))
+    if (!util::trim(feature).empty()) out.emplace_back(util::trim(feature));
 }
 
 }  // namespace jobgen::slurm

@@ -54,6 +54,10 @@ Expected<std::vector<PartitionInfo>> decode_partition_list(std::string_view body
 // "gpu:h100:0(IDX:N/A),gpu:h200:1(IDX:0)"; only Name=gpu entries. Untyped "gpu:4" has type "".
 std::vector<GresCount> parse_node_gpus(std::string_view gres, std::string_view gres_used);
 
+// Node features "a, b" (comma-separated, blanks trimmed, empty ones dropped) appended to `out`;
+// the caller maps "(null)" to "".
+void add_node_features(std::string_view csv, std::vector<std::string>& out);
+
 // "gres:gpu:l40s:2" (22.05) or "gres/gpu:4" (23.02+) -> "gpu:l40s:2", "gpu:4" (comma lists too).
 std::string normalise_gres(std::string_view tres);
 
