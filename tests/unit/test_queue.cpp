@@ -121,7 +121,15 @@ TEST_CASE("free GPUs: partially allocated nodes by free gres; drained, down, res
 TEST_CASE("pending demand per group by gres type and partition, and the user's own") {
   auto running = pending("gpu:gpua:4", "gpu");
   running.state = slurm::JobState::running;
+  // Pending, but not in line until someone acts: not demand.
+  auto held = pending("gpu:gpua:4", "gpu"), admin_held = held, orphan = held;
+  held.reason = "JobHeldUser";
+  admin_held.reason = "JobHeldAdmin";
+  orphan.reason = "DependencyNeverSatisfied";
   const std::vector<slurm::JobInfo> jobs{
+      held,
+      admin_held,
+      orphan,
       pending("gpu:gpua:4", "gpu", 2, "bob"),    // 8 GPUs for a
       pending("gpu:gpua:1", "gpu", 1, "alice"),  // 1 for a, alice's
       pending("gpu:gpua:4", "other", 1, "bob"),  // a is not in "other"
@@ -326,6 +334,48 @@ TEST_CASE("group_queues: running jobs' holds and the jobs ahead, from squeue/RES
   CHECK(plan::estimate_start(r, q).in_s == 3000);
   r.nodes = 4;  // a2 and a4 keep a GPU each for good, a3 comes back at +2 h
   CHECK(plan::estimate_start(r, q).in_s == 7200);
+}
+
+TEST_CASE("a pending array counts each task, as squeue -r and REST list it alike") {
+  const int64_t now = 1'800'000'000;
+  std::vector<slurm::NodeInfo> nodes;
+  for (const char* n : {"a1", "a2", "a3", "a4", "a5", "a6"})
+    nodes.push_back(node(n, {"IDLE"}, {{"gpua", 4, 0}}));
+  // REST: one record for three tasks (0, 2, 4), each 4 GPUs for an hour.
+  slurm::JobInfo record = pending("gpu:gpua:4", "gpu");
+  record.id = "20_[0-5:2%2]";
+  record.array_job_id = 20;
+  record.submit_time = now - 60;
+  record.time_limit_s = 3600;
+  // squeue -r: the same three tasks one by one.
+  std::vector<slurm::JobInfo> tasks;
+  for (int t : {0, 2, 4}) {
+    slurm::JobInfo task = record;
+    task.id = "20_" + std::to_string(t);
+    task.array_task_id = t;
+    tasks.push_back(task);
+  }
+  plan::PlanRow r = row(1, "a", 3600, 4, 1);  // gres gpu:gpua:4
+  r.nodes = 4;  // three nodes are left beside the tasks: the fourth comes back after an hour
+  for (const auto& jobs : {std::vector<slurm::JobInfo>{record}, tasks}) {
+    const auto qs = cli::group_queues(cluster(), nodes, jobs, "alice");
+    const auto& a = find(qs, "a");
+    CHECK(a.pending_jobs == 3);
+    CHECK(a.pending_gpus == 12);
+    CHECK(a.own_pending_jobs == 3);
+    REQUIRE(a.holds_complete);
+    plan::QueueSnapshot q;
+    q.available = true;
+    q.now = now;
+    q.groups = qs;
+    const auto start = plan::estimate_start(r, q);
+    CHECK(start.basis == plan::StartBasis::time_limits);
+    CHECK(start.in_s == 3600);
+  }
+  // Past kMaxReplayedJobs tasks ahead, the start is not replayed.
+  record.id = "20_[0-100000]";
+  CHECK(find(cli::group_queues(cluster(), nodes, {record}, ""), "a").pending_jobs == 100'001);
+  CHECK_FALSE(find(cli::group_queues(cluster(), nodes, {record}, ""), "a").holds_complete);
 }
 
 TEST_CASE("ranking by expected finish: the free group first, the busy one still fastest to run") {

@@ -464,6 +464,25 @@ TEST_CASE("a pending array record stands for each task in its range") {
   CHECK_FALSE(matches_id(pending, "1440_1"));
   CHECK(array_spec_contains("3,5-9", 7));
   CHECK_FALSE(array_spec_contains("3,5-9", 4));
+  CHECK(array_spec_contains("0-9:3%2", 6));  // steps count exactly
+  CHECK_FALSE(array_spec_contains("0-9:3%2", 7));
+  CHECK_FALSE(array_spec_contains("9-0,x,1-2:0", 1));  // unreadable items name no task
+
+  // How many jobs it stands for (plan --queue counts REST's one record as squeue -r's tasks).
+  CHECK(array_task_count(pending) == 50);  // the throttle %10 does not change how many
+  pending.id = "144_[0-9:2,20,30-31]";
+  CHECK(array_task_count(pending) == 5 + 1 + 2);
+  pending.id = "144_[0-99999999999]";
+  CHECK(array_task_count(pending) == kMaxArrayTasks);
+  pending.id = "144_[x]";
+  CHECK(array_task_count(pending) == 1);
+  JobInfo task = pending;
+  task.id = "144_3";
+  task.array_task_id = 3;
+  CHECK(array_task_count(task) == 1);
+  JobInfo plain;
+  plain.id = "145";
+  CHECK(array_task_count(plain) == 1);
 }
 
 TEST_CASE("JobIndex finds exactly what matches_id finds, for every kind of id") {

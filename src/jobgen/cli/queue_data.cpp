@@ -1,13 +1,14 @@
 #include "jobgen/cli/queue_data.hpp"
 
 #include <algorithm>
-#include <climits>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
 
 #include "jobgen/render/request.hpp"
 #include "jobgen/render/sbatch_header.hpp"
+#include "jobgen/slurm/job_ids.hpp"
 #include "jobgen/slurm/profile_check.hpp"
 #include "jobgen/util/hostlist.hpp"
 #include "jobgen/util/strings.hpp"
@@ -53,6 +54,13 @@ std::optional<std::string> key_of(const std::vector<std::string>& types, const G
   if (types.size() == 1 && (types[0].empty() || ask.type.empty())) return types[0];
   if (!ask.type.empty() && std::ranges::find(types, ask.type) != types.end()) return ask.type;
   return std::nullopt;
+}
+
+// A pending job that Slurm will not start unless someone acts: held (scontrol hold, or the
+// admin's), or waiting on a dependency that can no longer be met. It is not in line for GPUs.
+bool stalled(const slurm::JobInfo& job) {
+  return job.reason == "JobHeldUser" || job.reason == "JobHeldAdmin" ||
+         job.reason == "DependencyNeverSatisfied";
 }
 
 // When a running job gives its GPUs back: Slurm's end time (start + limit), else nullopt.
@@ -158,7 +166,8 @@ std::vector<plan::GroupQueue> group_queues(const profile::Profile& profile,
     bool replayable = add_holds(q, types, on);
     std::vector<std::pair<int64_t, plan::Waiter>> waiters;  // submit time -> waiter
     for (const auto& job : jobs) {
-      if (job.state != slurm::JobState::pending || !in_partitions(g, job.partition)) continue;
+      if (job.state != slurm::JobState::pending || stalled(job) || !in_partitions(g, job.partition))
+        continue;
       int gpus = 0;
       std::vector<plan::Waiter> asks;
       for (const auto& ask : gpu_asks(job.gres)) {
@@ -171,15 +180,19 @@ std::vector<plan::GroupQueue> group_queues(const profile::Profile& profile,
         }
       }
       if (gpus == 0) continue;
-      ++q.pending_jobs;
-      q.pending_gpus += gpus;
-      if (q.own_pending_jobs && job.user == user) ++*q.own_pending_jobs;
+      // REST lists a pending array as one record; squeue -r as one per task: the same count.
+      const int64_t tasks = slurm::array_task_count(job);
+      q.pending_jobs += tasks;
+      q.pending_gpus += gpus * tasks;
+      if (q.own_pending_jobs && job.user == user) *q.own_pending_jobs += tasks;
       replayable &= asks.size() == 1;  // one job asking two types: not replayed as two
-      waiters.emplace_back(job.submit_time.value_or(INT64_MAX), asks.front());
+      asks.front().count = tasks;
+      waiters.emplace_back(job.submit_time.value_or(std::numeric_limits<int64_t>::max()),
+                           asks.front());
     }
     std::ranges::stable_sort(waiters, {}, [](const auto& w) { return w.first; });
     for (auto& w : waiters) q.waiters.push_back(std::move(w.second));
-    q.holds_complete = replayable;
+    q.holds_complete = replayable && q.pending_jobs <= kMaxReplayedJobs;
     out.push_back(std::move(q));
   }
   return out;

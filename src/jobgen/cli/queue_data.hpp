@@ -20,14 +20,18 @@
 //   - Free GPUs of a usable node: configured minus used, per gres type (partially allocated
 //     nodes count their free gres; a MIG slice type counts slices). An untyped group (gres
 //     "gpu:N") counts every GPU type of its nodes.
-//   - Pending demand: every user's PENDING jobs; a typed request ("gpu:gpul40s:2") counts for
-//     the groups with that gres type (or MIG slice type), an untyped one ("gpu:2") for every group;
-//     both only in the job's partitions (any partition of the group when the job names none).
-//     GPUs = per-node count x nodes. A pending job array is one record (its tasks are not counted).
+//   - Pending demand: every user's PENDING jobs but those Slurm will not start unaided (reason
+//     JobHeldUser, JobHeldAdmin or DependencyNeverSatisfied). A typed request ("gpu:gpul40s:2")
+//     counts for the groups with that gres type (or MIG slice type), an untyped one ("gpu:2") for
+//     every group; both only in the job's partitions (any partition of the group when the job
+//     names none).
+//     GPUs = per-node count x nodes. A pending array counts each of its tasks (squeue -r lists
+//     them one by one; REST lists one record "12_[0-99%4]", counted as 100, throttle aside).
 //   - For the time-limit replay (plan::StartBasis::time_limits), from the same answer: each
 //     running or completing job's GPUs per node of the group (its tres-per-node on every node of
 //     its NodeList) until its EndTime (else start + limit), and the pending jobs above by submit
-//     time. holds_complete only when, per node and type, these account for exactly the GPUs in
+//     time (an array's tasks one after another; more than kMaxReplayedJobs ahead: not replayed).
+//     holds_complete only when, per node and type, these account for exactly the GPUs in
 //     use, and every pending request names one of the group's types (or the group has one).
 //
 // A failed, timed-out or empty answer makes the snapshot unavailable (with the reason): never
@@ -44,6 +48,10 @@
 #include "jobgen/slurm/backend.hpp"
 
 namespace jobgen::cli {
+
+// Beyond this many pending jobs ahead in a group (a huge array), its start is not replayed: the
+// replay places each job in turn, and a guess that far out says little anyway.
+inline constexpr int64_t kMaxReplayedJobs = 100'000;
 
 bool node_usable(const slurm::NodeInfo& node);
 

@@ -100,9 +100,9 @@ class Replay {
       const Hold& h = releases_.begin()->second;
       for (auto& n : nodes_) {
         if (n.name != h.node) continue;
-        const auto total = n.total.find(h.type);
-        int& free = n.free[h.type];
-        free = std::min(free + h.gpus, total == n.total.end() ? free + h.gpus : total->second);
+        // Holds and placements are of the group's types, which every node's total lists.
+        if (const auto total = n.total.find(h.type); total != n.total.end())
+          n.free[h.type] = std::min(n.free[h.type] + h.gpus, total->second);
       }
       releases_.erase(releases_.begin());
     }
@@ -121,7 +121,8 @@ std::optional<int64_t> start_by_time_limits(const GroupQueue& g, const std::stri
   if (!replay.could_fit(type, nodes, gpus_per_node)) return std::nullopt;
   for (const auto& w : g.waiters) {
     if (!replay.could_fit(w.type, w.nodes, w.gpus_per_node)) continue;  // Slurm puts it elsewhere
-    if (!replay.place(w.type, w.nodes, w.gpus_per_node, w.limit_s)) return std::nullopt;
+    for (int64_t i = 0; i < w.count; ++i)
+      if (!replay.place(w.type, w.nodes, w.gpus_per_node, w.limit_s)) return std::nullopt;
   }
   const auto start = replay.place(type, nodes, gpus_per_node, std::nullopt);
   if (!start) return std::nullopt;

@@ -64,17 +64,18 @@ struct Waiter {
   int nodes = 1;
   int gpus_per_node = 0;
   std::optional<int64_t> limit_s;
+  int64_t count = 1;  // identical jobs in a row: the tasks of a pending array record
 };
 
 struct GroupQueue {
   std::string group;  // profile node group name
   std::vector<NodeFree> nodes;
-  int excluded_nodes = 0;  // of the group: down, drained, reserved, unknown to Slurm, ...
-  int pending_jobs = 0;    // every user's pending jobs that ask for this group's GPUs
-  int pending_gpus = 0;    // GPUs (slices) those jobs ask for in total
-  std::optional<int> own_pending_jobs;  // the caller's among them; nullopt = user unknown
-  std::vector<Hold> holds;              // the running jobs' GPUs on `nodes`
-  std::vector<Waiter> waiters;          // the pending jobs counted above, oldest first
+  int excluded_nodes = 0;    // of the group: down, drained, reserved, unknown to Slurm, ...
+  int64_t pending_jobs = 0;  // every user's pending jobs (array tasks) that ask for these GPUs
+  int64_t pending_gpus = 0;  // GPUs (slices) those jobs ask for in total
+  std::optional<int64_t> own_pending_jobs;  // the caller's among them; nullopt = user unknown
+  std::vector<Hold> holds;                  // the running jobs' GPUs on `nodes`
+  std::vector<Waiter> waiters;              // the pending jobs counted above, oldest first
   // `holds` account for every used GPU of `nodes` (per node and type) and every waiter's type
   // is known: their ends can be replayed (StartBasis::time_limits).
   bool holds_complete = false;

@@ -1,6 +1,7 @@
 #include "jobgen/slurm/job_ids.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "jobgen/util/strings.hpp"
 
@@ -23,17 +24,47 @@ bool is_job_id(std::string_view id) {
   });
 }
 
-bool array_spec_contains(std::string_view spec, int64_t task) {
+namespace {
+
+// One item of an array spec: "7", "0-9" or "0-9:2" (every second task).
+struct ArrayRange {
+  int64_t low = 0, high = 0, step = 1;
+};
+
+std::vector<ArrayRange> array_ranges(std::string_view spec) {
   spec = spec.substr(0, spec.find('%'));  // "0-49%10": the throttle is not part of the set
+  std::vector<ArrayRange> out;
   for (std::string_view item : util::split(spec, ',')) {
-    const std::string_view range = item.substr(0, item.find(':'));  // "0-9:2" steps: approximate
+    const std::size_t colon = item.find(':');
+    const std::string_view range = item.substr(0, colon);
     const std::size_t dash = range.find('-');
     const auto low = util::parse_int(range.substr(0, dash));
     const auto high =
         dash == std::string_view::npos ? low : util::parse_int(range.substr(dash + 1));
-    if (low && high && task >= *low && task <= *high) return true;
+    const auto step = colon == std::string_view::npos ? std::optional<int64_t>(1)
+                                                      : util::parse_int(item.substr(colon + 1));
+    if (low && high && step && *low >= 0 && *low <= *high && *step > 0)
+      out.push_back({*low, *high, *step});
   }
-  return false;
+  return out;
+}
+
+}  // namespace
+
+bool array_spec_contains(std::string_view spec, int64_t task) {
+  return std::ranges::any_of(array_ranges(spec), [&](const ArrayRange& r) {
+    return task >= r.low && task <= r.high && (task - r.low) % r.step == 0;
+  });
+}
+
+int64_t array_task_count(const JobInfo& job) {
+  const std::size_t open = job.id.find("_[");
+  if (!job.array_job_id || job.array_task_id || open == std::string::npos) return 1;
+  std::string_view spec = std::string_view(job.id).substr(open + 2);
+  int64_t count = 0;
+  for (const ArrayRange& r : array_ranges(spec.substr(0, spec.find(']'))))
+    count += (r.high - r.low) / r.step + 1;
+  return std::clamp<int64_t>(count, 1, kMaxArrayTasks);
 }
 
 bool matches_id(const JobInfo& job, std::string_view id) {

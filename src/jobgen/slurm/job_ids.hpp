@@ -20,7 +20,13 @@ bool is_job_id(std::string_view id);
 // "123_4" (one task), or the task's own Slurm job id. A pending array record ("123_[0-49%10]")
 // matches each task id in its range.
 bool matches_id(const JobInfo& job, std::string_view id);
-bool array_spec_contains(std::string_view spec, int64_t task);  // "0-9,12%4" contains 12
+bool array_spec_contains(std::string_view spec, int64_t task);  // "0-9,12:4%2" contains 12, 16
+
+// How many jobs a record stands for: the tasks of a pending array record ("123_[0-99:2%5]": 50;
+// the throttle does not change how many), else 1. At most kMaxArrayTasks, Slurm's own bound on
+// MaxArraySize, and at least 1 (an id this code cannot read is still one job).
+inline constexpr int64_t kMaxArrayTasks = 4'000'001;
+int64_t array_task_count(const JobInfo& job);
 
 // matches_id over many jobs without trying each: the jobs (kept by reference, in their order) by
 // id, Slurm job number and array id, so that status of 10,000 ids against 10,000 records is
