@@ -35,6 +35,20 @@ trap cleanup EXIT
 
 fail() { echo "FAIL: $*"; exit 1; }
 
+# The tests of one cluster run one at a time, so a job on it now is an earlier test's (one whose
+# id a $(submit ...) subshell kept from its cleanup, or still completing): it would hold GPUs
+# this test counts as free. Wait for such jobs to end (20 s), then cancel them (at most 40 s more).
+quiet_cluster() {
+  local i
+  for ((i = 0; i < 300; i++)); do
+    [[ -z $(squeue -h -o %i 2>/dev/null) ]] && return 0
+    ((i == 100)) && scancel --user="$(id -un)" 2>/dev/null
+    sleep 0.2
+  done
+  fail "jobs of an earlier test are still on the cluster: $(squeue -h -o '%i %T %j' | head -n5)"
+}
+quiet_cluster
+
 # write_spec FILE NAME COMMAND [extra yaml lines...]
 write_spec() {
   local file=$1 name=$2 command=$3

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Queue-aware planning against the real Slurm: the node group that is fastest by run time is
 # filled with blocker jobs (every GPU of every node, a 10 h time limit) and more jobs queue behind
-# them. Then, over the CLI backend and over slurmrestd:
+# them (an array of three, and a held job that does not count). Then, over the CLI backend and over
+# slurmrestd:
 #   - `plan --json` still names that group fastest to run, but ranks another group first by
 #     expected finish, whose start is known (Slurm's estimate or free GPUs); over the CLI the busy
 #     group's start is Slurm's backfill estimate, hours away; over REST it comes from the
@@ -48,14 +49,17 @@ blocker() {
     --wrap "sleep 600") || fail "sbatch blocker $*"
   SUBMITTED+=("$BLOCKER")
 }
-first=""
+holding=()
 while IFS='|' read -r node gres; do
   blocker -w "$node" "--gres=gpu:$gres"
-  first=${first:-$BLOCKER}
+  holding+=("$BLOCKER")
   last_gres=$gres
 done <busy_nodes.txt
-wait_state "$first" RUNNING
-for _ in 1 2; do blocker "--gres=gpu:$last_gres"; done
+for id in "${holding[@]}"; do wait_state "$id" RUNNING; done
+# Queued behind them: a 3-task array (squeue -r lists three jobs, slurmrestd one record "N_[0-2]":
+# three either way), and a held job, which is not in line for GPUs at all.
+blocker --array=0-2 "--gres=gpu:$last_gres"
+blocker --hold "--gres=gpu:$last_gres"
 echo "blocked $busy; queued: $(squeue -h -t PD -n jg-blocker | wc -l) pending blockers"
 
 # check_plan FILE BACKEND : the ranking as described above; prints the finishes-first group.
@@ -68,7 +72,7 @@ rows = {o["id"]: o for o in p["options"]}
 q = p["queue"]
 assert q["available"], q
 g = next(g for g in q["groups"] if g["name"] == busy)
-assert g["free_gpus"] == 0 and g["pending_jobs"] >= 2, g
+assert g["free_gpus"] == 0 and g["pending_jobs"] == 3, g
 fast = rows[p["recommendations"]["fastest"]["option"]]
 assert fast["group"] == busy, ("fastest by run time moved", fast["label"])
 first = p["recommendations"]["finishes_first"]
@@ -89,7 +93,7 @@ PY
 
 # 1. CLI backend: sinfo, squeue, sbatch --test-only.
 "$JOBGEN" plan spec.yaml --json --backend cli >cli.json || fail "plan --backend cli"
-winner=$(check_plan cli.json cli) || fail "plan --backend cli ranking: $(cat cli.json | head -c 400)"
+winner=$(check_plan cli.json cli) || fail "plan --backend cli ranking: $(head -c 400 cli.json)"
 "$JOBGEN" plan spec.yaml --backend cli >cli.txt
 grep -q "finishes first" cli.txt || fail "no 'finishes first' line: $(cat cli.txt)"
 grep -q "Slurm's backfill estimate" cli.txt || fail "no Slurm estimate shown: $(cat cli.txt)"

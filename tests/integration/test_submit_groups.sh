@@ -45,11 +45,13 @@ for i in sys.argv[1:]:
 PY
 
 # 8 GPUs on a 6-GPU L40S node, and 2 MIG slices: refused by jobgen, nothing submitted.
-before=$(squeue -h | wc -l)
+# By the newest job id, not a count: squeue's default states drop the five above as they complete.
+newest() { squeue -h -t all -o %F | sort -n | tail -n1; }
+before=$(newest)
 if "$JOBGEN" submit spec.yaml --target l40s --gpus 8 --launcher python >out 2>err; then
   fail "8 GPUs per L40S node was accepted"
 fi
 grep -qi "l40s" err || fail "no useful message for 8 L40S GPUs: $(cat err)"
-[[ $(squeue -h | wc -l) -eq $before ]] || fail "something reached Slurm"
+[[ $(newest) == "$before" ]] || fail "something reached Slurm: job $(newest)"
 echo "ok: 8 GPUs on l40s refused: $(head -n1 err)"
 echo "PASS"
