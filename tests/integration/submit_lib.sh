@@ -35,14 +35,15 @@ trap cleanup EXIT
 
 fail() { echo "FAIL: $*"; exit 1; }
 
-# The tests of one cluster run one at a time, so a job on it now is an earlier test's (one whose
-# id a $(submit ...) subshell kept from its cleanup, or still completing): it would hold GPUs
-# this test counts as free. Wait for such jobs to end (20 s), then cancel them (at most 40 s more).
+# The tests of one cluster run one at a time (RESOURCE_LOCK slurm_cluster), so a job on it now is
+# an earlier test's (one whose id a $(submit ...) subshell kept from its cleanup, a dependent job
+# that can never run, or one still completing): it would hold GPUs this test counts as free, or
+# count as queued. Cancel such jobs and wait (at most 60 s) until they are gone.
 quiet_cluster() {
   local i
   for ((i = 0; i < 300; i++)); do
     [[ -z $(squeue -h -o %i 2>/dev/null) ]] && return 0
-    ((i == 100)) && scancel --user="$(id -un)" 2>/dev/null
+    if ((i % 50 == 0)); then scancel --user="$(id -un)" 2>/dev/null || true; fi
     sleep 0.2
   done
   fail "jobs of an earlier test are still on the cluster: $(squeue -h -o '%i %T %j' | head -n5)"
