@@ -50,6 +50,16 @@ quiet_cluster() {
 }
 quiet_cluster
 
+# hold_command: prints a job command that runs until the test calls release_held (at most 5 min),
+# for a job the test must still see running, or a dependent still pending behind it, however slow
+# the machine (a "sleep 4" ended before a loaded 24.11 cluster had been asked about its dependent).
+hold_command() {
+  # shellcheck disable=SC2016
+  printf '%s\n' 'for _ in $(seq 1500); do [ -e release ] && break; sleep 0.2; done' >"$WORK/hold.sh"
+  echo "bash hold.sh"
+}
+release_held() { touch "$WORK/release"; }
+
 # write_spec FILE NAME COMMAND [extra yaml lines...]
 write_spec() {
   local file=$1 name=$2 command=$3

@@ -47,11 +47,10 @@ expect_rc() { # WANT DESCRIPTION COMMAND... : runs it, checks its exit code
 }
 CANCEL_ASKED=()
 
-# The jobs run until the test releases them (file "release", at most 5 min): the outages below
-# take longer on some Slurm versions (24.11 restarts slurmctld in seconds more), and a job that
-# ended on its own mid-test could not show whether jobgen misreported it.
-printf '%s\n' 'for _ in $(seq 300); do [ -e release ] && break; sleep 1; done' >hold.sh
-write_spec spec.yaml jg-fault "bash hold.sh"
+# The jobs run until the test releases them (hold_command): the outages below take longer on some
+# Slurm versions (24.11 restarts slurmctld in seconds more), and a job that ended on its own
+# mid-test could not show whether jobgen misreported it.
+write_spec spec.yaml jg-fault "$(hold_command)"
 a=$(submit spec.yaml --target rtx2080ti --gpus 1)
 b=$(submit spec.yaml --target rtx4090 --gpus 1)
 r=$(submit spec.yaml --target l40s --gpus 1 --backend rest)
@@ -166,7 +165,7 @@ done
 echo "ok: garbage answers are failures and leave the ledger alone"
 
 # --- the watch outlived all of it ------------------------------------------------------------------
-touch release
+release_held
 rc=0
 wait "$watch_pid" || rc=$?
 [[ $rc -eq 0 ]] || fail "watch ended with $rc: $(tail -n 20 watch.out)"

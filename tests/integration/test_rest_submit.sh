@@ -39,10 +39,11 @@ echo "ok: 2-node job $id2 over REST ran on $(job_field "$id2" NodeList)"
 # 3. A sweep is one array; 4. --after is an afterok dependency.
 write_spec sweep.yaml jg-rest-sweep "echo lr={{lr}}"
 arr=$(submit sweep.yaml --target rtx2080ti --gpus 1 --sweep lr=0.1,0.2,0.3 --backend rest)
-write_spec slow.yaml jg-rest-slow "sleep 4"
+write_spec slow.yaml jg-rest-slow "$(hold_command)"
 first=$(submit slow.yaml --target rtx2080ti --gpus 1 --backend rest)
 then=$(submit ok.yaml --target rtx2080ti --gpus 1 --after "$first" --backend rest)
 [[ $(job_field "$then" Dependency) == "afterok:${first}"* ]] || fail "job $then Dependency=$(job_field "$then" Dependency)"
+release_held
 for t in 0 1 2; do wait_state "${arr}_$t" COMPLETED; done
 # Counted once the tasks ran: a pending array is one unsplit record until the scheduler splits it.
 tasks=$(scontrol show job -o "$arr" | grep -c "ArrayJobId=$arr ")

@@ -6,7 +6,7 @@ set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=submit_lib.sh
 source "$(dirname "$0")/submit_lib.sh"
 
-write_spec spec.yaml jg-chain "sleep 4" "stages:" "  - name: first" "  - name: second"
+write_spec spec.yaml jg-chain "$(hold_command)" "stages:" "  - name: first" "  - name: second"
 out=$("$JOBGEN" submit spec.yaml --target rtx2080ti --gpus 1 --launcher python --json) ||
   fail "submit of the two-stage spec failed"
 read -r first second < <(python3 -c '
@@ -19,15 +19,21 @@ dep=$(job_field "$second" Dependency)
 reason=$("$JOBGEN" status --json "$second" | python3 -c 'import json,sys; j=json.load(sys.stdin)[0]; print(j["state"], "|", j["explanation"])')
 [[ $reason == "PENDING | waiting for job $first to finish successfully" ]] ||
   fail "stage 2 status: '$reason'"
+# --after JOBID chains onto an existing job (submitted while the chain still waits, so that the
+# dependency is still there to see).
+write_spec single.yaml jg-after "sleep 1"
+third=$(submit single.yaml --target rtx2080ti --gpus 1 --after "$second")
+SUBMITTED+=("$third")
+dep3=$(job_field "$third" Dependency)
+[[ $dep3 == afterok:$second* ]] || fail "--after: '$dep3'"
+
+release_held
 wait_state "$first" COMPLETED
 wait_state "$second" RUNNING COMPLETED
 start2=$(job_field "$second" StartTime)
 end1=$(job_field "$first" EndTime)
 [[ ! $start2 < $end1 ]] || fail "stage 2 started ($start2) before stage 1 ended ($end1)"
 echo "ok: chain $first -> $second ($dep)"
-
-write_spec single.yaml jg-after "sleep 1"
-third=$(submit single.yaml --target rtx2080ti --gpus 1 --after "$second")
-dep=$(job_field "$third" Dependency)
-[[ $dep == afterok:$second* || -z $dep ]] || fail "--after: '$dep'"
+wait_state "$third" RUNNING COMPLETED
+echo "ok: --after $second: $third ($dep3)"
 echo "PASS"
