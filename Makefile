@@ -1,9 +1,10 @@
 # Thin wrapper around CMake/CTest. Quick start on a fresh Debian 12 machine (as root):
 #   make run     install missing packages, build, run the demo
 #   make test    install missing packages, build, run every test (unit + real-Slurm integration,
-#                Slurm 22.05 and 24.11)
+#                Slurm 22.05, 24.11 and 26.05)
 # Other targets: build test-unit test-asan test-fuzz install format clean distclean deps,
-# test-slurm24 (only the integration tests against Slurm 24.11, from a Debian trixie root).
+# test-slurm24 and test-slurm26 (only the integration tests against Slurm 24.11 or 26.05, each from
+# a Debian root: trixie, forky).
 
 BUILD_DIR ?= build
 ASAN_DIR  ?= build-asan
@@ -24,7 +25,7 @@ DEB_PACKAGES := build-essential cmake ninja-build pkg-config libyaml-cpp-dev lib
   libsqlite3-dev slurm-wlm slurm-wlm-jwt-plugin slurmrestd munge shellcheck curl python3 jq clang-format \
   iproute2 procps clang-16 libclang-rt-16-dev clang-tidy-16 gnuplot-nox
 
-# The Slurm 24.11 integration tests (test-slurm24) run from a Debian trixie root it debootstraps.
+# The Slurm 24.11 and 26.05 integration tests run from Debian roots it debootstraps.
 DEB_PACKAGES += debootstrap
 
 # The install tests (tests/package/): groff and man read the man page, Lmod loads the modulefile,
@@ -52,18 +53,27 @@ deps:
 	fi
 	@tests/integration/cluster.sh check >/dev/null
 
-# The integration tests against a second Slurm version (Debian trixie's 24.11, label slurm24) run
-# from a debootstrapped root (tests/integration/slurm_root.sh) kept in SLURM24_ROOT and reused while
-# its package list is unchanged: the first `make test` on a machine downloads it (~1.5 min, 270 MB).
-# `make test-slurm24` runs only those (and takes SLURM24_ROOT= elsewhere).
+# The integration tests against newer Slurm versions (Debian trixie's 24.11, label slurm24; Debian
+# forky's 26.05, label slurm26) run from debootstrapped roots (tests/integration/slurm_root.sh) kept
+# in SLURM24_ROOT and SLURM26_ROOT and reused while their package lists are unchanged: the first
+# `make test` on a machine downloads them (about 1 min and 300 MB each). `make test-slurm24` and
+# `make test-slurm26` run only those (and take SLURM24_ROOT=/SLURM26_ROOT= elsewhere).
 SLURM24_ROOT ?= /var/cache/jobgen-test/trixie
-.PHONY: slurm24-root test-slurm24
+SLURM26_ROOT ?= /var/cache/jobgen-test/forky
+.PHONY: slurm24-root test-slurm24 slurm26-root test-slurm26
 slurm24-root: deps
-	tests/integration/slurm_root.sh build $(SLURM24_ROOT)
+	JOBGEN_SLURM_ROOT_SUITE=trixie tests/integration/slurm_root.sh build $(SLURM24_ROOT)
+
+slurm26-root: deps
+	JOBGEN_SLURM_ROOT_SUITE=forky tests/integration/slurm_root.sh build $(SLURM26_ROOT)
 
 test-slurm24: slurm24-root build
 	$(LOCK) cmake -S . -B $(BUILD_DIR) -DJOBGEN_SLURM24_ROOT=$(abspath $(SLURM24_ROOT)) >/dev/null
 	cd $(BUILD_DIR) && ctest --output-on-failure -L slurm24
+
+test-slurm26: slurm26-root build
+	$(LOCK) cmake -S . -B $(BUILD_DIR) -DJOBGEN_SLURM26_ROOT=$(abspath $(SLURM26_ROOT)) >/dev/null
+	cd $(BUILD_DIR) && ctest --output-on-failure -L slurm26
 
 # Configure only when there is no cache yet: an existing build dir keeps its own generator
 # and options (the team shares one Ninja build dir).
@@ -79,16 +89,16 @@ build: $(BUILD_DIR)/CMakeCache.txt
 run: deps build
 	$(BUILD_DIR)/jobgen $(RUN_ARGS)
 
-test: deps slurm24-root build
+test: deps slurm24-root slurm26-root build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
 test-unit: build
-	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE 'integration|slurm24'
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE 'integration|slurm24|slurm26'
 
 test-asan: deps $(ASAN_DIR)/CMakeCache.txt
 	nice cmake --build $(ASAN_DIR) -j $(JOBS)
 	cd $(ASAN_DIR) && $(ASAN_ENV) ctest --output-on-failure -j $(JOBS) \
-	  -LE '$(if $(filter 1,$(ASAN_INTEGRATION)),slurm24,integration|slurm24)'
+	  -LE '$(if $(filter 1,$(ASAN_INTEGRATION)),slurm24|slurm26,integration|slurm24|slurm26)'
 
 $(FUZZ_DIR)/CMakeCache.txt:
 	cmake -S . -B $(FUZZ_DIR) -G Ninja -DJOBGEN_FUZZ=ON -DCMAKE_CXX_COMPILER=$(FUZZ_CXX) \

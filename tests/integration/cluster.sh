@@ -24,7 +24,7 @@
 # JOBGEN_SLURM_ROOT=ROOT (for `start` and `check`) runs another Slurm version: the daemons and the
 # client tools of the Debian root ROOT made by slurm_root.sh (Debian trixie: Slurm 24.11), each in
 # a chroot through DIR/bin/<program> wrappers that env.sh puts first on PATH, on ports 10000 higher
-# (27000+), so that it runs beside a 22.05 cluster. munged stays this machine's (its socket is
+# (27000+; JOBGEN_CLUSTER_ROOT_PORTS below), so that it runs beside a 22.05 cluster. munged stays this machine's (its socket is
 # bound into the root); ROOT sees /tmp, DIR and this checkout. Without ROOT, `start` exits 77.
 set -euo pipefail
 
@@ -36,9 +36,17 @@ if ! [[ $PORT_OFFSET =~ ^[0-9]+$ ]] || ((PORT_OFFSET % 200 != 0 || PORT_OFFSET >
   echo "cluster.sh: error: JOBGEN_CLUSTER_PORT_OFFSET must be a multiple of 200 up to 40000 (got '$PORT_OFFSET')" >&2
   exit 1
 fi
-# A cluster of another Slurm (JOBGEN_SLURM_ROOT) is 10000 ports higher, beside the 22.05 one.
+# A cluster of another Slurm (JOBGEN_SLURM_ROOT) is JOBGEN_CLUSTER_ROOT_PORTS (default 10000; the
+# 26.05 tests use 5000) ports higher, beside the 22.05 one.
+readonly ROOT_PORTS=${JOBGEN_CLUSTER_ROOT_PORTS:-10000}
 BASE_PORT=$((17000 + PORT_OFFSET))
-[[ -z ${JOBGEN_SLURM_ROOT:-} ]] || BASE_PORT=$((BASE_PORT + 10000))
+if [[ -n ${JOBGEN_SLURM_ROOT:-} ]]; then
+  [[ $ROOT_PORTS =~ ^[0-9]+$ ]] && BASE_PORT=$((BASE_PORT + ROOT_PORTS))
+  if ! [[ $ROOT_PORTS =~ ^[0-9]+$ ]] || ((ROOT_PORTS % 200 != 0 || BASE_PORT > 65000)); then
+    echo "cluster.sh: error: JOBGEN_CLUSTER_ROOT_PORTS must be a multiple of 200 that keeps the ports (from $BASE_PORT) below 65000 (got '$ROOT_PORTS', offset $PORT_OFFSET)" >&2
+    exit 1
+  fi
+fi
 case $SHAPE in
   markov) readonly CTLD_PORT=$BASE_PORT REST_PORT=$((BASE_PORT + 80)) ;;
   site) readonly CTLD_PORT=$((BASE_PORT + 100)) REST_PORT=$((BASE_PORT + 180)) ;;
@@ -329,10 +337,14 @@ detect_version() {
   v=$(slurmctld -V) || die "slurmctld -V failed"
   SLURM_VERSION=$(sed -n 's/^slurm[^ ]* \([0-9]*\.[0-9]*\).*/\1/p' <<<"$v")
   [[ -n $SLURM_VERSION ]] || die "cannot read the version in slurmctld -V: '$v'"
+  # An API every release of the range serves (23.02: v0.0.37-39 ... 24.05: v0.0.39-41; 24.11:
+  # v0.0.40-42 ... 26.05: v0.0.42-45).
   if version_before 23.02; then
     REST_VERSION=v0.0.38 REST_PLUGINS=openapi/v0.0.38
+  elif version_before 24.11; then
+    REST_VERSION=v0.0.39 REST_PLUGINS=openapi/slurmctld
   else
-    REST_VERSION=v0.0.40 REST_PLUGINS=openapi/slurmctld
+    REST_VERSION=v0.0.42 REST_PLUGINS=openapi/slurmctld
   fi
 }
 version_before() { # X.Y: is SLURM_VERSION older?
@@ -341,7 +353,8 @@ version_before() { # X.Y: is SLURM_VERSION older?
 }
 
 launch_slurmrestd() { # PORT
-  SLURM_JWT=daemon launch slurmrestd slurmrestd -f "$CONF" -a rest_auth/jwt -u nobody -g nogroup \
+  # nobody's ids, not its name: slurmrestd 26.05 refuses '-u nobody' ("Unable to resolve user").
+  SLURM_JWT=daemon launch slurmrestd slurmrestd -f "$CONF" -a rest_auth/jwt -u 65534 -g 65534 \
     -s "$REST_PLUGINS" "127.0.0.1:$1"
 }
 
@@ -359,7 +372,7 @@ cmd_start() {
   set_dir "$1" create
   if [[ -n $SLURM_ROOT && ! -x $SLURM_ROOT/bin/sh ]]; then
     rm -f "$DIR/env.sh" # the tests skip without it
-    log "skipped: no Slurm root in $SLURM_ROOT (make it with 'make slurm24-root')"
+    log "skipped: no Slurm root in $SLURM_ROOT (make it with 'make slurm24-root' or 'make slurm26-root')"
     exit 77
   fi
   cd "$DIR" # the daemons' working directory must outlive the caller's
@@ -568,7 +581,7 @@ cmd_check() {
   local entry kind name package missing=() packages=()
   if [[ -n $SLURM_ROOT && ! -x $SLURM_ROOT/bin/sh ]]; then
     echo "cluster.sh: no Slurm root in $SLURM_ROOT (JOBGEN_SLURM_ROOT): make it with" \
-      "'tests/integration/slurm_root.sh build $SLURM_ROOT' or 'make slurm24-root'" >&2
+      "'make slurm24-root' (trixie) or 'make slurm26-root' (forky)" >&2
     return 1
   fi
   for entry in "${NEEDED[@]}"; do

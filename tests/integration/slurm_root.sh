@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# A second Slurm version for the integration tests: a Debian root (default trixie, Slurm 24.11)
-# made with debootstrap from Debian's packages, in which cluster.sh runs the daemons and the client
-# tools while jobgen (built on this machine) runs outside.
+# Other Slurm versions for the integration tests: a Debian root (JOBGEN_SLURM_ROOT_SUITE, default
+# trixie: Slurm 24.11; forky: 26.05) made with debootstrap from Debian's packages, in which
+# cluster.sh runs the daemons and the client tools while jobgen (built on this machine) runs outside.
 #
 #   slurm_root.sh build [ROOT]     make ROOT (default $JOBGEN_SLURM_ROOT, else DEFAULT_ROOT below)
 #                                  unless it is there with the same suite, mirror and package list;
@@ -47,21 +47,26 @@ cmd_build() {
     return 0
   fi
   [[ $(id -u) -eq 0 ]] || die "making $root needs root (debootstrap, chroot)"
-  command -v debootstrap >/dev/null || die "debootstrap is missing: run 'make deps-slurm24' (as root)"
+  command -v debootstrap >/dev/null || die "debootstrap is missing: run 'make deps' (as root)"
   local new=$root.new
   rm -rf "${new:?}"
   mkdir -p "$new"
+  # A suite newer than this machine's debootstrap (forky on bookworm) is made like sid.
+  local script=()
+  [[ -e /usr/share/debootstrap/scripts/$SUITE ]] || script=(/usr/share/debootstrap/scripts/sid)
   log "debootstrap $SUITE into $new from $MIRROR"
-  debootstrap --variant=minbase "$SUITE" "$new" "$MIRROR" >"$new.log" 2>&1 ||
+  debootstrap --variant=minbase "$SUITE" "$new" "$MIRROR" "${script[@]}" >"$new.log" 2>&1 ||
     { tail -n 20 "$new.log" >&2; die "debootstrap failed (whole log: $new.log)"; }
   # Package scripts must not start the daemons they install.
   printf '#!/bin/sh\nexit 101\n' >"$new/usr/sbin/policy-rc.d"
   chmod 755 "$new/usr/sbin/policy-rc.d"
   cp /etc/resolv.conf "$new/etc/resolv.conf"
   log "installing ${PACKAGES[*]}"
+  # Check-Valid-Until=false: a testing suite's Release expires within days, and a mirror snapshot
+  # older than that would otherwise refuse to install anything; this root is for tests only.
   # A subshell: cmd_exec ends in exec.
   (JOBGEN_SLURM_ROOT_BINDS='' DEBIAN_FRONTEND=noninteractive cmd_exec "$new" /bin/sh -c \
-    'apt-get update -qq && apt-get install -y -qq --no-install-recommends "$@" && apt-get clean' \
+    'apt-get -o Acquire::Check-Valid-Until=false update -qq && apt-get install -y -qq --no-install-recommends "$@" && apt-get clean' \
     sh "${PACKAGES[@]}") </dev/null >>"$new.log" 2>&1 ||
     { tail -n 20 "$new.log" >&2; die "installing the packages failed (whole log: $new.log)"; }
   stamp >"$new/$MARKER"

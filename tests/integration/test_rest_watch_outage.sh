@@ -13,7 +13,7 @@ port=$((17180 + ${JOBGEN_CLUSTER_PORT_OFFSET:-0}))
 while [[ -n $(ss -Htln "sport = :$port") ]]; do port=$((port + 1)); done
 REST_PID=""
 start_rest() {
-  SLURM_JWT=daemon setsid slurmrestd -f "$SLURM_CONF" -a rest_auth/jwt -u nobody -g nogroup \
+  SLURM_JWT=daemon setsid slurmrestd -f "$SLURM_CONF" -a rest_auth/jwt -u 65534 -g 65534 \
     -s "$JOBGEN_CLUSTER_REST_PLUGINS" "127.0.0.1:$port" </dev/null >>"$WORK/slurmrestd.log" 2>&1 &
   REST_PID=$!
   local i

@@ -177,6 +177,11 @@ TEST_CASE("rest backend: version from env or profile, ping probing without /open
   f.env.vars["JOBGEN_REST_API_VERSION"] = "v0.0.45";
   auto bad = f.backend();
   CHECK_FALSE(bad.dialect());
+  // Asked again (submit's failure hint asks for the nodes): the same error, not set-up taken as
+  // done with no version (this crashed against Slurm 26.05, which serves v0.0.45).
+  auto again = bad.cluster();
+  REQUIRE_FALSE(again);
+  CHECK(again.error().message.find("'v0.0.45' is not supported") != std::string::npos);
 
   Fixture old;
   old.http.rules.clear();
@@ -185,6 +190,26 @@ TEST_CASE("rest backend: version from env or profile, ping probing without /open
   auto err = none.dialect();
   REQUIRE_FALSE(err);
   CHECK(err.error().message.find("offers v0.0.37") != std::string::npos);
+
+  // slurmrestd down at the first request, up at the next: discovered then, the token read once.
+  Fixture flaky;
+  flaky.http.rules.clear();
+  flaky.http.fail("GET", "/openapi/v3", "Connection refused", false, 4);
+  flaky.http.on("GET", "/openapi/v3", 200, kOpenApi38);
+  flaky.http.on("GET", "/slurm/v0.0.38/nodes", 200, R"({"nodes":[]})");
+  flaky.http.on("GET", "/slurm/v0.0.38/partitions", 200, R"({"partitions":[]})");
+  int fetched = 0;
+  flaky.env.vars.erase("SLURM_JWT");
+  flaky.config.auth.allow_scontrol = true;
+  RestBackend later(flaky.config, flaky.http, flaky.env, flaky.fs, flaky.clock,
+                    [&]() -> Expected<std::string> {
+                      ++fetched;
+                      return "SLURM_JWT=" + kToken + "\n";
+                    });
+  CHECK_FALSE(later.dialect());
+  REQUIRE(later.cluster());
+  CHECK((*later.dialect())->version == "v0.0.38");
+  CHECK(fetched == 1);
 }
 
 TEST_CASE("rest backend: one GET /jobs per poll with update_time; empty answers keep the state") {

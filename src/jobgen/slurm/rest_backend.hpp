@@ -80,6 +80,8 @@ class RestBackend final : public Backend {
     SlurmMessages messages;
   };
   Expected<void> prepare();
+  // The pinned version, else the newest the server at `url` and jobgen share.
+  Expected<const RestDialect*> choose_version(const std::string& url);
   Expected<sys::HttpResponse> send(const std::string& method, const std::string& path,
                                    const std::string& body, bool retry_any_failure);
   // Error for a non-2xx answer or Slurm errors[]; `what` is e.g. "GET /jobs".
@@ -109,6 +111,7 @@ class RestBackend final : public Backend {
   bool prepared_ = false;
   sys::Endpoint endpoint_;
   RestToken token_;
+  bool token_found_ = false;
   const RestDialect* dialect_ = nullptr;
   std::vector<std::string> warnings_;
 

@@ -82,19 +82,25 @@ Expected<void> RestBackend::prepare() {
   auto endpoint = sys::parse_endpoint(url);
   if (!endpoint) return std::unexpected(endpoint.error());
   endpoint_ = *endpoint;
-  auto token = find_token(env_, fs_, config_.auth, fetch_);
-  if (!token) return std::unexpected(clean(token.error()));
-  token_ = std::move(*token);
+  if (!token_found_) {  // once: `scontrol token` is an RPC, not to be repeated while retrying
+    auto token = find_token(env_, fs_, config_.auth, fetch_);
+    if (!token) return std::unexpected(clean(token.error()));
+    token_ = std::move(*token);
+    token_found_ = true;
+  }
+  // Set-up is done only with a version: a failed discovery (slurmrestd down, an unknown pinned
+  // version) is asked again on the next call, never taken as done with no dialect.
+  auto chosen = choose_version(url);
+  if (!chosen) return std::unexpected(chosen.error());
+  dialect_ = *chosen;
   prepared_ = true;
+  return {};
+}
 
+Expected<const RestDialect*> RestBackend::choose_version(const std::string& url) {
   std::string wanted = env_.get("JOBGEN_REST_API_VERSION").value_or("");
   if (wanted.empty()) wanted = config_.api_version;
-  if (!wanted.empty()) {
-    auto d = find_dialect(wanted);
-    if (!d) return std::unexpected(d.error());
-    dialect_ = *d;
-    return {};
-  }
+  if (!wanted.empty()) return find_dialect(wanted);
   // Discovery: the versions the server documents, else probe ping from the newest.
   auto doc = send("GET", "/openapi/v3", "", true);
   if (!doc) return std::unexpected(doc.error());
@@ -102,18 +108,18 @@ Expected<void> RestBackend::prepare() {
     return std::unexpected(answer_error(*doc, {}, "GET /openapi/v3"));
   std::vector<std::string> offered;
   if (doc->status == 200) offered = versions_in_openapi(doc->body);
-  dialect_ = choose_dialect(offered);
-  if (!dialect_ && offered.empty()) {
+  const RestDialect* chosen = choose_dialect(offered);
+  if (!chosen && offered.empty()) {
     auto all = rest_dialects();
-    for (auto it = all.rbegin(); it != all.rend() && !dialect_; ++it) {
+    for (auto it = all.rbegin(); it != all.rend() && !chosen; ++it) {
       auto ping = send("GET", "/slurm/" + std::string(it->version) + "/ping", "", true);
       if (!ping) return std::unexpected(ping.error());
       if (ping->status == 401 || ping->status == 403)
         return std::unexpected(answer_error(*ping, {}, "GET ping"));
-      if (ping->status == 200) dialect_ = &*it;
+      if (ping->status == 200) chosen = &*it;
     }
   }
-  if (!dialect_) {
+  if (!chosen) {
     std::string served;
     for (const auto& v : offered) served += (served.empty() ? "" : ", ") + v;
     return fail("slurmrestd at " + util::redact_url(url) + " offers " +
@@ -121,7 +127,7 @@ Expected<void> RestBackend::prepare() {
                 "; jobgen speaks " + supported_versions_text() +
                 " (the server must load one of them, e.g. slurmrestd -s openapi/v0.0.38)");
   }
-  return {};
+  return chosen;
 }
 
 Expected<const RestDialect*> RestBackend::dialect() {
