@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A job spec with two stages becomes an afterok chain: the second job depends on the first
 # (scontrol Dependency=afterok:<first>), waits with reason Dependency (explained by jobgen
-# status), and both complete in order. --after JOBID chains onto an existing job.
+# status), and both complete in order. --after JOBID chains onto an existing job. A chain whose
+# first stage fails leaves no job behind waiting forever (DependencyNeverSatisfied): Slurm cancels
+# the second (--kill-on-invalid-dep=yes; over REST its flag), through both backends.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=submit_lib.sh
 source "$(dirname "$0")/submit_lib.sh"
@@ -36,4 +38,20 @@ end1=$(job_field "$first" EndTime)
 echo "ok: chain $first -> $second ($dep)"
 wait_state "$third" RUNNING COMPLETED
 echo "ok: --after $second: $third ($dep3)"
+
+write_spec failing.yaml jg-chain-fail 'bash -c "sleep 1; exit 3"' "stages:" "  - name: first" \
+  "  - name: second"
+for backend in cli rest; do
+  [[ $backend == cli || -n ${SLURMRESTD_URL:-} ]] || continue
+  out=$("$JOBGEN" submit failing.yaml --target rtx2080ti --gpus 1 --launcher python --json \
+    --backend "$backend") || fail "$backend: submit of the failing two-stage spec failed"
+  read -r first second < <(python3 -c '
+import json, sys
+print(" ".join(j["job_id"] for j in json.loads(sys.stdin.read())["jobs"]))' <<<"$out")
+  SUBMITTED+=("$first" "$second")
+  wait_state "$first" FAILED
+  wait_state "$second" CANCELLED
+  echo "ok: $backend: stage 1 ($first) FAILED, so Slurm cancelled stage 2 ($second):" \
+    "$(job_field "$second" Reason)"
+done
 echo "PASS"

@@ -168,6 +168,22 @@ TEST_CASE("encode_submit: array, dependency, account/qos, working dir and refusa
       json::parse(*encode_submit(v("v0.0.38"), o, SubmitBody{"#!/bin/sh\n", {}, "/other", ""}));
   CHECK(doc["job"]["array"] == "0-11%4");
   CHECK(doc["job"]["dependency"] == "afterok:123");
+  // Cancelled by Slurm when the dependency can never be met (a failed stage), as sbatch's
+  // --kill-on-invalid-dep=yes: v0.0.38's key, v0.0.39+'s job flag.
+  CHECK(doc["job"]["kill_on_invalid_dependency"] == true);
+  CHECK_FALSE(doc["job"].contains("flags"));
+  for (const char* version : {"v0.0.39", "v0.0.40", "v0.0.44"}) {
+    auto newer =
+        json::parse(*encode_submit(v(version), o, SubmitBody{"#!/bin/sh\n", {}, "/w", ""}));
+    CHECK(newer["job"]["flags"] == json::array({"KILL_INVALID_DEPENDENCY"}));
+    CHECK_FALSE(newer["job"].contains("kill_on_invalid_dependency"));
+  }
+  auto alone = o;
+  alone.dependency.clear();
+  auto plain =
+      json::parse(*encode_submit(v("v0.0.44"), alone, SubmitBody{"#!/bin/sh\n", {}, "/w", ""}));
+  CHECK_FALSE(plain["job"].contains("flags"));
+  CHECK_FALSE(plain["job"].contains("dependency"));
   CHECK(doc["job"]["account"] == "ml");
   CHECK(doc["job"]["qos"] == "gpu");
   CHECK(doc["job"]["standard_error"] == "logs/%x-%j.err");

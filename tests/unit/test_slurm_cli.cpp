@@ -68,6 +68,13 @@ TEST_CASE("squeue --json of Slurm 22.05: states, exit codes, arrays, reasons") {
   CHECK(dependent.reason == "Dependency");
   CHECK(dependent.dependency == "afterok:7(unfulfilled)");
   CHECK(explain_reason(dependent) == "waiting for job 7 to finish successfully");
+  // Job 7 failed: pending for good, or (jobgen asks for it) cancelled by Slurm.
+  JobInfo orphan = dependent;
+  orphan.reason = "DependencyNeverSatisfied";
+  CHECK(explain_reason(orphan).starts_with("will never start: a job it depends on did not"));
+  orphan.state = JobState::cancelled;
+  CHECK(explain_reason(orphan) == "cancelled by Slurm: a job it depended on did not succeed");
+  CHECK(describe(orphan, 0, {}) == "CANCELLED by Slurm: a job it depended on did not succeed");
 
   // Array 10 with 4 tasks: each task has its own Slurm job number; "10" names all of them.
   int tasks = 0;
@@ -292,7 +299,8 @@ TEST_CASE("CLI backend: sbatch gets the script on stdin; errors are explained") 
   auto submitted = backend.submit(request);
   REQUIRE(submitted);
   CHECK(submitted->job_id == "123");
-  CHECK(runner.argv_of(0) == "sbatch --parsable --dependency=afterok:120");
+  CHECK(runner.argv_of(0) ==
+        "sbatch --parsable --dependency=afterok:120 --kill-on-invalid-dep=yes");
   CHECK(runner.commands[0].stdin_text == request.script);
   CHECK(runner.commands[0].timeout.count() > 0);
 
@@ -323,7 +331,8 @@ TEST_CASE("CLI backend: sbatch gets the script on stdin; errors are explained") 
   runner.answer(0, "125\n");
   request.test_only = false;
   REQUIRE(backend.submit(request));
-  CHECK(runner.argv_of(3) == "sbatch --parsable --dependency=afterok:120");
+  CHECK(runner.argv_of(3) ==
+        "sbatch --parsable --dependency=afterok:120 --kill-on-invalid-dep=yes");
   CHECK_FALSE(runner.env_seen(3, "SLURM_JWT"));
   CHECK(runner.env_seen(3, "JOBGEN_TEST_KEEP") == "kept");
   ::unsetenv("SLURM_JWT");

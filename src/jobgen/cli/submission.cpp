@@ -86,7 +86,10 @@ void print_dry_run(Context& ctx, const SubmitFlags& opts, bool local, const Prep
                    const std::string& script) {
   std::vector<std::string> argv{"sbatch", "--parsable"};
   if (opts.test_only) argv.emplace_back("--test-only");
-  if (!dependency.empty()) argv.push_back("--dependency=" + dependency);
+  if (!dependency.empty()) {
+    argv.push_back("--dependency=" + dependency);
+    argv.emplace_back(job::kKillOnInvalidDep);
+  }
   ctx.out << "# "
           << (local ? "local runner: /bin/bash SCRIPT in the background"
                     : sys::format_command(argv) + " < SCRIPT")

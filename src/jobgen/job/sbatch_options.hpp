@@ -10,9 +10,15 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace jobgen::job {
+
+// Sent with every --dependency jobgen writes (script, sbatch command line, REST flags): Slurm then
+// cancels a job whose dependency can never be met (a failed earlier stage) instead of leaving it
+// pending forever, which is what a user of a chain expects and what many sites' defaults omit.
+inline constexpr std::string_view kKillOnInvalidDep = "--kill-on-invalid-dep=yes";
 
 struct SbatchOptions {
   std::string job_name;
@@ -29,13 +35,13 @@ struct SbatchOptions {
   std::string exclude;                     // --exclude, a hostlist
   std::string qos;
   std::string account;
-  std::string output;                              // --output pattern, e.g. "logs/%x-%j.out"
-  std::string error;                               // --error pattern
-  bool open_mode_append = true;                    // --open-mode=append
-  std::string signal;                              // --signal, e.g. "B:USR1@120"
-  std::string array;                               // --array, e.g. "0-11%4"
-  std::string dependency;                          // --dependency, e.g. "afterok:123"
-  std::string working_dir;                         // --chdir / current_working_directory
+  std::string output;            // --output pattern, e.g. "logs/%x-%j.out"
+  std::string error;             // --error pattern
+  bool open_mode_append = true;  // --open-mode=append
+  std::string signal;            // --signal, e.g. "B:USR1@120"
+  std::string array;             // --array, e.g. "0-11%4"
+  std::string dependency;        // --dependency, e.g. "afterok:123"; always with kKillOnInvalidDep
+  std::string working_dir;       // --chdir / current_working_directory
   std::map<std::string, std::string> environment;  // extra exported variables
   // --no-requeue: Slurm must not requeue the job itself (on a node failure, or when preempted
   // with PreemptMode=REQUEUE); the job ends NODE_FAIL/PREEMPTED and jobgen's recovery decides

@@ -63,6 +63,9 @@ Expected<std::vector<std::string>> sbatch_directives(const job::SbatchOptions& o
   add("account", o.account);
   add("array", o.array);
   add("dependency", o.dependency);
+  // A dependency that can never be met (a failed stage) cancels the job instead of leaving it
+  // pending forever with reason DependencyNeverSatisfied.
+  if (!o.dependency.empty()) lines.emplace_back(std::string(job::kKillOnInvalidDep));
   add("chdir", o.working_dir);
   add("output", o.output);
   add("error", o.error);

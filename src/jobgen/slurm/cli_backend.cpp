@@ -119,6 +119,7 @@ Expected<SubmitResult> CliBackend::submit(const SubmitRequest& request) {
   if (!request.options.dependency.empty() &&
       !contains(request.script, "--dependency=" + request.options.dependency)) {
     argv.push_back("--dependency=" + request.options.dependency);
+    argv.emplace_back(job::kKillOnInvalidDep);
   }
   auto result = run(argv, request.script);
   if (!result) {

@@ -72,7 +72,6 @@ Expected<void> put_names(const job::SbatchOptions& o, const SubmitBody& body, js
   text("standard_output", o.output);
   text("standard_error", o.error);
   text("array", o.array);
-  text("dependency", o.dependency);
   text("comment", body.comment);
   std::string cwd = o.working_dir.empty() ? body.working_dir : o.working_dir;
   if (cwd.empty())
@@ -155,6 +154,19 @@ json node_list(std::string_view hostlist) {
   return nodes;
 }
 
+// What the job waits for (--dependency), and that Slurm cancels it when that can never be met
+// (--kill-on-invalid-dep=yes, as the rendered script says): a failed stage leaves no job behind
+// that waits forever.
+void put_dependency(const RestDialect& d, const job::SbatchOptions& o, json& job) {
+  if (o.dependency.empty()) return;
+  job["dependency"] = o.dependency;
+  if (d.job_flags) {
+    job["flags"] = json::array({"KILL_INVALID_DEPENDENCY"});
+  } else {
+    job["kill_on_invalid_dependency"] = true;
+  }
+}
+
 // Where the job may run and whether Slurm requeues it: --nodelist, --no-requeue, --constraint,
 // --exclude. A version that cannot pin or exclude nodes refuses the request.
 Expected<void> put_placement(const RestDialect& d, const job::SbatchOptions& o, json& job) {
@@ -211,6 +223,7 @@ Expected<std::string> encode_submit(const RestDialect& d, const job::SbatchOptio
   JOBGEN_TRY(put_limits(d, o, job));
   JOBGEN_TRY(put_signal(d, o, job, notes));
   JOBGEN_TRY(put_placement(d, o, job));
+  put_dependency(d, o, job);
   put_environment(d, o, body, job);
 
   json doc = json::object();

@@ -11,16 +11,16 @@ namespace {
 using enum ExitCodeFormat;
 
 // clang-format off
-//                         script  env    noval  tres   minmax mempt  killw  omode  reqnd  rqbool state  exit        times  uts    nodes_since
+//                         script  env    noval  tres   minmax mempt  killw  omode  reqnd  rqbool flags  state  exit        times  uts    nodes_since
 constexpr std::array kDialects{
-    RestDialect{"v0.0.38", 38, false, false, false, false, false, false, false, false, false, false, false, raw_int,    false, false, true},
-    RestDialect{"v0.0.39", 39, false, true,  true,  true,  true,  true,  true,  true,  true,  true,  false, raw_noval,  false, false, false},
-    RestDialect{"v0.0.40", 40, false, true,  true,  true,  true,  true,  true,  true,  true,  true,  true,  structured, true,  true,  false},
-    RestDialect{"v0.0.41", 41, true,  true,  true,  true,  true,  true,  true,  true,  true,  true,  true,  structured, true,  true,  false},
-    RestDialect{"v0.0.42", 42, true,  true,  true,  true,  true,  true,  true,  true,  true,  true,  true,  structured, true,  false, false},
-    RestDialect{"v0.0.43", 43, true,  true,  true,  true,  true,  true,  true,  true,  true,  true,  true,  structured, true,  false, false},
+    RestDialect{"v0.0.38", 38, false, false, false, false, false, false, false, false, false, false, false, false, raw_int,    false, false, true},
+    RestDialect{"v0.0.39", 39, false, true,  true,  true,  true,  true,  true,  true,  true,  true,  true,  false, raw_noval,  false, false, false},
+    RestDialect{"v0.0.40", 40, false, true,  true,  true,  true,  true,  true,  true,  true,  true,  true,  true,  structured, true,  true,  false},
+    RestDialect{"v0.0.41", 41, true,  true,  true,  true,  true,  true,  true,  true,  true,  true,  true,  true,  structured, true,  true,  false},
+    RestDialect{"v0.0.42", 42, true,  true,  true,  true,  true,  true,  true,  true,  true,  true,  true,  true,  structured, true,  false, false},
+    RestDialect{"v0.0.43", 43, true,  true,  true,  true,  true,  true,  true,  true,  true,  true,  true,  true,  structured, true,  false, false},
     // Slurm 25.11: every field jobgen sends or reads is as in v0.0.43 (tests/shared/test_rest_contract.cpp)
-    RestDialect{"v0.0.44", 44, true,  true,  true,  true,  true,  true,  true,  true,  true,  true,  true,  structured, true,  false, false},
+    RestDialect{"v0.0.44", 44, true,  true,  true,  true,  true,  true,  true,  true,  true,  true,  true,  true,  structured, true,  false, false},
 };
 // clang-format on
 

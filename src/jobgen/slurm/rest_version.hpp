@@ -7,6 +7,7 @@
 // documents. v0.0.39 (23.02) and v0.0.40 (23.11) have no spec file here; their rows follow
 // slurm-notes.md and are tested by hand-written expectations. v0.0.40-42 as Slurm 24.11.5 serves
 // them were run live (`make test-slurm24`); its answers are in tests/data/rest/*-24.11.json.
+// v0.0.42-44 as Slurm 26.05.5 serves them are run live too (`make test-slurm26`).
 #pragma once
 
 #include <span>
@@ -41,6 +42,10 @@ struct RestDialect {
   // "requeue" key as sbatch's --requeue flag whatever the value, and takes "no_requeue", which is
   // not in its OpenAPI spec, as --no-requeue (both checked live: Requeue=1 and Requeue=0).
   bool requeue_bool;
+  // flags: ["KILL_INVALID_DEPENDENCY"] (v0.0.39+) instead of v0.0.38's
+  // "kill_on_invalid_dependency": true, for a job whose dependency can never be met to be
+  // cancelled rather than wait forever (sbatch --kill-on-invalid-dep=yes).
+  bool job_flags;
   // Responses.
   bool job_state_array;  // ["RUNNING", flags...] instead of "RUNNING"
   ExitCodeFormat exit_code;
