@@ -5,7 +5,9 @@
 # <= 2 at the same effective batch in at most 3 attempts, the retries resuming from the checkpoint
 # marker the first attempt wrote; status shows the run's history. A spec without `recover:` is not
 # retried by a plain `watch`. `jobgen calibrate` then learns from the attempts that ran out of
-# GPU memory. Out of memory at micro-batch 1, the retry turns activation checkpointing on.
+# GPU memory. Out of memory at micro-batch 1, the retry turns activation checkpointing on. A
+# two-stage run's second stage, cancelled by Slurm when the first fails, is submitted again after
+# the first stage's retry.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=submit_lib.sh
 source "$(dirname "$0")/submit_lib.sh"
@@ -119,4 +121,38 @@ log=$(ls logs/jg-ckpt-"${ckpt_retries[0]}".out)
 grep -q "micro_batch=1 grad_accum=4 checkpointing=true attempt=2" "$log" ||
   fail "the retry's settings: $(cat "$log")"
 echo "ok: OOM at micro-batch 1 -> checkpointing on (${ckpt} ${ckpt_retries[*]})"
+
+# A two-stage run whose first stage runs out of GPU memory: Slurm cancels the second stage
+# (DependencyNeverSatisfied, --kill-on-invalid-dep=yes), and recovery submits it again after the
+# first stage's retry, so the run still ends with both stages done.
+write_spec stages.yaml jg-stages "bash train.sh {{micro_batch}} {{grad_accum}}" \
+  "micro_batch: 4" "effective_batch: 32" "grad_checkpointing: off" "recover: true" \
+  "stages:" "  - name: first" "  - name: second" "    command: 'echo second stage ran'"
+out=$("$JOBGEN" submit stages.yaml --target rtx2080ti --gpus 1 --launcher python --json) ||
+  fail "submit of the two-stage spec failed"
+read -r s1 s2 < <(python3 -c '
+import json, sys
+print(" ".join(j["job_id"] for j in json.loads(sys.stdin.read())["jobs"]))' <<<"$out")
+SUBMITTED+=("$s1" "$s2")
+set +e
+timeout 120 "$JOBGEN" watch --interval 0.3 --max-interval 1 "$s1" "$s2" >stages.out 2>stages.err
+code=$?
+set -e
+mapfile -t stage_retries < <(sed -n 's/.*resubmitted as job \([0-9]*\).*/\1/p' stages.err)
+SUBMITTED+=("${stage_retries[@]}")
+[[ $code -eq 0 ]] || fail "watch --recover of the two-stage run exited $code: $(cat stages.err)"
+((${#stage_retries[@]} == 2)) || fail "expected 2 retries (each stage once): $(cat stages.err)"
+first_retry=${stage_retries[0]} second_retry=${stage_retries[1]}
+grep -q "job $s2 (attempt 1/3) ended CANCELLED: a job it waited for failed" stages.err ||
+  fail "stage 2's cancellation not reported: $(cat stages.err)"
+grep -q "submitting it again after that job's retry, job $first_retry; resubmitted as job $second_retry" \
+  stages.err || fail "stage 2 not resubmitted after job $first_retry: $(cat stages.err)"
+[[ $(job_field "$first_retry" JobState) == COMPLETED && $(job_field "$second_retry" JobState) == COMPLETED ]] ||
+  fail "the retries did not complete: $first_retry $(job_field "$first_retry" JobState), $second_retry $(job_field "$second_retry" JobState)"
+start2=$(job_field "$second_retry" StartTime)
+end1=$(job_field "$first_retry" EndTime)
+[[ ! $start2 < $end1 ]] || fail "stage 2's retry started ($start2) before stage 1's ended ($end1)"
+log=$(job_field "$second_retry" StdOut)
+grep -q "second stage ran" "$log" || fail "stage 2's retry log $log: $(cat "$log")"
+echo "ok: two stages: $s1 OOM -> $first_retry; $s2 cancelled by Slurm -> $second_retry after it"
 echo "PASS"

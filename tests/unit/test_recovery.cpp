@@ -74,6 +74,13 @@ TEST_CASE("classifier: states, host OOM, node failure") {
   CHECK(classify("", JobState::timeout).kind == FailureKind::timeout);
   CHECK(classify("", JobState::preempted).kind == FailureKind::preempted);
   CHECK(classify("", JobState::cancelled).kind == FailureKind::cancelled);
+  // Cancelled by Slurm because the stage before it failed (--kill-on-invalid-dep=yes).
+  const auto orphan =
+      run::classify_failure("", {JobState::cancelled, "DependencyNeverSatisfied", 0, ""});
+  CHECK(orphan.kind == FailureKind::dependency);
+  CHECK(orphan.evidence == "CANCELLED (DependencyNeverSatisfied)");
+  CHECK(run::classify_failure("", {JobState::pending, "DependencyNeverSatisfied", {}, ""}).kind ==
+        FailureKind::unknown);
   CHECK(classify("", JobState::completed).kind == FailureKind::none);
   const auto nf = classify("", JobState::node_fail, "classt[07-08]");
   CHECK(nf.kind == FailureKind::node_fail);
@@ -136,8 +143,9 @@ TEST_CASE("the checkpoint-signal line is the one the script prints") {
 }
 
 TEST_CASE("failure kinds round-trip their ledger names") {
-  for (auto k : {FailureKind::gpu_oom, FailureKind::host_oom, FailureKind::timeout,
-                 FailureKind::preempted, FailureKind::node_fail, FailureKind::other}) {
+  for (auto k :
+       {FailureKind::gpu_oom, FailureKind::host_oom, FailureKind::timeout, FailureKind::preempted,
+        FailureKind::node_fail, FailureKind::dependency, FailureKind::other}) {
     CHECK(run::parse_failure_kind(run::to_string(k)) == k);
   }
   CHECK_FALSE(run::parse_failure_kind("nonsense"));
@@ -310,6 +318,24 @@ TEST_CASE("policy: host memory, time-outs, node failures") {
   CHECK(d.next.exclude == "classt03,classt07");
   CHECK(d.line.starts_with("NODE_FAIL on classt07: excluding classt07"));
   CHECK_FALSE(run::decide_recovery(failure(FailureKind::node_fail), excluded, facts(64)).retry);
+}
+
+TEST_CASE("policy: a stage cancelled because the one before it failed waits for that one's retry") {
+  auto f = facts(64);
+  auto current = settings(16, 4);
+  auto d = run::decide_recovery(failure(FailureKind::dependency), current, f);
+  CHECK_FALSE(d.retry);  // the stage before was not resubmitted: nothing to wait for
+  CHECK(d.line == "gave up: a job it waited for failed and was not resubmitted");
+  f.dependency_retry = "812";
+  d = run::decide_recovery(failure(FailureKind::dependency), current, f);
+  REQUIRE(d.retry);
+  CHECK(d.next.after == "812");
+  CHECK(d.next.micro_batch == 16);  // its own settings: it never ran
+  CHECK(d.next.grad_accum == 4);
+  CHECK(d.line ==
+        "a job it waited for failed; submitting it again after that job's retry, job 812");
+  f.attempt = 3;  // bounded like every other retry
+  CHECK_FALSE(run::decide_recovery(failure(FailureKind::dependency), current, f).retry);
 }
 
 TEST_CASE("an attempt's batch settings replace the row's; the learning rate follows the batch") {

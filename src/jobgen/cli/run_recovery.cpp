@@ -70,6 +70,41 @@ run::RunFacts run_facts(const JobSession& s, const JobRequest& job, const ledger
   return f;
 }
 
+// A later stage Slurm cancelled because the job it waited for did not succeed.
+bool cancelled_for_dependency(const slurm::JobInfo& info) {
+  return info.state == slurm::JobState::cancelled && info.reason == "DependencyNeverSatisfied";
+}
+
+// The ledger record of the one job `info` waited for; nullopt when there is none to go by (no id,
+// several, not jobgen's), or the ledger cannot say now (asked again next poll: `decided` false).
+struct Awaited {
+  std::optional<ledger::JobRecord> record;
+  bool decided = true;  // its own recovery has been decided (failure recorded)
+};
+Awaited awaited_job(JobSession& s, const slurm::JobInfo& info) {
+  const std::string ids = slurm::dependency_ids(info.dependency);
+  if (ids.empty() || ids.find(',') != std::string::npos) return {};
+  auto records = s.ledger->find(ids, s.scope());
+  if (!records) return {std::nullopt, false};
+  if (records->empty()) return {};
+  return {records->back(), !records->back().failure.empty()};
+}
+
+// The newest attempt of the awaited job's run after it, i.e. what replaced it ("" = none).
+std::string retry_of(JobSession& s, const ledger::JobRecord& awaited) {
+  auto attempts = s.ledger->run_attempts(awaited.run_id.empty() ? awaited.tag : awaited.run_id);
+  std::string newest;
+  int best = awaited.attempt;
+  if (!attempts) return newest;
+  for (const auto& a : *attempts) {
+    if (a.attempt > best && !a.job_id.empty()) {
+      best = a.attempt;
+      newest = a.job_id;
+    }
+  }
+  return newest;
+}
+
 class Recoverer {
  public:
   Recoverer(Context& ctx, JobSession& s, const RecoverySettings& settings)
@@ -87,7 +122,12 @@ class Recoverer {
     ctx_.err << fmt::format("jobgen: job {} (attempt {}/{}) ended {}: {} ({})\n", r.job_id,
                             r.attempt, limit, slurm::to_string(view.info.state),
                             run::describe(failure.kind), failure.evidence);
-    auto retry = decide_and_submit(r, failure, limit);
+    std::string dependency_retry;
+    if (failure.kind == run::FailureKind::dependency) {
+      if (auto awaited = awaited_job(s_, view.info).record)
+        dependency_retry = retry_of(s_, *awaited);
+    }
+    auto retry = decide_and_submit(r, failure, limit, dependency_retry);
     if (!retry) {
       finish(r, failure, "gave up: " + retry.error().message);
       return std::nullopt;
@@ -106,7 +146,8 @@ class Recoverer {
 
   // Errors are reasons to give up (recorded by the caller); nullopt: the policy gave up.
   Expected<std::optional<Retry>> decide_and_submit(const ledger::JobRecord& r,
-                                                   const run::Failure& failure, int limit) {
+                                                   const run::Failure& failure, int limit,
+                                                   const std::string& dependency_retry) {
     JOBGEN_TRY_ASSIGN(RecordedRequest recorded, parse_request_json(r.request_json));
     if (!s_.profile || !s_.catalog || s_.profile->name != r.cluster)
       return invalid("the job ran on cluster '" + r.cluster + "': watch with --profile " +
@@ -115,7 +156,8 @@ class Recoverer {
     JobRequestOptions opts = recorded.options;
     JOBGEN_TRY_ASSIGN(JobRequest planned,
                       build_job_request(ctx_, opts, *s_.profile, *s_.catalog, local));
-    const run::RunFacts facts = run_facts(s_, planned, r, limit);
+    run::RunFacts facts = run_facts(s_, planned, r, limit);
+    facts.dependency_retry = dependency_retry;
     const run::Decision decision = run::decide_recovery(failure, recorded.settings, facts);
     if (!decision.retry) {
       finish(r, failure, decision.line);
@@ -131,10 +173,10 @@ class Recoverer {
     auto spec_text = ctx_.fs.read_file(opts.jobspec);
     const SubmitFlags flags{false, false, false, true, opts.jobspec};
     const RunInfo run{r.run_id.empty() ? r.tag : r.run_id, r.attempt + 1, limit};
-    JOBGEN_TRY_ASSIGN(
-        const Submitted submitted,
-        submit_stages(ctx_, flags, s_, job, *backend,
-                      spec_text ? std::optional(*spec_text) : std::nullopt, prepared, "", run));
+    JOBGEN_TRY_ASSIGN(const Submitted submitted,
+                      submit_stages(ctx_, flags, s_, job, *backend,
+                                    spec_text ? std::optional(*spec_text) : std::nullopt, prepared,
+                                    decision.next.after, run));
     if (submitted.empty()) return invalid("the retry was not submitted");
     const std::string id = submitted.back().second;
     finish(r, failure,
@@ -157,7 +199,15 @@ std::vector<Retry> recover_failed(Context& ctx, JobSession& session,
                                   const RecoverySettings& settings, SettledAttempts& settled) {
   std::vector<Retry> retries;
   Recoverer recoverer(ctx, session, settings);
-  for (const auto& view : views) {
+  // Stages Slurm cancelled because the one before them failed go last, once that one's own retry
+  // is decided (this poll or a later one): they are submitted again after it.
+  std::vector<const slurm::JobView*> ordered;
+  for (const auto& view : views)
+    if (!cancelled_for_dependency(view.info)) ordered.push_back(&view);
+  for (const auto& view : views)
+    if (cancelled_for_dependency(view.info)) ordered.push_back(&view);
+  for (const slurm::JobView* v : ordered) {
+    const slurm::JobView& view = *v;
     // COMPLETED jobs too: a training that saved and exited at the checkpoint signal before the
     // time limit ends COMPLETED without having finished (run/failure.hpp).
     if (view.vanished || view.unconfirmed || !slurm::is_finished(view.info.state) ||
@@ -165,6 +215,7 @@ std::vector<Retry> recover_failed(Context& ctx, JobSession& session,
       continue;
     if (view.tracked_id.empty() || view.tracked_id.find('_') != std::string::npos) continue;
     if (settled.contains(view.tracked_id)) continue;
+    if (cancelled_for_dependency(view.info) && !awaited_job(session, view.info).decided) continue;
     auto records = session.ledger->find(view.tracked_id, session.scope());
     if (!records) {
       warn(ctx, records.error().message);

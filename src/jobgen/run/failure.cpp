@@ -12,13 +12,14 @@ namespace {
 
 using Kind = FailureKind;
 
-constexpr std::array<std::pair<Kind, std::string_view>, 9> kNames{{
+constexpr std::array<std::pair<Kind, std::string_view>, 10> kNames{{
     {Kind::none, "none"},
     {Kind::gpu_oom, "gpu_oom"},
     {Kind::host_oom, "host_oom"},
     {Kind::timeout, "timeout"},
     {Kind::preempted, "preempted"},
     {Kind::node_fail, "node_fail"},
+    {Kind::dependency, "dependency"},
     {Kind::cancelled, "cancelled"},
     {Kind::other, "other"},
     {Kind::unknown, "unknown"},
@@ -126,6 +127,8 @@ std::string_view describe(FailureKind kind) {
       return "preempted";
     case Kind::node_fail:
       return "node failure";
+    case Kind::dependency:
+      return "a job it waited for failed";
     case Kind::cancelled:
       return "cancelled";
     case Kind::other:
@@ -150,6 +153,8 @@ Failure classify_failure(std::string_view log_tail, const Ending& ending) {
       if (stopped_at_signal(log_tail)) return signal_stop(state);
       return {Kind::none, state, ""};
     case JobState::cancelled:
+      if (ending.reason == "DependencyNeverSatisfied")
+        return {Kind::dependency, state + " (DependencyNeverSatisfied)", ""};
       return {Kind::cancelled, state, ""};
     case JobState::timeout:
       return {Kind::timeout, state, ""};

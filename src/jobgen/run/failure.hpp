@@ -18,7 +18,10 @@
 //   node_fail  state NODE_FAIL, or a log saying the job or a step was cancelled DUE TO NODE
 //              FAILURE / "Node failure on X" (`node` names the failed node when known, else the
 //              job's nodes)
-//   cancelled  state CANCELLED (somebody asked for it: never recovered)
+//   dependency state CANCELLED with reason DependencyNeverSatisfied: Slurm cancelled it because
+//              the job it waited for (a stage before it, afterok) did not succeed; jobgen asks
+//              for that (--kill-on-invalid-dep=yes)
+//   cancelled  state CANCELLED otherwise (somebody asked for it: never recovered)
 //   other      any other ending (FAILED without a recognised message, BOOT_FAIL, DEADLINE, ...)
 //   unknown    the job has not ended, or its ending is not known (UNKNOWN, an unreadable log of a
 //              FAILED job classifies as `other`): never a guess
@@ -48,6 +51,7 @@ enum class FailureKind {
   timeout,
   preempted,
   node_fail,
+  dependency,
   cancelled,
   other,
   unknown

@@ -180,6 +180,16 @@ Decision decide_recovery(const Failure& failure, const AttemptSettings& current,
       return continuation(failure.evidence, current, facts);
     case FailureKind::node_fail:
       return node_fail(failure, current, facts);
+    case FailureKind::dependency:
+      if (facts.dependency_retry.empty())
+        return give_up("a job it waited for failed and was not resubmitted");
+      {
+        AttemptSettings next = current;
+        next.after = facts.dependency_retry;
+        return {true, next,
+                "a job it waited for failed; submitting it again after that job's retry, job " +
+                    next.after};
+      }
     default:
       return give_up(std::string(describe(failure.kind)));
   }

@@ -17,6 +17,8 @@
 // - timeout, preempted: the same settings again, resuming from the latest checkpoint, when the
 //   job spec says the command can resume; else give up ("not resumable").
 // - node_fail: the same settings, excluding the failed node(s) (added to earlier exclusions).
+// - dependency (a later stage Slurm cancelled because the stage before it failed): the same
+//   settings again, waiting (afterok) for the job that replaced the failed one; none: give up.
 // - cancelled, other, unknown, none: give up (nothing to change that would help).
 // - Arrays (sweeps) are not recovered.
 // A retry resumes from the latest checkpoint whenever the job spec says the command can resume.
@@ -42,6 +44,7 @@ struct AttemptSettings {
   std::optional<int64_t> mem_mib;  // --mem per node; nullopt = as the plan renders it
   std::string exclude;             // --exclude hostlist ("" = none)
   bool resume = false;             // the command resumes from its latest checkpoint
+  std::string after;               // the attempt waits for this job (afterok); "" = nothing
 };
 
 // What the policy needs to know about the run besides the failure.
@@ -57,6 +60,9 @@ struct RunFacts {
   int64_t node_memory_mib = 0;        // memory of one node of the job's group; 0 = unknown
   int64_t planned_mem_mib = 0;        // what the plan's request amounts to per node; 0 = unknown
   std::vector<plan::BatchOption> options;  // plan::batch_options for the row
+  // dependency: the newest attempt of the run of the job this one waited for, when that run was
+  // retried ("" = it was not).
+  std::string dependency_retry;
 };
 
 struct Decision {

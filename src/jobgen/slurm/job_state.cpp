@@ -43,7 +43,8 @@ std::string plural(int n, std::string_view thing) {
   return s;
 }
 
-// "afterok:7(unfulfilled),afterany:8" -> "7, 8" (the job ids only).
+}  // namespace
+
 std::string dependency_ids(std::string_view dependency) {
   std::string ids;
   std::size_t pos = 0;
@@ -67,8 +68,6 @@ std::string dependency_ids(std::string_view dependency) {
   }
   return ids;
 }
-
-}  // namespace
 
 std::string to_string(JobState state) {
   for (const auto& s : kStates) {

@@ -32,6 +32,9 @@ using GresNames = std::map<std::string, std::string, std::less<>>;
 // Empty for "None" / "".
 std::string explain_reason(const JobInfo& job, const GresNames& names = {});
 
+// "afterok:7(unfulfilled),afterany:8" -> "7, 8": the job ids of Slurm's Dependency field.
+std::string dependency_ids(std::string_view dependency);
+
 // Splits Slurm's exit status pair "2:0" / raw wait status: exit code and terminating signal.
 struct ExitStatus {
   int code = 0;
