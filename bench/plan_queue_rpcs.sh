@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Cost of queue-aware planning: slurmctld RPCs (sdiag, reset before each run) and wall time of
-# `jobgen plan --queue` with N jobs queued (default 1,000 held jobs: pending, so they are queue
-# depth), over the Slurm CLI (sinfo + squeue + one sbatch --test-only per node group) and over
-# slurmrestd (GET /nodes + GET /jobs). The issue's budget: <= 2 + (node groups) RPCs, <= 300 ms.
+# `jobgen plan --queue` with N jobs queued (default 1,000 one-GPU L40S jobs pending behind two
+# blockers that hold every L40S GPU, so they are queue depth; held jobs would not be), over the
+# Slurm CLI (sinfo + squeue + one sbatch --test-only per node group) and over slurmrestd
+# (GET /nodes + GET /jobs). The issue's budget: <= 2 + (node groups) RPCs, <= 300 ms.
 # For comparison: the same plan with --no-queue (no RPCs at all).
 # Usage: bench/plan_queue_rpcs.sh [N]   (see bench_lib.sh for the cluster)
 # shellcheck source-path=SCRIPTDIR source=bench_lib.sh
@@ -10,11 +11,21 @@ source "$(dirname "$0")/bench_lib.sh"
 N=${1:-1000}
 
 bench_spec 600
-# N separate jobs (not one array: an array waiting to run is one record in squeue), held so they
-# stay pending, each asking for one L40S GPU.
+# Two blockers take all 12 L40S GPUs; then N separate jobs (not one array: an array waiting to
+# run is one record in squeue), each asking for one L40S GPU, wait behind them (Resources,
+# Priority): a real queue, which held jobs are not (JobHeldUser is not in line).
 ids=()
+for node in classt21 classt22; do
+  ids+=("$(sbatch --parsable -p markov_gpu -w "$node" --gres=gpu:gpul40s:6 --time=1:00:00 \
+    -o /dev/null -J bench-blocker --wrap 'sleep 600')")
+done
+for ((i = 0; i < 100; i++)); do
+  [[ $(squeue -h -t R -n bench-blocker | wc -l) -eq 2 ]] && break
+  sleep 0.2
+done
+[[ $(squeue -h -t R -n bench-blocker | wc -l) -eq 2 ]] || { echo "bench: blockers did not start" >&2; exit 1; }
 for ((i = 0; i < N; i++)); do
-  ids+=("$(sbatch --parsable -H -p markov_gpu --gres=gpu:gpul40s:1 --time=1:00:00 -o /dev/null \
+  ids+=("$(sbatch --parsable -p markov_gpu --gres=gpu:gpul40s:1 --time=1:00:00 -o /dev/null \
     -J bench-queue --wrap 'sleep 600')")
 done
 export BENCH_JOBS=${ids[*]}
