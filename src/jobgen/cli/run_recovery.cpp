@@ -75,34 +75,41 @@ bool cancelled_for_dependency(const slurm::JobInfo& info) {
   return info.state == slurm::JobState::cancelled && info.reason == "DependencyNeverSatisfied";
 }
 
-// The ledger record of the one job `info` waited for; nullopt when there is none to go by (no id,
-// several, not jobgen's), or the ledger cannot say now (asked again next poll: `decided` false).
-struct Awaited {
-  std::optional<ledger::JobRecord> record;
-  bool decided = true;  // its own recovery has been decided (failure recorded)
-};
-Awaited awaited_job(JobSession& s, const slurm::JobInfo& info) {
-  const std::string ids = slurm::dependency_ids(info.dependency);
-  if (ids.empty() || ids.find(',') != std::string::npos) return {};
-  auto records = s.ledger->find(ids, s.scope());
-  if (!records) return {std::nullopt, false};
-  if (records->empty()) return {};
-  return {records->back(), !records->back().failure.empty()};
+// The ledger record of the one job a stage waited for, on the stage's own cluster and backend
+// (job ids repeat across clusters), newest first; nullopt when there is none to go by (no id,
+// several, not jobgen's, or the ledger cannot say).
+std::optional<ledger::JobRecord> awaited_job(JobSession& s, const slurm::JobInfo& info,
+                                             const ledger::JobRecord& stage) {
+  const std::string id = slurm::dependency_ids(info.dependency);
+  if (id.empty() || id.find(',') != std::string::npos) return std::nullopt;
+  auto records = s.ledger->find(id, ledger::Scope{stage.backend, stage.cluster});
+  if (!records || records->empty()) return std::nullopt;
+  return records->front();
 }
 
-// The newest attempt of the awaited job's run after it, i.e. what replaced it ("" = none).
+// A stage waits for the job it waited for to be handled first while that job is in this poll's
+// views without an ending yet (it will be handled in a later poll). Otherwise the stage is
+// handled now: a job handled earlier in this pass (the order puts it first), one that vanished,
+// or one this watch does not follow has had whatever recovery it will get.
+bool awaited_still_open(const std::vector<slurm::JobView>& views, const slurm::JobInfo& info) {
+  const std::string id = slurm::dependency_ids(info.dependency);
+  for (const auto& v : views) {
+    if (v.tracked_id != id) continue;
+    // A vanished job's outcome stays unknown: nothing more will be decided for it.
+    return !v.vanished && (v.unconfirmed || !slurm::is_finished(v.info.state));
+  }
+  return false;
+}
+
+// The newest attempt of the awaited job's run after it, i.e. what replaced it; "" when there is
+// none, or when that one has failed too (a stage must not wait for a job that cannot succeed).
 std::string retry_of(JobSession& s, const ledger::JobRecord& awaited) {
   auto attempts = s.ledger->run_attempts(awaited.run_id.empty() ? awaited.tag : awaited.run_id);
-  std::string newest;
-  int best = awaited.attempt;
-  if (!attempts) return newest;
-  for (const auto& a : *attempts) {
-    if (a.attempt > best && !a.job_id.empty()) {
-      best = a.attempt;
-      newest = a.job_id;
-    }
-  }
-  return newest;
+  if (!attempts) return "";
+  const ledger::JobRecord* newest = nullptr;
+  for (const auto& a : *attempts)
+    if (a.attempt > (newest ? newest->attempt : awaited.attempt) && !a.job_id.empty()) newest = &a;
+  return newest && newest->failure.empty() ? newest->job_id : "";
 }
 
 class Recoverer {
@@ -124,8 +131,7 @@ class Recoverer {
                             run::describe(failure.kind), failure.evidence);
     std::string dependency_retry;
     if (failure.kind == run::FailureKind::dependency) {
-      if (auto awaited = awaited_job(s_, view.info).record)
-        dependency_retry = retry_of(s_, *awaited);
+      if (auto awaited = awaited_job(s_, view.info, r)) dependency_retry = retry_of(s_, *awaited);
     }
     auto retry = decide_and_submit(r, failure, limit, dependency_retry);
     if (!retry) {
@@ -199,8 +205,8 @@ std::vector<Retry> recover_failed(Context& ctx, JobSession& session,
                                   const RecoverySettings& settings, SettledAttempts& settled) {
   std::vector<Retry> retries;
   Recoverer recoverer(ctx, session, settings);
-  // Stages Slurm cancelled because the one before them failed go last, once that one's own retry
-  // is decided (this poll or a later one): they are submitted again after it.
+  // Stages Slurm cancelled because the one before them failed go last, after that one's own
+  // recovery (this poll or a later one): they are submitted again after its retry.
   std::vector<const slurm::JobView*> ordered;
   for (const auto& view : views)
     if (!cancelled_for_dependency(view.info)) ordered.push_back(&view);
@@ -215,7 +221,7 @@ std::vector<Retry> recover_failed(Context& ctx, JobSession& session,
       continue;
     if (view.tracked_id.empty() || view.tracked_id.find('_') != std::string::npos) continue;
     if (settled.contains(view.tracked_id)) continue;
-    if (cancelled_for_dependency(view.info) && !awaited_job(session, view.info).decided) continue;
+    if (cancelled_for_dependency(view.info) && awaited_still_open(views, view.info)) continue;
     auto records = session.ledger->find(view.tracked_id, session.scope());
     if (!records) {
       warn(ctx, records.error().message);
