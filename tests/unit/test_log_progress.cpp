@@ -47,6 +47,11 @@ TEST_CASE("progress: tqdm slow steps (s/it), hour intervals, unknown rate and un
   CHECK(p.steps_per_s.value_or(0) == doctest::Approx(6.4));
   p = parse_progress(" 10%|#         | 100/1000 [00:10<01:30,  1.20kit/s]");
   CHECK(p.steps_per_s.value_or(0) == doctest::Approx(1200));
+  // 17 digits of hours is not a time (it overflowed the seconds; fuzz_log_progress found it).
+  p = parse_progress(" 45%|####5     | 450/1000 [11111111111111111:01:10<01:25, 6.40it/s]");
+  CHECK(p.step == 450);
+  CHECK_FALSE(p.elapsed_s);
+  CHECK(p.eta_s == 85);
 }
 
 TEST_CASE("progress: bars that count other things are not steps") {

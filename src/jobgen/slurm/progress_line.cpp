@@ -51,7 +51,9 @@ std::optional<int64_t> parse_interval(std::string_view text) {
   for (std::string_view rest = text; count < parts.size();) {
     std::size_t used = 0;
     const auto value = leading_int(rest, &used);
-    if (!value) return std::nullopt;
+    // At most 10^9 of any unit (hours included): more is not a time, and 18 digits of hours
+    // would overflow the seconds below (found by fuzz_log_progress).
+    if (!value || *value > 1'000'000'000) return std::nullopt;
     parts[count++] = *value;
     rest.remove_prefix(used);
     if (rest.empty()) break;
