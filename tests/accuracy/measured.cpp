@@ -193,6 +193,8 @@ Expected<MeasuredRow> read_row(const YAML::Node& n,
       TRY_ASSIGN(s.lora_dropout, as<double>(v, key, path));
     } else if (key == "model_loading") {
       TRY_ASSIGN(s.model_loading, est::parse_model_loading(v.as<std::string>()));
+    } else if (key == "fsdp_version") {
+      TRY_ASSIGN(s.fsdp_version, est::parse_fsdp_version(v.as<std::string>()));
     } else if (key == "base_dtype") {
       TRY_ASSIGN(s.base_dtype, est::parse_base_dtype(v.as<std::string>()));
     } else if (key == "offload") {

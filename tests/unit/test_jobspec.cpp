@@ -59,6 +59,7 @@ strategy: zero2
 offload: optimizer
 finetune: {method: lora, rank: 8, targets: attention, dropout: 0.1, base_dtype: bf16}
 model_loading: per-gpu
+fsdp_version: 2
 grad_checkpointing: off
 flash_attention: false
 effective_batch: 120-144
@@ -88,6 +89,7 @@ command: python train.py --bs {{micro_batch}} --accum {{ grad_accum }} --sweep {
   CHECK(spec->setup(1, 1).lora_dropout == doctest::Approx(0.1));
   CHECK(spec->setup(1, 1).base_dtype == estimate::BaseDtype::bf16);
   CHECK(spec->setup(1, 1).model_loading == estimate::ModelLoading::per_gpu);
+  CHECK(spec->setup(1, 1).fsdp_version == estimate::FsdpVersion::v2);
   CHECK(spec->grad_checkpointing == plan::GradCheckpointing::off);
   CHECK_FALSE(spec->flash_attention);
   REQUIRE(spec->effective_batch.has_value());
@@ -147,6 +149,12 @@ TEST_CASE("job spec: bad values name the key, the place and the fix") {
     const Error e = parse_error(std::string(kMinimal) + "effective_batch: 144-120\n");
     CHECK(e.where.line == 5);
     CHECK(e.message.find("MIN <= MAX") != std::string::npos);
+  }
+  SUBCASE("fsdp_version") {
+    const Error e = parse_error(std::string(kMinimal) + "fsdp_version: 3\n");
+    CHECK(e.where.line == 5);
+    CHECK(e.where.col == 15);
+    CHECK(e.message.find("Valid: 1, 2") != std::string::npos);
   }
   SUBCASE("grad_checkpointing") {
     const Error e = parse_error(std::string(kMinimal) + "grad_checkpointing: maybe\n");

@@ -273,6 +273,56 @@ TEST_CASE("memory: a sharded run that loads the whole model on every GPU peaks a
   CHECK_FALSE(parse_model_loading("whole"));
 }
 
+TEST_CASE("memory: FSDP1 keeps the units it frees reserved; FSDP2 and one rank do not") {
+  // toy(), amp-bf16, full shard over 4 GPUs, at a micro-batch where forward/backward is the
+  // peak. FSDP1 frees units with recordStream: not allocated any more, but two blocks (2 x
+  // 12,582,912 params x 2 B) and one unit's unsharded gradient (the root, 65,536,000 x 2 B) are
+  // not reusable yet, so they stay in the reserve (max_memory_reserved, nvidia-smi).
+  auto v1 = setup(Precision::amp_bf16, Strategy::fsdp_full_shard, 4);
+  v1.accumulation = 1;
+  auto v2 = v1;
+  v2.fsdp_version = FsdpVersion::v2;
+  CHECK(v1.fsdp_version == FsdpVersion::v1);  // the default: the larger of the two
+  const int b = 64;
+  REQUIRE(std::string(mem(v1, b).peak_phase) == "forward/backward");
+  const double hold = 2 * 12'582'912.0 * 2 + 65'536'000.0 * 2;
+  CHECK(mem(v1, b).allocated() == doctest::Approx(mem(v2, b).allocated()));
+  CHECK((mem(v1, b).reserved() - mem(v2, b).reserved()) * GiB == doctest::Approx(hold));
+  CHECK((mem(v1, b).total - mem(v2, b).total) * GiB == doctest::Approx(hold));
+  SUBCASE("shard-grad-op frees its units after the backward the same way") {
+    v1.strategy = v2.strategy = Strategy::fsdp_shard_grad_op;
+    REQUIRE(std::string(mem(v1, b).peak_phase) == "forward/backward");
+    CHECK((mem(v1, b).reserved() - mem(v2, b).reserved()) * GiB == doctest::Approx(hold));
+  }
+  SUBCASE("a frozen base has no unit gradient; a QLoRA block is gathered in NF4") {
+    v1.finetune = v2.finetune = Finetune::qlora;
+    v1.lora_rank = v2.lora_rank = 8;
+    REQUIRE(std::string(mem(v1, b).peak_phase) == "forward/backward");
+    CHECK((mem(v1, b).reserved() - mem(v2, b).reserved()) * GiB ==
+          doctest::Approx(2 * 12'582'912.0 * kNf4Bytes));
+    // The root unit (embedding + head, bf16) and one NF4 block.
+    CHECK(bytes(v2, "gathered units") ==
+          doctest::Approx(65'536'000.0 * 2 + 12'582'912.0 * kNf4Bytes));
+  }
+  SUBCASE("at the optimizer step nothing is gathered, so nothing is held") {
+    REQUIRE(std::string(mem(v1, 1).peak_phase) == "optimizer step");
+    CHECK(mem(v1, 1).total == doctest::Approx(mem(v2, 1).total));
+  }
+  SUBCASE("one rank runs NO_SHARD; other strategies have no FSDP version") {
+    auto one = setup(Precision::amp_bf16, Strategy::fsdp_full_shard, 1);
+    auto one2 = one;
+    one2.fsdp_version = FsdpVersion::v2;
+    CHECK(mem(one, b).total == doctest::Approx(mem(one2, b).total));
+    auto z3 = setup(Precision::amp_bf16, Strategy::zero3, 4);
+    auto z3v2 = z3;
+    z3v2.fsdp_version = FsdpVersion::v2;
+    CHECK(mem(z3, b).total == doctest::Approx(mem(z3v2, b).total));
+  }
+  CHECK(parse_fsdp_version("2").value() == FsdpVersion::v2);
+  CHECK(to_string(FsdpVersion::v1) == "1");
+  CHECK_FALSE(parse_fsdp_version("3"));
+}
+
 TEST_CASE("memory: LoRA dropout keeps each adapted layer's dropped-out input and mask") {
   // One block, bf16, flash, 512 x 2 tokens, h = 1024 (MHA: o reads h): with dropout every
   // adapted Linear keeps a 2 B copy of its input + a 1 B mask; attention targets q, k, v, o:

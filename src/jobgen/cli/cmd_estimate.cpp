@@ -32,6 +32,7 @@ struct EstimateOptions {
   double lora_dropout = 0.05;
   std::string base_dtype = "auto";
   std::string model_loading = "sharded";
+  std::string fsdp_version = "1";
   int seq_len = 0;
   std::string micro_batch = "auto";
   int accumulation = 1;
@@ -151,6 +152,8 @@ Expected<estimate::TrainingSetup> build_setup(Context& ctx, const EstimateOption
   if (!base_dtype) return std::unexpected(base_dtype.error());
   auto model_loading = estimate::parse_model_loading(o.model_loading);
   if (!model_loading) return std::unexpected(model_loading.error());
+  auto fsdp_version = estimate::parse_fsdp_version(o.fsdp_version);
+  if (!fsdp_version) return std::unexpected(fsdp_version.error());
   s.precision = *precision;
   s.optimizer = *optimizer;
   s.strategy = *strategy;
@@ -161,6 +164,7 @@ Expected<estimate::TrainingSetup> build_setup(Context& ctx, const EstimateOption
   s.lora_dropout = o.lora_dropout;
   s.base_dtype = *base_dtype;
   s.model_loading = *model_loading;
+  s.fsdp_version = *fsdp_version;
   s.seq_len = o.seq_len;
   // --recompute selective says what checkpointing recomputes, so it switches checkpointing on.
   s.grad_checkpointing = o.grad_checkpointing || *recompute == estimate::Recompute::selective;
@@ -416,6 +420,10 @@ void add_training_options(CLI::App* sub, EstimateOptions& o) {
   sub->add_option("--model-loading", o.model_loading,
                   "sharded|per-gpu: per-gpu when every GPU builds or loads the whole model "
                   "before FSDP/ZeRO-3 shards it (Lightning Fabric, from_pretrained onto the GPU)");
+  sub->add_option("--fsdp-version", o.fsdp_version,
+                  "1|2: the FSDP that runs fsdp-* (1: FullyShardedDataParallel, accelerate's and "
+                  "Lightning's default, keeps freed units reserved until its streams pass them; "
+                  "2: fully_shard, torchtune, torchtitan)");
   sub->add_option("--seq-len", o.seq_len, "Tokens per sample")
       ->required()
       ->check(CLI::Range(int64_t{1}, plan::kMaxSeqLen));

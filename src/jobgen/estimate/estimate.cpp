@@ -59,6 +59,15 @@ std::vector<Assumption> assumptions(const TrainingSetup& s, const Hardware& hw, 
                      "onto the GPU) peaks at about that much more when it starts: "
                      "model_loading: per-gpu / --model-loading per-gpu counts it"});
   }
+  if (is_fsdp(s.strategy) && s.world_size() > 1 && !s.empirical)
+    out.push_back(
+        {"FSDP version",
+         s.fsdp_version == FsdpVersion::v1 ? "1: FullyShardedDataParallel" : "2: fully_shard",
+         s.fsdp_version == FsdpVersion::v1
+             ? "the default; the units it frees stay reserved until its streams pass them. "
+               "fsdp_version: 2 / --fsdp-version 2 for fully_shard (torchtune, torchtitan), "
+               "which frees them at once"
+             : "as given (fsdp_version: 2 / --fsdp-version 2)"});
   if (s.finetune == Finetune::lora && !s.empirical) {
     out.push_back({"LoRA base weights",
                    fmt::format("{} ({})", base_in_half(s) ? "half" : "fp32",

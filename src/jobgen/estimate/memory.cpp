@@ -68,6 +68,7 @@ StateBytes state_bytes(const TrainingSetup& s) {
 struct Parts {
   double weights = 0;      // resident parameter storage
   double gathered = 0;     // unsharded params + gradient of one unit, forward/backward only
+  double stream_hold = 0;  // FSDP1: freed units not yet reusable (recordStream), reserved only
   double grads = 0;        // gradient storage at the optimizer step
   double grads_early = 0;  // gradients alive at the activation peak
   double buckets = 0;      // DDP / DeepSpeed gradient buckets (resident)
@@ -142,10 +143,21 @@ double params_part(const TrainingSetup& s, Parts& r) {
   // unsharded gradient in half before its reduce-scatter; shard-grad-op keeps every parameter
   // unsharded from forward to backward.
   const double unit_grad = peft ? 0.0 : std::max(block, root) * sto.half;
+  // A QLoRA block is gathered as it is stored: NF4 packed in half-sized elements (bitsandbytes'
+  // quant_storage, which is what lets FSDP shard it); it is dequantised one Linear at a time.
+  const double block_unit = block * (s.finetune == Finetune::qlora ? kNf4Bytes : sto.half);
   if (shard_params)
-    r.gathered = std::max(2 * block, root + block) * sto.half + unit_grad;
+    r.gathered = std::max(2 * block_unit, root * sto.half + block_unit) + unit_grad;
   else if (st == Strategy::fsdp_shard_grad_op)
     r.gathered = (r.trainable + r.frozen) * sto.half + unit_grad;
+  // FSDP1 frees a unit's unsharded parameters, and its unsharded gradient once handed to the
+  // reduce-scatter stream, with recordStream: the allocator counts them free (not in
+  // max_memory_allocated) but cannot reuse the blocks until the other stream has passed them.
+  // The CPU runs ahead, and the all-gather rate limiter (limit_all_gathers) lets two freed units
+  // be outstanding: two blocks and one unit's gradient stay reserved. With one rank FSDP1 runs
+  // NO_SHARD and gathers nothing.
+  if (is_fsdp(st) && s.fsdp_version == FsdpVersion::v1 && s.world_size() > 1)
+    r.stream_hold = 2 * block_unit + unit_grad;
   return master;
 }
 
@@ -227,10 +239,11 @@ MemoryBreakdown empirical_memory(const EmpiricalMemory& e, int micro_batch, cons
 // calibration add to it, with the figures --explain shows.
 struct Peak {
   MemoryBreakdown memory;
-  double resident = 0;  // bytes alive all the time: weights, optimizer states, buckets
-  double churn = 0;     // GiB allocated and freed every step, up to the peak
-  bool step = false;    // the optimizer step is the peak (else forward/backward)
-  bool nccl = false;    // the context holds NCCL's buffers
+  double resident = 0;     // bytes alive all the time: weights, optimizer states, buckets
+  double churn = 0;        // GiB allocated and freed every step, up to the peak
+  double stream_hold = 0;  // GiB FSDP1's recordStream holds (part of the reserve)
+  bool step = false;       // the optimizer step is the peak (else forward/backward)
+  bool nccl = false;       // the context holds NCCL's buffers
 };
 
 Peak peak_memory(const TrainingSetup& s, const Parts& r, double activations, const Hardware& hw) {
@@ -258,6 +271,8 @@ Peak peak_memory(const TrainingSetup& s, const Parts& r, double activations, con
       loading ? 0.0 : (step ? r.grads + r.temporaries : backward_peak - resident) / kGiB;
   const double held = loading ? load_peak : resident;
   m.slack = kChurnReserve * churn + kResidentReserve * held / kGiB;
+  p.stream_hold = loading || step ? 0.0 : r.stream_hold / kGiB;
+  m.slack += p.stream_hold;
   // DeepSpeed initialises NCCL (and runs collectives) even on one GPU.
   const bool nccl = s.world_size() > 1 || is_deepspeed(s.strategy);
   m.context = kContextGiB + (nccl ? kNcclGiB : 0.0);
@@ -291,7 +306,8 @@ void explain_parts(const TrainingSetup& s, const Parts& r, std::vector<Term>& ou
               "the whole model in its storage dtype + this rank's shard, at start-up "
               "(model_loading: per-gpu)");
   add_bytes(out, "gathered units", r.gathered,
-            "ZeRO-3/FSDP: max(2 blocks, root unit + block) unsharded, + one unit's gradient");
+            "ZeRO-3/FSDP: max(2 blocks, root unit + block) unsharded (QLoRA blocks in NF4), + "
+            "one unit's gradient");
   add_bytes(out, "gradients (step)", r.grads,
             fmt::format("{} x {} B{}", sci(r.trainable), r.grad_bytes,
                         shards_gradients(s.strategy) ? kdiv : ""));
@@ -327,8 +343,13 @@ void explain_peak(const Peak& p, const Hardware& hw, std::vector<Term>& out) {
   out.push_back({"peak phase", p.step ? 1.0 : 0.0, "", m.peak_phase});
   out.push_back(
       {"allocator reserve", m.slack, "GiB",
-       fmt::format("{:.0f}% of {:.2f} GiB churn + {:.0f}% of {:.2f} GiB resident",
-                   100 * kChurnReserve, p.churn, 100 * kResidentReserve, p.resident / kGiB)});
+       fmt::format("{:.0f}% of {:.2f} GiB churn + {:.0f}% of {:.2f} GiB resident{}",
+                   100 * kChurnReserve, p.churn, 100 * kResidentReserve, p.resident / kGiB,
+                   p.stream_hold > 0
+                       ? fmt::format(" + {:.2f} GiB FSDP1 stream hold (2 blocks + one unit's "
+                                     "gradient freed with recordStream; fsdp_version: 2 has none)",
+                                     p.stream_hold)
+                       : std::string())});
   out.push_back(
       {"CUDA context + NCCL", m.context, "GiB", p.nccl ? "0.45 + 0.30 GiB (NCCL)" : "0.45 GiB"});
   if (m.measured > 0)

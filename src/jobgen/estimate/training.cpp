@@ -47,6 +47,7 @@ constexpr Names<BaseDtype, 4> kBaseDtype{{{BaseDtype::automatic, "auto"},
                                           {BaseDtype::fp16, "fp16"}}};
 constexpr Names<ModelLoading, 2> kModelLoading{
     {{ModelLoading::sharded, "sharded"}, {ModelLoading::per_gpu, "per-gpu"}}};
+constexpr Names<FsdpVersion, 2> kFsdpVersion{{{FsdpVersion::v1, "1"}, {FsdpVersion::v2, "2"}}};
 
 template <class E, size_t N>
 std::string_view name_of(const Names<E, N>& names, E value) {
@@ -102,6 +103,9 @@ std::string_view to_string(BaseDtype v) {
 std::string_view to_string(ModelLoading v) {
   return name_of(kModelLoading, v);
 }
+std::string_view to_string(FsdpVersion v) {
+  return name_of(kFsdpVersion, v);
+}
 Expected<Recompute> parse_recompute(std::string_view t) {
   return parse_name(kRecompute, t, "recompute mode");
 }
@@ -128,6 +132,9 @@ Expected<BaseDtype> parse_base_dtype(std::string_view t) {
 }
 Expected<ModelLoading> parse_model_loading(std::string_view t) {
   return parse_name(kModelLoading, t, "model loading");
+}
+Expected<FsdpVersion> parse_fsdp_version(std::string_view t) {
+  return parse_name(kFsdpVersion, t, "FSDP version");
 }
 
 bool base_in_half(const TrainingSetup& s) {

@@ -61,6 +61,7 @@ estimate::TrainingSetup JobSpec::setup(int gpus_per_node, int nodes) const {
   s.lora_dropout = lora_dropout;
   s.base_dtype = base_dtype;
   s.model_loading = model_loading;
+  s.fsdp_version = fsdp_version;
   s.seq_len = seq_len;
   s.grad_checkpointing = grad_checkpointing == GradCheckpointing::on;
   s.flash_attention = flash_attention;

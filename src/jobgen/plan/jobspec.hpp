@@ -119,6 +119,7 @@ struct JobSpec {
   double lora_dropout = 0.05;  // estimate::TrainingSetup::lora_dropout
   estimate::BaseDtype base_dtype = estimate::BaseDtype::automatic;
   estimate::ModelLoading model_loading = estimate::ModelLoading::sharded;
+  estimate::FsdpVersion fsdp_version = estimate::FsdpVersion::v1;
   GradCheckpointing grad_checkpointing = GradCheckpointing::automatic;
   bool flash_attention = true;
   bool chunked_loss = false;

@@ -29,6 +29,7 @@ const std::vector<std::string> kStageKeys{"name",
                                           "compile",
                                           "recompute",
                                           "model_loading",
+                                          "fsdp_version",
                                           "effective_batch",
                                           "micro_batch",
                                           "steps",
@@ -65,6 +66,7 @@ void SpecParser::apply(const YAML::Node& map, JobSpec& spec, const std::string& 
   if (auto v = r_.boolean(map, "compile", what)) spec.compile = *v;
   read_enum(map, "recompute", what, estimate::parse_recompute, spec.recompute);
   read_enum(map, "model_loading", what, estimate::parse_model_loading, spec.model_loading);
+  read_enum(map, "fsdp_version", what, estimate::parse_fsdp_version, spec.fsdp_version);
   read_batch(map, spec, what);
   read_micro_batch(map, spec, what);
   if (auto v = bounded(map, "steps", what, kMaxSteps)) spec.steps = *v;
