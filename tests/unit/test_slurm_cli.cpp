@@ -435,19 +435,33 @@ TEST_CASE("scancel: one call for all ids; unknown id is not_found") {
 }
 
 TEST_CASE("sacct output, sinfo partitions, exit markers") {
-  auto jobs = parse_sacct(
-      "5|5|train|COMPLETED|0:0|2026-11-22T05:00:00|2026-11-22T05:00:01|"
-      "2026-11-22T05:10:01|01:00:00|classt21|markov_gpu|root|/w\n"
-      "6_1|8|sw|CANCELLED by 0|0:15|Unknown|None|None|UNLIMITED|None "
-      "assigned|markov_gpu|root|/w\n");
+  // As sacct -P --delimiter=$'\x1f' prints them (22.05): a '|' in a name and a newline in a
+  // working directory stay inside their fields; Reason is what Slurm last said (None: nothing).
+  auto sacct = [](std::string text) {
+    std::ranges::replace(text, '^', '\x1f');
+    return parse_sacct(text);
+  };
+  auto jobs = sacct(
+      "5^5^train|a^COMPLETED^0:0^2026-11-22T05:00:00^2026-11-22T05:00:01^"
+      "2026-11-22T05:10:01^01:00:00^classt21^markov_gpu^root^/w\nx^None\n"
+      "6_1^8^sw^CANCELLED by 0^0:15^Unknown^None^None^UNLIMITED^None "
+      "assigned^markov_gpu^root^/w^DependencyNeverSatisfied\n");
   REQUIRE(jobs);
   REQUIRE(jobs->size() == 2);
   CHECK((*jobs)[0].state == JobState::completed);
+  CHECK((*jobs)[0].name == "train|a");
+  CHECK((*jobs)[0].working_dir == "/w\nx");
+  CHECK((*jobs)[0].reason.empty());
   CHECK((*jobs)[0].time_limit_s == 3600);
   CHECK((*jobs)[1].state == JobState::cancelled);
+  CHECK((*jobs)[1].reason == "DependencyNeverSatisfied");
   CHECK((*jobs)[1].signal == 15);
   CHECK((*jobs)[1].array_task_id == 1);
   CHECK((*jobs)[1].nodes.empty());
+  // The old '|'-separated form, a cut-off record and a record with a field too many are errors.
+  CHECK_FALSE(parse_sacct("5|5|train|COMPLETED|0:0|x|x|x|01:00:00|n|p|root|/w|None\n"));
+  CHECK_FALSE(sacct("5^5^train^COMPLETED\n"));
+  CHECK_FALSE(sacct("5^5^t^COMPLETED^0:0^x^x^x^1:00^n^p^root^/w^None^extra\n"));
 
   auto parts = parse_partitions("markov_gpu*|2-00:00:00|classt[01-16,21-25]\ndebug|30:00|x1\n");
   REQUIRE(parts);

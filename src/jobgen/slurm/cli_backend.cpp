@@ -214,7 +214,8 @@ Expected<std::vector<JobInfo>> CliBackend::jobs(const JobQuery& query) {
 }
 
 Expected<std::vector<JobInfo>> CliBackend::sacct(const std::vector<std::string>& ids) {
-  auto result = run({"sacct", "-n", "-P", "-X", "-o", kSacctFormat, "-j", util::join(ids, ",")});
+  auto result = run({"sacct", "-n", "-P", "-X", std::string("--delimiter=") + kSacctDelimiter, "-o",
+                     kSacctFormat, "-j", util::join(ids, ",")});
   if (!result) return std::unexpected(result.error());
   if (result->exit_code != 0) {
     if (contains(result->err, "accounting storage is disabled") ||

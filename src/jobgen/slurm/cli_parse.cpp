@@ -6,6 +6,7 @@
 #include <charconv>
 #include <ctime>
 #include <map>
+#include <utility>
 
 #include "jobgen/slurm/job_state.hpp"
 #include "jobgen/slurm/records.hpp"
@@ -353,7 +354,8 @@ Expected<std::vector<PartitionInfo>> parse_partitions(std::string_view text) {
 
 const char* const kSacctFormat =
     "JobID,JobIDRaw,JobName,State,ExitCode,Submit,Start,End,Timelimit,NodeList,Partition,User,"
-    "WorkDir";
+    "WorkDir,Reason";
+const char* const kSacctDelimiter = "\x1f";
 
 std::string explain_slurm_error(std::string_view command, std::string_view err) {
   std::string text;
@@ -403,13 +405,36 @@ std::vector<std::string> unknown_ids_in_scancel(std::string_view err) {
   return ids;
 }
 
-Expected<std::vector<JobInfo>> parse_sacct(std::string_view text) {
-  std::vector<JobInfo> jobs;
+namespace {
+
+constexpr std::size_t kSacctFields = 14;  // kSacctFormat
+
+// The records of sacct's output: lines joined until they hold every field (see the header).
+Expected<std::vector<std::string>> sacct_records(std::string_view text) {
+  std::vector<std::string> records;
+  std::string record;
   for (std::string_view line : util::split(text, '\n')) {
-    if (line.empty()) continue;
-    const auto f = util::split(line, '|');
-    if (f.size() < 13)
-      return fail("unexpected sacct output line: '" + util::printable(line, 200) + "'");
+    if (record.empty() && line.empty()) continue;
+    if (!record.empty()) record += '\n';
+    record += line;
+    const auto fields = static_cast<std::size_t>(std::ranges::count(record, '\x1f')) + 1;
+    if (fields == kSacctFields) records.push_back(std::exchange(record, {}));
+    if (fields > kSacctFields)
+      return fail("unexpected sacct output line: '" + util::printable(record, 200) + "'");
+  }
+  if (!record.empty())
+    return fail("unexpected sacct output line: '" + util::printable(record, 200) + "'");
+  return records;
+}
+
+}  // namespace
+
+Expected<std::vector<JobInfo>> parse_sacct(std::string_view text) {
+  auto records = sacct_records(text);
+  if (!records) return std::unexpected(records.error());
+  std::vector<JobInfo> jobs;
+  for (const std::string& record : *records) {
+    const auto f = util::split(record, '\x1f');
     JobInfo job;
     job.id = std::string(f[0]);
     job.job_number = std::string(f[1]);
@@ -432,6 +457,7 @@ Expected<std::vector<JobInfo>> parse_sacct(std::string_view text) {
     job.partition = std::string(f[10]);
     job.user = std::string(f[11]);
     job.working_dir = std::string(f[12]);
+    if (f[13] != "None") job.reason = std::string(f[13]);
     jobs.push_back(std::move(job));
   }
   return jobs;

@@ -72,8 +72,12 @@ std::vector<std::string> parse_node_states(std::string_view text);
 extern const char* const kPartitionFormat;
 Expected<std::vector<PartitionInfo>> parse_partitions(std::string_view text);
 
-// sacct -n -P -X -o kSacctFormat output -> jobs (exit "2:0" = code:signal).
+// sacct -n -P -X --delimiter=kSacctDelimiter -o kSacctFormat output -> jobs (exit "2:0" =
+// code:signal; Reason "None" is empty). Fields are split on \x1f, so a '|' in a name or path
+// stays whole; a record ends at the newline after its last field (Reason, which never holds one),
+// so a newline inside a name or path does not end it either.
 extern const char* const kSacctFormat;
+extern const char* const kSacctDelimiter;
 Expected<std::vector<JobInfo>> parse_sacct(std::string_view text);
 
 // Slurm's stderr in one line without the "sbatch: error: " prefixes, plus a hint when known.
