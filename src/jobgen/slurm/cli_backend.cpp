@@ -224,7 +224,13 @@ Expected<std::vector<JobInfo>> CliBackend::sacct(const std::vector<std::string>&
     }
     return std::unexpected(command_error("sacct", result->err, ""));
   }
-  return parse_sacct(result->out);
+  auto parsed = parse_sacct(result->out);
+  if (!parsed) {
+    Error error = parsed.error();
+    error.transient = true;  // as squeue's: a cut-off answer may pass next time; watch goes on
+    return std::unexpected(error);
+  }
+  return parsed;
 }
 
 Expected<void> CliBackend::cancel(const std::vector<std::string>& ids) {

@@ -353,8 +353,8 @@ Expected<std::vector<PartitionInfo>> parse_partitions(std::string_view text) {
 }
 
 const char* const kSacctFormat =
-    "JobID,JobIDRaw,JobName,State,ExitCode,Submit,Start,End,Timelimit,NodeList,Partition,User,"
-    "WorkDir,Reason";
+    "JobID,JobIDRaw,JobName,State,ExitCode,Submit,Start,End,Timelimit,NodeList,Partition,WorkDir,"
+    "User";
 const char* const kSacctDelimiter = "\x1f";
 
 std::string explain_slurm_error(std::string_view command, std::string_view err) {
@@ -407,7 +407,7 @@ std::vector<std::string> unknown_ids_in_scancel(std::string_view err) {
 
 namespace {
 
-constexpr std::size_t kSacctFields = 14;  // kSacctFormat
+constexpr std::size_t kSacctFields = 13;  // kSacctFormat
 
 // The records of sacct's output: lines joined until they hold every field (see the header).
 Expected<std::vector<std::string>> sacct_records(std::string_view text) {
@@ -455,9 +455,8 @@ Expected<std::vector<JobInfo>> parse_sacct(std::string_view text) {
     if (const auto limit = util::parse_slurm_time(f[8]); limit) job.time_limit_s = *limit;
     job.nodes = f[9] == "None assigned" ? "" : std::string(f[9]);
     job.partition = std::string(f[10]);
-    job.user = std::string(f[11]);
-    job.working_dir = std::string(f[12]);
-    if (f[13] != "None") job.reason = std::string(f[13]);
+    job.working_dir = std::string(f[11]);
+    job.user = std::string(f[12]);
     jobs.push_back(std::move(job));
   }
   return jobs;

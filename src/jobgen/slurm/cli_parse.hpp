@@ -73,9 +73,11 @@ extern const char* const kPartitionFormat;
 Expected<std::vector<PartitionInfo>> parse_partitions(std::string_view text);
 
 // sacct -n -P -X --delimiter=kSacctDelimiter -o kSacctFormat output -> jobs (exit "2:0" =
-// code:signal; Reason "None" is empty). Fields are split on \x1f, so a '|' in a name or path
-// stays whole; a record ends at the newline after its last field (Reason, which never holds one),
-// so a newline inside a name or path does not end it either.
+// code:signal). Fields are split on \x1f, so a '|' in a name or path stays whole; a record ends at
+// the newline after its last field (User, which never holds one), so a newline inside a name or
+// path does not end it either. sacct's Reason is not read: it is the last reason the job was
+// blocked while pending (state_reason_prev), not why it ended, and a dependent that
+// --kill-on-invalid-dep cancels at once never records DependencyNeverSatisfied there.
 extern const char* const kSacctFormat;
 extern const char* const kSacctDelimiter;
 Expected<std::vector<JobInfo>> parse_sacct(std::string_view text);
