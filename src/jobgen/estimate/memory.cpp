@@ -242,9 +242,22 @@ struct Peak {
   double resident = 0;     // bytes alive all the time: weights, optimizer states, buckets
   double churn = 0;        // GiB allocated and freed every step, up to the peak
   double stream_hold = 0;  // GiB FSDP1's recordStream holds (part of the reserve)
+  double other_phase = 0;  // GiB another phase reserves beyond this phase's reserve
   bool step = false;       // the optimizer step is the peak (else forward/backward)
   bool nccl = false;       // the context holds NCCL's buffers
 };
+
+// GiB reserved at the larger of the forward/backward and the optimizer step (bytes in). The peak
+// phase is the one with the most allocated (max_memory_allocated), but a step that allocates a
+// little more than the forward/backward can reserve less than it (the backward's churn, FSDP1's
+// stream hold), and the allocator keeps what the backward reserved.
+double reserved_peak(const Parts& r, double resident, double backward_peak, double step_peak) {
+  const double reserve_of_resident = kResidentReserve * resident;
+  const double backward = backward_peak + kChurnReserve * (backward_peak - resident) +
+                          reserve_of_resident + r.stream_hold;
+  const double step = step_peak + kChurnReserve * (r.grads + r.temporaries) + reserve_of_resident;
+  return std::max(backward, step) / kGiB;
+}
 
 Peak peak_memory(const TrainingSetup& s, const Parts& r, double activations, const Hardware& hw) {
   Peak p;
@@ -273,6 +286,11 @@ Peak peak_memory(const TrainingSetup& s, const Parts& r, double activations, con
   m.slack = kChurnReserve * churn + kResidentReserve * held / kGiB;
   p.stream_hold = loading || step ? 0.0 : r.stream_hold / kGiB;
   m.slack += p.stream_hold;
+  if (loading || step) {
+    const double chosen = (loading ? load_peak : step_peak) / kGiB + m.slack;
+    p.other_phase = std::max(0.0, reserved_peak(r, resident, backward_peak, step_peak) - chosen);
+    m.slack += p.other_phase;
+  }
   // DeepSpeed initialises NCCL (and runs collectives) even on one GPU.
   const bool nccl = s.world_size() > 1 || is_deepspeed(s.strategy);
   m.context = kContextGiB + (nccl ? kNcclGiB : 0.0);
@@ -343,12 +361,18 @@ void explain_peak(const Peak& p, const Hardware& hw, std::vector<Term>& out) {
   out.push_back({"peak phase", p.step ? 1.0 : 0.0, "", m.peak_phase});
   out.push_back(
       {"allocator reserve", m.slack, "GiB",
-       fmt::format("{:.0f}% of {:.2f} GiB churn + {:.0f}% of {:.2f} GiB resident{}",
+       fmt::format("{:.0f}% of {:.2f} GiB churn + {:.0f}% of {:.2f} GiB resident{}{}",
                    100 * kChurnReserve, p.churn, 100 * kResidentReserve, p.resident / kGiB,
                    p.stream_hold > 0
                        ? fmt::format(" + {:.2f} GiB FSDP1 stream hold (2 blocks + one unit's "
                                      "gradient freed with recordStream; fsdp_version: 2 has none)",
                                      p.stream_hold)
+                       : std::string(),
+                   p.other_phase > 0
+                       ? fmt::format(" + {:.2f} GiB that an earlier phase reserved beyond "
+                                     "this (the forward/backward's churn and FSDP1 stream "
+                                     "hold; the allocator keeps it)",
+                                     p.other_phase)
                        : std::string())});
   out.push_back(
       {"CUDA context + NCCL", m.context, "GiB", p.nccl ? "0.45 + 0.30 GiB (NCCL)" : "0.45 GiB"});

@@ -35,8 +35,12 @@
 //              allocated and freed every step (activations, gathered units, gradients,
 //              temporaries) + 2% of the resident tensors: torch max_memory_reserved - allocated;
 //              FSDP1 (FsdpVersion::v1, more than one rank) at the forward/backward peak: + 2
-//              blocks in half + one unit's gradient, freed with recordStream and not reusable
-//              until the other stream has passed them (the "stream hold"; FSDP2 has none).
+//              blocks as stored (half; NF4 for QLoRA) + one unit's gradient, freed with
+//              recordStream and not reusable until the other stream has passed them (the
+//              "stream hold"; FSDP2 has none).
+//              The reserved figure (allocated + slack) is the larger of the phases': when the
+//              step or loading allocates the most but the forward/backward reserves more, the
+//              slack makes up the difference.
 //  context     CUDA context + kernels 0.45 GiB (lazy module loading, CUDA >= 11.7) + NCCL
 //              buffers 0.3 GiB with more than one rank or DeepSpeed (which starts NCCL even on
 //              one GPU): nvidia-smi counts it, torch's counters do not.
