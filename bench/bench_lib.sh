@@ -43,6 +43,11 @@ rpc_count() { # NAME : count since the last sdiag --reset
                              END { if (!found) print 0 }'
 }
 
+rpc_ave_us() { # NAME : slurmctld's average time for that RPC since the last sdiag --reset, in us
+  sdiag | awk -v name="$1" '$1 == name { sub(/.*ave_time:/, ""); print $1 + 0; found = 1 }
+                             END { if (!found) print 0 }'
+}
+
 # Every RPC slurmctld counted since the last sdiag --reset, except sdiag's own.
 total_rpcs() {
   sdiag | sed -n '/by message type/,/by user/p' |

@@ -48,6 +48,8 @@ sdiag --reset >/dev/null
 "$JOBGEN" status "${ids[@]}" >status.txt || true
 jobgen_rpcs=$(job_info_rpcs)
 jobgen_all=$(total_rpcs)
+job_us=$(rpc_ave_us REQUEST_JOB_INFO)
+part_us=$(rpc_ave_us REQUEST_PARTITION_INFO)
 lines=$(($(wc -l <status.txt) - 1))
 jg=$(median5 "$JOBGEN" status "${ids[@]}")
 rss=$(peak_rss "$JOBGEN" status "${ids[@]}")
@@ -57,10 +59,16 @@ names = ["JobArrayID","JobID","ArrayJobID","ArrayTaskID","State","Reason","Parti
          "Dependency","WorkDir","Comment","exit_code","STDOUT","STDERR","Name"]
 print(",".join(n + ":" + ("\x1f" if i < len(names) - 1 else "\x1e") for i, n in enumerate(names)))')
 sq=$(median5 squeue -h -t all -O "$fields" -j "$(IFS=,; echo "${ids[*]}")")
+sdiag --reset >/dev/null
+squeue --json -j "$(IFS=,; echo "${ids[*]}")" >/dev/null
+json_all=$(total_rpcs)
+sqjson=$(median5 squeue --json -j "$(IFS=,; echo "${ids[*]}")")
 
 echo "status of $N jobs ($lines lines printed), median of 5 runs:"
 echo "  jobgen status (1 call):   ${jg} s, peak RSS ${rss} MB, job-info RPCs = $jobgen_rpcs, all RPCs = $jobgen_all"
 echo "  squeue -O alone:          ${sq} s  (jobgen's own share: $(python3 -c "print(f'{$jg - $sq:.3f}')") s)"
+echo "  slurmctld time of jobgen's poll (sdiag ave_time): job info ${job_us} us, partition info ${part_us} us"
+echo "  squeue --json alone:      ${sqjson} s, all RPCs = $json_all (the same job-info RPC, no partition table)"
 if ((LOOP)); then
   sdiag --reset >/dev/null
   t2=$(now)
