@@ -147,6 +147,9 @@ grep -q "job $s2 (attempt 1/3) ended CANCELLED: a job it waited for failed" stag
   fail "stage 2's cancellation not reported: $(cat stages.err)"
 grep -q "submitting it again after that job's retry, job $first_retry; resubmitted as job $second_retry" \
   stages.err || fail "stage 2 not resubmitted after job $first_retry: $(cat stages.err)"
+# The cancelled attempt never ran: stage 2 keeps its three attempts for its own failures.
+grep -q "attempt 2/4 (attempt 1 never ran and does not count): a job it waited for failed" \
+  stages.err || fail "stage 2's cancelled attempt counted against its limit: $(cat stages.err)"
 [[ $(job_field "$first_retry" JobState) == COMPLETED && $(job_field "$second_retry" JobState) == COMPLETED ]] ||
   fail "the retries did not complete: $first_retry $(job_field "$first_retry" JobState), $second_retry $(job_field "$second_retry" JobState)"
 start2=$(job_field "$second_retry" StartTime)

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "jobgen/cli/run_request.hpp"
 #include "jobgen/cli/submission.hpp"
 #include "jobgen/run/failure.hpp"
@@ -123,9 +125,10 @@ class Recoverer {
         log_tail(ctx_.fs, view, r),
         {view.info.state, view.info.reason, view.info.exit_code, view.info.nodes});
     if (failure.kind == run::FailureKind::none) return std::nullopt;  // finished: nothing to do
-    const int limit = settings_.max_attempts > 0 ? settings_.max_attempts
-                      : r.max_attempts > 0       ? r.max_attempts
-                                                 : plan::kDefaultMaxAttempts;
+    const int limit = (settings_.max_attempts > 0 ? settings_.max_attempts
+                       : r.max_attempts > 0       ? r.max_attempts
+                                                  : plan::kDefaultMaxAttempts) +
+                      never_ran(r);
     ctx_.err << fmt::format("jobgen: job {} (attempt {}/{}) ended {}: {} ({})\n", r.job_id,
                             r.attempt, limit, slurm::to_string(view.info.state),
                             run::describe(failure.kind), failure.evidence);
@@ -133,7 +136,10 @@ class Recoverer {
     if (failure.kind == run::FailureKind::dependency) {
       if (auto awaited = awaited_job(s_, view.info, r)) dependency_retry = retry_of(s_, *awaited);
     }
-    auto retry = decide_and_submit(r, failure, limit, dependency_retry);
+    // A stage Slurm cancelled before it ran has not used its run's budget (the stage it waited
+    // for is bounded by its own), so its resubmission does not count against it either.
+    const bool ran = failure.kind != run::FailureKind::dependency;
+    auto retry = decide_and_submit(r, failure, limit + (ran ? 0 : 1), dependency_retry);
     if (!retry) {
       finish(r, failure, "gave up: " + retry.error().message);
       return std::nullopt;
@@ -143,6 +149,17 @@ class Recoverer {
   }
 
  private:
+  // Earlier attempts of r's run that Slurm cancelled before they ran (a job they waited for
+  // failed): they do not count against the run's limit. 0 when the ledger cannot say.
+  int never_ran(const ledger::JobRecord& r) {
+    auto attempts = s_.ledger->run_attempts(r.run_id.empty() ? r.tag : r.run_id);
+    if (!attempts) return 0;
+    return static_cast<int>(std::ranges::count_if(*attempts, [&](const ledger::JobRecord& a) {
+      return a.attempt < r.attempt &&
+             a.failure == run::to_string(run::FailureKind::dependency);
+    }));
+  }
+
   void finish(const ledger::JobRecord& r, const run::Failure& failure, const std::string& line) {
     ctx_.err << "jobgen: run of job " << r.job_id << ": " << util::printable(line) << '\n';
     if (auto ok = s_.ledger->record_failure(r, std::string(run::to_string(failure.kind)), line);
@@ -185,8 +202,12 @@ class Recoverer {
                                     decision.next.after, run));
     if (submitted.empty()) return invalid("the retry was not submitted");
     const std::string id = submitted.back().second;
+    const bool never_ran = failure.kind == run::FailureKind::dependency;
     finish(r, failure,
-           fmt::format("attempt {}/{}: {}; resubmitted as job {}", r.attempt + 1, limit,
+           fmt::format("attempt {}/{}{}: {}; resubmitted as job {}", r.attempt + 1, limit,
+                       never_ran ? fmt::format(" (attempt {} never ran and does not count)",
+                                               r.attempt)
+                                 : "",
                        decision.line, id));
     JOBGEN_TRY_ASSIGN(auto groups, tracked_jobs(s_, {id}));
     if (groups.empty() || groups.front().jobs.empty()) return invalid("job " + id + " not found");
