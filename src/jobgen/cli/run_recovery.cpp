@@ -155,8 +155,7 @@ class Recoverer {
     auto attempts = s_.ledger->run_attempts(r.run_id.empty() ? r.tag : r.run_id);
     if (!attempts) return 0;
     return static_cast<int>(std::ranges::count_if(*attempts, [&](const ledger::JobRecord& a) {
-      return a.attempt < r.attempt &&
-             a.failure == run::to_string(run::FailureKind::dependency);
+      return a.attempt < r.attempt && a.failure == run::to_string(run::FailureKind::dependency);
     }));
   }
 
@@ -202,12 +201,12 @@ class Recoverer {
                                     decision.next.after, run));
     if (submitted.empty()) return invalid("the retry was not submitted");
     const std::string id = submitted.back().second;
-    const bool never_ran = failure.kind == run::FailureKind::dependency;
+    const bool cancelled_unrun = failure.kind == run::FailureKind::dependency;
     finish(r, failure,
            fmt::format("attempt {}/{}{}: {}; resubmitted as job {}", r.attempt + 1, limit,
-                       never_ran ? fmt::format(" (attempt {} never ran and does not count)",
-                                               r.attempt)
-                                 : "",
+                       cancelled_unrun
+                           ? fmt::format(" (attempt {} never ran and does not count)", r.attempt)
+                           : "",
                        decision.line, id));
     JOBGEN_TRY_ASSIGN(auto groups, tracked_jobs(s_, {id}));
     if (groups.empty() || groups.front().jobs.empty()) return invalid("job " + id + " not found");
