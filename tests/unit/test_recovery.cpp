@@ -471,6 +471,15 @@ TEST_CASE("ledger: attempts of a run, failure and decision") {
   CHECK(lines[2] == "attempt 2/3: job 13 RUNNING");
   // A run of one attempt without a decision tells nothing.
   CHECK(cli::run_history_lines({run->at(1)}).empty());
+  // An attempt Slurm cancelled before it ran (a job it waited for failed) does not count: the
+  // run's limit is one higher, as watch --recover counts it.
+  auto cancelled = run->at(0);
+  cancelled.failure = "dependency";
+  cancelled.last_state = "CANCELLED";
+  const auto raised = cli::run_history_lines({cancelled, run->at(1)});
+  REQUIRE(raised.size() == 3);
+  CHECK(raised[0].starts_with("attempt 1/4: job 12 CANCELLED"));
+  CHECK(raised[2] == "attempt 2/4: job 13 RUNNING");
   // `jobgen calibrate` reads the attempt that ran out of GPU memory (no step time measured).
   const auto measured = db.measured("gpu_oom");
   REQUIRE(measured);

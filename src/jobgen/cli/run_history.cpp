@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -12,10 +13,16 @@ namespace jobgen::cli {
 
 namespace {
 
+// The run's limit, raised by one for each attempt Slurm cancelled before it ran (as
+// run_recovery counts it: such an attempt does not use up the run's budget).
 int limit_of(const std::vector<ledger::JobRecord>& attempts) {
-  int limit = 0;
-  for (const auto& r : attempts) limit = std::max({limit, r.max_attempts, r.attempt});
-  return limit;
+  int limit = 0, never_ran = 0, newest = 0;
+  for (const auto& r : attempts) {
+    limit = std::max(limit, r.max_attempts);
+    newest = std::max(newest, r.attempt);
+    if (r.failure == run::to_string(run::FailureKind::dependency)) ++never_ran;
+  }
+  return std::max(limit + never_ran, newest);
 }
 
 // The attempts of the run each tracked job belongs to (none when it is not in the ledger or not

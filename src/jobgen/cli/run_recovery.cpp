@@ -125,21 +125,21 @@ class Recoverer {
         log_tail(ctx_.fs, view, r),
         {view.info.state, view.info.reason, view.info.exit_code, view.info.nodes});
     if (failure.kind == run::FailureKind::none) return std::nullopt;  // finished: nothing to do
-    const int limit = (settings_.max_attempts > 0 ? settings_.max_attempts
-                       : r.max_attempts > 0       ? r.max_attempts
-                                                  : plan::kDefaultMaxAttempts) +
-                      never_ran(r);
+    // The run's limit as submitted (recorded unchanged on every attempt), raised by one for each
+    // attempt Slurm cancelled before it ran: a stage cancelled because a job it waited for failed
+    // has not used its run's budget, and the stage it waited for is bounded by its own.
+    const Limit limit{settings_.max_attempts > 0 ? settings_.max_attempts
+                      : r.max_attempts > 0       ? r.max_attempts
+                                                 : plan::kDefaultMaxAttempts,
+                      never_ran(r)};
     ctx_.err << fmt::format("jobgen: job {} (attempt {}/{}) ended {}: {} ({})\n", r.job_id,
-                            r.attempt, limit, slurm::to_string(view.info.state),
+                            r.attempt, limit.effective(), slurm::to_string(view.info.state),
                             run::describe(failure.kind), failure.evidence);
     std::string dependency_retry;
     if (failure.kind == run::FailureKind::dependency) {
       if (auto awaited = awaited_job(s_, view.info, r)) dependency_retry = retry_of(s_, *awaited);
     }
-    // A stage Slurm cancelled before it ran has not used its run's budget (the stage it waited
-    // for is bounded by its own), so its resubmission does not count against it either.
-    const bool ran = failure.kind != run::FailureKind::dependency;
-    auto retry = decide_and_submit(r, failure, limit + (ran ? 0 : 1), dependency_retry);
+    auto retry = decide_and_submit(r, failure, limit, dependency_retry);
     if (!retry) {
       finish(r, failure, "gave up: " + retry.error().message);
       return std::nullopt;
@@ -149,6 +149,12 @@ class Recoverer {
   }
 
  private:
+  struct Limit {
+    int base = plan::kDefaultMaxAttempts;  // the run's max attempts
+    int never_ran = 0;                     // earlier attempts cancelled before they ran
+    int effective() const { return base + never_ran; }
+  };
+
   // Earlier attempts of r's run that Slurm cancelled before they ran (a job they waited for
   // failed): they do not count against the run's limit. 0 when the ledger cannot say.
   int never_ran(const ledger::JobRecord& r) {
@@ -168,7 +174,7 @@ class Recoverer {
 
   // Errors are reasons to give up (recorded by the caller); nullopt: the policy gave up.
   Expected<std::optional<Retry>> decide_and_submit(const ledger::JobRecord& r,
-                                                   const run::Failure& failure, int limit,
+                                                   const run::Failure& failure, Limit limit,
                                                    const std::string& dependency_retry) {
     JOBGEN_TRY_ASSIGN(RecordedRequest recorded, parse_request_json(r.request_json));
     if (!s_.profile || !s_.catalog || s_.profile->name != r.cluster)
@@ -178,7 +184,8 @@ class Recoverer {
     JobRequestOptions opts = recorded.options;
     JOBGEN_TRY_ASSIGN(JobRequest planned,
                       build_job_request(ctx_, opts, *s_.profile, *s_.catalog, local));
-    run::RunFacts facts = run_facts(s_, planned, r, limit);
+    if (failure.kind == run::FailureKind::dependency) ++limit.never_ran;  // this one too
+    run::RunFacts facts = run_facts(s_, planned, r, limit.effective());
     facts.dependency_retry = dependency_retry;
     const run::Decision decision = run::decide_recovery(failure, recorded.settings, facts);
     if (!decision.retry) {
@@ -194,7 +201,7 @@ class Recoverer {
     JOBGEN_TRY_ASSIGN(slurm::Backend * backend, s_.backend_for(r.backend, r.cluster));
     auto spec_text = ctx_.fs.read_file(opts.jobspec);
     const SubmitFlags flags{false, false, false, true, opts.jobspec};
-    const RunInfo run{r.run_id.empty() ? r.tag : r.run_id, r.attempt + 1, limit};
+    const RunInfo run{r.run_id.empty() ? r.tag : r.run_id, r.attempt + 1, limit.base};
     JOBGEN_TRY_ASSIGN(const Submitted submitted,
                       submit_stages(ctx_, flags, s_, job, *backend,
                                     spec_text ? std::optional(*spec_text) : std::nullopt, prepared,
@@ -202,12 +209,13 @@ class Recoverer {
     if (submitted.empty()) return invalid("the retry was not submitted");
     const std::string id = submitted.back().second;
     const bool cancelled_unrun = failure.kind == run::FailureKind::dependency;
-    finish(r, failure,
-           fmt::format("attempt {}/{}{}: {}; resubmitted as job {}", r.attempt + 1, limit,
-                       cancelled_unrun
-                           ? fmt::format(" (attempt {} never ran and does not count)", r.attempt)
-                           : "",
-                       decision.line, id));
+    finish(
+        r, failure,
+        fmt::format("attempt {}/{}{}: {}; resubmitted as job {}", r.attempt + 1, limit.effective(),
+                    cancelled_unrun
+                        ? fmt::format(" (attempt {} never ran and does not count)", r.attempt)
+                        : "",
+                    decision.line, id));
     JOBGEN_TRY_ASSIGN(auto groups, tracked_jobs(s_, {id}));
     if (groups.empty() || groups.front().jobs.empty()) return invalid("job " + id + " not found");
     return std::optional<Retry>(Retry{r.job_id, groups.front().jobs.front()});
