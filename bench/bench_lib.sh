@@ -44,8 +44,9 @@ rpc_count() { # NAME : count since the last sdiag --reset
 }
 
 rpc_ave_us() { # NAME : slurmctld's average time for that RPC since the last sdiag --reset, in us
-  sdiag | awk -v name="$1" '$1 == name { sub(/.*ave_time:/, ""); print $1 + 0; found = 1 }
-                             END { if (!found) print 0 }'
+  sdiag | sed -n '/by message type/,/by user/p' |
+    awk -v name="$1" '$1 == name && /ave_time:/ { sub(/.*ave_time:/, ""); print $1 + 0; found = 1; exit }
+                      END { if (!found) print 0 }'
 }
 
 # Every RPC slurmctld counted since the last sdiag --reset, except sdiag's own.

@@ -143,7 +143,7 @@ SUBMITTED+=("${stage_retries[@]}")
 [[ $code -eq 0 ]] || fail "watch --recover of the two-stage run exited $code: $(cat stages.err)"
 ((${#stage_retries[@]} == 2)) || fail "expected 2 retries (each stage once): $(cat stages.err)"
 first_retry=${stage_retries[0]} second_retry=${stage_retries[1]}
-grep -q "job $s2 (attempt 1/3) ended CANCELLED: a job it waited for failed" stages.err ||
+grep -q "job $s2 (attempt 1/4) ended CANCELLED: a job it waited for failed" stages.err ||
   fail "stage 2's cancellation not reported: $(cat stages.err)"
 grep -q "submitting it again after that job's retry, job $first_retry; resubmitted as job $second_retry" \
   stages.err || fail "stage 2 not resubmitted after job $first_retry: $(cat stages.err)"

@@ -308,7 +308,9 @@ TEST_CASE("memory: FSDP1 keeps the units it frees reserved; FSDP2 and one rank d
     // The first micro-batch whose peak is the forward/backward, and the one before it, where the
     // step allocates a little more. Activations grow linearly with the micro-batch, so the
     // backward's reserved figure one micro-batch down is reserved(b0) - (reserved(b0 + 1) -
-    // reserved(b0)): the step's figure must not be below it (the allocator keeps it).
+    // reserved(b0)): the step's figure must not be below it (the allocator keeps it). Only
+    // FSDP1's stream hold can put the backward's reserve above the step's; v2 checks the
+    // extrapolation itself.
     for (auto* v : {&v1, &v2}) {
       int b0 = 1;
       while (std::string(mem(*v, b0).peak_phase) == "optimizer step") ++b0;

@@ -128,10 +128,11 @@ class Recoverer {
     // The run's limit as submitted (recorded unchanged on every attempt), raised by one for each
     // attempt Slurm cancelled before it ran: a stage cancelled because a job it waited for failed
     // has not used its run's budget, and the stage it waited for is bounded by its own.
+    const bool cancelled_unrun = failure.kind == run::FailureKind::dependency;
     const Limit limit{settings_.max_attempts > 0 ? settings_.max_attempts
                       : r.max_attempts > 0       ? r.max_attempts
                                                  : plan::kDefaultMaxAttempts,
-                      never_ran(r)};
+                      never_ran(r) + (cancelled_unrun ? 1 : 0)};
     ctx_.err << fmt::format("jobgen: job {} (attempt {}/{}) ended {}: {} ({})\n", r.job_id,
                             r.attempt, limit.effective(), slurm::to_string(view.info.state),
                             run::describe(failure.kind), failure.evidence);
@@ -174,7 +175,7 @@ class Recoverer {
 
   // Errors are reasons to give up (recorded by the caller); nullopt: the policy gave up.
   Expected<std::optional<Retry>> decide_and_submit(const ledger::JobRecord& r,
-                                                   const run::Failure& failure, Limit limit,
+                                                   const run::Failure& failure, const Limit& limit,
                                                    const std::string& dependency_retry) {
     JOBGEN_TRY_ASSIGN(RecordedRequest recorded, parse_request_json(r.request_json));
     if (!s_.profile || !s_.catalog || s_.profile->name != r.cluster)
@@ -184,7 +185,6 @@ class Recoverer {
     JobRequestOptions opts = recorded.options;
     JOBGEN_TRY_ASSIGN(JobRequest planned,
                       build_job_request(ctx_, opts, *s_.profile, *s_.catalog, local));
-    if (failure.kind == run::FailureKind::dependency) ++limit.never_ran;  // this one too
     run::RunFacts facts = run_facts(s_, planned, r, limit.effective());
     facts.dependency_retry = dependency_retry;
     const run::Decision decision = run::decide_recovery(failure, recorded.settings, facts);

@@ -243,14 +243,16 @@ struct Peak {
   double churn = 0;        // GiB allocated and freed every step, up to the peak
   double stream_hold = 0;  // GiB FSDP1's recordStream holds (part of the reserve)
   double other_phase = 0;  // GiB another phase reserves beyond this phase's reserve
+  bool loading = false;    // model loading is the peak
   bool step = false;       // the optimizer step is the peak (else forward/backward)
   bool nccl = false;       // the context holds NCCL's buffers
 };
 
 // GiB reserved at the larger of the forward/backward and the optimizer step (bytes in). The peak
-// phase is the one with the most allocated (max_memory_allocated), but a step that allocates a
-// little more than the forward/backward can reserve less than it (the backward's churn, FSDP1's
-// stream hold), and the allocator keeps what the backward reserved.
+// phase is the one with the most allocated (max_memory_allocated), but the allocator keeps what
+// another phase reserved: a step that allocates a little more than the forward/backward reserves
+// less than it when FSDP1's stream hold is larger than the difference, and model loading, the
+// first phase, is followed by training's churn.
 double reserved_peak(const Parts& r, double resident, double backward_peak, double step_peak) {
   const double reserve_of_resident = kResidentReserve * resident;
   const double backward = backward_peak + kChurnReserve * (backward_peak - resident) +
@@ -298,6 +300,7 @@ Peak peak_memory(const TrainingSetup& s, const Parts& r, double activations, con
   m.total = m.allocated() + m.slack + m.context + m.measured;
   p.resident = held;
   p.churn = churn;
+  p.loading = loading;
   p.step = step;
   p.nccl = nccl;
   return p;
@@ -361,19 +364,21 @@ void explain_peak(const Peak& p, const Hardware& hw, std::vector<Term>& out) {
   out.push_back({"peak phase", p.step ? 1.0 : 0.0, "", m.peak_phase});
   out.push_back(
       {"allocator reserve", m.slack, "GiB",
-       fmt::format("{:.0f}% of {:.2f} GiB churn + {:.0f}% of {:.2f} GiB resident{}{}",
-                   100 * kChurnReserve, p.churn, 100 * kResidentReserve, p.resident / kGiB,
-                   p.stream_hold > 0
-                       ? fmt::format(" + {:.2f} GiB FSDP1 stream hold (2 blocks + one unit's "
-                                     "gradient freed with recordStream; fsdp_version: 2 has none)",
-                                     p.stream_hold)
-                       : std::string(),
-                   p.other_phase > 0
-                       ? fmt::format(" + {:.2f} GiB that an earlier phase reserved beyond "
-                                     "this (the forward/backward's churn and FSDP1 stream "
-                                     "hold; the allocator keeps it)",
-                                     p.other_phase)
-                       : std::string())});
+       fmt::format(
+           "{:.0f}% of {:.2f} GiB churn + {:.0f}% of {:.2f} GiB resident{}{}", 100 * kChurnReserve,
+           p.churn, 100 * kResidentReserve, p.resident / kGiB,
+           p.stream_hold > 0
+               ? fmt::format(" + {:.2f} GiB FSDP1 stream hold (2 blocks + one unit's "
+                             "gradient freed with recordStream; fsdp_version: 2 has none)",
+                             p.stream_hold)
+               : std::string(),
+           p.other_phase > 0
+               ? fmt::format(" + {:.2f} GiB that {} (the allocator keeps it)", p.other_phase,
+                             p.loading ? "training reserves after loading (forward/"
+                                         "backward churn or optimizer step)"
+                                       : "the forward/backward reserved beyond this "
+                                         "(FSDP1 stream hold)")
+               : std::string())});
   out.push_back(
       {"CUDA context + NCCL", m.context, "GiB", p.nccl ? "0.45 + 0.30 GiB (NCCL)" : "0.45 GiB"});
   if (m.measured > 0)
