@@ -13,16 +13,14 @@ namespace jobgen::cli {
 
 namespace {
 
-// The run's limit, raised by one for each attempt Slurm cancelled before it ran (as
-// run_recovery counts it: such an attempt does not use up the run's budget).
+// The run's limit, raised by one for each attempt that never ran.
 int limit_of(const std::vector<ledger::JobRecord>& attempts) {
-  int limit = 0, never_ran = 0, newest = 0;
+  int limit = 0, newest = 0;
   for (const auto& r : attempts) {
     limit = std::max(limit, r.max_attempts);
     newest = std::max(newest, r.attempt);
-    if (r.failure == run::to_string(run::FailureKind::dependency)) ++never_ran;
   }
-  return std::max(limit + never_ran, newest);
+  return std::max(limit + attempts_never_ran(attempts), newest);
 }
 
 // The attempts of the run each tracked job belongs to (none when it is not in the ledger or not
@@ -55,6 +53,12 @@ Runs attempts_of(JobSession& s, const std::vector<TrackedGroup>& groups) {
 }
 
 }  // namespace
+
+int attempts_never_ran(const std::vector<ledger::JobRecord>& attempts, int before) {
+  return static_cast<int>(std::ranges::count_if(attempts, [&](const ledger::JobRecord& a) {
+    return a.attempt < before && a.failure == run::to_string(run::FailureKind::dependency);
+  }));
+}
 
 std::vector<std::string> run_history_lines(const std::vector<ledger::JobRecord>& attempts) {
   const bool worth =

@@ -9,6 +9,7 @@
 //     attempt 2/3: job 13 RUNNING
 #pragma once
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,12 @@
 #include "jobgen/ledger/ledger.hpp"
 
 namespace jobgen::cli {
+
+// How many of one run's attempts numbered below `before` Slurm cancelled before they ran (a job
+// they waited for failed, failure "dependency"): they do not count against the run's limit
+// (run/recovery.hpp), here or in watch --recover.
+int attempts_never_ran(const std::vector<ledger::JobRecord>& attempts,
+                       int before = std::numeric_limits<int>::max());
 
 // `attempts`: one run's records, first attempt first. Empty when there is nothing to tell.
 std::vector<std::string> run_history_lines(const std::vector<ledger::JobRecord>& attempts);

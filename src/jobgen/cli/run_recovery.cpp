@@ -2,8 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
+#include "jobgen/cli/run_history.hpp"
 #include "jobgen/cli/run_request.hpp"
 #include "jobgen/cli/submission.hpp"
 #include "jobgen/run/failure.hpp"
@@ -156,14 +155,10 @@ class Recoverer {
     int effective() const { return base + never_ran; }
   };
 
-  // Earlier attempts of r's run that Slurm cancelled before they ran (a job they waited for
-  // failed): they do not count against the run's limit. 0 when the ledger cannot say.
+  // Earlier attempts of r's run that never ran (run_history.hpp); 0 when the ledger cannot say.
   int never_ran(const ledger::JobRecord& r) {
     auto attempts = s_.ledger->run_attempts(r.run_id.empty() ? r.tag : r.run_id);
-    if (!attempts) return 0;
-    return static_cast<int>(std::ranges::count_if(*attempts, [&](const ledger::JobRecord& a) {
-      return a.attempt < r.attempt && a.failure == run::to_string(run::FailureKind::dependency);
-    }));
+    return attempts ? attempts_never_ran(*attempts, r.attempt) : 0;
   }
 
   void finish(const ledger::JobRecord& r, const run::Failure& failure, const std::string& line) {
