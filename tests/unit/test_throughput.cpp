@@ -192,6 +192,39 @@ TEST_CASE("throughput: utilisation follows GEMM size, fusion and launch overhead
   CHECK(with.mfu < estimate_throughput(s, 2, 1, a100).mfu);
 }
 
+TEST_CASE(
+    "throughput: FlashAttention-2 reaches 0.35 of a Hopper GPU's peak, 0.75 e_max elsewhere") {
+  TrainingSetup s;
+  s.model = *model::find_preset("llama-2-7b");
+  s.precision = Precision::bf16;
+  s.flash_attention = true;
+  s.seq_len = 32768;
+  auto share = [&](const profile::GpuSpec& g) {
+    const Hardware hw = *hardware_for(g, nullptr, {});
+    const ComputeTime c = compute_time(s, 1, hw);
+    const double attn_flops =
+        c.executed_flops - compute_time(
+                               [&] {
+                                 auto none = s;
+                                 none.seq_len =
+                                     1;  // the same GEMMs per token, no attention to speak of
+                                 return none;
+                               }(),
+                               1, hw)
+                                   .executed_flops *
+                               s.seq_len;
+    return attn_flops / (c.attention_s * c.peak_tflops * 1e12);
+  };
+  profile::GpuSpec hopper = gpu80();
+  hopper.architecture = "hopper";
+  hopper.tflops_bf16 = hopper.tflops_fp16 = 989;
+  CHECK(share(hopper) == doctest::Approx(0.35).epsilon(0.01));
+  CHECK(share(gpu80()) ==
+        doctest::Approx(0.75 *
+                        gemm_peak_fraction(*hardware_for(gpu80(), nullptr, {}), Precision::bf16))
+            .epsilon(0.01));
+}
+
 TEST_CASE("throughput: FSDP on NVLink and multi-node InfiniBand hide most communication") {
   // The issue's case: a 13B decoder at micro-batch 2 on 8 x H100 SXM, FSDP full shard.
   profile::GpuSpec h100 = gpu80();

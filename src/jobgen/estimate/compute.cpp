@@ -14,11 +14,15 @@ namespace {
 constexpr double kWidthHalf = 512;       // hidden size at which GEMMs reach half of e_max
 constexpr double kRowsHalf = 128;        // tokens per micro-batch at which GEMMs reach half
 constexpr double kFlashFraction = 0.75;  // flash attention vs large GEMMs
-constexpr double kBmmFraction = 0.5;     // unfused attention matmuls (head_dim-deep)
-constexpr double kHbmFraction = 0.8;     // achievable share of HBM bandwidth, pointwise ops
-constexpr double kDequantHbm = 0.7;      // bitsandbytes dequantisation kernels
-constexpr double kDequantBytes = 4.5;    // read NF4 0.52 + write and re-read half 2 + 2
-constexpr double kOpSeconds = 15e-6;     // eager PyTorch: Python + dispatch + launch per op
+// FlashAttention-2, what PyTorch's SDPA and flash-attn run, uses Ampere's mma instructions on
+// Hopper too (no wgmma/TMA): it reaches at most 35 % of an H100's dense peak (Shah et al.,
+// "FlashAttention-3", 2024, abstract), below 0.75 x Hopper's large-GEMM fraction.
+constexpr double kFlash2HopperFraction = 0.35;
+constexpr double kBmmFraction = 0.5;   // unfused attention matmuls (head_dim-deep)
+constexpr double kHbmFraction = 0.8;   // achievable share of HBM bandwidth, pointwise ops
+constexpr double kDequantHbm = 0.7;    // bitsandbytes dequantisation kernels
+constexpr double kDequantBytes = 4.5;  // read NF4 0.52 + write and re-read half 2 + 2
+constexpr double kOpSeconds = 15e-6;   // eager PyTorch: Python + dispatch + launch per op
 constexpr double kEagerOps = 35, kCompiledOps = 10, kLoraOps = 5, kQuantOps = 3;
 
 // Parameters that take part in a matmul per token: the blocks' Linear weights, the LM head
@@ -92,6 +96,7 @@ struct Factors {
   bool causal = false;
   double gemm_flops = 0, attn_flops = 0;  // executed, one micro-batch
   double e_max = 0, width = 0, rows = 0;  // GEMM efficiency = e_max x width x rows
+  double flash = 0;                       // flash attention's share of the peak
   double elem = 0;                        // bytes per activation element
   double per_layer = 0, passes = 0;       // pointwise elements per token and layer; passes
   double ops = 0;                         // op launches per layer and pass
@@ -121,6 +126,12 @@ void count_flops(const TrainingSetup& s, int micro_batch, Factors& f, ComputeTim
   r.executed_flops = (f.gemm_flops + f.attn_flops) / f.samples;
 }
 
+// The share of the dense peak fused (flash) attention reaches on this GPU.
+double flash_fraction(const Hardware& hw, double e_max) {
+  const double f = kFlashFraction * e_max;
+  return hw.architecture == "hopper" ? std::min(f, kFlash2HopperFraction) : f;
+}
+
 // The block GEMMs at e = e_max x width x rows, and attention: flash at a share of e_max, or
 // unfused matmuls plus softmax/dropout traffic through HBM.
 void gemm_and_attention_time(const TrainingSetup& s, const Hardware& hw, Precision p, Factors& f,
@@ -138,7 +149,8 @@ void gemm_and_attention_time(const TrainingSetup& s, const Hardware& hw, Precisi
   const bool half_module = module_in_half(s) || p == Precision::bf16;
   f.elem = (p == Precision::fp32 || p == Precision::tf32) ? 4.0 : (half_module ? 2.0 : 3.0);
   if (s.flash_attention) {
-    r.attention_s = peak > 0 ? f.attn_flops / (peak * kFlashFraction * f.e_max) : 0;
+    f.flash = flash_fraction(hw, f.e_max);
+    r.attention_s = peak > 0 ? f.attn_flops / (peak * f.flash) : 0;
   } else {
     const double t = s.tokens_per_sample();
     const double scores =
@@ -185,8 +197,10 @@ void explain_compute(const TrainingSetup& s, const Hardware& hw, const Factors& 
       fmt::format("{} FLOP / ({:.0f} TFLOPS x e {:.2f} = {:.2f} max x {:.2f} width x {:.2f} rows)",
                   sci(f.gemm_flops), r.peak_tflops, r.gemm_efficiency, f.e_max, f.width, f.rows));
   add("attention", r.attention_s,
-      fmt::format("{} FLOP{}{}", sci(f.attn_flops), s.flash_attention ? " (flash" : " (unfused",
-                  f.causal && s.flash_attention ? ", causal half)" : ")"));
+      s.flash_attention
+          ? fmt::format("{} FLOP (flash{}) / ({:.0f} TFLOPS x {:.2f})", sci(f.attn_flops),
+                        f.causal ? ", causal half" : "", r.peak_tflops, f.flash)
+          : fmt::format("{} FLOP (unfused)", sci(f.attn_flops)));
   add("pointwise", r.pointwise_s,
       fmt::format("{} tokens x {} layers x {:.0f} elements x {} B x {} passes / ({:.0f} GB/s x {})",
                   f.tokens, a.total_layers(), f.per_layer, f.elem, f.passes,

@@ -16,7 +16,8 @@
 //             h/(h + 512) x m/(m + 128) (m = tokens in the micro-batch): tensor cores reach
 //             their sustained rate only on wide GEMMs with many rows; e_max is what large
 //             GEMMs reach under the card's power limit (table in compute.cpp).
-//   attention flash: attention FLOPs / (peak x 0.75 e_max); without flash the batched
+//   attention flash: attention FLOPs / (peak x 0.75 e_max), at most 0.35 of the peak on Hopper
+//             (FlashAttention-2 does not use Hopper's wgmma/TMA); without flash the batched
 //             matmuls run at half e_max and softmax/dropout move ~30 x element-size bytes per
 //             score (forward + backward) through HBM.
 //   pointwise norms, residual adds, activation functions, RoPE, dropout: bytes per token and
