@@ -115,7 +115,16 @@ TEST_CASE("memory: strategies shard over the data-parallel ranks (amp-bf16, 4 GP
     CHECK(bytes(s, "gradients (step)") == doctest::Approx(4e9));
     CHECK(bytes(s, "gradient buckets") == doctest::Approx(4e9));
     CHECK(bytes(s, "optimizer states") == doctest::Approx(8e9));
-    CHECK(mem(s).context == doctest::Approx(0.75));  // + NCCL buffers
+    CHECK(mem(s).context == doctest::Approx(0.75));  // + NCCL buffers (PCIe)
+    // NCCL opens more channels, each with its buffers, on faster links.
+    profile::Interconnect nvlink;
+    nvlink.intra = profile::IntraLink::nvlink;
+    CHECK(estimate_memory(s, 1, make_hardware(gpu80(), nullptr, nvlink)).context ==
+          doctest::Approx(0.45 + 0.65));
+    profile::GpuSpec hopper = gpu80();
+    hopper.architecture = "hopper";
+    CHECK(estimate_memory(s, 1, make_hardware(hopper, nullptr, nvlink)).context ==
+          doctest::Approx(0.45 + 1.0));
   }
   SUBCASE("zero1: half params and grads replicated, (master 4 + m 4 + v 4) / 4") {
     const auto s = setup(Precision::amp_bf16, Strategy::zero1, 4);
