@@ -5,8 +5,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
-#include <map>
-#include <set>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "jobgen/profile/profile_reader.hpp"
 #include "jobgen/profile/profile_summary.hpp"
@@ -62,7 +63,7 @@ void ProfileReader::load_groups(const YAML::Node& root, Profile& p) {
     return;
   }
   if (!r_.expect_sequence(list, "'node_groups'")) return;
-  std::map<std::string, std::string> node_owner;  // node name -> group
+  std::unordered_map<std::string, std::string> node_owner;  // node name -> group
   for (const auto& node : list) {
     if (!r_.expect_map(node, "a node group")) continue;
     NodeGroup g = load_group(node, p);
@@ -76,7 +77,8 @@ void ProfileReader::load_groups(const YAML::Node& root, Profile& p) {
     if (!g.name.empty() && p.find_group(g.name) != nullptr) {
       r_.problem(node["name"], "node group '" + g.name + "' is defined twice");
     }
-    std::set<std::string> seen;
+    std::unordered_set<std::string_view> seen;
+    seen.reserve(g.nodes.size());
     for (const auto& host : g.nodes) {
       if (!seen.insert(host).second) {
         r_.problem(node["nodes"],
@@ -122,7 +124,10 @@ bool ProfileReader::can_share_nodes(const NodeGroup& a, const NodeGroup& b) {
 // node_units: the GPUs and MIG slices on one node of the group over every group describing that
 // node, so that per-GPU shares of CPUs and memory divide the whole node.
 void ProfileReader::count_node_units(Profile& p) {
-  std::map<std::string, int64_t> units;
+  std::unordered_map<std::string_view, int64_t> units;  // views into p's host names
+  size_t hosts = 0;
+  for (const auto& g : p.node_groups) hosts += g.nodes.size();
+  units.reserve(hosts);
   for (const auto& g : p.node_groups) {
     const int64_t own = g.mig ? slices_per_node(g) : g.gpus_per_node;
     for (const auto& host : g.nodes) units[host] += own;
