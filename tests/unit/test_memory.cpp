@@ -116,15 +116,22 @@ TEST_CASE("memory: strategies shard over the data-parallel ranks (amp-bf16, 4 GP
     CHECK(bytes(s, "gradient buckets") == doctest::Approx(4e9));
     CHECK(bytes(s, "optimizer states") == doctest::Approx(8e9));
     CHECK(mem(s).context == doctest::Approx(0.75));  // + NCCL buffers (PCIe)
-    // NCCL opens more channels, each with its buffers, on faster links.
+    // NCCL opens more channels, each with its buffers, between NVLink peers; a communicator
+    // without them (one GPU per node, DeepSpeed on one GPU, a MIG slice) keeps the small figure.
     profile::Interconnect nvlink;
     nvlink.intra = profile::IntraLink::nvlink;
-    CHECK(estimate_memory(s, 1, make_hardware(gpu80(), nullptr, nvlink)).context ==
-          doctest::Approx(0.45 + 0.65));
-    profile::GpuSpec hopper = gpu80();
-    hopper.architecture = "hopper";
-    CHECK(estimate_memory(s, 1, make_hardware(hopper, nullptr, nvlink)).context ==
-          doctest::Approx(0.45 + 1.0));
+    const Hardware board = make_hardware(gpu80(), nullptr, nvlink);
+    CHECK(estimate_memory(s, 1, board).context == doctest::Approx(0.45 + 0.65));
+    auto per_node = s;
+    per_node.gpus_per_node = 1;
+    per_node.nodes = 4;
+    CHECK(estimate_memory(per_node, 1, board).context == doctest::Approx(0.75));
+    const auto one = setup(Precision::amp_bf16, Strategy::zero2, 1);
+    CHECK(estimate_memory(one, 1, board).context == doctest::Approx(0.75));
+    profile::GpuSpec mig = gpu80();
+    mig.mig_profiles.push_back({"1g.10gb", 9.75, 1, 1, 7});
+    CHECK(estimate_memory(one, 1, make_hardware(mig, mig.find_mig("1g.10gb"), nvlink)).context ==
+          doctest::Approx(0.75));
   }
   SUBCASE("zero1: half params and grads replicated, (master 4 + m 4 + v 4) / 4") {
     const auto s = setup(Precision::amp_bf16, Strategy::zero1, 4);

@@ -14,9 +14,10 @@ namespace {
 constexpr double kWidthHalf = 512;       // hidden size at which GEMMs reach half of e_max
 constexpr double kRowsHalf = 128;        // tokens per micro-batch at which GEMMs reach half
 constexpr double kFlashFraction = 0.75;  // flash attention vs large GEMMs
-// FlashAttention-2, what PyTorch's SDPA and flash-attn run, uses Ampere's mma instructions on
-// Hopper too (no wgmma/TMA): it reaches at most 35 % of an H100's dense peak (Shah et al.,
-// "FlashAttention-3", 2024, abstract), below 0.75 x Hopper's large-GEMM fraction.
+// FlashAttention-2, what PyTorch's SDPA and flash-attn run in fp16/bf16, uses Ampere's mma
+// instructions on Hopper too (no wgmma/TMA): it reaches at most 35 % of an H100's dense peak
+// (Shah et al., "FlashAttention-3", 2024, abstract), below 0.75 x Hopper's large-GEMM fraction.
+// Blackwell is left at 0.75 x e_max: no public figure for FlashAttention-2 on it.
 constexpr double kFlash2HopperFraction = 0.35;
 constexpr double kBmmFraction = 0.5;   // unfused attention matmuls (head_dim-deep)
 constexpr double kHbmFraction = 0.8;   // achievable share of HBM bandwidth, pointwise ops
@@ -126,10 +127,11 @@ void count_flops(const TrainingSetup& s, int micro_batch, Factors& f, ComputeTim
   r.executed_flops = (f.gemm_flops + f.attn_flops) / f.samples;
 }
 
-// The share of the dense peak fused (flash) attention reaches on this GPU.
-double flash_fraction(const Hardware& hw, double e_max) {
+// The share of the dense peak fused (flash) attention reaches on this GPU and precision.
+double flash_fraction(const Hardware& hw, Precision p, double e_max) {
   const double f = kFlashFraction * e_max;
-  return hw.architecture == "hopper" ? std::min(f, kFlash2HopperFraction) : f;
+  const bool half = p != Precision::fp32 && p != Precision::tf32;
+  return hw.architecture == "hopper" && half ? std::min(f, kFlash2HopperFraction) : f;
 }
 
 // The block GEMMs at e = e_max x width x rows, and attention: flash at a share of e_max, or
@@ -149,7 +151,7 @@ void gemm_and_attention_time(const TrainingSetup& s, const Hardware& hw, Precisi
   const bool half_module = module_in_half(s) || p == Precision::bf16;
   f.elem = (p == Precision::fp32 || p == Precision::tf32) ? 4.0 : (half_module ? 2.0 : 3.0);
   if (s.flash_attention) {
-    f.flash = flash_fraction(hw, f.e_max);
+    f.flash = flash_fraction(hw, p, f.e_max);
     r.attention_s = peak > 0 ? f.attn_flops / (peak * f.flash) : 0;
   } else {
     const double t = s.tokens_per_sample();

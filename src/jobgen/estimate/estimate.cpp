@@ -94,7 +94,8 @@ std::vector<Assumption> assumptions(const TrainingSetup& s, const Hardware& hw, 
                    "10% of what is allocated and freed every step + 2% of the resident tensors"});
     out.push_back({"CUDA context", fmt::format("{:.2f} GiB", m.context),
                    "CUDA context and kernels with lazy loading (CUDA >= 11.7), + NCCL buffers "
-                   "with more than one GPU; counted by nvidia-smi, not by torch"});
+                   "with more than one GPU or DeepSpeed (more between NVLink peers); counted by "
+                   "nvidia-smi, not by torch"});
     out.push_back({"gradients at the activation peak",
                    s.accumulation == 1 ? "only the first produced (accumulation 1)"
                                        : "all of them (accumulation > 1 or not yet known)",

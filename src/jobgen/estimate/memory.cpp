@@ -16,22 +16,22 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kContextGiB = 0.45;  // CUDA context + kernels, lazy module loading
 // NCCL's buffers grow with its channels, and it opens more channels the faster the link
-// (NVIDIA/nccl #986): on PCIe about 0.3 GiB; on A100 NVLink 544-688 MB per communicator
-// (nccl #964, 4 x A100); on H100 NVLink/NVSwitch 1.06 GB before any all-to-all (nccl #1685).
+// (NVIDIA/nccl #986): about 0.3 GiB over PCIe or for a communicator without NVLink peers (one
+// GPU per node, a MIG slice, DeepSpeed on one GPU); 544-688 MB per communicator between NVLink
+// peers (nccl #964, 4 x A100, measured as the increase per communicator).
 constexpr double kNcclPcieGiB = 0.30;
 constexpr double kNcclNvlinkGiB = 0.65;
-constexpr double kNcclNvswitchGiB = 1.0;   // Hopper and later: more channels, NVLink SHARP
 constexpr double kChurnReserve = 0.10;     // allocator: cached blocks per byte allocated/freed
 constexpr double kResidentReserve = 0.02;  // allocator: rounding of long-lived tensors
 // DeepSpeed ZeRO-1/2 gradient buckets: reduce_bucket_size elements (2e8 in the common
 // configs), double-buffered with overlap_comm, in half.
 constexpr double kDeepSpeedBucket = 2e8;
 
-// GiB of NCCL buffers one communicator holds per GPU on this machine's intra-node link.
-double nccl_gib(const Hardware& hw) {
-  if (hw.links.intra != profile::IntraLink::nvlink) return kNcclPcieGiB;
-  const bool nvswitch_class = hw.architecture == "hopper" || hw.architecture == "blackwell";
-  return nvswitch_class ? kNcclNvswitchGiB : kNcclNvlinkGiB;
+// GiB of NCCL buffers one communicator holds per GPU: more when its peers are on NVLink.
+double nccl_gib(const TrainingSetup& s, const Hardware& hw) {
+  const bool nvlink_peers =
+      hw.links.intra == profile::IntraLink::nvlink && s.gpus_per_node > 1 && hw.mig_profile.empty();
+  return nvlink_peers ? kNcclNvlinkGiB : kNcclPcieGiB;
 }
 
 double block_params(const model::Architecture& a) {
@@ -258,6 +258,7 @@ struct Peak {
   bool loading = false;    // model loading is the peak
   bool step = false;       // the optimizer step is the peak (else forward/backward)
   bool nccl = false;       // the context holds NCCL's buffers
+  double nccl_gib = 0;     // GiB of them
 };
 
 // GiB reserved at the larger of the forward/backward and the optimizer step (bytes in). The peak
@@ -307,7 +308,8 @@ Peak peak_memory(const TrainingSetup& s, const Parts& r, double activations, con
   }
   // DeepSpeed initialises NCCL (and runs collectives) even on one GPU.
   const bool nccl = s.world_size() > 1 || is_deepspeed(s.strategy);
-  m.context = kContextGiB + (nccl ? nccl_gib(hw) : 0.0);
+  p.nccl_gib = nccl ? nccl_gib(s, hw) : 0.0;
+  m.context = kContextGiB + p.nccl_gib;
   m.measured = std::max(0.0, hw.memory_scale - 1.0) * (m.allocated() + m.slack);
   m.total = m.allocated() + m.slack + m.context + m.measured;
   p.resident = held;
@@ -391,11 +393,10 @@ void explain_peak(const Peak& p, const Hardware& hw, std::vector<Term>& out) {
                                        : "the forward/backward reserved beyond this "
                                          "(FSDP1 stream hold)")
                : std::string())});
-  const std::string nccl =
-      fmt::format("{:.2f} + {:.2f} GiB (NCCL on {})", kContextGiB, nccl_gib(hw),
-                  hw.links.intra == profile::IntraLink::nvlink ? "NVLink" : "PCIe");
   out.push_back({"CUDA context + NCCL", m.context, "GiB",
-                 p.nccl ? nccl : fmt::format("{:.2f} GiB", kContextGiB)});
+                 p.nccl ? fmt::format("{:.2f} + {:.2f} GiB (NCCL{})", kContextGiB, p.nccl_gib,
+                                      p.nccl_gib == kNcclNvlinkGiB ? ", NVLink peers" : "")
+                        : fmt::format("{:.2f} GiB", kContextGiB)});
   if (m.measured > 0)
     out.push_back({"measured correction", m.measured, "GiB",
                    fmt::format("(allocated + reserve) x {:.2f}: finished runs measured "

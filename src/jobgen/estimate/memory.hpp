@@ -43,8 +43,8 @@
 //              slack makes up the difference.
 //  context     CUDA context + kernels 0.45 GiB (lazy module loading, CUDA >= 11.7) + NCCL
 //              buffers with more than one rank or DeepSpeed (which starts NCCL even on one
-//              GPU): 0.3 GiB on PCIe, 0.65 GiB on NVLink, 1.0 GiB on Hopper/Blackwell NVLink
-//              (more channels): nvidia-smi counts it, torch's counters do not.
+//              GPU): 0.65 GiB between NVLink peers (more channels), else 0.3 GiB: nvidia-smi
+//              counts it, torch's counters do not.
 //  measured    (allocated + slack) x (memory_scale - 1) when finished runs measured more than
 //              the estimate (Hardware::memory_scale, from `jobgen calibrate`), else 0.
 //  total       allocated + slack + context + measured: the device figure fits are judged on.
