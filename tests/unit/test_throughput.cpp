@@ -199,21 +199,14 @@ TEST_CASE(
   s.precision = Precision::bf16;
   s.flash_attention = true;
   s.seq_len = 32768;
+  // Attention's FLOPs are what the executed FLOPs add over the same GEMMs at one token.
+  auto no_attention = s;
+  no_attention.seq_len = 1;
   auto share = [&](const profile::GpuSpec& g) {
     const Hardware hw = *hardware_for(g, nullptr, {});
     const ComputeTime c = compute_time(s, 1, hw);
-    const double attn_flops =
-        c.executed_flops - compute_time(
-                               [&] {
-                                 auto none = s;
-                                 none.seq_len =
-                                     1;  // the same GEMMs per token, no attention to speak of
-                                 return none;
-                               }(),
-                               1, hw)
-                                   .executed_flops *
-                               s.seq_len;
-    return attn_flops / (c.attention_s * c.peak_tflops * 1e12);
+    const double gemm_flops = compute_time(no_attention, 1, hw).executed_flops * s.seq_len;
+    return (c.executed_flops - gemm_flops) / (c.attention_s * c.peak_tflops * 1e12);
   };
   profile::GpuSpec hopper = gpu80();
   hopper.architecture = "hopper";
