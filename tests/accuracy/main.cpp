@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "jobgen/util/build_config.hpp"
 #include "measured.hpp"
 
 using namespace jobgen;
@@ -112,10 +113,10 @@ int main(int argc, char** argv) {
     }
   }
   if (paths.empty()) {
-    const std::string shared = JOBGEN_SOURCE_DIR "/../shared/reference/";
+    const std::string shared = jobgen::build::source_dir() + "/../shared/reference/";
     for (const char* f : {"measured-calibration.yaml", "measured-public.md"})
       if (std::filesystem::exists(shared + f)) paths.push_back(shared + f);
-    paths.push_back(JOBGEN_SOURCE_DIR "/tests/data/measured");
+    paths.push_back(jobgen::build::source_dir() + "/tests/data/measured");
   }
   std::vector<MeasuredRow> all;
   for (const std::string& f : expand(paths)) {

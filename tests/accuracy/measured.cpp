@@ -2,6 +2,7 @@
 #include "measured.hpp"
 
 #include "jobgen/model/architecture_yaml.hpp"
+#include "jobgen/util/build_config.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -234,8 +235,8 @@ std::string trim_source(const std::string& comment) {
 
 const profile::Catalog& catalog() {
   static const profile::Catalog c = [] {
-    auto parsed =
-        profile::parse_catalog(read_text(JOBGEN_SOURCE_DIR "/data/gpus.yaml"), "data/gpus.yaml");
+    auto parsed = profile::parse_catalog(read_text(jobgen::build::source_dir() + "/data/gpus.yaml"),
+                                         "data/gpus.yaml");
     if (!parsed) throw std::runtime_error(format_error(parsed.error()));
     return *parsed;
   }();
@@ -339,12 +340,10 @@ Expected<std::vector<MeasuredRow>> load_public_md(const std::string& path) {
   std::vector<MeasuredRow> rows;
   const std::string file = std::filesystem::path(path).filename().string();
   for (const MdSection& sec : md_tables(text)) {
-    int n = 0;
     for (const auto& cell : sec.rows) {
       MeasuredRow r;
       r.file = file;
       est::TrainingSetup& s = r.setup;
-      ++n;
       if (contains(sec.title, "BERT-large")) {
         // HF docs: AutoModelForSequenceClassification (pooled 2-label head), seq 512, eager,
         // one V100 16 GB; nvidia-smi MiB incl. a CUDA context the doc measured as 1,343 MiB.

@@ -13,6 +13,7 @@
 #include "jobgen/profile/profile_loader.hpp"
 #include "jobgen/render/template_set.hpp"
 #include "jobgen/sys/system.hpp"
+#include "jobgen/util/build_config.hpp"
 
 namespace jobgen::fuzz {
 
@@ -32,7 +33,7 @@ T must(Expected<T> value, std::string_view what) {
 
 inline std::string source_file(const std::string& relative) {
   sys::RealFileSystem fs;
-  return must(fs.read_file(std::string(JOBGEN_SOURCE_DIR) + "/" + relative), relative);
+  return must(fs.read_file(jobgen::build::source_dir() + "/" + relative), relative);
 }
 
 inline const profile::Catalog& catalog() {
@@ -51,7 +52,7 @@ inline const profile::Profile& markov() {
 inline const render::TemplateSet& bundled_templates() {
   static const render::TemplateSet set = [] {
     sys::RealFileSystem fs;
-    return must(render::load_templates(fs, {std::string(JOBGEN_SOURCE_DIR) + "/templates"}),
+    return must(render::load_templates(fs, {jobgen::build::source_dir() + "/templates"}),
                 "templates");
   }();
   return set;

@@ -14,7 +14,8 @@
 #
 # Contract for tests: `source DIR/env.sh` exports SLURM_CONF, SLURMRESTD_URL, SLURM_JWT (root),
 # JOBGEN_CLUSTER_DIR, JOBGEN_CLUSTER_SLURM_VERSION ("22.05"), JOBGEN_CLUSTER_REST_VERSION (an API
-# version the slurmrestd serves, "v0.0.38") and JOBGEN_CLUSTER_REST_PLUGINS (its -s argument). Ports: slurmctld 17000, node classtNN 17000+NN, slurmrestd the first
+# version the slurmrestd serves, "v0.0.38"), JOBGEN_CLUSTER_REST_PLUGINS (its -s argument) and
+# JOBGEN_CLUSTER_SPARE_PORT (a loopback port no other cluster uses, for a test's own daemon). Ports: slurmctld 17000, node classtNN 17000+NN, slurmrestd the first
 # free port from 17080. Only one cluster per machine can own these ports.
 #
 # JOBGEN_CLUSTER_SHAPE=site (for `start`) starts another shape instead, on ports 17100+ so that
@@ -47,9 +48,11 @@ if [[ -n ${JOBGEN_SLURM_ROOT:-} ]]; then
     exit 1
   fi
 fi
+# SPARE_PORT is the cluster's own for its tests' extra daemons (a second slurmrestd): its tests run
+# one at a time, while other clusters' tests run beside them.
 case $SHAPE in
-  markov) readonly CTLD_PORT=$BASE_PORT REST_PORT=$((BASE_PORT + 80)) ;;
-  site) readonly CTLD_PORT=$((BASE_PORT + 100)) REST_PORT=$((BASE_PORT + 180)) ;;
+  markov) readonly CTLD_PORT=$BASE_PORT REST_PORT=$((BASE_PORT + 80)) SPARE_PORT=$((BASE_PORT + 90)) ;;
+  site) readonly CTLD_PORT=$((BASE_PORT + 100)) REST_PORT=$((BASE_PORT + 180)) SPARE_PORT=$((BASE_PORT + 190)) ;;
   *) echo "cluster.sh: error: unknown JOBGEN_CLUSTER_SHAPE '$SHAPE' (markov or site)" >&2; exit 1 ;;
 esac
 readonly START_TIMEOUT=${JOBGEN_CLUSTER_TIMEOUT:-60}
@@ -430,6 +433,7 @@ export JOBGEN_CLUSTER_DIR=$DIR
 export JOBGEN_CLUSTER_SLURM_VERSION=$SLURM_VERSION
 export JOBGEN_CLUSTER_REST_VERSION=$REST_VERSION
 export JOBGEN_CLUSTER_REST_PLUGINS=$REST_PLUGINS
+export JOBGEN_CLUSTER_SPARE_PORT=$SPARE_PORT
 EOF
   [[ -z $SLURM_ROOT ]] || echo "export PATH=$DIR/bin:\$PATH" >>"$DIR/env.sh"
   trap - EXIT

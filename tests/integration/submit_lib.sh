@@ -35,7 +35,7 @@ trap cleanup EXIT
 
 fail() { echo "FAIL: $*"; exit 1; }
 
-# The tests of one cluster run one at a time (RESOURCE_LOCK slurm_cluster), so a job on it now is
+# The tests of one cluster run one at a time (a RESOURCE_LOCK per cluster), so a job on it now is
 # an earlier test's (one whose id a $(submit ...) subshell kept from its cleanup, a dependent job
 # that can never run, or one still completing): it would hold GPUs this test counts as free, or
 # count as queued. Cancel such jobs and wait (at most 60 s) until they are gone.

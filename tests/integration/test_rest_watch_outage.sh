@@ -9,8 +9,9 @@ set -euo pipefail
 source "$(dirname "$0")/submit_lib.sh"
 [[ -n ${SLURMRESTD_URL:-} && -n ${SLURM_JWT:-} ]] || { echo "SKIP: env.sh has no slurmrestd"; exit 77; }
 
-port=$((17180 + ${JOBGEN_CLUSTER_PORT_OFFSET:-0}))
-while [[ -n $(ss -Htln "sport = :$port") ]]; do port=$((port + 1)); done
+# The cluster's spare port: other clusters' tests run at the same time, each on its own.
+port=${JOBGEN_CLUSTER_SPARE_PORT:?env.sh of a cluster started by this cluster.sh}
+[[ -z $(ss -Htln "sport = :$port") ]] || fail "the cluster's spare port $port is in use: $(ss -Htlnp "sport = :$port")"
 REST_PID=""
 start_rest() {
   SLURM_JWT=daemon setsid slurmrestd -f "$SLURM_CONF" -a rest_auth/jwt -u 65534 -g 65534 \

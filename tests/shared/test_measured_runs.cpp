@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "checks.hpp"
+#include "jobgen/util/build_config.hpp"
 
 using namespace jobgen;
 using namespace jobgen::accuracy;
@@ -30,15 +31,16 @@ std::vector<MeasuredRow> load_all(const std::vector<std::string>& paths) {
 
 const std::vector<MeasuredRow>& shared_rows() {
   static const std::vector<MeasuredRow> rows =
-      load_all({JOBGEN_SHARED_DIR "/reference/measured-calibration.yaml",
-                JOBGEN_SHARED_DIR "/reference/measured-public.md"});
+      load_all({jobgen::build::source_dir() + "/../shared/reference/measured-calibration.yaml",
+                jobgen::build::source_dir() + "/../shared/reference/measured-public.md"});
   return rows;
 }
 
 const std::vector<MeasuredRow>& project_rows() {
   static const std::vector<MeasuredRow> rows = [] {
     std::vector<std::string> files;
-    for (const auto& e : std::filesystem::directory_iterator(JOBGEN_TEST_DATA "/measured"))
+    for (const auto& e :
+         std::filesystem::directory_iterator(jobgen::build::source_dir() + "/tests/data/measured"))
       if (e.path().extension() == ".yaml") files.push_back(e.path().string());
     std::sort(files.begin(), files.end());
     return load_all(files);

@@ -27,6 +27,7 @@
 #include "jobgen/slurm/rest_codec.hpp"
 #include "jobgen/slurm/rest_version.hpp"
 #include "jobgen/sys/http.hpp"
+#include "jobgen/util/build_config.hpp"
 
 using namespace jobgen;
 using namespace jobgen::slurm;
@@ -36,7 +37,7 @@ namespace {
 
 std::string reference_dir() {
   if (const char* env = std::getenv("JOBGEN_SHARED_DIR")) return std::string(env) + "/reference";
-  return JOBGEN_SHARED_DIR "/reference";
+  return jobgen::build::source_dir() + "/../shared/reference";
 }
 
 std::string slurp(const std::string& relative) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "fake_clock.hpp"
 #include "jobgen/sys/http.hpp"
 #include "jobgen/sys/system.hpp"
 
@@ -55,20 +56,6 @@ class FakeHttp final : public sys::HttpClient {
   std::string base = "http://rest.test:6820";
   std::vector<Rule> rules;
   std::vector<sys::HttpRequest> requests;
-};
-
-class FakeClock final : public sys::Clock {
- public:
-  std::chrono::system_clock::time_point now() const override { return t; }
-  void sleep_for(std::chrono::milliseconds d) override {
-    sleeps.push_back(d);
-    t += d;
-  }
-  void set(int64_t unix_seconds) {
-    t = std::chrono::system_clock::time_point(std::chrono::seconds(unix_seconds));
-  }
-  std::chrono::system_clock::time_point t{std::chrono::seconds(1795324800)};
-  std::vector<std::chrono::milliseconds> sleeps;
 };
 
 class MapEnvironment final : public sys::Environment {

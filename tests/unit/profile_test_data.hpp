@@ -1,5 +1,6 @@
 // Shared helpers for the profile/catalog tests: the real catalog and bundled profiles from the
-// source tree (JOBGEN_SOURCE_DIR), and the broken profiles under tests/data/profiles/broken.
+// source tree (jobgen::build::source_dir()), and the broken profiles under
+// tests/data/profiles/broken.
 #pragma once
 
 #include <fstream>
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "jobgen/profile/catalog.hpp"
+#include "jobgen/util/build_config.hpp"
 
 namespace jobgen::test {
 
@@ -20,7 +22,7 @@ inline std::string read_text(const std::string& path) {
 }
 
 inline std::string source_path(const std::string& relative) {
-  return std::string(JOBGEN_SOURCE_DIR) + "/" + relative;
+  return jobgen::build::source_dir() + "/" + relative;
 }
 
 inline const profile::Catalog& real_catalog() {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "fake_clock.hpp"
 #include "jobgen/sys/process.hpp"
 #include "jobgen/sys/system.hpp"
 
@@ -44,18 +45,6 @@ class RecordingCommandRunner final : public sys::CommandRunner {
     if (std::ranges::find(c.env_remove, name) != c.env_remove.end()) return std::nullopt;
     const char* value = std::getenv(name.c_str());
     return value ? std::optional<std::string>(value) : std::nullopt;
-  }
-};
-
-// A clock that only moves when slept on; counts sleeps.
-class FakeClock final : public sys::Clock {
- public:
-  std::chrono::system_clock::time_point t{std::chrono::seconds(1'800'000'000)};
-  std::vector<std::chrono::milliseconds> sleeps;
-  std::chrono::system_clock::time_point now() const override { return t; }
-  void sleep_for(std::chrono::milliseconds d) override {
-    sleeps.push_back(d);
-    t += d;
   }
 };
 

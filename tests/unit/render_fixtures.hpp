@@ -10,12 +10,13 @@
 #include "jobgen/render/render_input.hpp"
 #include "jobgen/render/template_set.hpp"
 #include "jobgen/sys/system.hpp"
+#include "jobgen/util/build_config.hpp"
 
 namespace jobgen::test {
 
 inline render::TemplateSet bundled_templates() {
   sys::RealFileSystem fs;
-  auto set = render::load_templates(fs, {std::string(JOBGEN_SOURCE_DIR) + "/templates"});
+  auto set = render::load_templates(fs, {jobgen::build::source_dir() + "/templates"});
   REQUIRE_MESSAGE(set.has_value(), set.error().message);
   REQUIRE(!set->templates.empty());
   return *set;

@@ -10,6 +10,7 @@
 
 #include "cli_test.hpp"
 #include "jobgen/ledger/ledger.hpp"
+#include "jobgen/util/build_config.hpp"
 
 using namespace jobgen;
 
@@ -25,7 +26,7 @@ test::CliResult run_in(const std::filesystem::path& state, const std::vector<std
 
 nlohmann::json plan(const std::filesystem::path& state) {
   const std::string spec =
-      (std::filesystem::path(JOBGEN_SOURCE_DIR) / "examples" / "jobgen.yaml").string();
+      (std::filesystem::path(jobgen::build::source_dir()) / "examples" / "jobgen.yaml").string();
   const auto r =
       run_in(state, {"plan", spec, "--target", "l40s", "--gpus", "1", "--json", "--offline"});
   REQUIRE_MESSAGE(r.code == 0, r.err);

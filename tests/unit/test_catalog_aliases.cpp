@@ -6,6 +6,7 @@
 
 #include "jobgen/profile/builtin_catalog.hpp"
 #include "jobgen/profile/catalog.hpp"
+#include "jobgen/util/build_config.hpp"
 
 using namespace jobgen;
 
@@ -13,7 +14,7 @@ namespace {
 
 const profile::Catalog& catalog() {
   static const profile::Catalog c = [] {
-    std::ifstream in(JOBGEN_SOURCE_DIR "/data/gpus.yaml");
+    std::ifstream in(jobgen::build::source_dir() + "/data/gpus.yaml");
     std::stringstream text;
     text << in.rdbuf();
     auto parsed = profile::parse_catalog(text.str(), "data/gpus.yaml");

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "cli_test.hpp"
+#include "jobgen/util/build_config.hpp"
 #include "jobgen/util/error.hpp"
 
 using jobgen::test::run_cli;
@@ -8,7 +9,8 @@ using jobgen::test::run_cli;
 TEST_CASE("--version prints the version and exits 0") {
   const auto r = run_cli({"--version"});
   CHECK(r.code == 0);
-  CHECK(r.out.starts_with(std::string("jobgen ") + JOBGEN_VERSION + " (git "));  // and the commit
+  CHECK(r.out.starts_with(std::string("jobgen ") + jobgen::build::version() +
+                          " (git "));  // and the commit
 }
 
 TEST_CASE("an unknown option is invalid input with a usage hint") {

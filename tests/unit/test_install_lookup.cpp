@@ -12,6 +12,7 @@
 #include "jobgen/cli/profile_lookup.hpp"
 #include "jobgen/cli/resources.hpp"
 #include "jobgen/cli/version.hpp"
+#include "jobgen/util/build_config.hpp"
 
 using namespace jobgen;
 using jobgen::test::run_cli;
@@ -53,7 +54,7 @@ TEST_CASE("version: the project version and the git commit of the build") {
   CHECK((commit == "unknown" || hex));
   const auto flag = run_cli({"--version"});
   CHECK(flag.code == 0);
-  CHECK(flag.out == cli::version_line(JOBGEN_VERSION, commit) + "\n");
+  CHECK(flag.out == cli::version_line(jobgen::build::version(), commit) + "\n");
   CHECK(run_cli({"version"}).out == flag.out);
 }
 
@@ -65,11 +66,11 @@ TEST_CASE("resource roots: JOBGEN_DATA_DIR, then <bin>/../share/jobgen; sources 
   CHECK(strings(cli::resource_roots(env, "/usr/bin")) ==
         std::vector<std::string>{"JOBGEN_DATA_DIR /data/jg", "bundled /usr/share/jobgen"});
   env.vars.clear();
-  const fs::path build_bin = fs::path(JOBGEN_BUILD_DIR) / "tests";
+  const fs::path build_bin = fs::path(jobgen::build::build_dir()) / "tests";
   CHECK(strings(cli::resource_roots(env, build_bin)) ==
         std::vector<std::string>{
             "bundled " + (build_bin / ".." / "share" / "jobgen").lexically_normal().string(),
-            std::string("source ") + JOBGEN_SOURCE_DIR});
+            std::string("source ") + jobgen::build::source_dir()});
   CHECK(cli::path_within("/a/b/c", "/a/b"));
   CHECK(cli::path_within("/a/b", "/a/b"));
   CHECK_FALSE(cli::path_within("/a/bc", "/a/b"));
@@ -96,7 +97,7 @@ TEST_CASE("profile list: where each profile comes from, and the search path") {
   const fs::path xdg = fs::temp_directory_path() / ("jobgen-list-" + std::to_string(::getpid()));
   fs::create_directories(xdg / "jobgen" / "profiles");
   // A user profile that hides the bundled one of the same name.
-  fs::copy_file(fs::path(JOBGEN_SOURCE_DIR) / "cluster-profiles" / "servers.yaml",
+  fs::copy_file(fs::path(jobgen::build::source_dir()) / "cluster-profiles" / "servers.yaml",
                 xdg / "jobgen" / "profiles" / "servers.yaml");
   ::setenv("XDG_CONFIG_HOME", xdg.c_str(), 1);
   const auto r = run_cli({"profile", "list"});
@@ -116,23 +117,23 @@ TEST_CASE("profile list: where each profile comes from, and the search path") {
   CHECK((markov.find(" source ") != std::string::npos ||
          markov.find(" project ") != std::string::npos));
   CHECK(r.out.find((xdg / "jobgen" / "profiles" / "servers.yaml").string()) != std::string::npos);
-  CHECK(r.out.find(std::string(JOBGEN_SOURCE_DIR) + "/cluster-profiles/servers.yaml") ==
+  CHECK(r.out.find(jobgen::build::source_dir() + "/cluster-profiles/servers.yaml") ==
         std::string::npos);  // hidden by the user's
   CHECK(r.out.find("Search path") != std::string::npos);
   CHECK(r.out.find("site     /etc/jobgen/profiles") != std::string::npos);
-  CHECK(r.out.find(std::string("source   ") + JOBGEN_SOURCE_DIR + "/cluster-profiles\n") !=
-        std::string::npos);
+  CHECK(r.out.find(std::string("source   ") + jobgen::build::source_dir() +
+                   "/cluster-profiles\n") != std::string::npos);
 }
 
 TEST_CASE("a missing job spec points at the example job specs; other errors are left alone") {
   const auto r = run_cli({"plan", "/nonexistent/jobgen.yaml"});
   CHECK(r.code == 3);
-  CHECK(r.err.find("example job specs are in " + std::string(JOBGEN_SOURCE_DIR) + "/examples") !=
+  CHECK(r.err.find("example job specs are in " + jobgen::build::source_dir() + "/examples") !=
         std::string::npos);
   const auto render = run_cli({"render", "/nonexistent/jobgen.yaml", "--target", "l40s"});
   CHECK(render.err.find("example job specs are in ") != std::string::npos);
   // The job spec exists: a missing profile is not about examples.
-  const auto other = run_cli({"plan", std::string(JOBGEN_SOURCE_DIR) + "/examples/jobgen.yaml",
+  const auto other = run_cli({"plan", jobgen::build::source_dir() + "/examples/jobgen.yaml",
                               "--profile", "no-such-profile"});
   CHECK(other.code == 3);
   CHECK(other.err.find("example job specs") == std::string::npos);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "jobgen/plan/jobspec.hpp"
+#include "jobgen/util/build_config.hpp"
 
 using namespace jobgen;
 using plan::parse_job_spec;
@@ -366,8 +367,8 @@ steps: 10
 TEST_CASE("job spec: every bundled example parses") {
   sys::RealFileSystem fs;
   int count = 0;
-  for (const auto& entry :
-       std::filesystem::directory_iterator(std::filesystem::path(JOBGEN_SOURCE_DIR) / "examples")) {
+  for (const auto& entry : std::filesystem::directory_iterator(
+           std::filesystem::path(jobgen::build::source_dir()) / "examples")) {
     if (entry.path().extension() != ".yaml") continue;
     ++count;
     auto spec = plan::load_job_spec(fs, entry.path());

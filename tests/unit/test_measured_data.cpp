@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "checks.hpp"
+#include "jobgen/util/build_config.hpp"
 
 using namespace jobgen;
 using namespace jobgen::accuracy;
@@ -17,7 +18,8 @@ namespace {
 const std::vector<MeasuredRow>& project_rows() {
   static const std::vector<MeasuredRow> rows = [] {
     std::vector<std::string> files;
-    for (const auto& e : std::filesystem::directory_iterator(JOBGEN_TEST_DATA "/measured"))
+    for (const auto& e :
+         std::filesystem::directory_iterator(jobgen::build::source_dir() + "/tests/data/measured"))
       if (e.path().extension() == ".yaml") files.push_back(e.path().string());
     std::sort(files.begin(), files.end());
     std::vector<MeasuredRow> all;

@@ -7,12 +7,13 @@
 #include <unistd.h>
 
 #include "cli_test.hpp"
+#include "jobgen/util/build_config.hpp"
 
 using jobgen::test::run_cli;
 
 namespace {
 std::string example(const char* name) {
-  return (std::filesystem::path(JOBGEN_SOURCE_DIR) / "examples" / name).string();
+  return (std::filesystem::path(jobgen::build::source_dir()) / "examples" / name).string();
 }
 }  // namespace
 

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "jobgen/util/build_config.hpp"
 #include "planner_fixtures.hpp"
 
 using namespace jobgen;
@@ -340,7 +341,8 @@ lr_scaling: sqrt
 
 TEST_CASE("planner: the other bundled profiles plan their example specs") {
   sys::RealFileSystem fs;
-  const std::filesystem::path examples = std::filesystem::path(JOBGEN_SOURCE_DIR) / "examples";
+  const std::filesystem::path examples =
+      std::filesystem::path(jobgen::build::source_dir()) / "examples";
   const std::pair<const char*, const char*> cases[] = {{"bert-base-v100.yaml", "servers"},
                                                        {"korean-llm-h100.yaml", "h100-workstation"},
                                                        {"sbert-dgx8.yaml", "dgx8"},

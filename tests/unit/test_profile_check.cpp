@@ -13,6 +13,7 @@
 #include "jobgen/slurm/cli_parse.hpp"
 #include "jobgen/slurm/profile_check.hpp"
 #include "jobgen/slurm/profile_import.hpp"
+#include "jobgen/util/build_config.hpp"
 #include "profile_test_data.hpp"
 
 using namespace jobgen;
@@ -31,7 +32,7 @@ profile::Profile markov() {
 
 slurm::ClusterState markov_cluster() {
   auto nodes = slurm::parse_sinfo_nodes(
-      read_text(std::string(JOBGEN_TEST_DATA) + "/slurm-cli/sinfo-nodes-22.05.txt"));
+      read_text(jobgen::build::source_dir() + "/tests/data/slurm-cli/sinfo-nodes-22.05.txt"));
   REQUIRE(nodes.has_value());
   slurm::ClusterState state;
   state.nodes = std::move(*nodes);
@@ -119,7 +120,7 @@ TEST_CASE("profile import --live: Features, Weight and DefaultTime as slurm.conf
   // The site shape's recorded sinfo; its slurm.conf (tests/integration/cluster.sh) has
   // Features=pascal Weight=10 on nu-gpu01, Features=a100 Weight=50 on amig1, Features=t4 and no
   // Weight on old-gpu[1-2], DefaultTime=01:00:00 on shared and 1-00:00:00 on long.
-  const auto data = std::string(JOBGEN_TEST_DATA) + "/slurm-cli/";
+  const auto data = jobgen::build::source_dir() + "/tests/data/slurm-cli/";
   auto nodes = slurm::parse_sinfo_nodes(read_text(data + "sinfo-nodes-site-22.05.txt"));
   auto parts = slurm::parse_partitions(read_text(data + "sinfo-partitions-site-22.05.txt"));
   REQUIRE(nodes.has_value());
@@ -218,7 +219,7 @@ TEST_CASE("profile check: features, Weight and pin leaks of a group with untyped
   auto prof = profile::parse_profile(read_text(source_path("tests/integration/site-profile.yaml")),
                                      "site.yaml", real_catalog());
   REQUIRE_MESSAGE(prof.has_value(), prof.error().message);
-  const auto data = std::string(JOBGEN_TEST_DATA) + "/slurm-cli/";
+  const auto data = jobgen::build::source_dir() + "/tests/data/slurm-cli/";
   auto nodes = slurm::parse_sinfo_nodes(read_text(data + "sinfo-nodes-site-22.05.txt"));
   auto parts = slurm::parse_partitions(read_text(data + "sinfo-partitions-site-22.05.txt"));
   REQUIRE(nodes.has_value());

@@ -10,6 +10,7 @@
 
 #include "cli_test.hpp"
 #include "jobgen/cli/profile_lookup.hpp"
+#include "jobgen/util/build_config.hpp"
 #include "profile_test_data.hpp"
 
 using jobgen::test::run_cli;
@@ -28,7 +29,7 @@ TEST_CASE("cli: profile validate passes every bundled profile") {
 }
 
 TEST_CASE("cli: profile validate prints every problem with its location and exits 2") {
-  const std::string broken = std::string(JOBGEN_TEST_DATA) + "/profiles/broken/";
+  const std::string broken = jobgen::build::source_dir() + "/tests/data/profiles/broken/";
   const auto r = run_cli({"profile", "validate", broken + "unknown_gpu.yaml",
                           broken + "several.yaml", source_path("cluster-profiles/markov.yaml")});
   CHECK(r.code == 2);
@@ -101,7 +102,7 @@ TEST_CASE("cli: profile show (human) lists groups and totals; --profile FILE wor
 }
 
 TEST_CASE("cli: an invalid profile given to show prints all problems and exits 2") {
-  const std::string file = std::string(JOBGEN_TEST_DATA) + "/profiles/broken/several.yaml";
+  const std::string file = jobgen::build::source_dir() + "/tests/data/profiles/broken/several.yaml";
   const auto r = run_cli({"profile", "show", file});
   CHECK(r.code == 2);
   CHECK(r.err.find("several.yaml:17:13: bad size 'lots'") != std::string::npos);

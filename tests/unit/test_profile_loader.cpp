@@ -5,6 +5,7 @@
 
 #include "jobgen/profile/profile_loader.hpp"
 #include "jobgen/profile/profile_summary.hpp"
+#include "jobgen/util/build_config.hpp"
 #include "profile_test_data.hpp"
 
 using namespace jobgen::profile;
@@ -191,7 +192,7 @@ TEST_CASE("loader: more problems found by the validator") {
 // Each broken profile ends with "# expect: LINE:COL: fragment" lines, one per problem, in the
 // order the validator reports them.
 TEST_CASE("loader: broken profiles report each problem at its file:line:col") {
-  const std::filesystem::path dir = std::string(JOBGEN_TEST_DATA) + "/profiles/broken";
+  const std::filesystem::path dir = jobgen::build::source_dir() + "/tests/data/profiles/broken";
   int files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() != ".yaml") continue;

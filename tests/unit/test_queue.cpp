@@ -16,6 +16,7 @@
 #include "jobgen/profile/profile_loader.hpp"
 #include "jobgen/slurm/cli_backend.hpp"
 #include "jobgen/slurm/cli_parse.hpp"
+#include "jobgen/util/build_config.hpp"
 #include "jobgen/util/slurm_time.hpp"
 #include "jobgen/util/strings.hpp"
 #include "recording_runner.hpp"
@@ -25,7 +26,7 @@ using namespace jobgen;
 namespace {
 
 std::string read(const std::string& relative) {
-  std::ifstream in(std::filesystem::path(JOBGEN_SOURCE_DIR) / relative);
+  std::ifstream in(std::filesystem::path(jobgen::build::source_dir()) / relative);
   REQUIRE_MESSAGE(in.good(), relative);
   std::stringstream s;
   s << in.rdbuf();
@@ -507,11 +508,13 @@ Run run_plan(test::RecordingCommandRunner& runner, std::vector<std::string> args
   std::ostringstream out, err;
   sys::RealEnvironment env;
   sys::RealFileSystem fs;
-  test::FakeClock clock;
+  test::FakeClock clock{1'800'000'000};
   cli::Context ctx{out, err, env, fs, clock, false, &runner};
-  args.insert(args.begin(),
-              {"plan", (std::filesystem::path(JOBGEN_SOURCE_DIR) / "examples/jobgen.yaml").string(),
-               "--profile", "markov"});
+  args.insert(
+      args.begin(),
+      {"plan",
+       (std::filesystem::path(jobgen::build::source_dir()) / "examples/jobgen.yaml").string(),
+       "--profile", "markov"});
   const int code = cli::run(args, ctx);
   ::unsetenv("XDG_STATE_HOME");
   std::filesystem::remove_all(state);

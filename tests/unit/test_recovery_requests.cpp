@@ -85,7 +85,7 @@ Run run_cli(test::RecordingCommandRunner& runner, const std::vector<std::string>
   std::ostringstream out, err;
   sys::RealEnvironment env;
   sys::RealFileSystem files;
-  test::FakeClock clock;
+  test::FakeClock clock{1'800'000'000};
   cli::Context ctx{out, err, env, files, clock, false, &runner};
   const int code = cli::run(args, ctx);
   ::unsetenv("XDG_STATE_HOME");
@@ -286,7 +286,7 @@ TEST_CASE("a retry keeps the user's --time and is never requeued by Slurm") {
   std::ostringstream out, err;
   sys::RealEnvironment env;
   sys::RealFileSystem files;
-  test::FakeClock clock;
+  test::FakeClock clock{1'800'000'000};
   cli::Context ctx{out, err, env, files, clock, false, nullptr};
   auto job = cli::build_job_request(ctx, retry, m.profile, m.catalog, false);
   REQUIRE_MESSAGE(job, job.error().message);

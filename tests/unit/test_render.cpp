@@ -10,6 +10,7 @@
 #include "jobgen/render/renderer.hpp"
 #include "jobgen/render/sbatch_header.hpp"
 #include "jobgen/render/shell_quote.hpp"
+#include "jobgen/util/build_config.hpp"
 #include "jobgen/util/names.hpp"
 #include "render_fixtures.hpp"
 
@@ -222,7 +223,7 @@ TEST_CASE("render refuses inputs that cannot work, with advice") {
 }
 
 TEST_CASE("templates/README.md documents every template variable") {
-  std::ifstream in(std::string(JOBGEN_SOURCE_DIR) + "/templates/README.md");
+  std::ifstream in(jobgen::build::source_dir() + "/templates/README.md");
   REQUIRE(in.good());
   std::stringstream s;
   s << in.rdbuf();

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "jobgen/render/renderer.hpp"
+#include "jobgen/util/build_config.hpp"
 #include "render_fixtures.hpp"
 
 namespace fs = std::filesystem;
@@ -72,7 +73,7 @@ std::vector<GoldenCase> golden_cases() {
 }
 
 fs::path golden_dir() {
-  return fs::path(JOBGEN_SOURCE_DIR) / "tests" / "golden";
+  return fs::path(jobgen::build::source_dir()) / "tests" / "golden";
 }
 
 std::string read_all(const fs::path& p) {

@@ -11,6 +11,7 @@
 #include "jobgen/render/renderer.hpp"
 #include "jobgen/render/request.hpp"
 #include "jobgen/render/sbatch_header.hpp"
+#include "jobgen/util/build_config.hpp"
 #include "render_fixtures.hpp"
 
 using namespace jobgen;
@@ -27,7 +28,7 @@ std::string slurp(const std::string& path) {
 }
 
 profile::Profile markov() {
-  const std::string root = JOBGEN_SOURCE_DIR;
+  const std::string root = jobgen::build::source_dir();
   auto catalog = profile::parse_catalog(slurp(root + "/data/gpus.yaml"), "gpus.yaml");
   REQUIRE_MESSAGE(catalog.has_value(), catalog.error().message);
   auto prof = profile::parse_profile(slurp(root + "/cluster-profiles/markov.yaml"), "markov.yaml",
@@ -288,7 +289,7 @@ TEST_CASE("request test mode and sweeps") {
 }
 
 TEST_CASE("request --partition: one of the group's, several only where the profile allows") {
-  const std::string root = JOBGEN_SOURCE_DIR;
+  const std::string root = jobgen::build::source_dir();
   auto catalog = profile::parse_catalog(slurp(root + "/data/gpus.yaml"), "gpus.yaml");
   REQUIRE(catalog.has_value());
   const std::string text = R"(cluster: t
@@ -355,7 +356,7 @@ node_groups:
 }
 
 TEST_CASE("request on a node shared by full GPUs and MIG slices divides the node by all of them") {
-  const std::string root = JOBGEN_SOURCE_DIR;
+  const std::string root = jobgen::build::source_dir();
   auto catalog = profile::parse_catalog(slurp(root + "/data/gpus.yaml"), "gpus.yaml");
   REQUIRE(catalog.has_value());
   const std::string text = R"(cluster: t

@@ -33,7 +33,7 @@ constexpr const char* kOpenApi38 =
 
 struct Fixture {
   FakeHttp http;
-  FakeClock clock;
+  FakeClock clock{kNow};
   MapEnvironment env;
   MapFileSystem fs;
   RestConfig config;
@@ -396,6 +396,7 @@ TEST_CASE("rest backend: 401s and the token never in anything jobgen produces") 
     CHECK(jobs.error().exit == Exit::auth);
     // ...and the messages are useful.
     const std::string& m = jobs.error().message;
+    INFO("the message: " << m);
     if (token == kToken) CHECK(m.find("rejected the token from SLURM_JWT") != std::string::npos);
     if (token == kExpired) CHECK(m.find("expired at 2026-11-22 04:20:00 UTC") != std::string::npos);
     if (token.empty()) CHECK(m.find("no token") != std::string::npos);

@@ -18,6 +18,7 @@
 #include "jobgen/slurm/cli_backend.hpp"
 #include "jobgen/slurm/cli_parse.hpp"
 #include "jobgen/slurm/records.hpp"
+#include "jobgen/util/build_config.hpp"
 #include "profile_test_data.hpp"
 #include "recording_runner.hpp"
 #include "utc_zone.hpp"
@@ -29,7 +30,7 @@ using jobgen::test::UtcZone;
 namespace {
 
 std::string data(const std::string& name) {
-  return test::read_text(std::string(JOBGEN_TEST_DATA) + "/slurm-cli/" + name);
+  return test::read_text(jobgen::build::source_dir() + "/tests/data/slurm-cli/" + name);
 }
 
 const NodeInfo& node(const std::vector<NodeInfo>& nodes, const std::string& name) {
@@ -161,7 +162,7 @@ TEST_CASE("sinfo -N -O of Slurm 24.11: as scontrol show nodes --json and GET /no
   REQUIRE(json);
   check_same(*text, *json);
   auto rest = decode_node_list(
-      test::read_text(std::string(JOBGEN_TEST_DATA) + "/rest/nodes-v0.0.40-24.11.json"),
+      test::read_text(jobgen::build::source_dir() + "/tests/data/rest/nodes-v0.0.40-24.11.json"),
       "GET /nodes");
   REQUIRE(rest);
   check_same(*text, *rest);
@@ -174,9 +175,10 @@ TEST_CASE("sinfo -N -O of Slurm 24.11: as scontrol show nodes --json and GET /no
   CHECK(l40s.alloc_cpus == 4);
   CHECK(l40s.gpus[0].used == 2);
 
-  auto parts = decode_partition_list(
-      test::read_text(std::string(JOBGEN_TEST_DATA) + "/rest/partitions-v0.0.40-24.11.json"),
-      "GET /partitions");
+  auto parts =
+      decode_partition_list(test::read_text(jobgen::build::source_dir() +
+                                            "/tests/data/rest/partitions-v0.0.40-24.11.json"),
+                            "GET /partitions");
   REQUIRE(parts);
   REQUIRE(parts->size() == 1);
   CHECK((*parts)[0].name == "markov_gpu");

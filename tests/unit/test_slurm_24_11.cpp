@@ -22,6 +22,7 @@
 #include "jobgen/slurm/job_state.hpp"
 #include "jobgen/slurm/records.hpp"
 #include "jobgen/slurm/rest_backend.hpp"
+#include "jobgen/util/build_config.hpp"
 #include "profile_test_data.hpp"
 #include "utc_zone.hpp"
 
@@ -31,7 +32,7 @@ using namespace jobgen::slurm;
 namespace {
 
 std::string data(const std::string& relative) {
-  return test::read_text(std::string(JOBGEN_TEST_DATA) + "/" + relative);
+  return test::read_text(jobgen::build::source_dir() + "/tests/data/" + relative);
 }
 
 const JobInfo& by_id(const std::vector<JobInfo>& jobs, const std::string& id) {
@@ -165,7 +166,7 @@ TEST_CASE("Slurm 24.11: squeue -O, squeue --json and GET /jobs v0.0.40 describe 
 
 TEST_CASE("rest backend, Slurm 24.11's answers to update_time: uts<N> on v0.0.40, no /nodes") {
   test::FakeHttp http;
-  test::FakeClock clock;
+  test::FakeClock clock{1'795'324'800};
   test::MapEnvironment env;
   test::MapFileSystem fs;
   env.vars = {{"SLURMRESTD_URL", "http://rest.test:6820"}, {"SLURM_JWT", "t"}, {"USER", "root"}};

@@ -7,6 +7,7 @@
 #include "jobgen/slurm/job_files.hpp"
 #include "jobgen/slurm/job_state.hpp"
 #include "jobgen/slurm/records.hpp"
+#include "jobgen/util/build_config.hpp"
 #include "jobgen/util/slurm_time.hpp"
 #include "profile_test_data.hpp"
 #include "recording_runner.hpp"
@@ -17,7 +18,7 @@ using namespace jobgen::slurm;
 namespace {
 
 std::string data(const std::string& name) {
-  return test::read_text(std::string(JOBGEN_TEST_DATA) + "/slurm-cli/" + name);
+  return test::read_text(jobgen::build::source_dir() + "/tests/data/slurm-cli/" + name);
 }
 
 // 22.05's squeue --json prints slurmrestd's v0.0.38 job list: the shared record decoder.

@@ -3,6 +3,7 @@
 // that a COMPLETED job is at 100 % and a failed one shows where it stopped.
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "fake_http.hpp"
@@ -162,7 +163,7 @@ TEST_CASE("status: COMPLETED is 100 %, a failed job shows where it stopped, no l
 }
 
 TEST_CASE("watch: appended progress lines when progress moves on notably, not every poll") {
-  test::FakeClock clock;
+  test::FakeClock clock{1'795'324'800};
   std::ostringstream out;
   std::atomic<bool> stop{false};
   int polls = 0;
@@ -195,7 +196,7 @@ TEST_CASE("watch: appended progress lines when progress moves on notably, not ev
 }
 
 TEST_CASE("watch: the terminal bar counts steps when the log does") {
-  test::FakeClock clock;
+  test::FakeClock clock{1'795'324'800};
   std::ostringstream out;
   std::atomic<bool> stop{false};
   int polls = 0;

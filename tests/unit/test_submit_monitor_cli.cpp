@@ -12,6 +12,7 @@
 #include "jobgen/cli/job_session.hpp"
 #include "jobgen/profile/profile.hpp"
 #include "jobgen/slurm/request_check.hpp"
+#include "jobgen/util/build_config.hpp"
 #include "recording_runner.hpp"
 
 using namespace jobgen;
@@ -30,7 +31,7 @@ Run run_with(test::RecordingCommandRunner& runner, const std::vector<std::string
   std::ostringstream out, err;
   sys::RealEnvironment env;
   sys::RealFileSystem fs;
-  test::FakeClock clock;
+  test::FakeClock clock{1'800'000'000};
   cli::Context ctx{out, err, env, fs, clock, false, &runner};
   const int code = cli::run(args, ctx);
   ::unsetenv("XDG_STATE_HOME");
@@ -38,7 +39,7 @@ Run run_with(test::RecordingCommandRunner& runner, const std::vector<std::string
 }
 
 std::string squeue_sample() {
-  std::ifstream in(std::string(JOBGEN_TEST_DATA) + "/slurm-cli/squeue-fields-22.05.txt");
+  std::ifstream in(jobgen::build::source_dir() + "/tests/data/slurm-cli/squeue-fields-22.05.txt");
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();

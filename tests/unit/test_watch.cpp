@@ -31,7 +31,7 @@ JobView view(const std::string& id, JobState state, std::optional<int> exit_code
 }  // namespace
 
 TEST_CASE("watch: backoff doubles to 60 s while nothing changes, resets on change") {
-  test::FakeClock clock;
+  test::FakeClock clock{1'800'000'000};
   const auto t0 = clock.t;
   std::vector<double> poll_times;  // seconds since start
   int polls = 0;
@@ -61,7 +61,7 @@ TEST_CASE("watch: backoff doubles to 60 s while nothing changes, resets on chang
 }
 
 TEST_CASE("watch: exit code 4 when a job failed; Ctrl-C stops without touching jobs") {
-  test::FakeClock clock;
+  test::FakeClock clock{1'800'000'000};
   std::atomic<bool> stop{false};
   std::ostringstream out;
   int polls = 0;
@@ -91,7 +91,7 @@ TEST_CASE("watch: exit code 4 when a job failed; Ctrl-C stops without touching j
 }
 
 TEST_CASE("watch on a terminal: redraws in place with a progress bar and the last log line") {
-  test::FakeClock clock;
+  test::FakeClock clock{1'800'000'000};
   const int64_t now =
       std::chrono::duration_cast<std::chrono::seconds>(clock.t.time_since_epoch()).count();
   std::atomic<bool> stop{false};
@@ -237,7 +237,7 @@ TEST_CASE("an unconfirmed submission is found by its tag, and expires after a da
 }
 
 TEST_CASE("watch on a terminal: what recovery says stays above the redrawn table") {
-  test::FakeClock clock;
+  test::FakeClock clock{1'800'000'000};
   std::atomic<bool> stop{false};
   std::ostringstream out;
   int polls = 0;

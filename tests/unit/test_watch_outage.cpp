@@ -28,7 +28,7 @@ JobView view(JobState state) {
 }  // namespace
 
 TEST_CASE("watch: an unreachable scheduler mid-watch is reported, then the watch goes on") {
-  test::FakeClock clock;
+  test::FakeClock clock{1'795'324'800};
   std::ostringstream out;
   std::atomic<bool> stop{false};
   int polls = 0;
@@ -53,7 +53,7 @@ TEST_CASE("watch: an unreachable scheduler mid-watch is reported, then the watch
 }
 
 TEST_CASE("watch: a scheduler down from the first poll on is waited for, not misread") {
-  test::FakeClock clock;
+  test::FakeClock clock{1'795'324'800};
   std::ostringstream out;
   std::atomic<bool> stop{false};
   int polls = 0;
@@ -69,7 +69,7 @@ TEST_CASE("watch: a scheduler down from the first poll on is waited for, not mis
 }
 
 TEST_CASE("watch: auth errors, input errors and lasting failures end the watch") {
-  test::FakeClock clock;
+  test::FakeClock clock{1'795'324'800};
   std::ostringstream out;
   std::atomic<bool> stop{false};
   for (Exit exit : {Exit::auth, Exit::invalid_input, Exit::failure}) {

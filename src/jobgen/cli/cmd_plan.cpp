@@ -10,6 +10,7 @@
 // unavailable", never as an empty cluster, and the plan itself still succeeds. --queue is the
 // default, spelled out; --offline never touches the cluster. Plan never opens the job ledger.
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "jobgen/cli/calibration_file.hpp"

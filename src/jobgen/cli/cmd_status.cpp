@@ -6,6 +6,8 @@
 // Exit: 0, Exit::jobs_failed when a job ended in a state other than COMPLETED (a CANCELLED job that
 // `jobgen cancel` asked for is not a failure) or left the scheduler without a trace of how.
 #include "jobgen/cli/commands.hpp"
+
+#include <nlohmann/json.hpp>
 #include "jobgen/cli/job_session.hpp"
 #include "jobgen/cli/job_table.hpp"
 #include "jobgen/cli/log_tails.hpp"

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "jobgen/util/slurm_time.hpp"
 #include "jobgen/util/strings.hpp"

@@ -5,6 +5,7 @@
 #include "jobgen/cli/resources.hpp"
 #include "jobgen/profile/builtin_catalog.hpp"
 #include "jobgen/profile/profile_loader.hpp"
+#include "jobgen/util/build_config.hpp"
 
 namespace jobgen::cli {
 
@@ -36,7 +37,7 @@ std::vector<ProfileDir> profile_search_path(const sys::Environment& env, const f
   dirs.push_back({"/etc/jobgen/profiles", "site"});
   const fs::path prefix = exe_dir.parent_path();
   if (!exe_dir.empty() && prefix != "/usr" && prefix != "/" &&
-      !path_within(exe_dir, JOBGEN_BUILD_DIR)) {
+      !path_within(exe_dir, build::build_dir())) {
     dirs.push_back({prefix / "etc" / "jobgen" / "profiles", "site"});
   }
   for (const auto& root : resource_roots(env, exe_dir)) {

@@ -1,4 +1,5 @@
 #include "jobgen/cli/resources.hpp"
+#include "jobgen/util/build_config.hpp"
 
 #include <algorithm>
 
@@ -18,8 +19,8 @@ std::vector<ResourceRoot> resource_roots(const sys::Environment& env, const fs::
     roots.push_back({*dir, "JOBGEN_DATA_DIR"});
   }
   if (!exe_dir.empty()) {
-    roots.push_back({(exe_dir / JOBGEN_DATADIR_FROM_BINDIR).lexically_normal(), "bundled"});
-    if (path_within(exe_dir, JOBGEN_BUILD_DIR)) roots.push_back({JOBGEN_SOURCE_DIR, "source"});
+    roots.push_back({(exe_dir / build::datadir_from_bindir()).lexically_normal(), "bundled"});
+    if (path_within(exe_dir, build::build_dir())) roots.push_back({build::source_dir(), "source"});
   }
   return roots;
 }

@@ -1,11 +1,11 @@
 // Where jobgen finds its bundled files: a resource root holds data/gpus.yaml, templates/,
 // cluster-profiles/ and examples/. Roots are searched in this order:
 //   1. $JOBGEN_DATA_DIR, when set: an override for unusual installs and tests;
-//   2. <dir of the executable>/../share/jobgen (JOBGEN_DATADIR_FROM_BINDIR): every install, at
+//   2. <dir of the executable>/../share/jobgen (build::datadir_from_bindir()): every install, at
 //      whatever prefix it was installed or moved to, without rebuilding (make install PREFIX=...,
 //      the Debian package's /usr, a module tree, a `dpkg -x` extraction);
 //   3. the source tree, only for a binary inside the build directory it was configured with
-//      (JOBGEN_BUILD_DIR), so build/jobgen works without `make install` and an installed binary
+//      (build::build_dir()), so build/jobgen works without `make install` and an installed binary
 //      never reads the sources it was built from.
 #pragma once
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "jobgen/cli/job_session.hpp"
 #include "jobgen/ledger/ledger.hpp"

@@ -1,4 +1,5 @@
 #include "jobgen/cli/version.hpp"
+#include "jobgen/util/build_config.hpp"
 
 namespace jobgen::cli {
 
@@ -7,7 +8,7 @@ std::string version_line(std::string_view version, std::string_view commit) {
 }
 
 std::string version_line() {
-  return version_line(JOBGEN_VERSION, git_commit());
+  return version_line(build::version(), git_commit());
 }
 
 }  // namespace jobgen::cli

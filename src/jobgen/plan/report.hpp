@@ -12,7 +12,7 @@
 //   and recommendations.finishes_first; Markdown a short queue table.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 #include "jobgen/plan/planner.hpp"

@@ -3,6 +3,7 @@
 #include "jobgen/plan/report.hpp"
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 namespace jobgen::plan {
 

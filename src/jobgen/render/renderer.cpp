@@ -9,6 +9,7 @@
 #include "jobgen/render/command_line.hpp"
 #include "jobgen/render/sbatch_header.hpp"
 #include "jobgen/render/shell_quote.hpp"
+#include "jobgen/util/build_config.hpp"
 #include "jobgen/util/checked.hpp"
 
 namespace jobgen::render {
@@ -204,7 +205,7 @@ void set_layout(Vars& v, const RenderInput& in) {
   v.set("stage", in.stage);
   v.set("has_stage", !in.stage.empty());
   v.set("launcher", std::string(launcher_name(in.launcher)));
-  v.set("jobgen_version", std::string(JOBGEN_VERSION));
+  v.set("jobgen_version", build::version());
   v.set("generated_by", fmt::format("{}", fmt::join(words, " ")));
   v.set("local", in.local);
   v.set("nodes", std::to_string(in.nodes));
