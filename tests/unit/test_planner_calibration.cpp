@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "jobgen/plan/calibration.hpp"
 #include "planner_fixtures.hpp"
