@@ -7,11 +7,11 @@
 # src/ at a commit with no uncommitted change is recorded in $JOBGEN_TIDY_STATE (default
 # /var/cache/jobgen-ci as root, else ~/.cache/jobgen-ci), with a key of what else decides the
 # findings: clang-tidy's version, .clang-tidy, the arguments and the installed packages (system
-# headers). A later run with the same key checks only the .cpp files of src/ that differ from the
-# recorded commit or include a header that does, as the Ninja dependency log of DEPS_BUILD_DIR
-# (the built release tree) lists them. It checks everything when there is no record, the key
-# differs, the recorded commit is not in this history, the dependency log is missing or a build
-# file changed; JOBGEN_TIDY_FULL=1 forces that. A finding fails the run either way.
+# headers) and the compile flags. A later run with the same key checks only the .cpp files of src/
+# that differ from the recorded commit or include a header that does, as the Ninja dependency log
+# of DEPS_BUILD_DIR (the built release tree) lists them. It checks everything when there is no
+# record, the key differs, the recorded commit is not in this history or the dependency log is
+# missing; JOBGEN_TIDY_FULL=1 forces that. A finding fails the run either way.
 set -euo pipefail
 tidy_dir=${1:?usage: tidy.sh TIDY_BUILD_DIR DEPS_BUILD_DIR JOBS [ARGS...]}
 deps_dir=${2:?}
@@ -29,10 +29,28 @@ else
 fi
 record=$state/tidy-passed
 
+# The distinct compile flags of the files checked, without the checkout's folder and the file's
+# own names: a new source file leaves them as they are, a changed flag or define does not.
+compile_flags() {
+  python3 -c '
+import json, sys
+root, flags = sys.argv[1], set()
+for e in json.load(open(sys.argv[2])):
+    words = e["command"].replace(root, "ROOT").split()
+    for opt in ("-o", "-c", "-MT", "-MF"):
+        while opt in words:
+            i = words.index(opt)
+            del words[i:i + 2]
+    flags.add(" ".join(words))
+print("\n".join(sorted(flags)))
+' "$root" "$tidy_dir/compile_commands.json"
+}
+
 key=$({
   clang-tidy-16 --version
   cat .clang-tidy
   printf '%s\n' "$@"
+  compile_flags
   dpkg-query -W -f '${Package} ${Version}\n' 2>/dev/null
 } | sha256sum | cut -c1-32)
 
@@ -69,7 +87,6 @@ select_files() {
     git diff --name-only "$commit" --
     git ls-files --others --exclude-standard
   } | sort -u)
-  grep -qE '(^|/)(CMakeLists\.txt|Makefile|\.clang-tidy)$|\.cmake$' <<<"$changed" && { echo ALL; return; }
   [[ -n $changed ]] || return 0
   # shellcheck disable=SC2086 # one path a word: git paths here have no spaces
   dependents $changed
