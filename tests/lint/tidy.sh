@@ -68,7 +68,7 @@ for line in sys.stdin:
     if not line.startswith(" ") and ": #deps" in line:
         obj = line.split(":")[0]
     elif line.strip() and obj and "/src/jobgen/" in obj:
-        if os.path.normpath(os.path.join(build, line.strip())) in changed:
+        if os.path.abspath(os.path.join(build, line.strip())) in changed:
             print("src/" + obj.split("/src/", 1)[1].removesuffix(".o"))
 ' "$deps_dir" "$@"
 }
