@@ -56,8 +56,8 @@ key=$({
 
 all_sources() { git ls-files 'src/*.cpp'; }
 
-# The .cpp files of src/ whose objects in DEPS_BUILD_DIR depend on one of the files on stdin
-# (paths from the checkout's root), from Ninja's log: "OBJ: #deps N ..." then a path a line,
+# The .cpp files of src/ (main.cpp and tools/ too) whose objects in DEPS_BUILD_DIR depend on one
+# of the files given (paths from the checkout's root), from Ninja's log: "OBJ: #deps N ..." then a path a line,
 # relative to the build directory or absolute.
 dependents() {
   ninja -C "$deps_dir" -t deps | python3 -c '
@@ -67,9 +67,9 @@ obj = None
 for line in sys.stdin:
     if not line.startswith(" ") and ": #deps" in line:
         obj = line.split(":")[0]
-    elif line.strip() and obj and "/src/jobgen/" in obj:
+    elif line.strip() and obj and ".dir/src/" in obj:
         if os.path.abspath(os.path.join(build, line.strip())) in changed:
-            print("src/" + obj.split("/src/", 1)[1].removesuffix(".o"))
+            print("src/" + obj.split(".dir/src/", 1)[1].removesuffix(".o"))
 ' "$deps_dir" "$@"
 }
 
