@@ -4,11 +4,11 @@
 #include <cstdlib>
 
 #include "fuzz_common.hpp"
-#include "jobgen/slurm/log_progress.hpp"
+#include "jobgen/progress/log_progress.hpp"
 
 namespace {
 
-void check(const jobgen::slurm::Progress& p) {
+void check(const jobgen::progress::Progress& p) {
   using std::isfinite;
   if (p.step && *p.step < 0) std::abort();
   if (p.total && *p.total < 0) std::abort();
@@ -26,8 +26,8 @@ void check(const jobgen::slurm::Progress& p) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace jobgen;
   const std::string_view text = fuzz::text(data, size);
-  check(slurm::parse_progress(text));
-  check(slurm::parse_progress(text, true));
-  (void)slurm::last_line(text);
+  check(progress::parse_progress(text));
+  check(progress::parse_progress(text, true));
+  (void)progress::last_line(text);
   return 0;
 }

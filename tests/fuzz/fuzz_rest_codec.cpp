@@ -3,7 +3,7 @@
 // decoder.
 #include "fuzz_common.hpp"
 #include "jobgen/slurm/records.hpp"
-#include "jobgen/slurm/rest_codec.hpp"
+#include "jobgen/slurm/rest/codec.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace jobgen::slurm;

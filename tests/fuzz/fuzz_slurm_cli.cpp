@@ -1,8 +1,8 @@
 // The Slurm command-line output parsers (slurm/cli_parse.hpp, cli_backend.hpp) and the id
 // helpers of slurm/records.hpp; the first byte picks the parser.
 #include "fuzz_common.hpp"
-#include "jobgen/slurm/cli_backend.hpp"
-#include "jobgen/slurm/cli_parse.hpp"
+#include "jobgen/slurm/sbatch/sbatch_backend.hpp"
+#include "jobgen/slurm/sbatch/command_text.hpp"
 #include "jobgen/slurm/records.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -9,8 +9,8 @@
 #include <map>
 
 #include "cli_test.hpp"
-#include "jobgen/cli/profile_lookup.hpp"
-#include "jobgen/cli/resources.hpp"
+#include "jobgen/app/profile_lookup.hpp"
+#include "jobgen/app/resources.hpp"
 #include "jobgen/cli/version.hpp"
 #include "jobgen/util/build_config.hpp"
 
@@ -30,13 +30,13 @@ class MapEnv final : public sys::Environment {
   }
 };
 
-std::vector<std::string> strings(const std::vector<cli::ResourceRoot>& roots) {
+std::vector<std::string> strings(const std::vector<app::ResourceRoot>& roots) {
   std::vector<std::string> out;
   for (const auto& r : roots) out.push_back(r.origin + " " + r.path.string());
   return out;
 }
 
-std::vector<std::string> strings(const std::vector<cli::ProfileDir>& dirs) {
+std::vector<std::string> strings(const std::vector<app::ProfileDir>& dirs) {
   std::vector<std::string> out;
   for (const auto& d : dirs) out.push_back(d.origin + " " + d.path.string());
   return out;
@@ -60,33 +60,33 @@ TEST_CASE("version: the project version and the git commit of the build") {
 
 TEST_CASE("resource roots: JOBGEN_DATA_DIR, then <bin>/../share/jobgen; sources only in build") {
   MapEnv env;
-  CHECK(strings(cli::resource_roots(env, "/opt/jobgen/1.0/bin")) ==
+  CHECK(strings(app::resource_roots(env, "/opt/jobgen/1.0/bin")) ==
         std::vector<std::string>{"bundled /opt/jobgen/1.0/share/jobgen"});
   env.vars["JOBGEN_DATA_DIR"] = "/data/jg";
-  CHECK(strings(cli::resource_roots(env, "/usr/bin")) ==
+  CHECK(strings(app::resource_roots(env, "/usr/bin")) ==
         std::vector<std::string>{"JOBGEN_DATA_DIR /data/jg", "bundled /usr/share/jobgen"});
   env.vars.clear();
   const fs::path build_bin = fs::path(jobgen::build::build_dir()) / "tests";
-  CHECK(strings(cli::resource_roots(env, build_bin)) ==
+  CHECK(strings(app::resource_roots(env, build_bin)) ==
         std::vector<std::string>{
             "bundled " + (build_bin / ".." / "share" / "jobgen").lexically_normal().string(),
             std::string("source ") + jobgen::build::source_dir()});
-  CHECK(cli::path_within("/a/b/c", "/a/b"));
-  CHECK(cli::path_within("/a/b", "/a/b"));
-  CHECK_FALSE(cli::path_within("/a/bc", "/a/b"));
-  CHECK_FALSE(cli::path_within("/a", "/a/b"));
+  CHECK(app::path_within("/a/b/c", "/a/b"));
+  CHECK(app::path_within("/a/b", "/a/b"));
+  CHECK_FALSE(app::path_within("/a/bc", "/a/b"));
+  CHECK_FALSE(app::path_within("/a", "/a/b"));
 }
 
 TEST_CASE("profile search path: project, user, site, then the data roots") {
   MapEnv env;
   env.vars["HOME"] = "/home/u";
-  CHECK(strings(cli::profile_search_path(env, "/usr/bin")) ==
+  CHECK(strings(app::profile_search_path(env, "/usr/bin")) ==
         std::vector<std::string>{"project cluster-profiles", "user /home/u/.config/jobgen/profiles",
                                  "site /etc/jobgen/profiles",
                                  "bundled /usr/share/jobgen/cluster-profiles"});
   env.vars["XDG_CONFIG_HOME"] = "/cfg";
   env.vars["JOBGEN_DATA_DIR"] = "/data/jg";
-  CHECK(strings(cli::profile_search_path(env, "/opt/jg/bin")) ==
+  CHECK(strings(app::profile_search_path(env, "/opt/jg/bin")) ==
         std::vector<std::string>{"project cluster-profiles", "user /cfg/jobgen/profiles",
                                  "site /etc/jobgen/profiles", "site /opt/jg/etc/jobgen/profiles",
                                  "JOBGEN_DATA_DIR /data/jg/cluster-profiles",

@@ -11,6 +11,7 @@
 
 #include <sqlite3.h>
 
+#include "jobgen/app/state_dir.hpp"
 #include "jobgen/ledger/ledger.hpp"
 
 using namespace jobgen;
@@ -181,9 +182,9 @@ TEST_CASE("ledger: state dir follows XDG_STATE_HOME, else ~/.local/state") {
     }
   } env;
   env.vars["HOME"] = "/home/u";
-  CHECK(ledger::state_dir(env) == "/home/u/.local/state/jobgen");
+  CHECK(app::state_dir(env).root == "/home/u/.local/state/jobgen");
   env.vars["XDG_STATE_HOME"] = "/x/state";
-  CHECK(ledger::state_dir(env) == "/x/state/jobgen");
+  CHECK(app::state_dir(env).root == "/x/state/jobgen");
 }
 
 TEST_CASE("ledger: 8 threads x 50 inserts, each with its own connection, lose nothing") {

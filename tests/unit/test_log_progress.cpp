@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "jobgen/slurm/log_progress.hpp"
+#include "jobgen/progress/log_progress.hpp"
 
-using namespace jobgen::slurm;
+using namespace jobgen::progress;
 
 TEST_CASE("progress: tqdm bar, the last carriage-return update wins") {
   const std::string log =

@@ -7,7 +7,7 @@
 #include <sstream>
 #include <thread>
 
-#include "jobgen/slurm/local_backend.hpp"
+#include "jobgen/slurm/local/local_backend.hpp"
 #include "jobgen/sys/process.hpp"
 
 using namespace jobgen;

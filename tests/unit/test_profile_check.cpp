@@ -8,11 +8,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "jobgen/cli/profile_drift.hpp"
+#include "jobgen/app/profile_drift.hpp"
 #include "jobgen/profile/profile_loader.hpp"
-#include "jobgen/slurm/cli_parse.hpp"
-#include "jobgen/slurm/profile_check.hpp"
-#include "jobgen/slurm/profile_import.hpp"
+#include "jobgen/slurm/sbatch/command_text.hpp"
+#include "jobgen/site/profile_check.hpp"
+#include "jobgen/site/profile_import.hpp"
 #include "jobgen/util/build_config.hpp"
 #include "profile_test_data.hpp"
 
@@ -50,7 +50,7 @@ slurm::NodeInfo gpu_node(const std::string& name, std::vector<std::string> parti
   return n;
 }
 
-bool has(const std::vector<slurm::Difference>& diffs, const std::string& kind,
+bool has(const std::vector<site::Difference>& diffs, const std::string& kind,
          const std::string& subject, const std::string& profile_side,
          const std::string& cluster_side) {
   return std::ranges::any_of(diffs, [&](const auto& d) {
@@ -64,7 +64,7 @@ bool has(const std::vector<slurm::Difference>& diffs, const std::string& kind,
 TEST_CASE("profile check: markov agrees with its cluster, and every kind of change is found") {
   const auto prof = markov();
   auto cluster = markov_cluster();
-  CHECK(slurm::compare_profile(prof, cluster).empty());
+  CHECK(site::compare_profile(prof, cluster).empty());
 
   for (auto& n : cluster.nodes) {
     if (n.name == "classt25") n.gpus[0].total = 3;  // scontrol update NodeName=classt25 Gres=...
@@ -81,7 +81,7 @@ TEST_CASE("profile check: markov agrees with its cluster, and every kind of chan
   cluster.partitions[0].max_time_s.reset();  // MaxTime=INFINITE now
   cluster.partitions.push_back({"debug", 3600, "classt01", false, std::nullopt});
 
-  const auto diffs = slurm::compare_profile(prof, cluster);
+  const auto diffs = site::compare_profile(prof, cluster);
   CHECK(has(diffs, "gpus_changed", "classt25", "gpu:gpu4090:4", "gpu:gpu4090:3"));
   CHECK(has(diffs, "node_drained", "classt01", "", "IDLE+DRAIN"));
   CHECK(has(diffs, "memory_changed", "classt21", "524288 MiB", "262144 MiB"));
@@ -93,16 +93,16 @@ TEST_CASE("profile check: markov agrees with its cluster, and every kind of chan
   // MIG nodes compare slices per node; a type change is seen.
   for (auto& n : cluster.nodes)
     if (n.name == "classt23") n.gpus = {{"h100nvl_2g.24gb", 6, 0}};
-  CHECK(has(slurm::compare_profile(prof, cluster), "gpus_changed", "classt23",
+  CHECK(has(site::compare_profile(prof, cluster), "gpus_changed", "classt23",
             "gpu:h100nvl_1g.12gb:14", "gpu:h100nvl_2g.24gb:6"));
 }
 
 TEST_CASE("profile import --live: the same writer on the decoded records") {
-  const auto conf = slurm::slurm_conf_from_cluster(markov_cluster(), "markov");
+  const auto conf = site::slurm_conf_from_cluster(markov_cluster(), "markov");
   REQUIRE(conf.nodes.size() == 21);
   CHECK(conf.nodes[0].gres == "gpu:gpu2080:4");
   CHECK(conf.partitions[0].nodes.size() == 21);
-  const auto imported = slurm::write_imported_profile(conf, real_catalog(), "sinfo");
+  const auto imported = site::write_imported_profile(conf, real_catalog(), "sinfo");
   CAPTURE(imported.yaml);
   CHECK(imported.yaml.find("nodes: \"classt[01-05,07-16]\"") != std::string::npos);
   CHECK(imported.yaml.find("nodes: \"classt[21-22]\"") != std::string::npos);
@@ -125,11 +125,11 @@ TEST_CASE("profile import --live: Features, Weight and DefaultTime as slurm.conf
   auto parts = slurm::parse_partitions(read_text(data + "sinfo-partitions-site-22.05.txt"));
   REQUIRE(nodes.has_value());
   REQUIRE(parts.has_value());
-  const auto conf = slurm::slurm_conf_from_cluster({*nodes, *parts}, "site");
-  const auto& nu = *std::ranges::find(conf.nodes, "nu-gpu01", &slurm::ConfNode::name);
+  const auto conf = site::slurm_conf_from_cluster({*nodes, *parts}, "site");
+  const auto& nu = *std::ranges::find(conf.nodes, "nu-gpu01", &site::ConfNode::name);
   CHECK(nu.features == std::vector<std::string>{"pascal"});
   CHECK(nu.weight == 10);
-  const auto& old = *std::ranges::find(conf.nodes, "old-gpu1", &slurm::ConfNode::name);
+  const auto& old = *std::ranges::find(conf.nodes, "old-gpu1", &site::ConfNode::name);
   CHECK(old.features == std::vector<std::string>{"t4"});
   CHECK_FALSE(old.weight.has_value());  // 1: Slurm's default
   CHECK(old.partitions == std::vector<std::string>{"shared", "long"});
@@ -137,7 +137,7 @@ TEST_CASE("profile import --live: Features, Weight and DefaultTime as slurm.conf
   CHECK(conf.partitions[0].default_time_s == 3600);
   CHECK(conf.partitions[1].default_time_s == 86400);
 
-  const auto imported = slurm::write_imported_profile(conf, real_catalog(), "sinfo");
+  const auto imported = site::write_imported_profile(conf, real_catalog(), "sinfo");
   CAPTURE(imported.yaml);
   CHECK(imported.yaml.find("default_time: \"01:00:00\"") != std::string::npos);
   CHECK(imported.yaml.find("default_time: \"1-00:00:00\"") != std::string::npos);
@@ -164,28 +164,28 @@ TEST_CASE("profile check: only what makes plans wrong is a warning for plan and 
   cluster.nodes.push_back(gpu_node("new01", {}, {"a", 4, 0}));
   cluster.partitions[0].max_time_s = 12 * 3600;
   cluster.partitions.push_back({"debug", 3600, "classt01", false, std::nullopt});
-  const auto all = slurm::compare_profile(prof, cluster);
+  const auto all = site::compare_profile(prof, cluster);
   std::vector<std::string> kept;
-  for (const auto& d : slurm::plan_affecting(all)) kept.push_back(d.kind + " " + d.subject);
+  for (const auto& d : site::plan_affecting(all)) kept.push_back(d.kind + " " + d.subject);
   std::ranges::sort(kept);
   CHECK(kept == std::vector<std::string>{"cpus_changed classt03", "gpus_changed classt25",
                                          "memory_changed classt21", "node_removed classt02",
                                          "partitions_changed classt04"});
   CHECK(all.size() == 9);  // + node_drained, node_added, max_time_changed, partition_added
-  CHECK(slurm::to_line(all[0]) == "node_drained classt01: profile -, cluster IDLE+DRAIN");
+  CHECK(site::to_line(all[0]) == "node_drained classt01: profile -, cluster IDLE+DRAIN");
   CHECK(has(all, "partitions_changed", "classt04", "markov_gpu", ""));
-  const slurm::Difference removed{"node_removed", "old01", "gpu:a:4", ""};
-  CHECK(slurm::to_line(removed) == "node_removed old01: profile gpu:a:4, cluster -");
+  const site::Difference removed{"node_removed", "old01", "gpu:a:4", ""};
+  CHECK(site::to_line(removed) == "node_removed old01: profile gpu:a:4, cluster -");
 }
 
 TEST_CASE("profile drift: one warning, the first lines shown, the check's time when remembered") {
   profile::Profile p = markov();
   p.source = "/etc/jobgen/profiles/markov.yaml";
   const std::vector<std::string> lines = {"a", "b", "c", "d", "e"};
-  const std::string live = cli::drift_message(p, lines, std::nullopt);
+  const std::string live = app::drift_message(p, lines, std::nullopt);
   CHECK(live.starts_with("profile 'markov' disagrees with the cluster: a; b; c; and 2 more."));
   CHECK(live.find("'jobgen profile check /etc/jobgen/profiles/markov.yaml'") != std::string::npos);
-  const std::string remembered = cli::drift_message(p, {"a"}, 1795000000);
+  const std::string remembered = app::drift_message(p, {"a"}, 1795000000);
   CHECK(remembered.find("(found by a check at 2026-11-18 ") != std::string::npos);
   CHECK(remembered.find("more") == std::string::npos);
 }
@@ -200,16 +200,16 @@ TEST_CASE("profile check: a drained node with its reason, drained for long after
   node->reason = "ECC memory error";
   node->reason_since = 1795000000;  // 2026-11-18 11:06:40 UTC
   const auto line = [&](int64_t now) {
-    for (const auto& d : slurm::compare_profile(prof, cluster, now))
-      if (d.subject == "classt25") return slurm::to_line(d);
+    for (const auto& d : site::compare_profile(prof, cluster, now))
+      if (d.subject == "classt25") return site::to_line(d);
     return std::string("(none)");
   };
   CHECK(line(1795000000 + 3600) ==
         "node_drained classt25: profile -, cluster IDLE+DRAIN since 2026-11-18 11:06:40 UTC: ECC "
         "memory error");
-  CHECK(line(1795000000 + slurm::kDrainedLongS).starts_with("node_drained_long classt25:"));
+  CHECK(line(1795000000 + site::kDrainedLongS).starts_with("node_drained_long classt25:"));
   CHECK(line(0).starts_with("node_drained classt25:"));  // no clock: never "long"
-  const auto affecting = slurm::plan_affecting(slurm::compare_profile(prof, cluster, 1796000000));
+  const auto affecting = site::plan_affecting(site::compare_profile(prof, cluster, 1796000000));
   CHECK(affecting.size() == 1);
 }
 
@@ -226,7 +226,7 @@ TEST_CASE("profile check: features, Weight and pin leaks of a group with untyped
   REQUIRE(parts.has_value());
   slurm::ClusterState cluster{*nodes, *parts};
   // The recorded cluster had old-gpu2 drained (with a hostile reason) and nothing else apart.
-  auto diffs = slurm::compare_profile(*prof, cluster);
+  auto diffs = site::compare_profile(*prof, cluster);
   REQUIRE(diffs.size() == 1);
   CHECK(diffs[0].kind == "node_drained");
 
@@ -238,7 +238,7 @@ TEST_CASE("profile check: features, Weight and pin leaks of a group with untyped
   node("old-gpu2").features = {"turing"};  // scontrol update NodeName=old-gpu2 AvailableFeatures=
   node("nu-gpu01").features = {"pascal", "t4"};
   node("nu-gpu01").weight = 20;
-  diffs = slurm::compare_profile(*prof, cluster);
+  diffs = site::compare_profile(*prof, cluster);
   CHECK(has(diffs, "features_changed", "old-gpu2", "t4", "turing"));
   CHECK(has(diffs, "features_changed", "nu-gpu01", "pascal", "pascal,t4"));
   CHECK(has(diffs, "weight_changed", "nu-gpu01", "10", "20"));
@@ -246,7 +246,7 @@ TEST_CASE("profile check: features, Weight and pin leaks of a group with untyped
             "carries feature t4 with gpu:geforce_gtx_1080_ti:2,gpu:titan_xp:1: those jobs may run "
             "there"));
   std::vector<std::string> kept;
-  for (const auto& d : slurm::plan_affecting(diffs)) kept.push_back(d.kind + " " + d.subject);
+  for (const auto& d : site::plan_affecting(diffs)) kept.push_back(d.kind + " " + d.subject);
   CHECK(kept == std::vector<std::string>{"features_changed old-gpu2", "pin_leak nu-gpu01"});
 
   // Without the constraint the group is kept by excluding the partition's other known nodes: a
@@ -255,7 +255,7 @@ TEST_CASE("profile check: features, Weight and pin leaks of a group with untyped
   cluster = {*nodes, *parts};
   cluster.nodes.push_back(gpu_node("new01", {"long"}, {"", 4, 0}));
   cluster.nodes.push_back(gpu_node("new02", {"other"}, {"", 4, 0}));
-  diffs = slurm::compare_profile(*prof, cluster);
+  diffs = site::compare_profile(*prof, cluster);
   CHECK(has(diffs, "pin_leak", "new01", "untyped gpu jobs of group old kept on old-gpu[1-2]",
             "is in partition long with gpu:4: those jobs may run there"));
   CHECK(std::ranges::none_of(

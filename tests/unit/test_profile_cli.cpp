@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_test.hpp"
-#include "jobgen/cli/profile_lookup.hpp"
+#include "jobgen/app/profile_lookup.hpp"
 #include "jobgen/util/build_config.hpp"
 #include "profile_test_data.hpp"
 
@@ -169,15 +169,15 @@ TEST_CASE("lookup: --profile, then JOBGEN_PROFILE, then markov; XDG directory se
   jobgen::sys::RealClock clock;
   jobgen::cli::Context ctx{out, err, env, files, clock, false};
 
-  CHECK(jobgen::cli::find_profile_file(ctx, "mine").value() == mine);
-  CHECK(jobgen::cli::find_profile_file(ctx, "").value().filename() == "markov.yaml");
+  CHECK(jobgen::app::find_profile_file(ctx.app(), "mine").value() == mine);
+  CHECK(jobgen::app::find_profile_file(ctx.app(), "").value().filename() == "markov.yaml");
   env.vars["JOBGEN_PROFILE"] = "mine";
-  CHECK(jobgen::cli::find_profile_file(ctx, "").value() == mine);
-  CHECK(jobgen::cli::find_profile_file(ctx, mine.string()).value() == mine);  // a file path
-  const auto missing = jobgen::cli::find_profile_file(ctx, "absent.yaml");
+  CHECK(jobgen::app::find_profile_file(ctx.app(), "").value() == mine);
+  CHECK(jobgen::app::find_profile_file(ctx.app(), mine.string()).value() == mine);  // a file path
+  const auto missing = jobgen::app::find_profile_file(ctx.app(), "absent.yaml");
   REQUIRE_FALSE(missing);
   CHECK(missing.error().exit == jobgen::Exit::not_found);
-  const auto unknown = jobgen::cli::find_profile_file(ctx, "absent");
+  const auto unknown = jobgen::app::find_profile_file(ctx.app(), "absent");
   REQUIRE_FALSE(unknown);
   CHECK(unknown.error().message.find((xdg / "jobgen" / "profiles").string()) != std::string::npos);
   CHECK(unknown.error().message.find("mine") != std::string::npos);  // available names

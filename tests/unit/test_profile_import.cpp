@@ -12,9 +12,9 @@
 #include "cli_test.hpp"
 #include "jobgen/profile/profile_loader.hpp"
 #include "jobgen/profile/profile_summary.hpp"
-#include "jobgen/slurm/gres_types.hpp"
-#include "jobgen/slurm/profile_import.hpp"
-#include "jobgen/slurm/slurm_conf.hpp"
+#include "jobgen/site/gres_types.hpp"
+#include "jobgen/site/profile_import.hpp"
+#include "jobgen/site/slurm_conf.hpp"
 #include "profile_test_data.hpp"
 
 using namespace jobgen;
@@ -53,7 +53,7 @@ NodeName=hnvl[1-2] Name=gpu Type=nvidia_h100_nvl_1g.12gb MultipleFiles=/dev/nvid
 }  // namespace
 
 TEST_CASE("slurm.conf: DEFAULT lines, CPUs from sockets, continuation, partitions") {
-  auto conf = slurm::parse_slurm_conf(kSlurmConf, "slurm.conf");
+  auto conf = site::parse_slurm_conf(kSlurmConf, "slurm.conf");
   REQUIRE_MESSAGE(conf.has_value(), conf.error().message);
   CHECK(conf->cluster_name == "nu");
   REQUIRE(conf->nodes.size() == 11);
@@ -76,23 +76,23 @@ TEST_CASE("slurm.conf: DEFAULT lines, CPUs from sockets, continuation, partition
   CHECK(conf->partitions[2].def_cpu_per_gpu == 4);
   CHECK(conf->partitions[2].def_mem_per_gpu_mib == 16384);
 
-  REQUIRE(slurm::apply_gres_conf(kGresConf, "gres.conf", *conf));
+  REQUIRE(site::apply_gres_conf(kGresConf, "gres.conf", *conf));
   CHECK(conf->nodes[0].physical_gpus == 10);
   CHECK(conf->nodes[4].physical_gpus == 4);  // 2 full + 2 MIG GPUs; nvidia-caps not counted
   CHECK(conf->nodes[5].physical_gpus == 2);
 
-  auto bad = slurm::parse_slurm_conf("NodeName=n[1- CPUs=4\n", "bad.conf");
+  auto bad = site::parse_slurm_conf("NodeName=n[1- CPUs=4\n", "bad.conf");
   REQUIRE_FALSE(bad.has_value());
   CHECK(bad.error().where.line == 1);
-  CHECK_FALSE(slurm::parse_slurm_conf("NodeName=n1 CPUs=four\n", "bad.conf").has_value());
-  CHECK_FALSE(slurm::parse_slurm_conf("PartitionName=p Nodes=ALL MaxTime=1-\n", "p").has_value());
+  CHECK_FALSE(site::parse_slurm_conf("NodeName=n1 CPUs=four\n", "bad.conf").has_value());
+  CHECK_FALSE(site::parse_slurm_conf("PartitionName=p Nodes=ALL MaxTime=1-\n", "p").has_value());
 }
 
 TEST_CASE("gres type names map to catalog GPUs and MIG profiles") {
   const auto& catalog = real_catalog();
   std::string mig;
   auto id = [&](const std::string& type, const profile::GpuSpec* full = nullptr) {
-    const profile::GpuSpec* gpu = slurm::gpu_for_gres_type(type, catalog, full, mig);
+    const profile::GpuSpec* gpu = site::gpu_for_gres_type(type, catalog, full, mig);
     return gpu ? gpu->id : std::string("-");
   };
   CHECK(id("nvidia_a100-sxm4-80gb") == "a100-80g-sxm");
@@ -116,10 +116,10 @@ TEST_CASE("gres type names map to catalog GPUs and MIG profiles") {
 }
 
 TEST_CASE("import: groups, shared nodes, MIG layouts per GPU, TODOs reported at line:col") {
-  auto conf = slurm::parse_slurm_conf(kSlurmConf, "slurm.conf");
+  auto conf = site::parse_slurm_conf(kSlurmConf, "slurm.conf");
   REQUIRE(conf.has_value());
-  REQUIRE(slurm::apply_gres_conf(kGresConf, "gres.conf", *conf));
-  const auto imported = slurm::write_imported_profile(*conf, real_catalog(), "slurm.conf");
+  REQUIRE(site::apply_gres_conf(kGresConf, "gres.conf", *conf));
+  const auto imported = site::write_imported_profile(*conf, real_catalog(), "slurm.conf");
   CAPTURE(imported.yaml);
   CHECK(imported.notes.size() == 1);  // cpu[1-4] left out
   CHECK(imported.notes[0].find("cpu[1-4]") != std::string::npos);
@@ -182,13 +182,13 @@ TEST_CASE("import: groups, shared nodes, MIG layouts per GPU, TODOs reported at 
 }
 
 TEST_CASE("import: a MIG node whose counts need a layout per GPU") {
-  auto conf = slurm::parse_slurm_conf(
+  auto conf = site::parse_slurm_conf(
       "ClusterName=m\nNodeName=g1 CPUs=64 RealMemory=515000 "
       "Gres=gpu:a100_1g.10gb:7,gpu:a100_2g.20gb:3\nPartitionName=p Nodes=g1 Default=YES\n",
       "slurm.conf");
   REQUIRE(conf.has_value());
-  REQUIRE(slurm::apply_gres_conf("Name=gpu File=/dev/nvidia[0-1]\n", "gres.conf", *conf));
-  const auto imported = slurm::write_imported_profile(*conf, real_catalog(), "slurm.conf");
+  REQUIRE(site::apply_gres_conf("Name=gpu File=/dev/nvidia[0-1]\n", "gres.conf", *conf));
+  const auto imported = site::write_imported_profile(*conf, real_catalog(), "slurm.conf");
   CAPTURE(imported.yaml);
   CHECK(imported.todos == 0);
   CHECK(imported.yaml.find("      gpus:") != std::string::npos);
@@ -200,8 +200,8 @@ TEST_CASE("import: a MIG node whose counts need a layout per GPU") {
   CHECK(profile::gres_string(g) == "gpu:a100_1g.10gb:7,gpu:a100_2g.20gb:3");
 
   // Three device files for those slices: one GPU would hold none, so the layout is a TODO.
-  REQUIRE(slurm::apply_gres_conf("Name=gpu File=/dev/nvidia[0-2]\n", "gres.conf", *conf));
-  const auto three = slurm::write_imported_profile(*conf, real_catalog(), "slurm.conf");
+  REQUIRE(site::apply_gres_conf("Name=gpu File=/dev/nvidia[0-2]\n", "gres.conf", *conf));
+  const auto three = site::write_imported_profile(*conf, real_catalog(), "slurm.conf");
   CHECK(three.todos == 2);  // per_gpu of each slice type
   CHECK(three.yaml.find("per_gpu: TODO, gres_type: \"a100_2g.20gb\"") != std::string::npos);
 }
@@ -227,7 +227,7 @@ TEST_CASE("jobgen profile import writes the file and counts the TODOs") {
 
 TEST_CASE("import: the nodes left out are one hostlist, in slurm.conf's order") {
   // g8 and g10 are one hardware class, g9 another; none is in a partition, c1-c2 have no GPUs.
-  auto conf = slurm::parse_slurm_conf(
+  auto conf = site::parse_slurm_conf(
       "ClusterName=o\nNodeName=g8 CPUs=8 RealMemory=1000 Gres=gpu:a:1\n"
       "NodeName=g9 CPUs=8 RealMemory=1000 Gres=gpu:b:2\n"
       "NodeName=g10 CPUs=8 RealMemory=1000 Gres=gpu:a:1\n"
@@ -235,7 +235,7 @@ TEST_CASE("import: the nodes left out are one hostlist, in slurm.conf's order") 
       "PartitionName=p Nodes=g1,c[1-2] Default=YES\n",
       "slurm.conf");
   REQUIRE(conf.has_value());
-  const auto imported = slurm::write_imported_profile(*conf, real_catalog(), "slurm.conf");
+  const auto imported = site::write_imported_profile(*conf, real_catalog(), "slurm.conf");
   CAPTURE(imported.notes);
   CHECK(std::ranges::find(imported.notes, "nodes without GPUs are left out: c[1-2]") !=
         imported.notes.end());

@@ -10,12 +10,12 @@
 #include <unistd.h>
 
 #include "jobgen/cli/app.hpp"
-#include "jobgen/cli/queue_data.hpp"
+#include "jobgen/app/queue_data.hpp"
 #include "jobgen/plan/planner.hpp"
 #include "jobgen/plan/queue.hpp"
 #include "jobgen/profile/profile_loader.hpp"
-#include "jobgen/slurm/cli_backend.hpp"
-#include "jobgen/slurm/cli_parse.hpp"
+#include "jobgen/slurm/sbatch/sbatch_backend.hpp"
+#include "jobgen/slurm/sbatch/command_text.hpp"
 #include "jobgen/util/build_config.hpp"
 #include "jobgen/util/slurm_time.hpp"
 #include "jobgen/util/strings.hpp"
@@ -98,7 +98,7 @@ TEST_CASE("free GPUs: partially allocated nodes by free gres; drained, down, res
       node("m1", {"MIXED"}, {{"mig_1g", 14, 5}}),
       node("u1", {"IDLE"}, {{"x", 2, 1}, {"y", 2, 0}}),
   };
-  const auto qs = cli::group_queues(cluster(), nodes, {}, "");
+  const auto qs = app::group_queues(cluster(), nodes, {}, "");
   const auto& a = find(qs, "a");
   CHECK(a.nodes.size() == 2);
   CHECK(a.excluded_nodes == 4);
@@ -113,10 +113,10 @@ TEST_CASE("free GPUs: partially allocated nodes by free gres; drained, down, res
   CHECK(find(qs, "any").free_gpus() == 3);  // an untyped group counts every type
   CHECK_FALSE(find(qs, "a").own_pending_jobs.has_value());
 
-  CHECK(cli::node_usable(node("x", {"IDLE", "COMPLETING"}, {})));
-  CHECK_FALSE(cli::node_usable(node("x", {"IDLE", "MAINTENANCE"}, {})));
-  CHECK_FALSE(cli::node_usable(node("x", {"IDLE", "POWERED_DOWN"}, {})));
-  CHECK_FALSE(cli::node_usable(node("x", {}, {})));  // no state: not evidence of "free"
+  CHECK(app::node_usable(node("x", {"IDLE", "COMPLETING"}, {})));
+  CHECK_FALSE(app::node_usable(node("x", {"IDLE", "MAINTENANCE"}, {})));
+  CHECK_FALSE(app::node_usable(node("x", {"IDLE", "POWERED_DOWN"}, {})));
+  CHECK_FALSE(app::node_usable(node("x", {}, {})));  // no state: not evidence of "free"
 }
 
 TEST_CASE("pending demand per group by gres type and partition, and the user's own") {
@@ -139,7 +139,7 @@ TEST_CASE("pending demand per group by gres type and partition, and the user's o
       pending("", "gpu", 1, "bob"),              // no GPUs: not demand
       running,                                   // running: not pending demand
   };
-  const auto qs = cli::group_queues(cluster(), {}, jobs, "alice");
+  const auto qs = app::group_queues(cluster(), {}, jobs, "alice");
   const auto& a = find(qs, "a");
   CHECK(a.pending_jobs == 3);
   CHECK(a.pending_gpus == 8 + 1 + 2);
@@ -304,7 +304,7 @@ TEST_CASE("group_queues: running jobs' holds and the jobs ahead, from squeue/RES
   older.time_limit_s = 7200;
   newer.submit_time = now - 50;
   const std::vector<slurm::JobInfo> jobs{wide, rest, newer, older};
-  auto qs = cli::group_queues(cluster(), nodes, jobs, "");
+  auto qs = app::group_queues(cluster(), nodes, jobs, "");
   const auto& a = find(qs, "a");
   CHECK(a.holds_complete);
   REQUIRE(a.holds.size() == 3);
@@ -319,7 +319,7 @@ TEST_CASE("group_queues: running jobs' holds and the jobs ahead, from squeue/RES
   // m1 has a used slice no listed job accounts for (a job this listing missed): no replay.
   CHECK_FALSE(find(qs, "mig").holds_complete);
   nodes.back().gpus[0].used = 0;
-  CHECK(find(cli::group_queues(cluster(), nodes, jobs, ""), "mig").holds_complete);
+  CHECK(find(app::group_queues(cluster(), nodes, jobs, ""), "mig").holds_complete);
   // And through the replay: the 4-GPU job ahead takes a3 now, the 2-node one a GPU of a2 and of
   // a4; a5 and a6 stay whole, and a1 comes back at +50 min (both its jobs end then).
   plan::QueueSnapshot q;
@@ -359,7 +359,7 @@ TEST_CASE("a pending array counts each task, as squeue -r and REST list it alike
   plan::PlanRow r = row(1, "a", 3600, 4, 1);  // gres gpu:gpua:4
   r.nodes = 4;  // three nodes are left beside the tasks: the fourth comes back after an hour
   for (const auto& jobs : {std::vector<slurm::JobInfo>{record}, tasks}) {
-    const auto qs = cli::group_queues(cluster(), nodes, jobs, "alice");
+    const auto qs = app::group_queues(cluster(), nodes, jobs, "alice");
     const auto& a = find(qs, "a");
     CHECK(a.pending_jobs == 3);
     CHECK(a.pending_gpus == 12);
@@ -375,8 +375,8 @@ TEST_CASE("a pending array counts each task, as squeue -r and REST list it alike
   }
   // Past kMaxReplayedJobs tasks ahead, the start is not replayed.
   record.id = "20_[0-100000]";
-  CHECK(find(cli::group_queues(cluster(), nodes, {record}, ""), "a").pending_jobs == 100'001);
-  CHECK_FALSE(find(cli::group_queues(cluster(), nodes, {record}, ""), "a").holds_complete);
+  CHECK(find(app::group_queues(cluster(), nodes, {record}, ""), "a").pending_jobs == 100'001);
+  CHECK_FALSE(find(app::group_queues(cluster(), nodes, {record}, ""), "a").holds_complete);
 }
 
 TEST_CASE("ranking by expected finish: the free group first, the busy one still fastest to run") {
@@ -447,8 +447,8 @@ TEST_CASE("fetch_queue: 2 + groups scheduler requests; failures are 'unavailable
     return fail("unexpected " + c.argv[0]);
   };
   // Every GPU busy: Slurm is asked once per group, and never more.
-  slurm::CliBackend backend(runner, {});
-  auto q = cli::fetch_queue(backend, *markov, *spec, *report, "root", 1'800'000'000);
+  slurm::SbatchBackend backend(runner, {});
+  auto q = app::fetch_queue(backend, *markov, *spec, *report, "root", 1'800'000'000);
   REQUIRE(q.available);
   for (const auto& [id, why] : q.slurm_not_asked) MESSAGE("#" << id << ": " << why);
   CHECK(runner.commands.size() == 2 + groups);
@@ -463,7 +463,7 @@ TEST_CASE("fetch_queue: 2 + groups scheduler requests; failures are 'unavailable
   // The recording as it was (idle GPUs): only groups with jobs pending need Slurm's estimate.
   runner.commands.clear();
   sinfo = &sinfo_idle;
-  q = cli::fetch_queue(backend, *markov, *spec, *report, "root", 1'800'000'000);
+  q = app::fetch_queue(backend, *markov, *spec, *report, "root", 1'800'000'000);
   REQUIRE(q.available);
   CHECK(runner.commands.size() == 2 + q.slurm_start.size());
   CHECK(q.slurm_start.size() < groups);
@@ -481,8 +481,8 @@ TEST_CASE("fetch_queue: 2 + groups scheduler requests; failures are 'unavailable
   // sinfo fails: unavailable with Slurm's words, and nothing else is asked.
   test::RecordingCommandRunner down;
   down.answer(1, "", "sinfo: error: Unable to contact slurm controller (connect failure)\n");
-  slurm::CliBackend unreachable(down, {});
-  const auto none = cli::fetch_queue(unreachable, *markov, *spec, *report, "root", 0);
+  slurm::SbatchBackend unreachable(down, {});
+  const auto none = app::fetch_queue(unreachable, *markov, *spec, *report, "root", 0);
   CHECK_FALSE(none.available);
   CHECK(none.unavailable_reason.find("slurm controller") != std::string::npos);
   CHECK(down.commands.size() == 1);
@@ -490,8 +490,8 @@ TEST_CASE("fetch_queue: 2 + groups scheduler requests; failures are 'unavailable
   // An empty node list is not an empty cluster.
   test::RecordingCommandRunner empty;
   empty.answer(0, "");
-  slurm::CliBackend nothing(empty, {});
-  CHECK_FALSE(cli::fetch_queue(nothing, *markov, *spec, *report, "root", 0).available);
+  slurm::SbatchBackend nothing(empty, {});
+  CHECK_FALSE(app::fetch_queue(nothing, *markov, *spec, *report, "root", 0).available);
 }
 
 namespace {

@@ -8,8 +8,8 @@
 #include <cmath>
 #include <filesystem>
 
-#include "jobgen/cli/run_history.hpp"
-#include "jobgen/cli/run_request.hpp"
+#include "jobgen/app/run_history.hpp"
+#include "jobgen/app/run_request.hpp"
 #include "jobgen/ledger/ledger.hpp"
 #include "jobgen/plan/jobspec.hpp"
 #include "jobgen/run/failure.hpp"
@@ -403,7 +403,7 @@ TEST_CASE("job spec: recover key") {
 }
 
 TEST_CASE("recorded request round-trips") {
-  cli::JobRequestOptions opts;
+  app::JobRequestOptions opts;
   opts.jobspec = "/abs/spec.yaml";
   opts.launcher = "python";
   opts.log_dir = "out";
@@ -412,13 +412,13 @@ TEST_CASE("recorded request round-trips") {
   a.mem_mib = 4096;
   a.resume = true;
   opts.attempt = a;
-  cli::StageRequest st;
+  app::StageRequest st;
   st.row.group = "rtx2080ti";
   st.row.gpus_per_node = 2;
   st.row.nodes = 1;
   st.row.micro_batch = 8;
   st.row.grad_accum = 8;
-  const auto parsed = cli::parse_request_json(cli::request_json(opts, st));
+  const auto parsed = app::parse_request_json(app::request_json(opts, st));
   REQUIRE(parsed);
   CHECK(parsed->options.jobspec == "/abs/spec.yaml");
   CHECK(parsed->options.target == "rtx2080ti");
@@ -429,8 +429,8 @@ TEST_CASE("recorded request round-trips") {
   CHECK(parsed->settings.exclude == "classt07");
   CHECK(parsed->settings.mem_mib == 4096);
   CHECK(parsed->settings.resume);
-  CHECK_FALSE(cli::parse_request_json(""));
-  CHECK_FALSE(cli::parse_request_json("{\"jobspec\": 3, \"settings\": {}}"));
+  CHECK_FALSE(app::parse_request_json(""));
+  CHECK_FALSE(app::parse_request_json("{\"jobspec\": 3, \"settings\": {}}"));
 }
 
 TEST_CASE("ledger: attempts of a run, failure and decision") {
@@ -464,19 +464,19 @@ TEST_CASE("ledger: attempts of a run, failure and decision") {
   CHECK(run->at(0).failure == "gpu_oom");
   CHECK(run->at(1).attempt == 2);
   CHECK(run->at(1).max_attempts == 3);
-  const auto lines = cli::run_history_lines(*run);
+  const auto lines = app::run_history_lines(*run);
   REQUIRE(lines.size() == 3);
   CHECK(lines[0] == "attempt 1/3: job 12 FAILED (GPU out of memory)");
   CHECK(lines[1].starts_with("attempt 2/3: OOM at micro-batch 16 → 8"));
   CHECK(lines[2] == "attempt 2/3: job 13 RUNNING");
   // A run of one attempt without a decision tells nothing.
-  CHECK(cli::run_history_lines({run->at(1)}).empty());
+  CHECK(app::run_history_lines({run->at(1)}).empty());
   // An attempt Slurm cancelled before it ran (a job it waited for failed) does not count: the
   // run's limit is one higher, as watch --recover counts it.
   auto cancelled = run->at(0);
   cancelled.failure = "dependency";
   cancelled.last_state = "CANCELLED";
-  const auto raised = cli::run_history_lines({cancelled, run->at(1)});
+  const auto raised = app::run_history_lines({cancelled, run->at(1)});
   REQUIRE(raised.size() == 3);
   CHECK(raised[0].starts_with("attempt 1/4: job 12 CANCELLED"));
   CHECK(raised[2] == "attempt 2/4: job 13 RUNNING");

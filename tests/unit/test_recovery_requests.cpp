@@ -12,16 +12,16 @@
 #include <nlohmann/json.hpp>
 
 #include "jobgen/cli/app.hpp"
-#include "jobgen/cli/job_request.hpp"
-#include "jobgen/cli/run_request.hpp"
+#include "jobgen/app/job_request.hpp"
+#include "jobgen/app/run_request.hpp"
 #include "jobgen/plan/jobspec.hpp"
 #include "jobgen/profile/catalog.hpp"
 #include "jobgen/profile/profile_loader.hpp"
 #include "jobgen/render/request.hpp"
 #include "jobgen/render/sbatch_header.hpp"
-#include "jobgen/slurm/request_check.hpp"
-#include "jobgen/slurm/rest_codec.hpp"
-#include "jobgen/slurm/rest_version.hpp"
+#include "jobgen/site/request_check.hpp"
+#include "jobgen/slurm/rest/codec.hpp"
+#include "jobgen/slurm/rest/api_version.hpp"
 #include "jobgen/util/slurm_time.hpp"
 #include "profile_test_data.hpp"
 #include "recording_runner.hpp"
@@ -186,7 +186,7 @@ TEST_CASE("request: the user's time limit replaces the plan's, warned when too s
   REQUIRE(r);
   CHECK(r->input.chain_links == 1);
   CHECK(r->input.sbatch.time_limit_s == 3 * 86400);
-  const auto problems = slurm::check_request(r->input.sbatch, m.profile, "rtx2080ti");
+  const auto problems = site::check_request(r->input.sbatch, m.profile, "rtx2080ti");
   REQUIRE(problems.size() == 1);
   CHECK(problems[0].message ==
         "time limit 3-00:00:00 exceeds partition markov_gpu's maximum 2-00:00:00");
@@ -266,18 +266,18 @@ TEST_CASE("a retry keeps the user's --time and is never requeued by Slurm") {
   std::ofstream(dir / "job.yaml") << kBase << "launcher: python\n"
                                   << "checkpoint: {resumable: true}\n";
   const Markov m = markov();
-  cli::JobRequestOptions opts;
+  app::JobRequestOptions opts;
   opts.jobspec = (dir / "job.yaml").string();
   opts.target = "rtx2080ti";
   opts.gpus = 1;
   opts.time = "1";
-  cli::StageRequest stage;
+  app::StageRequest stage;
   stage.row = row(1.0);
   // The ledger's record of the first attempt, as recovery reads it back.
-  auto recorded = cli::parse_request_json(cli::request_json(opts, stage));
+  auto recorded = app::parse_request_json(app::request_json(opts, stage));
   REQUIRE_MESSAGE(recorded, recorded.error().message);
   CHECK(recorded->options.time == "1");
-  cli::JobRequestOptions retry = recorded->options;
+  app::JobRequestOptions retry = recorded->options;
   run::AttemptSettings next = recorded->settings;
   next.resume = true;
   retry.attempt = next;
@@ -288,21 +288,21 @@ TEST_CASE("a retry keeps the user's --time and is never requeued by Slurm") {
   sys::RealFileSystem files;
   test::FakeClock clock{1'800'000'000};
   cli::Context ctx{out, err, env, files, clock, false, nullptr};
-  auto job = cli::build_job_request(ctx, retry, m.profile, m.catalog, false);
+  auto job = app::build_job_request(ctx.app(), retry, m.profile, m.catalog, false);
   REQUIRE_MESSAGE(job, job.error().message);
   const auto& sbatch = job->stages.front().request.input.sbatch;
   CHECK(sbatch.time_limit_s == 60);
   CHECK(sbatch.no_requeue);  // recover: is not in the job spec: watch --recover made this retry
 
   // A record written before --time existed has no "time": the plan's limit.
-  auto old = nlohmann::json::parse(cli::request_json(opts, stage));
+  auto old = nlohmann::json::parse(app::request_json(opts, stage));
   old.erase("time");
-  auto parsed = cli::parse_request_json(old.dump());
+  auto parsed = app::parse_request_json(old.dump());
   REQUIRE(parsed);
   CHECK(parsed->options.time.empty());
 
   retry.time = "soon";
-  auto refused = cli::build_job_request(ctx, retry, m.profile, m.catalog, false);
+  auto refused = app::build_job_request(ctx.app(), retry, m.profile, m.catalog, false);
   REQUIRE_FALSE(refused);
   CHECK(refused.error().message.starts_with("--time: invalid time limit \"soon\""));
   fs::remove_all(dir);

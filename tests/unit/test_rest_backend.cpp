@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "fake_http.hpp"
-#include "jobgen/slurm/rest_auth.hpp"
-#include "jobgen/slurm/rest_backend.hpp"
+#include "jobgen/slurm/rest/auth.hpp"
+#include "jobgen/slurm/rest/rest_backend.hpp"
 
 using namespace jobgen;
 using namespace jobgen::slurm;

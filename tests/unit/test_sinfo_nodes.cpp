@@ -15,8 +15,8 @@
 // drained with the same reason at 2026-11-24T14:24:34 UTC.
 #include <doctest/doctest.h>
 
-#include "jobgen/slurm/cli_backend.hpp"
-#include "jobgen/slurm/cli_parse.hpp"
+#include "jobgen/slurm/sbatch/sbatch_backend.hpp"
+#include "jobgen/slurm/sbatch/command_text.hpp"
 #include "jobgen/slurm/records.hpp"
 #include "jobgen/util/build_config.hpp"
 #include "profile_test_data.hpp"
@@ -254,14 +254,14 @@ TEST_CASE("sinfo -N -O: node states, separators inside values, cut-off answers")
   CHECK_FALSE(parse_sinfo_nodes("[]"));
 }
 
-TEST_CASE("CliBackend::nodes and cluster: one sinfo each, text in, errors kept") {
+TEST_CASE("SbatchBackend::nodes and cluster: one sinfo each, text in, errors kept") {
   test::RecordingCommandRunner runner;
   runner.answer(0, data("sinfo-nodes-site-22.05.txt"));
   runner.answer(0, data("sinfo-partitions-site-22.05.txt"));
   // scontrol lists every node: those sinfo listed are kept as sinfo said (GresUsed), a node in
   // no partition is added.
   runner.answer(0, data("scontrol-nodes-oneline-22.05.txt"));
-  CliBackend backend(runner, {});
+  SbatchBackend backend(runner, {});
   auto state = backend.cluster();
   REQUIRE_MESSAGE(state, state.error().message);
   CHECK(runner.commands.at(0).argv == std::vector<std::string>{"sinfo", "-h", "-a", "-N", "-S",
@@ -278,12 +278,12 @@ TEST_CASE("CliBackend::nodes and cluster: one sinfo each, text in, errors kept")
   failing.answer(0, data("sinfo-nodes-site-22.05.txt"));
   failing.answer(0, data("sinfo-partitions-site-22.05.txt"));
   failing.answer(1, "", "slurm_load_node error: Unable to contact slurm controller");
-  CliBackend failing_backend(failing, {});
+  SbatchBackend failing_backend(failing, {});
   CHECK_FALSE(failing_backend.cluster());
 
   test::RecordingCommandRunner cut;
   cut.answer(0, "old-gpu1\x1fshared\x1fidle\x1f");
-  CliBackend cut_backend(cut, {});
+  SbatchBackend cut_backend(cut, {});
   auto nodes = cut_backend.nodes();
   REQUIRE_FALSE(nodes);
   CHECK(nodes.error().transient);  // may pass next time

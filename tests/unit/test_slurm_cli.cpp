@@ -2,8 +2,8 @@
 // (tests/data/slurm-cli/) and a RecordingCommandRunner.
 #include <doctest/doctest.h>
 
-#include "jobgen/slurm/cli_backend.hpp"
-#include "jobgen/slurm/cli_parse.hpp"
+#include "jobgen/slurm/sbatch/sbatch_backend.hpp"
+#include "jobgen/slurm/sbatch/command_text.hpp"
 #include "jobgen/slurm/job_files.hpp"
 #include "jobgen/slurm/job_state.hpp"
 #include "jobgen/slurm/records.hpp"
@@ -261,7 +261,7 @@ TEST_CASE("CLI backend: ONE squeue call for many ids, filtered; sacct for the fo
   runner.answer(0, data("squeue-fields-22.05.txt"));
   runner.answer(1, "", "Slurm accounting storage is disabled\n");  // sacct, as 22.05 says it
   runner.answer(0, data("squeue-fields-22.05.txt"));
-  CliBackend backend(runner, {});
+  SbatchBackend backend(runner, {});
   auto jobs = backend.jobs({"6", "7", "10", "999"});
   REQUIRE(jobs);
   // 999 is unknown to squeue: one sacct call is tried (and fails: accounting is disabled).
@@ -282,7 +282,7 @@ TEST_CASE("CLI backend: ONE squeue call for many ids, filtered; sacct for the fo
   test::RecordingCommandRunner forgotten;
   forgotten.answer(1, "", "slurm_load_jobs error: Invalid job id specified\n");
   forgotten.answer(0, data("squeue-fields-22.05.txt"));
-  CliBackend again(forgotten, {});
+  SbatchBackend again(forgotten, {});
   auto found = again.jobs({"7"});
   REQUIRE(found);
   REQUIRE(found->size() == 1);
@@ -293,7 +293,7 @@ TEST_CASE("CLI backend: ONE squeue call for many ids, filtered; sacct for the fo
 TEST_CASE("CLI backend: sbatch gets the script on stdin; errors are explained") {
   test::RecordingCommandRunner runner;
   runner.answer(0, "123;markov\n");
-  CliBackend backend(runner, {});
+  SbatchBackend backend(runner, {});
   SubmitRequest request;
   request.script = "#!/bin/bash\n#SBATCH --gres=gpu:gpul40s:2\necho hi\n";
   request.options.dependency = "afterok:120";
@@ -351,7 +351,7 @@ TEST_CASE("CLI backend: a failed squeue is an error with its cause, never an emp
   test::RecordingCommandRunner down;
   down.answer(1, "",
               "slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n");
-  CliBackend backend(down, {});
+  SbatchBackend backend(down, {});
   auto unreachable = backend.jobs({"7"});
   REQUIRE_FALSE(unreachable);
   CHECK(unreachable.error().exit == Exit::failure);
@@ -363,7 +363,7 @@ TEST_CASE("CLI backend: a failed squeue is an error with its cause, never an emp
 
   test::RecordingCommandRunner refused;
   refused.answer(1, "", "slurm_load_jobs error: Zero Bytes were transmitted or received\n");
-  CliBackend with_jwt(refused, {std::chrono::seconds(30), {}, "", true});
+  SbatchBackend with_jwt(refused, {std::chrono::seconds(30), {}, "", true});
   auto auth = with_jwt.jobs({"7"});
   REQUIRE_FALSE(auth);
   CHECK(auth.error().exit == Exit::auth);
@@ -376,7 +376,7 @@ TEST_CASE("CLI backend: a failed squeue is an error with its cause, never an emp
                                   data("squeue-fields-22.05.txt").substr(0, 700)}) {
     test::RecordingCommandRunner garbage;
     garbage.answer(0, body);
-    CliBackend b(garbage, {});
+    SbatchBackend b(garbage, {});
     auto answer = b.jobs({"7"});
     REQUIRE_FALSE(answer);
     CHECK(answer.error().transient);
@@ -384,7 +384,7 @@ TEST_CASE("CLI backend: a failed squeue is an error with its cause, never an emp
 
   // Ids are checked before anything runs.
   test::RecordingCommandRunner none;
-  CliBackend strict(none, {});
+  SbatchBackend strict(none, {});
   for (const char* bad : {"--user=root", "-u", "-1", "1;touch x", "../x", "", "1_a"}) {
     CHECK(strict.jobs({bad}).error().exit == Exit::invalid_input);
     CHECK(strict.cancel({bad}).error().exit == Exit::invalid_input);
@@ -396,7 +396,7 @@ TEST_CASE("sbatch output that is not a job id is an uncertain submission") {
   for (const char* out : {"-5\n", "0\n", "+7\n", "abc\n", "12 13\n"}) {
     test::RecordingCommandRunner runner;
     runner.answer(0, out);
-    CliBackend backend(runner, {});
+    SbatchBackend backend(runner, {});
     SubmitRequest request;
     request.script = "#!/bin/bash\ntrue\n";
     auto submitted = backend.submit(request);
@@ -405,7 +405,7 @@ TEST_CASE("sbatch output that is not a job id is an uncertain submission") {
   }
   test::RecordingCommandRunner flood;
   flood.answer(0, std::string(50'000'000, 'x'));
-  CliBackend backend(flood, {});
+  SbatchBackend backend(flood, {});
   SubmitRequest request;
   request.script = "#!/bin/bash\ntrue\n";
   request.tag = "00ff";
@@ -425,7 +425,7 @@ TEST_CASE("scancel: one call for all ids; unknown id is not_found") {
   runner.answer(0, "",
                 "scancel: Terminating job 8\nscancel: error: Kill job error on job id 8: Job/step "
                 "already completing or completed\n");
-  CliBackend backend(runner, {});
+  SbatchBackend backend(runner, {});
   REQUIRE(backend.cancel({"5", "6", "7_2"}));
   CHECK(runner.argv_of(0) == "scancel -v -- 5 6 7_2");
   auto bad = backend.cancel({"999"});

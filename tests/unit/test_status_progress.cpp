@@ -7,12 +7,13 @@
 #include <sstream>
 
 #include "fake_http.hpp"
-#include "jobgen/cli/job_table.hpp"
-#include "jobgen/cli/log_tails.hpp"
-#include "jobgen/cli/watch_screen.hpp"
+#include "jobgen/cli/ui/job_table.hpp"
+#include "jobgen/app/log_tails.hpp"
+#include "jobgen/cli/ui/watch_screen.hpp"
 
 using namespace jobgen;
 using namespace jobgen::cli;
+using namespace jobgen::app;
 using slurm::JobState;
 using slurm::JobView;
 
@@ -56,7 +57,7 @@ TEST_CASE("log tails: stderr's bar and stdout's dicts, only the last bytes, noth
   CHECK(tail.last_line == "saving checkpoint");
   CHECK(tail.progress.step == 450);
   CHECK(tail.progress.loss.value_or(0) == doctest::Approx(2.5));
-  CHECK(tail.progress.format == slurm::ProgressFormat::hf_trainer);
+  CHECK(tail.progress.format == progress::ProgressFormat::hf_trainer);
   CHECK(fs.tail_reads == 2);
   // A pending job has no log yet: nothing is read.
   CHECK_FALSE(reader.read(view("6", JobState::pending)).progress.known());
@@ -179,7 +180,7 @@ TEST_CASE("watch: appended progress lines when progress moves on notably, not ev
     t.progress.total = 1000;
     t.progress.percent = static_cast<double>(step) / 10;
     t.progress.steps_per_s = 5;
-    t.progress.format = slurm::ProgressFormat::tqdm;
+    t.progress.format = progress::ProgressFormat::tqdm;
     return t;
   };
   WatchSettings settings;
@@ -208,7 +209,7 @@ TEST_CASE("watch: the terminal bar counts steps when the log does") {
   LogTailFn tail = [](const JobView&) {
     LogTail t;
     t.last_line = "loss 0.5";
-    t.progress = slurm::parse_progress(kBar);
+    t.progress = progress::parse_progress(kBar);
     return t;
   };
   WatchSettings settings;
@@ -235,7 +236,7 @@ TEST_CASE("status: Lightning's bar is one epoch's: its percent and time left say
   std::vector<JobView> views{view("5", JobState::running)};
   views[0].estimated_runtime_s = 3'600;
   const LogTails tails = LogTailReader(fs, groups_for({"5"})).read_all(views, kStatusLogTails);
-  REQUIRE(tails.at("5").progress.format == slurm::ProgressFormat::lightning);
+  REQUIRE(tails.at("5").progress.format == progress::ProgressFormat::lightning);
   const std::string table = format_status_table(views, 1'070, {}, tails);
   CAPTURE(table);
   CHECK(table.find("step 450/1000 (45% of the epoch), epoch 3/9, 6.40 steps/s, about 1 min left "

@@ -9,9 +9,9 @@
 #include <sstream>
 
 #include "jobgen/cli/app.hpp"
-#include "jobgen/cli/job_session.hpp"
+#include "jobgen/app/session.hpp"
 #include "jobgen/profile/profile.hpp"
-#include "jobgen/slurm/request_check.hpp"
+#include "jobgen/site/request_check.hpp"
 #include "jobgen/util/build_config.hpp"
 #include "recording_runner.hpp"
 
@@ -138,7 +138,7 @@ TEST_CASE("request check: gres type, GPUs per node, MIG slices, time, memory, no
   ok.gres = "gpu:gpul40s:6";
   ok.mem_per_gpu_mib = 24576;
   ok.time_limit_s = 3600;
-  CHECK(slurm::check_request(ok, p, "l40s").empty());
+  CHECK(site::check_request(ok, p, "l40s").empty());
 
   auto bad = ok;
   bad.gres = "gpu:gpul40s:8";
@@ -146,7 +146,7 @@ TEST_CASE("request check: gres type, GPUs per node, MIG slices, time, memory, no
   bad.mem_mib = 600000;
   bad.mem_per_gpu_mib.reset();
   bad.nodes = 3;
-  const auto problems = slurm::check_request(bad, p, "l40s");
+  const auto problems = site::check_request(bad, p, "l40s");
   REQUIRE(problems.size() == 4);
   CHECK(problems[0].message == "8 GPUs per node requested, but a l40s node has 6");
   CHECK(problems[1].message.find("at most 2") != std::string::npos);
@@ -156,17 +156,17 @@ TEST_CASE("request check: gres type, GPUs per node, MIG slices, time, memory, no
 
   auto wrong_type = ok;
   wrong_type.gres = "gpu:gpu4090:2";
-  CHECK(slurm::check_request(wrong_type, p, "l40s").front().message ==
+  CHECK(site::check_request(wrong_type, p, "l40s").front().message ==
         "gres type 'gpu4090' does not exist on l40s: its GPUs are 'gpul40s'");
 
   auto slices = ok;
   slices.gres = "gpu:h100nvl_1g.12gb:2";
   slices.mem_per_gpu_mib = 12288;
-  const auto mig = slurm::check_request(slices, p, "h100nvl");
+  const auto mig = site::check_request(slices, p, "h100nvl");
   REQUIRE(mig.size() == 1);
   CHECK(mig[0].message.find("at most 1 per job") != std::string::npos);
   slices.gres = "gpu:h100nvl_1g.12gb:1";
-  CHECK(slurm::check_request(slices, p, "h100nvl").empty());
+  CHECK(site::check_request(slices, p, "h100nvl").empty());
 }
 
 TEST_CASE("submit: the job spec's launcher per stage (python on one node), --launcher over it") {

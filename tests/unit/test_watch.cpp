@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <sstream>
 
-#include "jobgen/cli/job_table.hpp"
-#include "jobgen/cli/watch_screen.hpp"
+#include "jobgen/cli/ui/job_table.hpp"
+#include "jobgen/cli/ui/watch_screen.hpp"
 #include "jobgen/slurm/job_ids.hpp"
 #include "jobgen/slurm/monitor.hpp"
 #include "recording_runner.hpp"
@@ -16,6 +16,7 @@
 using namespace jobgen;
 using namespace jobgen::slurm;
 using namespace jobgen::cli;
+using namespace jobgen::app;
 
 namespace {
 

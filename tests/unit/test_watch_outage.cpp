@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include "fake_http.hpp"
-#include "jobgen/cli/job_table.hpp"
-#include "jobgen/cli/watch_screen.hpp"
+#include "jobgen/cli/ui/job_table.hpp"
+#include "jobgen/cli/ui/watch_screen.hpp"
 #include "jobgen/slurm/monitor.hpp"
 
 using namespace jobgen;

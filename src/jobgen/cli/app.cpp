@@ -15,14 +15,30 @@
 
 namespace jobgen::cli {
 
-void report(Context& ctx, const Error& error) {
+void StreamReporter::output(std::string_view text) {
+  out_ << text;
+}
+
+void StreamReporter::note(std::string_view line) {
+  err_ << "jobgen: " << line << '\n';
+}
+
+void StreamReporter::warning(std::string_view message) {
+  err_ << "jobgen: warning: " << message << '\n';
+}
+
+void StreamReporter::problem(const Error& error) {
   // Messages quote input files (names, bad values): an escape sequence there must not reach the
   // terminal as one.
-  ctx.err << util::escape_controls(format_error(error)) << '\n';
+  err_ << util::escape_controls(format_error(error)) << '\n';
+}
+
+void report(Context& ctx, const Error& error) {
+  ctx.reporter.problem(error);
 }
 
 void warn(Context& ctx, std::string_view message) {
-  ctx.err << "jobgen: warning: " << message << '\n';
+  ctx.reporter.warning(message);
 }
 
 void add_commands(CLI::App& app, Context& ctx, Action& action) {

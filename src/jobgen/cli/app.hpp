@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "jobgen/app/context.hpp"
 #include "jobgen/sys/process.hpp"
 #include "jobgen/sys/system.hpp"
 #include "jobgen/util/error.hpp"
@@ -19,7 +20,23 @@ class App;
 
 namespace jobgen::cli {
 
-// What a subcommand may touch. Tests build one with fakes and string streams.
+// The one printer of what use cases report (app/context.hpp): output on `out`, notes, warnings
+// and problems on `err`, control characters of quoted input escaped in problems.
+class StreamReporter final : public app::Reporter {
+ public:
+  StreamReporter(std::ostream& out, std::ostream& err) : out_(out), err_(err) {}
+  void output(std::string_view text) override;
+  void note(std::string_view line) override;
+  void warning(std::string_view message) override;
+  void problem(const Error& error) override;
+
+ private:
+  std::ostream& out_;
+  std::ostream& err_;
+};
+
+// What a subcommand may touch. Tests build one with fakes and string streams. Not copied: its
+// reporter prints on its own streams.
 struct Context {
   std::ostream& out;
   std::ostream& err;
@@ -28,6 +45,10 @@ struct Context {
   sys::Clock& clock;
   bool out_is_terminal = false;
   sys::CommandRunner* runner = nullptr;  // Slurm's commands; null = the real runner
+  StreamReporter reporter{out, err};
+
+  // The use cases' view: the same system, reporting to `reporter`.
+  app::Context app() { return app::Context{env, fs, clock, runner, reporter}; }
 };
 
 // A parsed subcommand, ready to run. Returning an Error prints it (format_error) and exits with

@@ -9,9 +9,10 @@
 
 #include <fmt/format.h>
 
-#include "jobgen/cli/calibration_file.hpp"
+#include "jobgen/app/calibration_file.hpp"
 #include "jobgen/cli/commands.hpp"
-#include "jobgen/ledger/ledger.hpp"
+#include "jobgen/app/jobs.hpp"
+#include "jobgen/app/state_dir.hpp"
 #include "jobgen/plan/calibration.hpp"
 #include "jobgen/run/failure.hpp"
 #include "jobgen/util/strings.hpp"
@@ -26,7 +27,7 @@ struct CalibrateOptions {
 };
 
 Expected<Exit> reset_calibration(Context& ctx) {
-  const auto path = calibration_path(ctx.env);
+  const auto path = app::calibration_path(ctx.env);
   std::error_code ec;
   if (!std::filesystem::remove(path, ec)) {
     if (ec) return fail("cannot remove " + path.string() + ": " + ec.message());
@@ -39,10 +40,8 @@ Expected<Exit> reset_calibration(Context& ctx) {
 
 Expected<Exit> run_calibrate(Context& ctx, const CalibrateOptions& options) {
   if (options.reset) return reset_calibration(ctx);
-  const auto db = ledger::state_dir(ctx.env) / "jobs.db";
-  JOBGEN_TRY_ASSIGN(auto ledger, ledger::Ledger::open(db));
   const std::string oom(run::to_string(run::FailureKind::gpu_oom));
-  JOBGEN_TRY_ASSIGN(const auto records, ledger.measured(oom));
+  JOBGEN_TRY_ASSIGN(const auto records, app::measured_runs(ctx.app(), oom));
   std::vector<plan::Measurement> runs;
   for (const auto& r : records) {
     plan::FinishedRun run{r.plan_json,
@@ -55,12 +54,12 @@ Expected<Exit> run_calibrate(Context& ctx, const CalibrateOptions& options) {
     if (auto m = plan::measurement_of(run)) runs.push_back(std::move(*m));
   }
   const plan::Calibration calibration = plan::calibrate(runs);
-  const auto path = calibration_path(ctx.env);
+  const auto path = app::calibration_path(ctx.env);
   if (calibration.entries.empty()) {
     if (options.json) {
       ctx.out << plan::calibration_json(calibration);
     } else {
-      ctx.out << "No finished run in the ledger (" << db.string()
+      ctx.out << "No finished run in the ledger (" << app::state_dir(ctx.env).jobs_db().string()
               << ") has a measured step time or ran out of GPU memory yet: 'jobgen status' or "
                  "'jobgen watch' records a step time when a submitted job finishes and its log "
                  "shows a step rate (a tqdm bar, step lines, or a 'jobgen: step_time_s=' line); "

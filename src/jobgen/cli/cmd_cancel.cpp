@@ -3,8 +3,10 @@
 // command runs), an id the scheduler does not know is "no such job" (exit 3) on every backend, and
 // the ledger records what the scheduler then reports (CANCELLED, or how the job had already
 // ended), never an assumed state.
+#include "jobgen/app/jobs.hpp"
 #include "jobgen/cli/commands.hpp"
-#include "jobgen/cli/job_session.hpp"
+#include "jobgen/cli/job_options.hpp"
+#include "jobgen/app/session.hpp"
 #include "jobgen/util/strings.hpp"
 
 namespace jobgen::cli {
@@ -12,16 +14,16 @@ namespace jobgen::cli {
 namespace {
 
 struct CancelOptions {
-  JobCommandOptions common;
+  app::JobCommandOptions common;
   std::vector<std::string> ids;
 };
 
 Expected<Exit> run_cancel(Context& ctx, const CancelOptions& options) {
-  if (auto ok = check_job_ids(options.ids); !ok) return std::unexpected(ok.error());
-  auto opened = open_job_session(ctx, options.common, false);
+  if (auto ok = app::check_job_ids(options.ids); !ok) return std::unexpected(ok.error());
+  auto opened = app::open_job_session(ctx.app(), options.common, false);
   if (!opened) return std::unexpected(opened.error());
-  JobSession& session = **opened;
-  auto groups = tracked_jobs(session, options.ids);
+  app::JobSession& session = **opened;
+  auto groups = session.jobs->tracked(options.ids);
   if (!groups) return std::unexpected(groups.error());
   std::optional<Error> not_found;
   for (const auto& group : *groups) {
@@ -33,20 +35,12 @@ Expected<Exit> run_cancel(Context& ctx, const CancelOptions& options) {
     if (!cancelled && cancelled.error().exit != Exit::not_found)
       return std::unexpected(cancelled.error());
     if (!cancelled) not_found = cancelled.error();
-    for (const auto& t : group.jobs) {
-      if (!t.in_ledger) continue;
-      ledger::JobRecord key;
-      key.job_id = t.id.substr(0, t.id.find('_'));
-      key.backend = group.backend;
-      key.cluster = group.cluster;
-      if (auto ok = session.ledger->request_cancel(key, unix_now(ctx)); !ok)
-        warn(ctx, ok.error().message);
-    }
+    session.jobs->record_cancel_requests(group);
   }
   // What the scheduler now says is what is reported and recorded.
-  auto refreshed = tracked_jobs(session, options.ids);
+  auto refreshed = session.jobs->tracked(options.ids);
   if (!refreshed) return std::unexpected(refreshed.error());
-  auto views = query_tracked(session, *refreshed);
+  auto views = session.jobs->poll(*refreshed);
   if (!views) {
     warn(ctx, "the cancellation was sent, but the jobs' state could not be read back: " +
                   views.error().message);
@@ -55,7 +49,7 @@ Expected<Exit> run_cancel(Context& ctx, const CancelOptions& options) {
       if (!v.from_scheduler && !v.vanished && v.info.state == slurm::JobState::unknown) continue;
       ctx.out << util::printable(v.info.id, 40) << ": "
               << util::printable(
-                     slurm::describe(v.info, unix_now(ctx), std::nullopt, session.names))
+                     slurm::describe(v.info, app::unix_now(ctx.app()), std::nullopt, session.names))
               << '\n';
     }
   }

@@ -6,15 +6,14 @@
 // an error in the middle of the user's command line. The dynamic words come from the same lookups
 // as the commands (profile_lookup.hpp) and, for job ids, from the ledger database opened
 // read-only (no directory or database is created by pressing TAB).
-#include <sqlite3.h>
 
 #include <algorithm>
 #include <memory>
 
 #include "jobgen/cli/commands.hpp"
 #include "jobgen/cli/completion.hpp"
-#include "jobgen/cli/profile_lookup.hpp"
-#include "jobgen/ledger/ledger.hpp"
+#include "jobgen/app/profile_lookup.hpp"
+#include "jobgen/app/jobs.hpp"
 #include "jobgen/model/architecture.hpp"
 #include "jobgen/plan/launcher.hpp"
 #include "jobgen/profile/profile_loader.hpp"
@@ -60,7 +59,7 @@ class RealSource final : public CompletionSource {
 
   std::vector<Candidate> profiles() {
     std::vector<Candidate> out;
-    for (const auto& entry : list_profiles(ctx_)) {
+    for (const auto& entry : app::list_profiles(ctx_.app())) {
       out.push_back({entry.name, entry.origin + " profile " + entry.path.string()});
     }
     return out;
@@ -68,7 +67,7 @@ class RealSource final : public CompletionSource {
 
   const profile::Catalog* catalog() {
     if (!catalog_) {
-      auto loaded = load_catalog(ctx_);
+      auto loaded = app::load_catalog(ctx_.app());
       catalog_ =
           std::make_unique<profile::Catalog>(loaded ? std::move(*loaded) : profile::Catalog{});
     }
@@ -87,7 +86,7 @@ class RealSource final : public CompletionSource {
   // What --target accepts for the profile (plan/planner.cpp select_groups): node group names,
   // gres types (MIG slice types too) and the ids and aliases of the GPUs in the node groups.
   std::vector<Candidate> targets(const std::string& requested) {
-    const auto path = find_profile_file(ctx_, requested);
+    const auto path = app::find_profile_file(ctx_.app(), requested);
     if (!path) return {};
     const auto text = ctx_.fs.read_file(*path);
     if (!text) return {};
@@ -112,30 +111,9 @@ class RealSource final : public CompletionSource {
   }
 
   std::vector<Candidate> job_ids() {
-    const std::string path = (ledger::state_dir(ctx_.env) / "jobs.db").string();
-    if (!ctx_.fs.is_file(path)) return {};
-    sqlite3* db = nullptr;
     std::vector<Candidate> out;
-    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
-      sqlite3_busy_timeout(db, 200);
-      sqlite3_stmt* stmt = nullptr;
-      const std::string sql =
-          "SELECT job_id, job_name, last_state, target FROM jobs WHERE job_id <> '' "
-          "ORDER BY submit_time DESC, row_id DESC LIMIT " +
-          std::to_string(kMaxJobIds);
-      if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK) {
-        while (sqlite3_step(stmt) == SQLITE_ROW) {
-          std::string columns[4];
-          for (int i = 0; i < 4; ++i) {
-            const auto* value = sqlite3_column_text(stmt, i);
-            if (value != nullptr) columns[i] = reinterpret_cast<const char*>(value);
-          }
-          out.push_back({columns[0], columns[1] + " " + columns[2] + " " + columns[3]});
-        }
-      }
-      sqlite3_finalize(stmt);
-    }
-    sqlite3_close(db);
+    for (const auto& r : app::recent_jobs(ctx_.app(), kMaxJobIds))
+      out.push_back({r.job_id, r.job_name + " " + r.last_state + " " + r.target});
     return out;
   }
 

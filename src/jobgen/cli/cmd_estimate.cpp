@@ -5,9 +5,9 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "jobgen/cli/calibration_file.hpp"
+#include "jobgen/app/calibration_file.hpp"
 #include "jobgen/cli/commands.hpp"
-#include "jobgen/cli/profile_lookup.hpp"
+#include "jobgen/app/profile_lookup.hpp"
 #include "jobgen/estimate/estimate.hpp"
 #include "jobgen/plan/jobspec.hpp"
 
@@ -91,7 +91,7 @@ Expected<estimate::EmpiricalMemory> parse_empirical(const std::string& text) {
 }
 
 Expected<estimate::Hardware> resolve_hardware(Context& ctx, const EstimateOptions& o) {
-  auto catalog = load_catalog(ctx);
+  auto catalog = app::load_catalog(ctx.app());
   if (!catalog) return std::unexpected(catalog.error());
   std::string id = o.gpu;
   std::string mig_name;
@@ -326,7 +326,7 @@ void print_human(std::ostream& out, const estimate::Estimate& e, const estimate:
 std::optional<plan::CalibrationEntry> find_calibration(Context& ctx,
                                                        const estimate::TrainingSetup& setup,
                                                        const estimate::Hardware& hw) {
-  const auto calibration = load_calibration(ctx);
+  const auto calibration = app::load_calibration(ctx.app());
   if (!calibration) return std::nullopt;
   const plan::CalibrationEntry* c =
       calibration->find(setup.model.name, hw.gpu_id, estimate::to_string(setup.strategy));

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "jobgen/cli/commands.hpp"
-#include "jobgen/cli/profile_lookup.hpp"
+#include "jobgen/app/profile_lookup.hpp"
 
 namespace jobgen::cli {
 
@@ -92,7 +92,7 @@ void print_human(std::ostream& out, const profile::Catalog& catalog) {
 }
 
 Expected<Exit> run_gpus(Context& ctx, const GpusOptions& opts) {
-  auto catalog = load_catalog(ctx);
+  auto catalog = app::load_catalog(ctx.app());
   if (!catalog) return std::unexpected(catalog.error());
   if (opts.json) {
     ctx.out << to_json(*catalog).dump(2) << '\n';

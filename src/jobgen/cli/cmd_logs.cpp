@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <fstream>
 
+#include "jobgen/app/jobs.hpp"
 #include "jobgen/cli/commands.hpp"
-#include "jobgen/cli/job_session.hpp"
+#include "jobgen/cli/job_options.hpp"
+#include "jobgen/app/session.hpp"
 #include "jobgen/slurm/job_files.hpp"
 #include "jobgen/util/strings.hpp"
 
@@ -14,7 +16,7 @@ namespace jobgen::cli {
 namespace {
 
 struct LogsOptions {
-  JobCommandOptions common;
+  app::JobCommandOptions common;
   std::string id;
   bool follow = false;
   bool err = false;
@@ -69,8 +71,8 @@ Expected<void> one_task(const std::string& id, const std::vector<slurm::JobView>
 
 // The log file: Slurm's record of it (squeue, else `scontrol show job` for the CLI backend), else
 // the ledger's pattern resolved with what is known of the job.
-Expected<std::filesystem::path> log_path(JobSession& session, const LogsOptions& options,
-                                         const std::vector<TrackedGroup>& groups,
+Expected<std::filesystem::path> log_path(app::JobSession& session, const LogsOptions& options,
+                                         const std::vector<app::TrackedGroup>& groups,
                                          const std::vector<slurm::JobView>& views) {
   std::filesystem::path path;
   for (const auto& v : views) {
@@ -101,8 +103,8 @@ Expected<std::filesystem::path> log_path(JobSession& session, const LogsOptions&
 
 // Follow: read new bytes every 0.5 s, ask the scheduler every 5 s whether the job ended. A
 // scheduler that cannot be reached says nothing about the job: keep following.
-Expected<Exit> follow_log(Context& ctx, JobSession& session,
-                          const std::vector<TrackedGroup>& groups,
+Expected<Exit> follow_log(Context& ctx, app::JobSession& session,
+                          const std::vector<app::TrackedGroup>& groups,
                           const std::filesystem::path& path, std::streamoff offset) {
   auto last_query = ctx.clock.now();
   bool warned = false;
@@ -111,7 +113,7 @@ Expected<Exit> follow_log(Context& ctx, JobSession& session,
     offset = print_from(ctx, path, offset);
     if (ctx.clock.now() - last_query < std::chrono::seconds(5)) continue;
     last_query = ctx.clock.now();
-    auto now_views = query_tracked(session, groups);
+    auto now_views = session.jobs->poll(groups);
     if (!now_views) {
       if (!now_views.error().transient) return std::unexpected(now_views.error());
       if (!warned) warn(ctx, now_views.error().message + " (still following the log)");
@@ -127,11 +129,11 @@ Expected<Exit> follow_log(Context& ctx, JobSession& session,
 }
 
 Expected<Exit> run_logs(Context& ctx, const LogsOptions& options) {
-  JOBGEN_TRY(check_job_ids({options.id}));
-  JOBGEN_TRY_ASSIGN(auto opened, open_job_session(ctx, options.common, false));
-  JobSession& session = *opened;
-  JOBGEN_TRY_ASSIGN(const std::vector<TrackedGroup> groups, tracked_jobs(session, {options.id}));
-  JOBGEN_TRY_ASSIGN(const std::vector<slurm::JobView> views, query_tracked(session, groups));
+  JOBGEN_TRY(app::check_job_ids({options.id}));
+  JOBGEN_TRY_ASSIGN(auto opened, app::open_job_session(ctx.app(), options.common, false));
+  app::JobSession& session = *opened;
+  JOBGEN_TRY_ASSIGN(const std::vector<app::TrackedGroup> groups, session.jobs->tracked({options.id}));
+  JOBGEN_TRY_ASSIGN(const std::vector<slurm::JobView> views, session.jobs->poll(groups));
   JOBGEN_TRY(one_task(options.id, views));
   JOBGEN_TRY_ASSIGN(const std::filesystem::path path, log_path(session, options, groups, views));
   const bool exists = ctx.fs.is_file(path);

@@ -11,15 +11,15 @@
 // default, spelled out; --offline never touches the cluster. Plan never opens the job ledger.
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
-#include "jobgen/cli/calibration_file.hpp"
+#include "jobgen/app/calibration_file.hpp"
 #include "jobgen/cli/commands.hpp"
-#include "jobgen/cli/job_session.hpp"
-#include "jobgen/cli/profile_drift.hpp"
-#include "jobgen/cli/profile_lookup.hpp"
-#include "jobgen/cli/queue_data.hpp"
-#include "jobgen/cli/resources.hpp"
+#include "jobgen/cli/job_options.hpp"
+#include "jobgen/app/session.hpp"
+#include "jobgen/app/profile_drift.hpp"
+#include "jobgen/app/profile_lookup.hpp"
+#include "jobgen/app/queue_data.hpp"
+#include "jobgen/app/resources.hpp"
 #include "jobgen/plan/planner.hpp"
 #include "jobgen/plan/report.hpp"
 
@@ -56,10 +56,9 @@ constexpr std::chrono::milliseconds kQueueQueryTimeout{10'000};
 // messages were printed when the profile was loaded, so they are muted here.
 plan::QueueSnapshot queue_snapshot(Context& ctx, const PlanCliOptions& opts,
                                    const plan::JobSpec& spec, const plan::PlanReport& report) {
-  std::ostringstream quiet;
-  Context muted{ctx.out, quiet, ctx.env, ctx.fs, ctx.clock, ctx.out_is_terminal, ctx.runner};
+  app::QuietReporter quiet;
   plan::QueueSnapshot none;
-  auto session = open_job_session(muted, {opts.profile, opts.backend}, true, false);
+  auto session = app::open_job_session(app::with_reporter(ctx.app(), quiet), {opts.profile, opts.backend}, true, false);
   if (!session) {
     none.unavailable_reason = session.error().message;
     return none;
@@ -70,30 +69,30 @@ plan::QueueSnapshot queue_snapshot(Context& ctx, const PlanCliOptions& opts,
     none.unavailable_reason = backend.error().message;
     return none;
   }
-  return fetch_queue(**backend, *(*session)->profile, spec, report, current_user(ctx),
-                     unix_now(ctx));
+  return app::fetch_queue(**backend, *(*session)->profile, spec, report, current_user(ctx),
+                     app::unix_now(ctx.app()));
 }
 
 Expected<Exit> run_plan(Context& ctx, const PlanCliOptions& opts) {
   Expected<plan::JobSpec> spec = plan::load_job_spec(ctx.fs, opts.jobspec);
-  if (!spec) return std::unexpected(with_examples_hint(ctx, opts.jobspec, spec.error()));
-  Expected<profile::Catalog> catalog = load_catalog(ctx);
+  if (!spec) return std::unexpected(app::with_examples_hint(ctx.app(), opts.jobspec, spec.error()));
+  Expected<profile::Catalog> catalog = app::load_catalog(ctx.app());
   if (!catalog) return std::unexpected(catalog.error());
-  Expected<profile::Profile> prof = load_profile(ctx, opts.profile, *catalog);
+  Expected<profile::Profile> prof = app::load_profile(ctx.app(), opts.profile, *catalog);
   if (!prof) return std::unexpected(prof.error());
 
   plan::PlanOptions options;
   options.target = opts.target;
   if (opts.gpus > 0) options.gpus = opts.gpus;
   if (opts.nodes > 0) options.nodes = opts.nodes;
-  const std::optional<plan::Calibration> calibration = load_calibration(ctx);
+  const std::optional<plan::Calibration> calibration = app::load_calibration(ctx.app());
   if (calibration) options.calibration = &*calibration;
   Expected<plan::PlanReport> report = plan::make_plan(*spec, *prof, *catalog, options);
   if (!report) return std::unexpected(report.error());
   if (!opts.no_queue && !opts.offline) {
     plan::QueueSnapshot snapshot = queue_snapshot(ctx, opts, *spec, *report);
     if (!snapshot.profile_drift.empty())
-      warn(ctx, drift_message(*prof, snapshot.profile_drift, std::nullopt));
+      warn(ctx, app::drift_message(*prof, snapshot.profile_drift, std::nullopt));
     plan::apply_queue(*report, std::move(snapshot));
   }
 

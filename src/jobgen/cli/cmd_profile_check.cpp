@@ -8,32 +8,33 @@
 #include <nlohmann/json.hpp>
 
 #include "jobgen/cli/cmd_profile.hpp"
-#include "jobgen/cli/job_session.hpp"
-#include "jobgen/cli/profile_drift.hpp"
-#include "jobgen/cli/profile_lookup.hpp"
-#include "jobgen/slurm/profile_check.hpp"
+#include "jobgen/cli/job_options.hpp"
+#include "jobgen/app/session.hpp"
+#include "jobgen/app/profile_drift.hpp"
+#include "jobgen/app/profile_lookup.hpp"
+#include "jobgen/site/profile_check.hpp"
 
 namespace jobgen::cli {
 
 namespace {
 
 struct CheckOptions {
-  JobCommandOptions session;
+  app::JobCommandOptions session;
   bool json = false;
 };
 
 Expected<Exit> run_check(Context& ctx, const CheckOptions& opts) {
-  auto session = open_job_session(ctx, opts.session, true);
+  auto session = app::open_job_session(ctx.app(), opts.session, true);
   if (!session) return std::unexpected(session.error());
   const profile::Profile& prof = *(*session)->profile;
   auto backend = (*session)->backend();
   if (!backend) return std::unexpected(backend.error());
   auto state = (*backend)->cluster();
   if (!state) return std::unexpected(state.error());
-  const auto differences = slurm::compare_profile(prof, *state, unix_now(ctx));
+  const auto differences = site::compare_profile(prof, *state, app::unix_now(ctx.app()));
   std::vector<std::string> affecting;
-  for (const auto& d : slurm::plan_affecting(differences)) affecting.push_back(slurm::to_line(d));
-  remember_drift(ctx, prof, affecting);
+  for (const auto& d : site::plan_affecting(differences)) affecting.push_back(site::to_line(d));
+  app::remember_drift(ctx.app(), prof, affecting);
   if (opts.json) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& d : differences) {
@@ -53,7 +54,7 @@ Expected<Exit> run_check(Context& ctx, const CheckOptions& opts) {
     ctx.out << prof.source << ": agrees with the cluster (" << state->nodes.size() << " nodes, "
             << state->partitions.size() << " partitions)\n";
   } else {
-    for (const auto& d : differences) ctx.out << slurm::to_line(d) << '\n';
+    for (const auto& d : differences) ctx.out << site::to_line(d) << '\n';
     ctx.err << prof.source << ": " << differences.size()
             << " difference(s) with the cluster; update the profile (jobgen profile import "
                "--live writes a fresh one to compare)\n";

@@ -8,10 +8,11 @@
 #include <algorithm>
 
 #include "jobgen/cli/cmd_profile.hpp"
-#include "jobgen/cli/job_session.hpp"
-#include "jobgen/cli/profile_lookup.hpp"
-#include "jobgen/slurm/profile_import.hpp"
-#include "jobgen/slurm/slurm_conf.hpp"
+#include "jobgen/cli/job_options.hpp"
+#include "jobgen/app/session.hpp"
+#include "jobgen/app/profile_lookup.hpp"
+#include "jobgen/site/profile_import.hpp"
+#include "jobgen/site/slurm_conf.hpp"
 
 namespace jobgen::cli {
 
@@ -23,14 +24,14 @@ struct ImportOptions {
   std::string output;  // "" = stdout
   bool live = false;
   std::string cluster;  // the name for a live import
-  JobCommandOptions session;
+  app::JobCommandOptions session;
 };
 
 Expected<Exit> write_out(Context& ctx, const ImportOptions& opts,
-                         const slurm::ImportedProfile& imported);
+                         const site::ImportedProfile& imported);
 
-Expected<slurm::SlurmConf> live_conf(Context& ctx, const ImportOptions& opts) {
-  auto session = open_job_session(ctx, opts.session, false);
+Expected<site::SlurmConf> live_conf(Context& ctx, const ImportOptions& opts) {
+  auto session = app::open_job_session(ctx.app(), opts.session, false);
   if (!session) return std::unexpected(session.error());
   auto backend = (*session)->backend();
   if (!backend) return std::unexpected(backend.error());
@@ -42,11 +43,11 @@ Expected<slurm::SlurmConf> live_conf(Context& ctx, const ImportOptions& opts) {
          "no partition is marked as Slurm's default (slurmrestd's API v0.0.40 and later do "
          "not say which one is): if the cluster has one, add 'default: true' to it");
   }
-  return slurm::slurm_conf_from_cluster(*state, opts.cluster);
+  return site::slurm_conf_from_cluster(*state, opts.cluster);
 }
 
 Expected<Exit> run_import(Context& ctx, const ImportOptions& opts) {
-  auto catalog = load_catalog(ctx);
+  auto catalog = app::load_catalog(ctx.app());
   if (!catalog) return std::unexpected(catalog.error());
   if (opts.live == !opts.slurm_conf.empty()) {
     return invalid("give --slurm-conf FILE (offline) or --live (the running cluster)");
@@ -57,26 +58,26 @@ Expected<Exit> run_import(Context& ctx, const ImportOptions& opts) {
     const std::string origin =
         "the live cluster (backend " +
         (opts.session.backend.empty() ? std::string("of the profile") : opts.session.backend) + ")";
-    return write_out(ctx, opts, slurm::write_imported_profile(*conf, *catalog, origin));
+    return write_out(ctx, opts, site::write_imported_profile(*conf, *catalog, origin));
   }
   auto text = ctx.fs.read_file(opts.slurm_conf);
   if (!text) return std::unexpected(text.error());
-  auto conf = slurm::parse_slurm_conf(*text, opts.slurm_conf);
+  auto conf = site::parse_slurm_conf(*text, opts.slurm_conf);
   if (!conf) return std::unexpected(conf.error());
   std::string origin = opts.slurm_conf;
   if (!opts.gres_conf.empty()) {
     auto gres = ctx.fs.read_file(opts.gres_conf);
     if (!gres) return std::unexpected(gres.error());
-    if (auto ok = slurm::apply_gres_conf(*gres, opts.gres_conf, *conf); !ok) {
+    if (auto ok = site::apply_gres_conf(*gres, opts.gres_conf, *conf); !ok) {
       return std::unexpected(ok.error());
     }
     origin += " and " + opts.gres_conf;
   }
-  return write_out(ctx, opts, slurm::write_imported_profile(*conf, *catalog, origin));
+  return write_out(ctx, opts, site::write_imported_profile(*conf, *catalog, origin));
 }
 
 Expected<Exit> write_out(Context& ctx, const ImportOptions& opts,
-                         const slurm::ImportedProfile& imported) {
+                         const site::ImportedProfile& imported) {
   for (const auto& note : imported.notes) warn(ctx, note);
   if (opts.output.empty()) {
     ctx.out << imported.yaml;

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "jobgen/cli/cmd_profile.hpp"
-#include "jobgen/cli/profile_lookup.hpp"
+#include "jobgen/app/profile_lookup.hpp"
 #include "jobgen/profile/profile_loader.hpp"
 #include "jobgen/util/redact.hpp"
 #include "jobgen/util/strings.hpp"
@@ -14,7 +14,7 @@ namespace jobgen::cli {
 namespace {
 
 void print_search_path(Context& ctx, std::ostream& out) {
-  const auto dirs = profile_search_path(ctx);
+  const auto dirs = app::profile_search_path(ctx.app());
   size_t width = 0;
   for (const auto& d : dirs) width = std::max(width, d.origin.size());
   out << "Search path (a name found earlier hides the same name further down):\n";
@@ -26,9 +26,9 @@ void print_search_path(Context& ctx, std::ostream& out) {
 }
 
 Expected<Exit> run_list(Context& ctx) {
-  auto catalog = load_catalog(ctx);
+  auto catalog = app::load_catalog(ctx.app());
   if (!catalog) return std::unexpected(catalog.error());
-  const auto entries = list_profiles(ctx);
+  const auto entries = app::list_profiles(ctx.app());
   if (entries.empty()) {
     ctx.err << "jobgen: no profiles found\n";
     print_search_path(ctx, ctx.err);
@@ -40,7 +40,7 @@ Expected<Exit> run_list(Context& ctx) {
     width = std::max(width, e.name.size());
     origin_width = std::max(origin_width, e.origin.size());
   }
-  const std::string fallback = ctx.env.get("JOBGEN_PROFILE").value_or(kDefaultProfile);
+  const std::string fallback = ctx.env.get("JOBGEN_PROFILE").value_or(app::kDefaultProfile);
   ctx.out << fmt::format("{:<{}}  {:<{}}  {}\n", "NAME", width + 2, "SOURCE", origin_width,
                          "DESCRIPTION / FILE");
   for (const auto& e : entries) {
@@ -59,7 +59,7 @@ Expected<Exit> run_list(Context& ctx) {
                                                  width + 2, e.origin, origin_width, description, "",
                                                  width + origin_width + 4, e.path.string()));
   }
-  ctx.out << "* = used when no --profile is given ($JOBGEN_PROFILE, else " << kDefaultProfile
+  ctx.out << "* = used when no --profile is given ($JOBGEN_PROFILE, else " << app::kDefaultProfile
           << ")\n\n";
   print_search_path(ctx, ctx.out);
   return Exit::ok;

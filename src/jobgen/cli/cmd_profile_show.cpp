@@ -9,7 +9,8 @@
 #include <sstream>
 
 #include "jobgen/cli/cmd_profile.hpp"
-#include "jobgen/cli/profile_lookup.hpp"
+#include "jobgen/cli/job_options.hpp"
+#include "jobgen/app/profile_lookup.hpp"
 #include "jobgen/profile/profile_summary.hpp"
 #include "jobgen/util/redact.hpp"
 #include "jobgen/util/slurm_time.hpp"
@@ -236,9 +237,9 @@ void print_human(std::ostream& out, const Profile& p, const Catalog& catalog) {
 }
 
 Expected<Exit> run_show(Context& ctx, const ShowOptions& opts) {
-  auto catalog = load_catalog(ctx);
+  auto catalog = app::load_catalog(ctx.app());
   if (!catalog) return std::unexpected(catalog.error());
-  auto loaded = load_profile(ctx, opts.profile, *catalog);
+  auto loaded = app::load_profile(ctx.app(), opts.profile, *catalog);
   if (!loaded) return std::unexpected(loaded.error());
   if (opts.json) {
     ctx.out << to_json(*loaded, *catalog).dump(2) << '\n';

@@ -1,7 +1,7 @@
 // `jobgen profile validate FILE...`: checks profiles and prints every problem with file:line:col.
 // Exit 0 when all are valid ("FILE: ok" each), 2 when any has a problem, 3 when one is missing.
 #include "jobgen/cli/cmd_profile.hpp"
-#include "jobgen/cli/profile_lookup.hpp"
+#include "jobgen/app/profile_lookup.hpp"
 #include "jobgen/profile/profile_loader.hpp"
 
 namespace jobgen::cli {
@@ -13,7 +13,7 @@ struct ValidateOptions {
 };
 
 Expected<Exit> run_validate(Context& ctx, const ValidateOptions& opts) {
-  auto catalog = load_catalog(ctx);
+  auto catalog = app::load_catalog(ctx.app());
   if (!catalog) return std::unexpected(catalog.error());
   bool invalid_seen = false;
   bool missing_seen = false;
@@ -24,7 +24,7 @@ Expected<Exit> run_validate(Context& ctx, const ValidateOptions& opts) {
       report(ctx, e);
       (e.exit == Exit::not_found ? missing_seen : invalid_seen) = true;
     };
-    auto path = find_profile_file(ctx, requested);
+    auto path = app::find_profile_file(ctx.app(), requested);
     if (!path) {
       failed(path.error());
       continue;

@@ -14,8 +14,9 @@
 #include <memory>
 
 #include "jobgen/cli/commands.hpp"
-#include "jobgen/cli/job_request.hpp"
-#include "jobgen/cli/profile_lookup.hpp"
+#include "jobgen/cli/job_options.hpp"
+#include "jobgen/app/job_request.hpp"
+#include "jobgen/app/profile_lookup.hpp"
 #include "jobgen/render/renderer.hpp"
 #include "jobgen/render/sbatch_header.hpp"
 #include "jobgen/render/shell_quote.hpp"
@@ -28,7 +29,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct RenderCliOptions {
-  JobRequestOptions request;
+  app::JobRequestOptions request;
   std::string profile;
   std::string output;
   bool local = false;
@@ -40,12 +41,12 @@ fs::path stage_path(const fs::path& out, const std::string& stage) {
 }
 
 Expected<Exit> run_render(Context& ctx, const RenderCliOptions& opts) {
-  auto catalog = load_catalog(ctx);
+  auto catalog = app::load_catalog(ctx.app());
   if (!catalog) return std::unexpected(catalog.error());
-  auto prof = load_profile(ctx, opts.profile, *catalog);
+  auto prof = app::load_profile(ctx.app(), opts.profile, *catalog);
   if (!prof) return std::unexpected(prof.error());
   const bool local = opts.local || prof->backend == profile::Backend::local;
-  auto job = build_job_request(ctx, opts.request, *prof, *catalog, local);
+  auto job = app::build_job_request(ctx.app(), opts.request, *prof, *catalog, local);
   if (!job) return std::unexpected(job.error());
   if (job->stages.size() > 1 && opts.output.empty()) {
     return invalid(
@@ -53,7 +54,7 @@ Expected<Exit> run_render(Context& ctx, const RenderCliOptions& opts) {
                     "(FILE-<stage>.sh), or --stage NAME to print one",
                     opts.request.jobspec, job->stages.size()));
   }
-  for (const StageRequest& st : job->stages) {
+  for (const app::StageRequest& st : job->stages) {
     auto script = render::render_script(job->templates, st.request.input);
     if (!script) return std::unexpected(script.error());
     if (opts.output.empty()) {

@@ -5,41 +5,43 @@
 // (cli/log_tails.hpp).
 // Exit: 0, Exit::jobs_failed when a job ended in a state other than COMPLETED (a CANCELLED job that
 // `jobgen cancel` asked for is not a failure) or left the scheduler without a trace of how.
+#include "jobgen/app/jobs.hpp"
 #include "jobgen/cli/commands.hpp"
+#include "jobgen/cli/job_options.hpp"
 
 #include <nlohmann/json.hpp>
-#include "jobgen/cli/job_session.hpp"
-#include "jobgen/cli/job_table.hpp"
-#include "jobgen/cli/log_tails.hpp"
-#include "jobgen/cli/run_history.hpp"
+#include "jobgen/app/session.hpp"
+#include "jobgen/cli/ui/job_table.hpp"
+#include "jobgen/app/log_tails.hpp"
+#include "jobgen/app/run_history.hpp"
 
 namespace jobgen::cli {
 
 namespace {
 
 struct StatusOptions {
-  JobCommandOptions common;
+  app::JobCommandOptions common;
   std::vector<std::string> ids;
   bool json = false;
 };
 
 Expected<Exit> run_status(Context& ctx, const StatusOptions& options) {
-  if (auto ok = check_job_ids(options.ids); !ok) return std::unexpected(ok.error());
-  auto session = open_job_session(ctx, options.common, false);
+  if (auto ok = app::check_job_ids(options.ids); !ok) return std::unexpected(ok.error());
+  auto session = app::open_job_session(ctx.app(), options.common, false);
   if (!session) return std::unexpected(session.error());
-  auto groups = tracked_jobs(**session, options.ids);
+  auto groups = (*session)->jobs->tracked(options.ids);
   if (!groups) return std::unexpected(groups.error());
   if (groups->empty()) {
     if (options.json) {
       ctx.out << "[]\n";
     } else {
       ctx.out << "No unfinished jobs in the ledger ("
-              << ((*session)->state_dir / "jobs.db").string()
+              << (*session)->state.jobs_db().string()
               << "); give job ids to ask Slurm directly.\n";
     }
     return Exit::ok;
   }
-  auto views = query_tracked(**session, *groups);
+  auto views = (*session)->jobs->poll(*groups);
   if (!views) return std::unexpected(views.error());
   const bool none_known = std::all_of(views->begin(), views->end(), [](const auto& v) {
     return !v.from_scheduler && !v.vanished && !v.unconfirmed &&
@@ -49,25 +51,25 @@ Expected<Exit> run_status(Context& ctx, const StatusOptions& options) {
     return fail("no such job: the scheduler and the ledger know none of the ids given",
                 Exit::not_found);
   }
-  const int64_t now = unix_now(ctx);
+  const int64_t now = app::unix_now(ctx.app());
   std::size_t skipped = 0;
-  const LogTails tails = LogTailReader(ctx.fs, *groups).read_all(*views, kStatusLogTails, &skipped);
+  const app::LogTails tails = app::LogTailReader(ctx.fs, *groups).read_all(*views, app::kStatusLogTails, &skipped);
   if (skipped > 0) {
-    ctx.err << "jobgen: training progress read for the first " << kStatusLogTails
+    ctx.err << "jobgen: training progress read for the first " << app::kStatusLogTails
             << " started jobs only (" << skipped
             << " more); 'jobgen status JOBID...' shows the others'\n";
   }
   for (const auto& v : *views) {
     if (const auto it = tails.find(v.info.id); it != tails.end())
-      remember_measurement(**session, *groups, v, it->second.progress);
+      (*session)->jobs->record_measurement(*groups, v, it->second.progress);
   }
   if (options.json) {
     auto json = status_json(*views, now, (*session)->names, tails);
-    add_run_histories(**session, *groups, *views, json);
+    app::add_run_histories(**session, *groups, *views, json);
     ctx.out << json.dump(2) << '\n';
   } else {
     ctx.out << format_status_table(*views, now, (*session)->names, tails);
-    ctx.out << format_run_histories(**session, *groups, *views);
+    ctx.out << app::format_run_histories(**session, *groups, *views);
   }
   return slurm::overall_exit(*views);
 }

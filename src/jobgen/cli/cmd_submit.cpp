@@ -16,16 +16,18 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "jobgen/app/jobs.hpp"
 #include "jobgen/cli/commands.hpp"
-#include "jobgen/cli/job_request.hpp"
-#include "jobgen/cli/job_session.hpp"
-#include "jobgen/cli/profile_drift.hpp"
-#include "jobgen/cli/queue_data.hpp"
-#include "jobgen/cli/submission.hpp"
+#include "jobgen/cli/job_options.hpp"
+#include "jobgen/app/job_request.hpp"
+#include "jobgen/app/session.hpp"
+#include "jobgen/app/profile_drift.hpp"
+#include "jobgen/app/queue_data.hpp"
+#include "jobgen/app/submission.hpp"
 #include "jobgen/plan/report.hpp"
 #include "jobgen/render/renderer.hpp"
 #include "jobgen/render/sbatch_header.hpp"
-#include "jobgen/slurm/request_check.hpp"
+#include "jobgen/site/request_check.hpp"
 #include "jobgen/sys/process.hpp"
 #include "jobgen/util/names.hpp"
 #include "jobgen/util/strings.hpp"
@@ -37,8 +39,8 @@ namespace {
 namespace fs = std::filesystem;
 
 struct SubmitOptions {
-  JobCommandOptions common;
-  JobRequestOptions request;
+  app::JobCommandOptions common;
+  app::JobRequestOptions request;
   bool test_only = false;
   bool dry_run = false;
   bool json = false;
@@ -47,12 +49,12 @@ struct SubmitOptions {
 
 // --after: the job must exist, and must still be able to succeed. Slurm itself starts a job at
 // once when its afterok dependency names a job it does not know.
-Expected<std::string> check_dependency(JobSession& s, const std::string& after) {
+Expected<std::string> check_dependency(app::JobSession& s, const std::string& after) {
   if (after.empty() || s.backend_name == "local") return after;
-  if (auto ok = check_job_ids({after}); !ok) return std::unexpected(ok.error());
-  auto groups = tracked_jobs(s, {after});
+  if (auto ok = app::check_job_ids({after}); !ok) return std::unexpected(ok.error());
+  auto groups = s.jobs->tracked({after});
   if (!groups) return std::unexpected(groups.error());
-  auto views = query_tracked(s, *groups);
+  auto views = s.jobs->poll(*groups);
   if (!views) return std::unexpected(views.error());
   for (const auto& v : *views) {
     if (!v.from_scheduler && !v.vanished && v.info.state == slurm::JobState::unknown)
@@ -66,7 +68,7 @@ Expected<std::string> check_dependency(JobSession& s, const std::string& after) 
       return invalid("--after " + after + ": how that job ended is unknown (" + v.info.reason +
                      ")");
     if (!v.from_scheduler && v.info.state == slurm::JobState::completed) {
-      warn(*s.ctx, "job " + after + " already completed; the job starts without waiting");
+      s.ctx.report.warning("job " + after + " already completed; the job starts without waiting");
       return std::string();
     }
   }
@@ -75,26 +77,26 @@ Expected<std::string> check_dependency(JobSession& s, const std::string& after) 
 
 Expected<Exit> run_submit(Context& ctx, const SubmitOptions& opts) {
   auto spec_text = ctx.fs.read_file(opts.request.jobspec);
-  JOBGEN_TRY_ASSIGN(auto session, open_job_session(ctx, opts.common, true));
-  JobSession& s = *session;
+  JOBGEN_TRY_ASSIGN(auto session, app::open_job_session(ctx.app(), opts.common, true));
+  app::JobSession& s = *session;
   const bool local = s.backend_name == "local";
   JOBGEN_TRY_ASSIGN(slurm::Backend * backend, s.backend());
   const std::string user = ctx.env.get("USER").value_or("");
   std::optional<std::vector<std::string>> live_drift;  // when --target auto asked the cluster
-  const QueueFetcher queue = [&](const plan::JobSpec& spec, const plan::PlanReport& report) {
-    auto snapshot = fetch_queue(*backend, *s.profile, spec, report, user, unix_now(ctx));
+  const app::QueueFetcher queue = [&](const plan::JobSpec& spec, const plan::PlanReport& report) {
+    auto snapshot = app::fetch_queue(*backend, *s.profile, spec, report, user, app::unix_now(ctx.app()));
     if (snapshot.available) live_drift = snapshot.profile_drift;
     return snapshot;
   };
   JOBGEN_TRY_ASSIGN(auto job,
-                    build_job_request(ctx, opts.request, *s.profile, *s.catalog, local, queue));
+                    app::build_job_request(ctx.app(), opts.request, *s.profile, *s.catalog, local, queue));
   if (live_drift) {
-    remember_drift(ctx, *s.profile, *live_drift);
-    if (!live_drift->empty()) warn(ctx, drift_message(*s.profile, *live_drift, std::nullopt));
+    app::remember_drift(ctx.app(), *s.profile, *live_drift);
+    if (!live_drift->empty()) warn(ctx, app::drift_message(*s.profile, *live_drift, std::nullopt));
   } else if (!local) {
-    warn_known_drift(ctx, *s.profile);
+    app::warn_known_drift(ctx.app(), *s.profile);
   }
-  JOBGEN_TRY_ASSIGN(auto prepared, prepare_stages(ctx, s, job, opts.request, local));
+  JOBGEN_TRY_ASSIGN(auto prepared, app::prepare_stages(ctx.app(), s, job, opts.request, local));
   std::string after = opts.after;
   if (!opts.dry_run && !opts.test_only) {
     JOBGEN_TRY_ASSIGN(after, check_dependency(s, opts.after));
@@ -103,8 +105,8 @@ Expected<Exit> run_submit(Context& ctx, const SubmitOptions& opts) {
     ctx.err << "jobgen: using profile '" << s.profile->name
             << "', the bundled default (choose one with --profile or JOBGEN_PROFILE)\n";
   }
-  const SubmitFlags flags{opts.test_only, opts.dry_run, opts.json, false, opts.request.jobspec};
-  JOBGEN_TRY(submit_stages(ctx, flags, s, job, *backend,
+  const app::SubmitFlags flags{opts.test_only, opts.dry_run, opts.json, false, opts.request.jobspec};
+  JOBGEN_TRY(app::submit_stages(ctx.app(), flags, s, job, *backend,
                            spec_text ? std::optional(*spec_text) : std::nullopt, prepared, after));
   return Exit::ok;
 }

@@ -13,12 +13,14 @@
 #include <sstream>
 #include <utility>
 
+#include "jobgen/app/jobs.hpp"
 #include "jobgen/cli/commands.hpp"
-#include "jobgen/cli/job_session.hpp"
-#include "jobgen/cli/job_table.hpp"
-#include "jobgen/cli/log_tails.hpp"
-#include "jobgen/cli/run_recovery.hpp"
-#include "jobgen/cli/watch_screen.hpp"
+#include "jobgen/cli/job_options.hpp"
+#include "jobgen/app/session.hpp"
+#include "jobgen/cli/ui/job_table.hpp"
+#include "jobgen/app/log_tails.hpp"
+#include "jobgen/app/recovery.hpp"
+#include "jobgen/cli/ui/watch_screen.hpp"
 #include "jobgen/plan/jobspec.hpp"
 
 namespace jobgen::cli {
@@ -32,15 +34,15 @@ extern "C" void on_interrupt(int) {
 }
 
 struct WatchOptions {
-  JobCommandOptions common;
+  app::JobCommandOptions common;
   std::vector<std::string> ids;
   double interval_s = 2;
   double max_interval_s = 60;
-  RecoverySettings recovery;
+  app::RecoverySettings recovery;
 };
 
 // The watch follows a retry instead of the attempt it replaces.
-void follow_retries(std::vector<TrackedGroup>& groups, std::vector<Retry> retries) {
+void follow_retries(std::vector<app::TrackedGroup>& groups, std::vector<app::Retry> retries) {
   for (auto& retry : retries) {
     for (auto& group : groups) {
       if (group.backend != retry.next.backend || group.cluster != retry.next.cluster) continue;
@@ -93,30 +95,28 @@ Expected<WatchSettings> watch_settings(const Context& ctx, const WatchOptions& o
 }
 
 // The log tails the screen shows. Each log is read at most once per poll interval while its job
-// runs (the screen redraws every second), and once more when its state changes; a read also
-// records the training progress it found (remember_measurement).
+// runs (the screen redraws every second), and once more when its state changes.
 class CachedLogTails {
  public:
-  CachedLogTails(Context& ctx, JobSession& session, const std::vector<TrackedGroup>& groups,
+  CachedLogTails(Context& ctx, const std::vector<app::TrackedGroup>& groups,
                  std::chrono::milliseconds min_interval)
-      : ctx_(ctx),
-        session_(session),
-        groups_(groups),
-        reader_(ctx.fs, groups),
-        min_interval_(min_interval) {}
+      : ctx_(ctx), reader_(ctx.fs, groups), min_interval_(min_interval) {}
 
   // Follows one more job (a retry the watch started).
   void track(const slurm::Tracked& job) { reader_.track(job); }
 
-  LogTail tail(const slurm::JobView& view) {
-    const auto now = ctx_.clock.now();
+  // True when tail() would read the job's logs again (not from the cache).
+  bool stale(const slurm::JobView& view) const {
     const auto it = cache_.find(view.info.id);
-    if (it != cache_.end() && it->second.state == view.info.state &&
-        (now - it->second.when < min_interval_ || slurm::is_finished(view.info.state)))
-      return it->second.tail;
-    LogTail tail = reader_.read(view);
-    cache_[view.info.id] = {now, view.info.state, tail};
-    remember_measurement(session_, groups_, view, tail.progress);
+    return it == cache_.end() || it->second.state != view.info.state ||
+           (ctx_.clock.now() - it->second.when >= min_interval_ &&
+            !slurm::is_finished(view.info.state));
+  }
+
+  app::LogTail tail(const slurm::JobView& view) {
+    if (!stale(view)) return cache_.at(view.info.id).tail;
+    app::LogTail tail = reader_.read(view);
+    cache_[view.info.id] = {ctx_.clock.now(), view.info.state, tail};
     return tail;
   }
 
@@ -124,43 +124,59 @@ class CachedLogTails {
   struct Cached {
     std::chrono::system_clock::time_point when;
     slurm::JobState state;
-    LogTail tail;
+    app::LogTail tail;
   };
   Context& ctx_;
-  JobSession& session_;
-  const std::vector<TrackedGroup>& groups_;  // the watch's, including the retries it follows
-  LogTailReader reader_;
+  app::LogTailReader reader_;
   std::chrono::milliseconds min_interval_;
   std::map<std::string, Cached> cache_;
 };
 
 Expected<Exit> run_watch(Context& ctx, const WatchOptions& options) {
-  JOBGEN_TRY(check_job_ids(options.ids));
+  JOBGEN_TRY(app::check_job_ids(options.ids));
   JOBGEN_TRY_ASSIGN(const WatchSettings settings, watch_settings(ctx, options));
-  JOBGEN_TRY_ASSIGN(auto opened, open_job_session(ctx, options.common, false));
-  JobSession& session = *opened;
-  JOBGEN_TRY_ASSIGN(std::vector<TrackedGroup> groups, tracked_jobs(session, options.ids));
+  JOBGEN_TRY_ASSIGN(auto opened, app::open_job_session(ctx.app(), options.common, false));
+  app::JobSession& session = *opened;
+  JOBGEN_TRY_ASSIGN(std::vector<app::TrackedGroup> groups, session.jobs->tracked(options.ids));
   if (groups.empty()) {
     ctx.out << "No unfinished jobs in the ledger; nothing to watch.\n";
     return Exit::ok;
   }
-  CachedLogTails tails(ctx, session, groups, settings.min_interval);
-  SettledAttempts settled;  // each ended attempt is looked at once per watch
+  CachedLogTails tails(ctx, groups, settings.min_interval);
+  app::SettledAttempts settled;  // each ended attempt is looked at once per watch
   // On a terminal, recovery's lines go above the redrawn table instead of under it, where the
   // next redraw would erase them.
-  std::ostringstream held;
-  std::ostream& recovery_err = settings.terminal ? held : ctx.err;
-  Context recovery_ctx{ctx.out,   recovery_err,        ctx.env,   ctx.fs,
-                       ctx.clock, ctx.out_is_terminal, ctx.runner};
-  const auto messages = [&held] { return std::exchange(held, std::ostringstream()).str(); };
+  app::HeldReporter held(ctx.reporter);
+  const app::Context recovery_ctx =
+      settings.terminal ? app::with_reporter(ctx.app(), held) : ctx.app();
+  const auto messages = [&held] {
+    std::ostringstream text;
+    StreamReporter printer(text, text);
+    for (const auto& m : held.take()) {
+      if (m.kind == app::HeldReporter::Kind::note) printer.note(m.text);
+      if (m.kind == app::HeldReporter::Kind::warning) printer.warning(m.text);
+      if (m.kind == app::HeldReporter::Kind::problem) printer.problem(m.error);
+    }
+    return text.str();
+  };
+  // What a finished job's log measured is recorded when its final state is first shown.
+  const auto record_measurements = [&](const std::vector<slurm::JobView>& views) {
+    for (const auto& v : views)
+      if (slurm::is_finished(v.info.state) && tails.stale(v))
+        session.jobs->record_measurement(groups, v, tails.tail(v).progress);
+  };
   const auto poll = [&]() -> Expected<std::vector<slurm::JobView>> {
-    auto views = query_tracked(session, groups);
+    auto views = session.jobs->poll(groups);
     if (!views) return views;  // a failed query is no evidence: nothing is recovered
-    auto retries = recover_failed(recovery_ctx, session, *views, options.recovery, settled);
-    if (retries.empty()) return views;
-    for (const auto& retry : retries) tails.track(retry.next);
-    follow_retries(groups, std::move(retries));
-    return query_tracked(session, groups);
+    auto retries = app::recover_failed(recovery_ctx, session, *views, options.recovery, settled);
+    if (!retries.empty()) {
+      for (const auto& retry : retries) tails.track(retry.next);
+      follow_retries(groups, std::move(retries));
+      views = session.jobs->poll(groups);
+      if (!views) return views;
+    }
+    record_measurements(*views);
+    return views;
   };
   const auto log_tail = [&](const slurm::JobView& view) { return tails.tail(view); };
   InterruptGuard guard;

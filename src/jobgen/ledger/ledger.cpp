@@ -213,4 +213,30 @@ Expected<int64_t> Ledger::count() {
   return sqlite3_column_int64(s.stmt, 0);
 }
 
+Expected<std::vector<JobRecord>> Ledger::recent(int limit) {
+  Statement s;
+  const std::string sql =
+      "SELECT job_id, job_name, last_state, target FROM jobs WHERE job_id <> '' "
+      "ORDER BY submit_time DESC, row_id DESC LIMIT " +
+      std::to_string(limit);
+  if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.stmt, nullptr) != SQLITE_OK)
+    return db_error(db_, "cannot query");
+  const auto text = [&s](int column) {
+    const auto* value = sqlite3_column_text(s.stmt, column);
+    return value != nullptr ? std::string(reinterpret_cast<const char*>(value)) : std::string();
+  };
+  std::vector<JobRecord> result;
+  int rc = SQLITE_OK;
+  while ((rc = sqlite3_step(s.stmt)) == SQLITE_ROW) {
+    JobRecord r;
+    r.job_id = text(0);
+    r.job_name = text(1);
+    r.last_state = text(2);
+    r.target = text(3);
+    result.push_back(std::move(r));
+  }
+  if (rc != SQLITE_DONE) return db_error(db_, "cannot read records");
+  return result;
+}
+
 }  // namespace jobgen::ledger

@@ -1,9 +1,9 @@
 // The job ledger: one SQLite row per submission, so `status`, `watch` and `logs` know the user's
 // jobs, their plans and log files after Slurm has forgotten them.
 //
-// Where: $XDG_STATE_HOME/jobgen/jobs.db (default ~/.local/state/jobgen/jobs.db); scripts jobgen
-// rendered are kept next to it under scripts/. The directory is made 0700 and the database 0600
-// (job specs' env values, e.g. API keys, end up in scripts and plans). Concurrency: WAL mode, a
+// Where: the file it is opened with (app/state_dir.hpp: <state dir>/jobs.db). Its directory is
+// made 0700 and the database 0600 (job specs' env values, e.g. API keys, end up in scripts and
+// plans kept there). Concurrency: WAL mode, a
 // busy timeout and one transaction per write, so several jobgen processes (and threads with their
 // own Ledger) can record at once without losing rows. Times are Unix seconds.
 //
@@ -23,7 +23,6 @@
 #include <string>
 #include <vector>
 
-#include "jobgen/sys/system.hpp"
 #include "jobgen/util/error.hpp"
 
 struct sqlite3;
@@ -71,9 +70,6 @@ struct JobRecord {
   std::optional<double> peak_gpu_memory_gib;   // from the finished job's log, when it says
 };
 
-// The state directory ($XDG_STATE_HOME/jobgen or ~/.local/state/jobgen).
-std::filesystem::path state_dir(const sys::Environment& env);
-
 // Which records a lookup may return: "" = any.
 struct Scope {
   std::string backend;
@@ -84,6 +80,10 @@ class Ledger {
  public:
   // Opens (creating the file, the 0700 directory and the schema if needed) the database at `path`.
   static Expected<Ledger> open(const std::filesystem::path& path);
+
+  // Opens an existing database read-only, waiting at most `busy_ms` for a writer, creating
+  // nothing (shell completion). Exit::not_found when there is no database.
+  static Expected<Ledger> open_read_only(const std::filesystem::path& path, int busy_ms);
 
   Ledger(Ledger&& other) noexcept;
   Ledger& operator=(Ledger&& other) noexcept;
@@ -120,6 +120,9 @@ class Ledger {
   // `failure` ("" = none) (for `jobgen calibrate`: runs out of GPU memory), oldest first.
   Expected<std::vector<JobRecord>> measured(const std::string& failure = "");
   Expected<int64_t> count();
+  // The `limit` most recently submitted jobs (intents left out), newest first, with only their
+  // job id, name, last state and target (columns every schema version has).
+  Expected<std::vector<JobRecord>> recent(int limit);
 
  private:
   explicit Ledger(sqlite3* db) : db_(db) {}

@@ -105,14 +105,6 @@ Expected<void> upgrade_schema(sqlite3* db, const std::filesystem::path& path) {
 
 }  // namespace
 
-std::filesystem::path state_dir(const sys::Environment& env) {
-  if (const auto xdg = env.get("XDG_STATE_HOME"); xdg && !xdg->empty()) {
-    return std::filesystem::path(*xdg) / "jobgen";
-  }
-  const std::string home = env.get("HOME").value_or("/tmp");
-  return std::filesystem::path(home) / ".local" / "state" / "jobgen";
-}
-
 Expected<Ledger> Ledger::open(const std::filesystem::path& path) {
   std::error_code ec;
   const auto dir = path.parent_path();
@@ -148,6 +140,24 @@ Expected<Ledger> Ledger::open(const std::filesystem::path& path) {
   exec_retry(db, "PRAGMA synchronous=NORMAL;");
   if (schema_version(db) != kSchemaVersion) JOBGEN_TRY(upgrade_schema(db, path));
   return ledger;
+}
+
+Expected<Ledger> Ledger::open_read_only(const std::filesystem::path& path, int busy_ms) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    return fail("job ledger: no database at " + path.string(), Exit::not_found);
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, nullptr) !=
+      SQLITE_OK) {
+    Error error{"job ledger: cannot open " + path.string() + ": " +
+                    (db ? sqlite3_errmsg(db) : "out of memory"),
+                {},
+                Exit::failure};
+    sqlite3_close(db);
+    return std::unexpected(error);
+  }
+  sqlite3_busy_timeout(db, busy_ms);
+  return Ledger(db);
 }
 
 Ledger::Ledger(Ledger&& other) noexcept : db_(other.db_) {

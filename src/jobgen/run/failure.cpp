@@ -3,7 +3,7 @@
 #include <array>
 #include <utility>
 
-#include "jobgen/slurm/log_progress.hpp"
+#include "jobgen/progress/log_progress.hpp"
 #include "jobgen/util/strings.hpp"
 
 namespace jobgen::run {
@@ -95,7 +95,7 @@ bool stopped_at_signal(std::string_view log_tail) {
   for (const auto line : util::split(log_tail, '\n'))
     if (util::trim(line) == kCheckpointSignalLine) signalled = true;
   if (!signalled) return false;
-  const slurm::Progress p = slurm::parse_progress(log_tail);
+  const progress::Progress p = progress::parse_progress(log_tail);
   const bool at_end = (p.step && p.total && *p.total > 0 && *p.step >= *p.total) ||
                       (p.percent && *p.percent >= 100.0);
   return !at_end;

@@ -1,0 +1,67 @@
+#include "jobgen/app/log_tails.hpp"
+
+#include "jobgen/slurm/job_files.hpp"
+
+namespace jobgen::app {
+
+LogTailReader::LogTailReader(const sys::FileSystem& fs, const std::vector<TrackedGroup>& groups)
+    : fs_(fs) {
+  for (const auto& group : groups) {
+    for (const auto& t : group.jobs) by_id_[t.id] = t;
+  }
+}
+
+std::pair<std::filesystem::path, std::filesystem::path> LogTailReader::log_paths(
+    const slurm::JobView& view) const {
+  std::filesystem::path out;
+  std::filesystem::path err;
+  if (!view.info.std_out.empty()) {
+    out = slurm::resolve_log_path(view.info.std_out, view.info);
+    if (!view.info.std_err.empty()) err = slurm::resolve_log_path(view.info.std_err, view.info);
+  } else if (const auto it = by_id_.find(view.tracked_id); it != by_id_.end()) {
+    slurm::JobInfo probe = view.info;
+    probe.working_dir = it->second.work_dir;
+    out = slurm::resolve_log_path(it->second.stdout_path, probe);
+    if (!it->second.stderr_path.empty())
+      err = slurm::resolve_log_path(it->second.stderr_path, probe);
+  }
+  if (err == out) err.clear();
+  return {out, err};
+}
+
+LogTail LogTailReader::read(const slurm::JobView& view) const {
+  LogTail tail;
+  if (view.info.state == slurm::JobState::pending) return tail;
+  const auto [out, err] = log_paths(view);
+  progress::Progress from_out;
+  if (!out.empty()) {
+    if (auto text = fs_.read_tail(out, kLogTailBytes)) {
+      tail.last_line = progress::last_line(text->text);
+      from_out = progress::parse_progress(text->text, !text->whole);
+    }
+  }
+  progress::Progress from_err;
+  if (!err.empty()) {
+    if (auto text = fs_.read_tail(err, kLogTailBytes))
+      from_err = progress::parse_progress(text->text, !text->whole);
+  }
+  tail.progress = progress::merge_progress(from_err, from_out);
+  return tail;
+}
+
+LogTails LogTailReader::read_all(const std::vector<slurm::JobView>& views, std::size_t max_jobs,
+                                 std::size_t* skipped) const {
+  LogTails tails;
+  std::size_t started = 0;
+  for (const auto& v : views) {
+    if (v.info.state == slurm::JobState::pending) continue;
+    if (++started > max_jobs) continue;
+    LogTail tail = read(v);
+    if (!tail.last_line.empty() || tail.progress.known() || tail.progress.peak_gpu_memory_gib)
+      tails.emplace(v.info.id, std::move(tail));
+  }
+  if (skipped != nullptr) *skipped = started > max_jobs ? started - max_jobs : 0;
+  return tails;
+}
+
+}  // namespace jobgen::app

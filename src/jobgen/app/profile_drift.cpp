@@ -1,0 +1,85 @@
+#include "jobgen/app/profile_drift.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "jobgen/app/submission.hpp"
+#include "jobgen/app/state_dir.hpp"
+#include "jobgen/util/slurm_time.hpp"
+#include "jobgen/util/strings.hpp"
+
+namespace jobgen::app {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr std::size_t kShown = 3;
+
+std::filesystem::path drift_path(const Context& ctx) {
+  return state_dir(ctx.env).profile_drift();
+}
+
+// The remembered records, {} when there are none or the file is not ours to read.
+json read_records(const Context& ctx) {
+  const auto path = drift_path(ctx);
+  if (!ctx.fs.is_file(path)) return json::object();
+  auto text = ctx.fs.read_file(path);
+  if (!text) return json::object();
+  json doc = json::parse(*text, nullptr, false);
+  return doc.is_object() ? doc : json::object();
+}
+
+// The hash of the profile's text as it is now; "" when it cannot be read (then nothing matches).
+std::string profile_hash(const Context& ctx, const profile::Profile& profile) {
+  auto text = ctx.fs.read_file(profile.source);
+  return text ? text_hash(*text) : "";
+}
+
+}  // namespace
+
+std::string drift_message(const profile::Profile& profile, const std::vector<std::string>& lines,
+                          std::optional<int64_t> checked_at) {
+  std::string shown;
+  for (std::size_t i = 0; i < lines.size() && i < kShown; ++i)
+    shown += (i == 0 ? "" : "; ") + util::printable(lines[i], 200);
+  if (lines.size() > kShown) shown += fmt::format("; and {} more", lines.size() - kShown);
+  const std::string when =
+      checked_at ? " (found by a check at " + util::format_utc(*checked_at) + ")" : "";
+  return fmt::format(
+      "profile '{}' disagrees with the cluster{}: {}. Plans count what the profile says; see "
+      "'jobgen profile check {}' and update the profile",
+      profile.name, when, shown, util::printable(profile.source, 200));
+}
+
+void remember_drift(const Context& ctx, const profile::Profile& profile,
+                    const std::vector<std::string>& lines) {
+  const std::string hash = profile_hash(ctx, profile);
+  if (hash.empty()) return;
+  json records = read_records(ctx);
+  records[profile.source] = {
+      {"hash", hash}, {"checked_at", util::unix_seconds(ctx.clock.now())}, {"differences", lines}};
+  if (auto ok = ctx.fs.write_file(drift_path(ctx), records.dump(2) + "\n", 0600); !ok)
+    ctx.report.warning(ok.error().message + " (the profile check result is not remembered)");
+}
+
+void warn_known_drift(const Context& ctx, const profile::Profile& profile) {
+  const json records = read_records(ctx);
+  const auto it = records.find(profile.source);
+  if (it == records.end() || !it->is_object()) return;
+  const json& r = *it;
+  if (!r.contains("hash") || !r["hash"].is_string() ||
+      r["hash"].get<std::string>() != profile_hash(ctx, profile))
+    return;  // the profile changed since: the old differences say nothing about it
+  if (!r.contains("differences") || !r["differences"].is_array() || r["differences"].empty())
+    return;
+  std::vector<std::string> lines;
+  for (const auto& line : r["differences"])
+    if (line.is_string()) lines.push_back(line.get<std::string>());
+  std::optional<int64_t> at;
+  if (r.contains("checked_at") && r["checked_at"].is_number_integer())
+    at = r["checked_at"].get<int64_t>();
+  if (!lines.empty()) ctx.report.warning(drift_message(profile, lines, at));
+}
+
+}  // namespace jobgen::app

@@ -1,0 +1,166 @@
+#include "jobgen/app/session.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "jobgen/app/jobs.hpp"
+#include "jobgen/app/profile_lookup.hpp"
+#include "jobgen/slurm/sbatch/sbatch_backend.hpp"
+#include "jobgen/slurm/local/local_backend.hpp"
+#include "jobgen/slurm/records.hpp"
+#include "jobgen/slurm/rest/rest_backend.hpp"
+#include "jobgen/util/slurm_time.hpp"
+#include "jobgen/util/strings.hpp"
+
+namespace jobgen::app {
+
+namespace {
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  for (const auto item : util::split(text, ','))
+    if (!item.empty()) items.emplace_back(item);
+  return items;
+}
+
+std::string profile_backend_name(profile::Backend backend) {
+  switch (backend) {
+    case profile::Backend::cli:
+      return "cli";
+    case profile::Backend::rest:
+      return "rest";
+    case profile::Backend::local:
+      return "local";
+  }
+  return "cli";
+}
+
+Expected<std::unique_ptr<slurm::Backend>> make_backend(const Context& ctx, JobSession& session,
+                                                       const std::string& name,
+                                                       const profile::Profile* prof) {
+  if (name == "cli") {
+    slurm::SbatchBackendOptions options;
+    options.jwt_in_environment = ctx.env.get("SLURM_JWT").has_value();
+    if (session.query_timeout) options.timeout = *session.query_timeout;
+    return std::unique_ptr<slurm::Backend>(
+        std::make_unique<slurm::SbatchBackend>(*session.runner, std::move(options)));
+  }
+  if (name == "local") {
+    slurm::LocalBackendOptions options;
+    options.dir = session.state.local_jobs();
+    options.user = ctx.env.get("USER").value_or("");
+    const auto gpus = ctx.env.get("JOBGEN_LOCAL_GPUS");
+    const auto visible = ctx.env.get("CUDA_VISIBLE_DEVICES");
+    if (gpus) {
+      options.gpus = split_list(*gpus);
+    } else if (visible) {
+      options.gpus = split_list(*visible);
+    }
+    return std::unique_ptr<slurm::Backend>(
+        std::make_unique<slurm::LocalBackend>(ctx.clock, std::move(options)));
+  }
+  if (name == "rest") {
+    std::error_code ec;
+    const std::string cwd = std::filesystem::current_path(ec).string();
+    return slurm::make_rest_backend(prof != nullptr ? prof->rest : std::nullopt, ctx.env, ctx.fs,
+                                    ctx.clock, *session.runner, cwd, session.query_timeout);
+  }
+  return invalid("unknown backend '" + name + "': use cli, local or rest");
+}
+
+}  // namespace
+
+slurm::GresNames gres_names(const profile::Profile& profile, const profile::Catalog& catalog) {
+  slurm::GresNames names;
+  for (const auto& group : profile.node_groups) {
+    const profile::GpuSpec* gpu = catalog.find(group.gpu);
+    std::string display = gpu ? gpu->name : group.gpu;
+    // "NVIDIA GeForce RTX 4090" -> "RTX 4090": short enough for a status line.
+    for (std::string_view vendor : {"NVIDIA ", "GeForce "}) {
+      if (display.starts_with(vendor)) display.erase(0, vendor.size());
+    }
+    if (group.mig) {
+      for (const auto& slice : group.mig->slices) {
+        names[slice.gres_type] = display + " " + slice.profile + " MIG slice";
+      }
+    } else if (group.gres_type) {
+      names[*group.gres_type] = display + " GPU";
+    }
+  }
+  return names;
+}
+
+JobSession::~JobSession() = default;
+
+Expected<slurm::Backend*> JobSession::backend() {
+  return backend_for(backend_name, cluster_name());
+}
+
+Expected<slurm::Backend*> JobSession::backend_for(const std::string& name,
+                                                  const std::string& cluster) {
+  const std::string key = name + "@" + cluster;
+  if (const auto it = backends_.find(key); it != backends_.end()) return it->second.get();
+  const profile::Profile* prof = profile ? &*profile : nullptr;
+  std::optional<profile::Profile> other;
+  if (name == "rest" && !cluster.empty() && cluster != cluster_name() && catalog) {
+    // A job recorded on another cluster: that cluster's slurmrestd, not this profile's.
+    QuietReporter quiet;
+    const Context muted = with_reporter(ctx, quiet);
+    profile::Catalog scratch = *catalog;  // that profile's own GPUs stay out of this session's
+    if (auto loaded = load_profile(muted, cluster, scratch)) {
+      other = std::move(*loaded);
+      prof = &*other;
+    } else {
+      ctx.report.warning("profile '" + cluster + "' of the recorded job cannot be loaded (" +
+                     loaded.error().message + "); using SLURMRESTD_URL and SLURM_JWT");
+      prof = nullptr;
+    }
+  }
+  auto made = make_backend(ctx, *this, name, prof);
+  if (!made) return std::unexpected(made.error());
+  return (backends_[key] = std::move(*made)).get();
+}
+
+ledger::Scope JobSession::scope() const {
+  return ledger::Scope{backend_explicit ? backend_name : "",
+                       profile_explicit ? cluster_name() : ""};
+}
+
+Expected<std::unique_ptr<JobSession>> open_job_session(const Context& ctx,
+                                                       const JobCommandOptions& options,
+                                                       bool profile_required, bool with_ledger) {
+  auto session = std::make_unique<JobSession>(ctx);
+  session->profile_explicit =
+      !options.profile.empty() || !ctx.env.get("JOBGEN_PROFILE").value_or("").empty();
+  auto catalog = load_catalog(ctx);
+  if (catalog) {
+    session->catalog = std::move(*catalog);
+    auto profile = load_profile(ctx, options.profile, *session->catalog);
+    if (profile) {
+      session->profile = std::move(*profile);
+      session->names = gres_names(*session->profile, *session->catalog);
+    } else if (profile_required || session->profile_explicit) {
+      return std::unexpected(profile.error());
+    }
+  } else if (profile_required) {
+    return std::unexpected(catalog.error());
+  }
+  session->backend_explicit = !options.backend.empty();
+  session->backend_name = !options.backend.empty() ? options.backend
+                          : session->profile       ? profile_backend_name(session->profile->backend)
+                                                   : "cli";
+  if (ctx.runner != nullptr) {
+    session->runner = ctx.runner;
+  } else {
+    session->owned_runner = std::make_unique<sys::RealCommandRunner>();
+    session->runner = session->owned_runner.get();
+  }
+  session->state = state_dir(ctx.env);
+  if (!with_ledger) return session;
+  JOBGEN_TRY_ASSIGN(auto opened, ledger::Ledger::open(session->state.jobs_db()));
+  session->jobs = std::make_unique<Jobs>(*session, std::move(opened));
+  return session;
+}
+
+}  // namespace jobgen::app

@@ -1,0 +1,67 @@
+// slurm.conf and gres.conf text -> the nodes and partitions `jobgen profile import` describes,
+// for admins preparing a profile before the cluster is up (no slurmctld needed).
+//
+// slurm.conf, as Slurm 22.05-25.11 read it (slurm.conf(5)): one record per line, a trailing '\'
+// continues it, '#' starts a comment; KEY=VALUE words, keys case-insensitive, values may be
+// double-quoted. The first key names the record: NodeName= and PartitionName= are read, the
+// rest is ignored except ClusterName=. NodeName=DEFAULT / PartitionName=DEFAULT set values for
+// the LATER lines (merged, not reset). A node named twice keeps its first line, as Slurm does.
+// CPUs: CPUs= (alias Procs=), else Boards x SocketsPerBoard (or Sockets) x CoresPerSocket x
+// ThreadsPerCore, each defaulting to 1. RealMemory in MiB (default 1). Partition Nodes= takes
+// hostlists and ALL; NodeSet names are not resolved (reported in `notes`). MaxTime default
+// UNLIMITED; times as util/slurm_time.hpp (seconds here).
+//
+// gres.conf: lines with NodeName=<hostlist> apply to those nodes, lines without to every node.
+// Only the physical GPU count is taken from it: the distinct /dev/nvidiaN (or other) device
+// files named by File= and MultipleFiles= of Name=gpu lines, so that a MIG node's slices can be
+// laid out per physical GPU. The scheduler-visible types and counts are slurm.conf's Gres=.
+//
+// Errors: invalid(...) with file:line:col for a bad hostlist, number or time; unknown keys and
+// records are not errors (slurm.conf has hundreds of keys jobgen does not need).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "jobgen/util/error.hpp"
+
+namespace jobgen::site {
+
+struct ConfNode {
+  std::string name;
+  int cpus = 1;
+  int64_t memory_mib = 1;  // RealMemory
+  std::string gres;        // Gres= as written, e.g. "gpu:a100l:2,gpu:2g.20gb:3"
+  std::vector<std::string> features;
+  std::optional<int64_t> weight;
+  std::vector<std::string> partitions;  // filled from the PartitionName lines
+  int physical_gpus = 0;                // from gres.conf device files; 0 = not known
+};
+
+struct ConfPartition {
+  std::string name;
+  std::vector<std::string> nodes;         // expanded
+  std::optional<int64_t> max_time_s;      // nullopt = UNLIMITED
+  std::optional<int64_t> default_time_s;  // nullopt = not set
+  bool is_default = false;
+  std::optional<int> def_cpu_per_gpu;
+  std::optional<int64_t> def_mem_per_gpu_mib;
+};
+
+struct SlurmConf {
+  std::string cluster_name;
+  std::vector<ConfNode> nodes;
+  std::vector<ConfPartition> partitions;
+  std::vector<std::string> notes;  // what was read but cannot be described (NodeSets, Include)
+};
+
+Expected<SlurmConf> parse_slurm_conf(std::string_view text, const std::string& source);
+
+// Sets physical_gpus of the nodes of `conf` from gres.conf text.
+Expected<void> apply_gres_conf(std::string_view text, const std::string& source, SlurmConf& conf);
+
+}  // namespace jobgen::site

@@ -1,0 +1,353 @@
+#include "jobgen/slurm/local/local_backend.hpp"
+#include "jobgen/util/names.hpp"
+#include "jobgen/util/slurm_time.hpp"
+#include "jobgen/util/strings.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+#include <csignal>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "jobgen/slurm/job_files.hpp"
+#include "jobgen/slurm/job_state.hpp"
+#include "jobgen/slurm/records.hpp"
+#include "jobgen/sys/process.hpp"
+
+namespace jobgen::slurm {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::optional<std::string> slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool write_text(const fs::path& path, std::string_view text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  return static_cast<bool>(out);
+}
+
+std::optional<int64_t> mtime(const fs::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return static_cast<int64_t>(st.st_mtime);
+}
+
+// How long a job directory may exist without a pid file while it is being submitted.
+constexpr int64_t kStartGraceS = 60;
+
+// The supervisor's exit file ("exit N" / "signal N", written by rename): fills the final state.
+bool read_exit_file(const fs::path& dir, bool cancelled, JobInfo& job) {
+  const auto exit_text = slurp(dir / "exit");
+  if (!exit_text) return false;
+  job.end_time = mtime(dir / "exit");
+  int value = 0;
+  if (std::sscanf(exit_text->c_str(), "exit %d", &value) == 1) {
+    job.exit_code = value;
+    job.state =
+        value == 0 ? JobState::completed : (cancelled ? JobState::cancelled : JobState::failed);
+    if (value != 0 && !cancelled) job.reason = "NonZeroExitCode";
+  } else if (std::sscanf(exit_text->c_str(), "signal %d", &value) == 1) {
+    job.signal = value;
+    job.exit_code = 128 + value;
+    job.state = cancelled ? JobState::cancelled : JobState::failed;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// A local job id is the decimal name of its directory under jobs/: nothing else may reach paths.
+bool local_job_id(std::string_view id) {
+  return !id.empty() && id.size() <= 10 && id.front() != '0' &&
+         std::ranges::all_of(id, [](char c) { return c >= '0' && c <= '9'; });
+}
+
+}  // namespace
+
+LocalBackend::LocalBackend(sys::Clock& clock, LocalBackendOptions options)
+    : clock_(clock), options_(std::move(options)) {}
+
+fs::path LocalBackend::job_dir(const std::string& id) const {
+  return options_.dir / "jobs" / id;
+}
+
+namespace {
+
+// The GPUs the job gets: the first `wanted` of the machine's (or 0..wanted-1 when it lists
+// none); a sweep or a dependency is not something this runner can do.
+Expected<std::vector<std::string>> local_devices(const job::SbatchOptions& o,
+                                                 std::vector<std::string> devices) {
+  if (!o.array.empty()) {
+    return invalid(
+        "the local runner cannot run a sweep (job array); submit it to a Slurm "
+        "backend, or run the values one by one");
+  }
+  if (!o.dependency.empty()) {
+    return invalid("the local runner cannot chain jobs (dependency " + o.dependency +
+                   "); run the stages one after another, or use a Slurm backend");
+  }
+  const auto gpu = parse_gpu_gres(o.gres);
+  const int wanted = gpu ? gpu->count * std::max(1, o.nodes) : 0;
+  if (devices.empty()) {
+    for (int i = 0; i < wanted; ++i) devices.push_back(std::to_string(i));
+  }
+  if (wanted > static_cast<int>(devices.size())) {
+    return invalid("the job asks for " + std::to_string(wanted) + " GPUs but this machine offers " +
+                   std::to_string(devices.size()) + "; ask for fewer GPUs");
+  }
+  devices.resize(static_cast<std::size_t>(wanted));
+  return devices;
+}
+
+// A new job id: the first free number under `jobs`; mkdir is atomic, so two submissions never
+// share one.
+Expected<std::string> new_job_id(const fs::path& jobs) {
+  std::error_code ec;
+  fs::create_directories(jobs, ec);
+  if (ec) return fail("cannot create " + jobs.string() + ": " + ec.message());
+  int64_t next = 1;
+  for (const auto& entry : fs::directory_iterator(jobs, ec)) {
+    if (auto n = util::parse_int(entry.path().filename().string())) next = std::max(next, *n + 1);
+  }
+  for (;; ++next) {
+    const std::string id = std::to_string(next);
+    if (::mkdir((jobs / id).c_str(), 0700) == 0) return id;
+    if (errno != EEXIST)
+      return fail("cannot create " + (jobs / id).string() + ": " + std::strerror(errno));
+  }
+}
+
+// The variables a Slurm job step would see, for one task on one node.
+std::map<std::string, std::string> job_environment(const job::SbatchOptions& o, const JobInfo& job,
+                                                   const std::vector<std::string>& devices) {
+  std::map<std::string, std::string> env{o.environment.begin(), o.environment.end()};
+  env["SLURM_JOB_ID"] = job.id;
+  env["SLURM_JOBID"] = job.id;
+  env["SLURM_JOB_NAME"] = job.name;
+  env["SLURM_SUBMIT_DIR"] = job.working_dir;
+  env["SLURM_JOB_NUM_NODES"] = "1";
+  env["SLURM_NNODES"] = "1";
+  env["SLURM_NODEID"] = "0";
+  env["SLURM_PROCID"] = "0";
+  env["SLURM_NTASKS"] = std::to_string(std::max(1, o.ntasks_per_node));
+  env["SLURM_JOB_NODELIST"] = "localhost";
+  env["SLURMD_NODENAME"] = "localhost";
+  if (o.cpus_per_task) env["SLURM_CPUS_PER_TASK"] = std::to_string(*o.cpus_per_task);
+  env["SLURM_GPUS_ON_NODE"] = std::to_string(devices.size());
+  env["CUDA_VISIBLE_DEVICES"] = util::join(devices, ",");
+  env["JOBGEN_BACKEND"] = "local";
+  return env;
+}
+
+}  // namespace
+
+Expected<SubmitResult> LocalBackend::submit(const SubmitRequest& request) {
+  const auto& o = request.options;
+  JOBGEN_TRY_ASSIGN(const std::vector<std::string> devices, local_devices(o, options_.gpus));
+  if (request.test_only) {
+    SubmitResult answer;
+    answer.estimated_start = util::unix_seconds(clock_.now());
+    answer.message = "the local runner starts jobs at once";
+    return answer;
+  }
+  JOBGEN_TRY_ASSIGN(const std::string id, new_job_id(options_.dir / "jobs"));
+  const fs::path dir = job_dir(id);
+  const fs::path script = dir / "script.sh";
+  if (!write_text(script, request.script)) return fail("cannot write " + script.string());
+  // The script may hold secrets from the job spec's env: owner only.
+  std::error_code ec;
+  fs::permissions(script, fs::perms::owner_all, ec);
+
+  JobInfo job;
+  job.id = id;
+  job.job_number = id;
+  // Slurm-safe characters only: the name becomes part of log paths (%x).
+  job.name = util::sanitize_job_name(o.job_name);
+  job.user = options_.user;
+  job.nodes = "localhost";
+  job.working_dir = o.working_dir.empty() ? fs::current_path(ec).string() : o.working_dir;
+  const fs::path out = resolve_log_path(o.output.empty() ? "jobgen-%j.out" : o.output, job);
+  const fs::path err = o.error.empty() ? out : resolve_log_path(o.error, job);
+  fs::create_directories(out.parent_path(), ec);
+  fs::create_directories(err.parent_path(), ec);
+
+  sys::DetachedJob spec;
+  spec.argv = {"/bin/bash", script.string()};
+  spec.env = job_environment(o, job, devices);
+  spec.cwd = job.working_dir;
+  spec.stdout_path = out;
+  spec.stderr_path = err;
+  spec.pid_file = dir / "pid";
+  spec.exit_file = dir / "exit";
+
+  json meta{{"name", job.name},
+            {"submit_time", util::unix_seconds(clock_.now())},
+            {"stdout", out.string()},
+            {"stderr", err.string()},
+            {"gres", o.gres},
+            {"working_dir", job.working_dir},
+            {"cuda_visible_devices", spec.env["CUDA_VISIBLE_DEVICES"]},
+            {"tag", request.tag}};
+  if (o.time_limit_s) meta["time_limit_s"] = *o.time_limit_s;
+  if (!write_text(dir / "meta.json", meta.dump(2))) {
+    return fail("cannot write " + (dir / "meta.json").string());
+  }
+  JOBGEN_TRY(sys::spawn_detached(spec));
+  SubmitResult result;
+  result.job_id = id;
+  return result;
+}
+
+std::optional<JobInfo> LocalBackend::read_job(const std::string& id) const {
+  const fs::path dir = job_dir(id);
+  const auto meta_text = slurp(dir / "meta.json");
+  if (!meta_text) return std::nullopt;
+  const json meta = json::parse(*meta_text, nullptr, false);
+  if (!meta.is_object()) return std::nullopt;
+  try {
+    return read_job(id, meta);
+  } catch (const json::exception&) {
+    return std::nullopt;  // a meta.json jobgen did not write: not a job it can describe
+  }
+}
+
+JobInfo LocalBackend::read_job(const std::string& id, const json& meta) const {
+  const fs::path dir = job_dir(id);
+  JobInfo job;
+  job.id = id;
+  job.job_number = id;
+  job.name = meta.value("name", "");
+  job.user = options_.user;
+  job.partition = "local";
+  job.nodes = "localhost";
+  job.num_nodes = 1;
+  job.gres = meta.value("gres", "");
+  job.working_dir = meta.value("working_dir", "");
+  if (const std::string tag = meta.value("tag", ""); !tag.empty()) job.comment = tag_comment(tag);
+  job.std_out = meta.value("stdout", "");
+  job.std_err = meta.value("stderr", "");
+  job.submit_time = meta.value("submit_time", int64_t{0});
+  job.start_time = job.submit_time;
+  if (meta.contains("time_limit_s")) job.time_limit_s = meta["time_limit_s"].get<int64_t>();
+
+  const bool cancelled = fs::exists(dir / "cancelled");
+  if (read_exit_file(dir, cancelled, job)) return job;
+  int pgid = 0;
+  if (const auto pid_text = slurp(dir / "pid")) pgid = std::atoi(pid_text->c_str());
+  if (pgid > 0 && options_.group_alive(pgid)) {
+    job.state = JobState::running;
+    return job;
+  }
+  // The supervisor writes the exit file and then exits: a group found dead after the first read
+  // may have left its status in between, so only a second miss means "no exit status".
+  if (read_exit_file(dir, cancelled, job)) return job;
+  if (pgid == 0 && !cancelled) {
+    // The job's group leader writes the pid file before anything runs: without one, the job is
+    // being submitted right now, or its submission was interrupted before it started.
+    const auto written = mtime(dir / "meta.json");
+    const int64_t now = util::unix_seconds(clock_.now());
+    if (written && now - *written < kStartGraceS) {
+      job.state = JobState::pending;
+      return job;
+    }
+    job.state = JobState::failed;
+    job.reason = "never started: its submission was interrupted before the job was launched";
+    return job;
+  }
+  job.state = cancelled ? JobState::cancelled : JobState::failed;
+  job.end_time = mtime(dir / (cancelled ? "cancelled" : "pid"));
+  if (!cancelled) job.reason = "ended without an exit status (killed with SIGKILL?)";
+  return job;
+}
+
+Expected<std::vector<JobInfo>> LocalBackend::jobs(const JobQuery& query) {
+  for (const auto& id : query.ids) {
+    if (!local_job_id(id))
+      return invalid("'" + id + "' is not a local job id (a number such as 7)");
+  }
+  std::vector<std::string> wanted = query.ids;
+  if (wanted.empty() || !query.tags.empty()) {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(options_.dir / "jobs", ec)) {
+      const std::string name = entry.path().filename().string();
+      if (local_job_id(name) && std::ranges::find(wanted, name) == wanted.end())
+        wanted.push_back(name);
+    }
+    std::sort(wanted.begin(), wanted.end(), [](const std::string& a, const std::string& b) {
+      return a.size() != b.size() ? a.size() < b.size() : a < b;
+    });
+  }
+  std::vector<JobInfo> result;
+  for (const auto& id : wanted) {
+    auto job = read_job(id);
+    if (!job) continue;
+    const bool asked = query.empty() || std::ranges::find(query.ids, id) != query.ids.end() ||
+                       std::ranges::find(query.tags, tag_of(*job)) != query.tags.end();
+    if (asked) result.push_back(std::move(*job));
+  }
+  return result;
+}
+
+Expected<void> LocalBackend::cancel(const std::vector<std::string>& ids) {
+  for (const auto& id : ids) {
+    if (!local_job_id(id))
+      return invalid("'" + id + "' is not a local job id (a number such as 7)");
+  }
+  std::vector<std::pair<std::string, int>> groups;
+  for (const auto& id : ids) {
+    const fs::path dir = job_dir(id);
+    if (!fs::exists(dir / "meta.json")) {
+      return fail("no local job " + id + " under " + options_.dir.string(), Exit::not_found);
+    }
+    if (fs::exists(dir / "exit")) continue;  // already ended
+    write_text(dir / "cancelled", "");
+    const auto pid_text = slurp(dir / "pid");
+    const int pgid = pid_text ? std::atoi(pid_text->c_str()) : 0;
+    if (pgid > 1 && ::kill(-pgid, SIGTERM) == 0) groups.emplace_back(id, pgid);
+  }
+  // Wait for the jobs to end (the supervisor writes their exit files), then SIGKILL the rest.
+  const auto deadline = clock_.now() + options_.grace;
+  for (;;) {
+    const bool all_done = std::all_of(groups.begin(), groups.end(), [&](const auto& g) {
+      return fs::exists(job_dir(g.first) / "exit") || !options_.group_alive(g.second);
+    });
+    if (all_done) break;
+    if (clock_.now() >= deadline) {
+      for (const auto& g : groups) ::kill(-g.second, SIGKILL);
+      break;
+    }
+    clock_.sleep_for(std::chrono::milliseconds(100));
+  }
+  return {};
+}
+
+Expected<ClusterState> LocalBackend::cluster() {
+  ClusterState state;
+  NodeInfo node;
+  node.name = "localhost";
+  node.states = {"IDLE"};
+  node.partitions = {"local"};
+  node.cpus = static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
+  node.memory_mib = static_cast<int64_t>(::sysconf(_SC_PHYS_PAGES)) *
+                    static_cast<int64_t>(::sysconf(_SC_PAGE_SIZE)) / (1024 * 1024);
+  node.gpus.push_back(GresCount{"", static_cast<int>(options_.gpus.size()), 0});
+  state.nodes.push_back(node);
+  state.partitions.push_back(PartitionInfo{"local", std::nullopt, "localhost", true, std::nullopt});
+  return state;
+}
+
+}  // namespace jobgen::slurm

@@ -1,0 +1,319 @@
+#include "jobgen/slurm/sbatch/sbatch_backend.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "jobgen/slurm/sbatch/command_text.hpp"
+#include "jobgen/slurm/job_state.hpp"
+#include "jobgen/slurm/records.hpp"
+#include "jobgen/util/slurm_time.hpp"
+#include "jobgen/util/strings.hpp"
+
+namespace jobgen::slurm {
+
+namespace {
+
+bool contains(std::string_view haystack, std::string_view needle) {
+  return haystack.find(needle) != std::string_view::npos;
+}
+
+// Keeps the jobs the caller asked for (by id or submission tag), each job once, in the order
+// Slurm listed them.
+std::vector<JobInfo> keep_requested(std::vector<JobInfo> all, const JobQuery& query) {
+  if (query.empty()) return all;
+  std::vector<bool> keep(all.size(), false);
+  const JobIndex index(all);
+  for (const auto& id : query.ids) {
+    for (const std::size_t i : index.matching(id)) keep[i] = true;
+  }
+  if (!query.tags.empty()) {
+    const std::set<std::string> tags(query.tags.begin(), query.tags.end());
+    for (std::size_t i = 0; i < all.size(); ++i) keep[i] = keep[i] || tags.contains(tag_of(all[i]));
+  }
+  std::vector<JobInfo> kept;
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (keep[i] && seen.insert(all[i].job_number + "/" + all[i].id).second)
+      kept.push_back(std::move(all[i]));
+  }
+  return kept;
+}
+
+Error fault_error(SlurmFault fault, std::string message, bool jwt_in_environment) {
+  Error error{std::move(message), {}, Exit::failure};
+  if (fault == SlurmFault::auth) {
+    error.exit = Exit::auth;
+    error.message +=
+        jwt_in_environment
+            ? " (slurmctld refused the credentials: SLURM_JWT is set in the environment and the "
+              "token is expired or not valid for this cluster; unset SLURM_JWT to use munge, or "
+              "get a new one with 'scontrol token')"
+            : " (slurmctld refused the credentials: check that munged runs and its key matches "
+              "the cluster's)";
+  } else if (fault == SlurmFault::unreachable) {
+    error.transient = true;
+    error.message +=
+        " (slurmctld cannot be reached or did not answer in time: it is down, frozen or "
+        "restarting; check SLURM_CONF, or try again)";
+  }
+  return error;
+}
+
+}  // namespace
+
+SbatchBackend::SbatchBackend(sys::CommandRunner& runner, SbatchBackendOptions options)
+    : runner_(runner), options_(std::move(options)) {}
+
+Expected<sys::CommandResult> SbatchBackend::run(std::vector<std::string> argv,
+                                             std::optional<std::string> stdin_text) {
+  sys::Command command;
+  // sbatch exports its whole environment into the job (--export=ALL): a slurmrestd token there
+  // would reach the training and make srun inside the job try auth/jwt.
+  if (argv.at(0) == "sbatch") command.env_remove = {"SLURM_JWT"};
+  command.argv = std::move(argv);
+  command.stdin_text = std::move(stdin_text);
+  command.env = options_.env;
+  command.cwd = options_.working_dir;
+  command.timeout = options_.timeout;
+  const auto started = std::chrono::steady_clock::now();
+  auto result = runner_.run(command);
+  last_run_ = std::chrono::steady_clock::now() - started;
+  if (!result) {
+    Error error = result.error();
+    // A timed-out command may still have reached slurmctld, which is busy or frozen.
+    error.transient = true;
+    return std::unexpected(error);
+  }
+  return result;
+}
+
+Error SbatchBackend::command_error(std::string_view command, std::string_view err,
+                                std::string_view probe_id) {
+  std::string message = explain_slurm_error(command, err);
+  SlurmFault fault = classify_error_text(err);
+  // A command that waited out Slurm's MessageTimeout did not get through: no need to ask again.
+  if (fault == SlurmFault::ambiguous && last_run_ > std::chrono::seconds(5))
+    fault = SlurmFault::unreachable;
+  if (fault == SlurmFault::ambiguous && !probe_id.empty()) {
+    // Slurm's words do not name the cause: a small single-job request in text form may.
+    auto probe = run({"scontrol", "show", "job", std::string(probe_id)});
+    if (!probe) {
+      fault = SlurmFault::unreachable;
+    } else if (probe->exit_code != 0) {
+      fault = classify_error_text(probe->err);
+      if (fault != SlurmFault::ambiguous)
+        message += "; " + explain_slurm_error("scontrol", probe->err);
+    }
+  }
+  Error error = fault_error(fault, std::move(message), options_.jwt_in_environment);
+  if (fault == SlurmFault::ambiguous) error.transient = true;
+  return error;
+}
+
+Expected<SubmitResult> SbatchBackend::submit(const SubmitRequest& request) {
+  std::vector<std::string> argv{"sbatch", "--parsable"};
+  if (request.test_only) argv.emplace_back("--test-only");
+  if (!request.tag.empty()) argv.push_back("--comment=" + tag_comment(request.tag));
+  // The script's #SBATCH header carries the request; the dependency is added here because it
+  // is only known once the previous stage has an id.
+  if (!request.options.dependency.empty() &&
+      !contains(request.script, "--dependency=" + request.options.dependency)) {
+    argv.push_back("--dependency=" + request.options.dependency);
+    argv.emplace_back(job::kKillOnInvalidDep);
+  }
+  auto result = run(argv, request.script);
+  if (!result) {
+    Error error = result.error();
+    error.uncertain = !request.test_only;  // sbatch was killed: Slurm may have the job anyway
+    return std::unexpected(error);
+  }
+  if (result->exit_code != 0) {
+    Error error = command_error("sbatch", result->err, "");
+    // "Socket timed out" after sending: slurmctld may still create the job (seen on 22.05).
+    error.uncertain = !request.test_only && contains(result->err, "timed out");
+    if (contains(result->err, "Invalid") || contains(result->err, "not available") ||
+        contains(result->err, "invalid"))
+      error.exit = Exit::invalid_input;
+    return std::unexpected(error);
+  }
+  SubmitResult submitted;
+  if (request.test_only) {
+    // The answer is on stderr: "sbatch: Job 42 to start at ... using 1 processors on nodes X".
+    const std::string& text = contains(result->err, " to start at ") ? result->err : result->out;
+    auto answer = parse_test_only(text);
+    if (!answer) return std::unexpected(answer.error());
+    submitted.estimated_start = answer->start_time;
+    std::string message = text;
+    if (message.starts_with("sbatch: ")) message.erase(0, 8);
+    while (!message.empty() && message.back() == '\n') message.pop_back();
+    submitted.message = message;
+    return submitted;
+  }
+  auto id = parse_sbatch_parsable(result->out);
+  if (!id) {
+    Error error = id.error();
+    error.uncertain = true;  // sbatch exited 0: whatever it printed, a job may exist
+    return std::unexpected(error);
+  }
+  submitted.job_id = *id;
+  submitted.message = util::printable(result->err, 2000);
+  return submitted;
+}
+
+Expected<std::vector<JobInfo>> SbatchBackend::squeue(const JobQuery& query) {
+  // -t all: also the finished jobs slurmctld still remembers. Without ids: the caller's jobs;
+  // tagged submissions are the caller's own, so they are found among those. Many ids: squeue
+  // asks for every job (one REQUEST_JOB_INFO) and prints the requested ones.
+  std::vector<std::string> argv{"squeue", "-h", "-t", "all", "-O", squeue_fields()};
+  if (query.ids.empty() || !query.tags.empty()) {
+    argv.emplace_back("--me");
+  } else {
+    argv.insert(argv.end(), {"-j", util::join(query.ids, ",")});
+  }
+  auto result = run(argv);
+  if (!result) return std::unexpected(result.error());
+  if (result->exit_code != 0 && contains(result->err, "Invalid job id")) {
+    // One id alone that slurmctld has forgotten: squeue answers for none; ask for the caller's.
+    argv.resize(argv.size() - 2);
+    argv.emplace_back("--me");
+    result = run(argv);
+    if (!result) return std::unexpected(result.error());
+  }
+  const std::string probe =
+      query.ids.empty() ? "1" : query.ids.front().substr(0, query.ids.front().find('_'));
+  if (result->exit_code != 0) return std::unexpected(command_error("squeue", result->err, probe));
+  auto parsed = parse_squeue_fields(result->out);
+  if (!parsed) {
+    Error error = parsed.error();
+    error.transient = true;  // a cut-off answer (squeue killed mid-print) may pass next time
+    return std::unexpected(error);
+  }
+  return keep_requested(std::move(*parsed), query);
+}
+
+Expected<std::vector<JobInfo>> SbatchBackend::jobs(const JobQuery& query) {
+  for (const auto& id : query.ids) {
+    if (!is_job_id(id)) return invalid("'" + id + "' is not a job id (expected e.g. 123 or 123_4)");
+  }
+  auto found = squeue(query);
+  if (!found) return std::unexpected(found.error());
+  // Ids squeue no longer knows: ask accounting, if this cluster has it (one call for all).
+  std::vector<std::string> missing;
+  const JobIndex index(*found);
+  for (const auto& id : query.ids) {
+    if (index.matching(id).empty()) missing.push_back(id);
+  }
+  if (!missing.empty() && accounting_) {
+    auto old = sacct(missing);
+    if (!old && accounting_) return std::unexpected(old.error());
+    if (old) {
+      for (auto& job : *old) found->push_back(std::move(job));
+    }
+  }
+  return found;
+}
+
+Expected<std::vector<JobInfo>> SbatchBackend::sacct(const std::vector<std::string>& ids) {
+  auto result = run({"sacct", "-n", "-P", "-X", std::string("--delimiter=") + kSacctDelimiter, "-o",
+                     kSacctFormat, "-j", util::join(ids, ",")});
+  if (!result) return std::unexpected(result.error());
+  if (result->exit_code != 0) {
+    if (contains(result->err, "accounting storage is disabled") ||
+        contains(result->err, "Accounting storage") || contains(result->err, "slurmdbd")) {
+      accounting_ = false;  // remembered: one failed sacct per jobgen process at most
+    }
+    return std::unexpected(command_error("sacct", result->err, ""));
+  }
+  auto parsed = parse_sacct(result->out);
+  if (!parsed) {
+    Error error = parsed.error();
+    error.transient = true;  // as squeue's: a cut-off answer may pass next time; watch goes on
+    return std::unexpected(error);
+  }
+  return parsed;
+}
+
+Expected<void> SbatchBackend::cancel(const std::vector<std::string>& ids) {
+  if (ids.empty()) return {};
+  for (const auto& id : ids) {
+    if (!is_job_id(id)) return invalid("'" + id + "' is not a job id (expected e.g. 123 or 123_4)");
+  }
+  // -v: without it scancel says nothing (and exits 0) for an id Slurm does not know.
+  std::vector<std::string> argv{"scancel", "-v", "--"};
+  argv.insert(argv.end(), ids.begin(), ids.end());
+  auto result = run(argv);
+  if (!result) return std::unexpected(result.error());
+  const auto unknown = unknown_ids_in_scancel(result->err);
+  const bool other_error = std::ranges::any_of(util::split(result->err, '\n'), [](auto line) {
+    return contains(line, "error") && !contains(line, "Invalid job id specified") &&
+           !contains(line, "already completing or completed");
+  });
+  if (result->exit_code != 0 || other_error)
+    return std::unexpected(command_error("scancel", result->err, ids.front()));
+  if (!unknown.empty()) {
+    return fail("no such job: " + util::join(unknown, ", ") +
+                    " (Slurm does not know it: it never existed, or ended long enough ago to be "
+                    "forgotten)",
+                Exit::not_found);
+  }
+  return {};
+}
+
+Expected<std::vector<NodeInfo>> SbatchBackend::nodes() {
+  // -a: also the nodes of hidden partitions and of those the caller may not use, as slurmrestd
+  // and 22.05's sinfo --json list them. -S N,#P: a node's partitions in slurm.conf's order, as
+  // the JSON lists them (sinfo's own order of one node's lines changes from call to call).
+  auto result = run({"sinfo", "-h", "-a", "-N", "-S", "N,#P", "-O", sinfo_node_fields()});
+  if (!result) return std::unexpected(result.error());
+  if (result->exit_code != 0) return std::unexpected(command_error("sinfo", result->err, ""));
+  auto parsed = parse_sinfo_nodes(result->out);
+  if (!parsed) {
+    Error error = parsed.error();
+    error.transient = true;  // a cut-off answer (sinfo killed mid-print) may pass next time
+    return std::unexpected(error);
+  }
+  return parsed;
+}
+
+Expected<std::vector<JobInfo>> SbatchBackend::queue() {
+  // No --me and no -t: every user's pending and running jobs. -r: one line per array task, so a
+  // pending array counts as the demand of all its tasks.
+  auto result = run({"squeue", "-h", "-r", "-O", squeue_fields()});
+  if (!result) return std::unexpected(result.error());
+  if (result->exit_code != 0) return std::unexpected(command_error("squeue", result->err, "1"));
+  auto parsed = parse_squeue_fields(result->out);
+  if (!parsed) return std::unexpected(parsed.error());
+  std::erase_if(*parsed, [](const JobInfo& job) {
+    return job.state != JobState::pending && job.state != JobState::running &&
+           job.state != JobState::completing;
+  });
+  return std::move(*parsed);
+}
+
+Expected<ClusterState> SbatchBackend::cluster() {
+  ClusterState state;
+  auto parsed = nodes();
+  if (!parsed) return std::unexpected(parsed.error());
+  state.nodes = std::move(*parsed);
+  auto parts = run({"sinfo", "-h", "-a", "-o", kPartitionFormat});
+  if (!parts) return std::unexpected(parts.error());
+  if (parts->exit_code != 0) return std::unexpected(command_error("sinfo", parts->err, ""));
+  auto partitions = parse_partitions(parts->out);
+  if (!partitions) return std::unexpected(partitions.error());
+  state.partitions = std::move(*partitions);
+  // sinfo -N lists a node once per partition, so a node taken out of every partition is missing,
+  // and a profile check would call it removed while REST's /nodes lists it; scontrol lists all.
+  auto all = run({"scontrol", "-o", "show", "node"});
+  if (!all) return std::unexpected(all.error());
+  if (all->exit_code != 0) return std::unexpected(command_error("scontrol", all->err, ""));
+  auto listed = parse_scontrol_nodes(all->out);
+  if (!listed) return std::unexpected(listed.error());
+  std::set<std::string> in_sinfo;
+  for (const auto& node : state.nodes) in_sinfo.insert(node.name);
+  for (auto& node : *listed) {
+    if (!in_sinfo.contains(node.name)) state.nodes.push_back(std::move(node));
+  }
+  return state;
+}
+
+}  // namespace jobgen::slurm

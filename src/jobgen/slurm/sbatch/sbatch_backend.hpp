@@ -1,0 +1,64 @@
+// The Slurm CLI backend: sbatch, squeue, sinfo, scancel and (when accounting is on) sacct, run
+// through a CommandRunner with a timeout. One call of each command per operation, whatever the
+// number of jobs: slurmctld sees one REQUEST_JOB_INFO per status query.
+//
+// squeue: `squeue -h -O <fields>` (cli_parse.hpp), whose text is about 10x smaller than --json
+// for the same RPC; a failed squeue exits non-zero with Slurm's reason on stderr.
+// Finished jobs Slurm has forgotten are asked of sacct when accounting is on (a sacct failure
+// other than "accounting is disabled" fails the query: absence is only evidence when complete).
+//
+// sinfo: `sinfo -h -a -N -S N,#P -O <fields>` for the nodes (cli_parse.hpp; not --json, whose
+// document changed shape in Slurm 23.02) and `sinfo -h -a -o <kPartitionFormat>` for the
+// partitions. cluster() (profile check and import, not plans) also asks `scontrol -o show node`
+// for the nodes in no partition, which sinfo does not list and slurmrestd's /nodes does.
+//
+// Failures are told apart (Exit::auth when slurmctld refuses the credentials, e.g. a bad SLURM_JWT
+// in the environment; a transient Exit::failure when it cannot be reached); when Slurm's words
+// do not tell the cause, one `scontrol show job ID` probe does.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+
+#include "jobgen/slurm/backend.hpp"
+#include "jobgen/slurm/sbatch/command_text.hpp"
+#include "jobgen/sys/process.hpp"
+
+namespace jobgen::slurm {
+
+struct SbatchBackendOptions {
+  std::chrono::milliseconds timeout{30'000};
+  std::map<std::string, std::string> env;  // e.g. SLURM_CONF for a test cluster
+  std::string working_dir;                 // sbatch runs here (relative log paths)
+  bool jwt_in_environment = false;  // SLURM_JWT is set: Slurm's commands authenticate with it
+};
+
+class SbatchBackend final : public Backend {
+ public:
+  SbatchBackend(sys::CommandRunner& runner, SbatchBackendOptions options);
+  std::string name() const override { return "cli"; }
+  Expected<SubmitResult> submit(const SubmitRequest& request) override;
+  Expected<std::vector<JobInfo>> jobs(const JobQuery& query) override;
+  Expected<void> cancel(const std::vector<std::string>& ids) override;
+  Expected<ClusterState> cluster() override;
+  Expected<std::vector<NodeInfo>> nodes() override;
+  Expected<std::vector<JobInfo>> queue() override;
+  bool estimates_start() const override { return true; }
+
+ private:
+  Expected<sys::CommandResult> run(std::vector<std::string> argv,
+                                   std::optional<std::string> stdin_text = std::nullopt);
+  Expected<std::vector<JobInfo>> squeue(const JobQuery& query);
+  Expected<std::vector<JobInfo>> sacct(const std::vector<std::string>& ids);
+  // The error for a failed Slurm command: its stderr in one line, the cause (auth / unreachable)
+  // and its exit code; `probe_id` is used when the text does not tell the cause.
+  Error command_error(std::string_view command, std::string_view err, std::string_view probe_id);
+
+  sys::CommandRunner& runner_;
+  SbatchBackendOptions options_;
+  bool accounting_ = true;  // cleared when sacct says accounting is disabled
+  std::chrono::steady_clock::duration last_run_{};  // how long the last command took
+};
+
+}  // namespace jobgen::slurm
