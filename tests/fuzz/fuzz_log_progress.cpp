@@ -1,4 +1,4 @@
-// Training progress from a log tail (slurm/log_progress.hpp): any bytes, cut anywhere, must give
+// Training progress from a log tail (progress/log_progress.hpp): any bytes, cut anywhere, must give
 // numbers within their ranges, and the tail of a tail must not read more than the tail.
 #include <cmath>
 #include <cstdlib>

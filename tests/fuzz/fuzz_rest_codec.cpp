@@ -1,5 +1,5 @@
 // Slurm's JSON records (slurm/records.hpp: slurmrestd answers and 22.05's squeue/sinfo --json
-// alike) and the slurmrestd submission answer (slurm/rest_codec.hpp); the first byte picks the
+// alike) and the slurmrestd submission answer (slurm/rest/codec.hpp); the first byte picks the
 // decoder.
 #include "fuzz_common.hpp"
 #include "jobgen/slurm/records.hpp"

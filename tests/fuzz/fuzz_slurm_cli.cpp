@@ -1,9 +1,10 @@
-// The Slurm command-line output parsers (slurm/cli_parse.hpp, cli_backend.hpp) and the id
-// helpers of slurm/records.hpp; the first byte picks the parser.
+// The Slurm command-line output parsers (slurm/sbatch/command_text.hpp,
+// slurm/sbatch/sbatch_backend.hpp) and the id helpers of slurm/records.hpp; the first byte picks
+// the parser.
 #include "fuzz_common.hpp"
-#include "jobgen/slurm/sbatch/sbatch_backend.hpp"
-#include "jobgen/slurm/sbatch/command_text.hpp"
 #include "jobgen/slurm/records.hpp"
+#include "jobgen/slurm/sbatch/command_text.hpp"
+#include "jobgen/slurm/sbatch/sbatch_backend.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace jobgen::slurm;

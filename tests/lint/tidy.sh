@@ -58,17 +58,18 @@ all_sources() { git ls-files 'src/*.cpp'; }
 
 # The .cpp files of src/ (main.cpp and tools/ too) whose objects in DEPS_BUILD_DIR depend on one
 # of the files given (paths from the checkout's root), from Ninja's log: "OBJ: #deps N ..." then a path a line,
-# relative to the build directory or absolute.
+# relative to the build directory or absolute, and through a layer's include tree of symbolic
+# links (CMakeLists.txt): resolved before it is compared.
 dependents() {
   ninja -C "$deps_dir" -t deps | python3 -c '
 import os, sys
-build, changed = sys.argv[1], {os.path.abspath(p) for p in sys.argv[2:]}
+build, changed = sys.argv[1], {os.path.realpath(p) for p in sys.argv[2:]}
 obj = None
 for line in sys.stdin:
     if not line.startswith(" ") and ": #deps" in line:
         obj = line.split(":")[0]
     elif line.strip() and obj and ".dir/src/" in obj:
-        if os.path.abspath(os.path.join(build, line.strip())) in changed:
+        if os.path.realpath(os.path.join(build, line.strip())) in changed:
             print("src/" + obj.split(".dir/src/", 1)[1].removesuffix(".o"))
 ' "$deps_dir" "$@"
 }

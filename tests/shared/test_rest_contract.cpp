@@ -23,9 +23,9 @@
 
 #include "jobgen/slurm/job_files.hpp"
 #include "jobgen/slurm/records.hpp"
-#include "jobgen/slurm/rest/rest_backend.hpp"
-#include "jobgen/slurm/rest/codec.hpp"
 #include "jobgen/slurm/rest/api_version.hpp"
+#include "jobgen/slurm/rest/codec.hpp"
+#include "jobgen/slurm/rest/rest_backend.hpp"
 #include "jobgen/sys/http.hpp"
 #include "jobgen/util/build_config.hpp"
 

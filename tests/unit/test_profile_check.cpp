@@ -1,7 +1,7 @@
 // `jobgen profile check` and `profile import --live` on the live cluster's records: the markov
-// profile next to markov's recorded `sinfo -N -O` (22.05, slurm/cli_parse.hpp), then with the
-// changes an admin makes (a GPU count lowered with scontrol update, a node drained or removed, a
-// partition's MaxTime changed).
+// profile next to markov's recorded `sinfo -N -O` (22.05, slurm/sbatch/command_text.hpp), then with
+// the changes an admin makes (a GPU count lowered with scontrol update, a node drained or removed,
+// a partition's MaxTime changed).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -10,9 +10,9 @@
 
 #include "jobgen/app/profile_drift.hpp"
 #include "jobgen/profile/profile_loader.hpp"
-#include "jobgen/slurm/sbatch/command_text.hpp"
 #include "jobgen/site/profile_check.hpp"
 #include "jobgen/site/profile_import.hpp"
+#include "jobgen/slurm/sbatch/command_text.hpp"
 #include "jobgen/util/build_config.hpp"
 #include "profile_test_data.hpp"
 

@@ -1,5 +1,5 @@
 // `jobgen profile import` offline: slurm.conf and gres.conf text -> nodes and partitions
-// (slurm/slurm_conf.hpp) -> a commented profile (slurm/profile_import.hpp) that validates except
+// (site/slurm_conf.hpp) -> a commented profile (site/profile_import.hpp) that validates except
 // for its TODOs, which the loader reports at their line:col.
 #include <doctest/doctest.h>
 

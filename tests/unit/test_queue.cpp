@@ -9,13 +9,13 @@
 
 #include <unistd.h>
 
-#include "jobgen/cli/app.hpp"
 #include "jobgen/app/queue_data.hpp"
+#include "jobgen/cli/app.hpp"
 #include "jobgen/plan/planner.hpp"
 #include "jobgen/plan/queue.hpp"
 #include "jobgen/profile/profile_loader.hpp"
-#include "jobgen/slurm/sbatch/sbatch_backend.hpp"
 #include "jobgen/slurm/sbatch/command_text.hpp"
+#include "jobgen/slurm/sbatch/sbatch_backend.hpp"
 #include "jobgen/util/build_config.hpp"
 #include "jobgen/util/slurm_time.hpp"
 #include "jobgen/util/strings.hpp"

@@ -11,17 +11,17 @@
 
 #include <nlohmann/json.hpp>
 
-#include "jobgen/cli/app.hpp"
 #include "jobgen/app/job_request.hpp"
 #include "jobgen/app/run_request.hpp"
+#include "jobgen/cli/app.hpp"
 #include "jobgen/plan/jobspec.hpp"
 #include "jobgen/profile/catalog.hpp"
 #include "jobgen/profile/profile_loader.hpp"
 #include "jobgen/render/request.hpp"
 #include "jobgen/render/sbatch_header.hpp"
 #include "jobgen/site/request_check.hpp"
-#include "jobgen/slurm/rest/codec.hpp"
 #include "jobgen/slurm/rest/api_version.hpp"
+#include "jobgen/slurm/rest/codec.hpp"
 #include "jobgen/util/slurm_time.hpp"
 #include "profile_test_data.hpp"
 #include "recording_runner.hpp"

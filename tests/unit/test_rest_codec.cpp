@@ -8,8 +8,8 @@
 
 #include "jobgen/slurm/job_files.hpp"
 #include "jobgen/slurm/records.hpp"
-#include "jobgen/slurm/rest/codec.hpp"
 #include "jobgen/slurm/rest/api_version.hpp"
+#include "jobgen/slurm/rest/codec.hpp"
 
 using namespace jobgen;
 using namespace jobgen::slurm;

@@ -1,7 +1,7 @@
-// `sinfo -h -N -O <sinfo_node_fields()>` (cli_parse.hpp) against text captured from the local
-// Slurm 22.05.8 clusters (tests/integration/cluster.sh, both shapes), each next to `sinfo --json`
-// captured at the same moment: the text and the JSON decoder (records.hpp, the one slurmrestd's
-// answers go through) must describe every node the same way.
+// `sinfo -h -N -O <sinfo_node_fields()>` (sbatch/command_text.hpp) against text captured from the
+// local Slurm 22.05.8 clusters (tests/integration/cluster.sh, both shapes), each next to `sinfo
+// --json` captured at the same moment: the text and the JSON decoder (records.hpp, the one
+// slurmrestd's answers go through) must describe every node the same way.
 //   sinfo-nodes-22.05.txt / sinfo-22.05.json: markov, classt21 partly allocated (2 of 6 GPUs,
 //     4 CPUs), classt25 with all 4 GPUs in use.
 //   sinfo-nodes-site-22.05.txt / sinfo-site-22.05.json: the site shape, old-gpu[1-2] in two
@@ -15,9 +15,9 @@
 // drained with the same reason at 2026-11-24T14:24:34 UTC.
 #include <doctest/doctest.h>
 
-#include "jobgen/slurm/sbatch/sbatch_backend.hpp"
-#include "jobgen/slurm/sbatch/command_text.hpp"
 #include "jobgen/slurm/records.hpp"
+#include "jobgen/slurm/sbatch/command_text.hpp"
+#include "jobgen/slurm/sbatch/sbatch_backend.hpp"
 #include "jobgen/util/build_config.hpp"
 #include "profile_test_data.hpp"
 #include "recording_runner.hpp"

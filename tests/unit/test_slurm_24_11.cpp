@@ -17,11 +17,11 @@
 #include <set>
 
 #include "fake_http.hpp"
-#include "jobgen/slurm/sbatch/command_text.hpp"
 #include "jobgen/slurm/job_files.hpp"
 #include "jobgen/slurm/job_state.hpp"
 #include "jobgen/slurm/records.hpp"
 #include "jobgen/slurm/rest/rest_backend.hpp"
+#include "jobgen/slurm/sbatch/command_text.hpp"
 #include "jobgen/util/build_config.hpp"
 #include "profile_test_data.hpp"
 #include "utc_zone.hpp"

@@ -2,11 +2,11 @@
 // (tests/data/slurm-cli/) and a RecordingCommandRunner.
 #include <doctest/doctest.h>
 
-#include "jobgen/slurm/sbatch/sbatch_backend.hpp"
-#include "jobgen/slurm/sbatch/command_text.hpp"
 #include "jobgen/slurm/job_files.hpp"
 #include "jobgen/slurm/job_state.hpp"
 #include "jobgen/slurm/records.hpp"
+#include "jobgen/slurm/sbatch/command_text.hpp"
+#include "jobgen/slurm/sbatch/sbatch_backend.hpp"
 #include "jobgen/util/build_config.hpp"
 #include "jobgen/util/slurm_time.hpp"
 #include "profile_test_data.hpp"

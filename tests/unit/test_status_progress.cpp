@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "fake_http.hpp"
-#include "jobgen/cli/ui/job_table.hpp"
 #include "jobgen/app/log_tails.hpp"
+#include "jobgen/cli/ui/job_table.hpp"
 #include "jobgen/cli/ui/watch_screen.hpp"
 
 using namespace jobgen;
@@ -25,11 +25,11 @@ constexpr const char* kBar =
 
 JobView view(const std::string& id, JobState state) {
   JobView v;
-  v.tracked_id = id;
+  v.job.id = id;
   v.info.id = id;
   v.info.state = state;
   v.info.start_time = 1'000;
-  v.planned_step_time_s = 0.2;
+  v.job.planned_step_time_s = 0.2;
   return v;
 }
 
@@ -70,7 +70,7 @@ TEST_CASE("status: progress line, measured vs planned step time, JSON keys") {
   test::MapFileSystem fs;
   fs.files["/work/run/logs/train-5.err"] = kBar;
   std::vector<JobView> views{view("5", JobState::running)};
-  views[0].estimated_runtime_s = 3'600;
+  views[0].job.estimated_runtime_s = 3'600;
   const std::string without_log = format_status_table(views, 1'070, {}, {});
   CHECK(without_log.find("59 min left") != std::string::npos);  // the plan's estimate
   const LogTails tails = LogTailReader(fs, groups_for({"5"})).read_all(views, kStatusLogTails);
@@ -98,8 +98,8 @@ TEST_CASE("status: a count without a total is shown against the plan's steps, ne
   fs.files["/work/run/logs/train-5.err"] = "300it [00:50,  6.00it/s]";
   fs.files["/work/run/logs/train-6.out"] = "iter 1500 loss 2.1\n";
   std::vector<JobView> views{view("5", JobState::running), view("6", JobState::running)};
-  views[0].planned_steps = 1000;
-  views[1].planned_steps = 1000;  // the loop counts micro-batches, or the plan was wrong
+  views[0].job.planned_steps = 1000;
+  views[1].job.planned_steps = 1000;  // the loop counts micro-batches, or the plan was wrong
   const LogTails tails = LogTailReader(fs, groups_for({"5", "6"})).read_all(views, 2);
   const std::string table = format_status_table(views, 1'070, {}, tails);
   CHECK(table.find("step 300 of 1000 planned (30%), 6.00 steps/s, about 2 min left") !=
@@ -116,7 +116,7 @@ TEST_CASE("status: a count without a total is shown against the plan's steps, ne
   CHECK(json[1]["progress"]["percent"].is_null());
   // A bar's own total wins over the plan's.
   fs.files["/work/run/logs/train-5.err"] = kBar;
-  views[0].planned_steps = 2000;
+  views[0].job.planned_steps = 2000;
   const auto bar =
       status_json(views, 1'070, {}, LogTailReader(fs, groups_for({"5"})).read_all(views, 1));
   CHECK(bar[0]["progress"]["total_steps"] == 1000);
@@ -203,7 +203,7 @@ TEST_CASE("watch: the terminal bar counts steps when the log does") {
   int polls = 0;
   PollFn poll = [&]() -> Expected<std::vector<JobView>> {
     auto v = view("7", ++polls < 2 ? JobState::running : JobState::failed);
-    v.estimated_runtime_s = 1'000'000;  // the time-based bar would say 0 %
+    v.job.estimated_runtime_s = 1'000'000;  // the time-based bar would say 0 %
     return std::vector{v};
   };
   LogTailFn tail = [](const JobView&) {
@@ -234,7 +234,7 @@ TEST_CASE("status: Lightning's bar is one epoch's: its percent and time left say
   fs.files["/work/run/logs/train-5.err"] =
       "Epoch 3/9:  45%|####5     | 450/1000 [01:10<01:25,  6.40it/s, v_num=0, train_loss=0.512]";
   std::vector<JobView> views{view("5", JobState::running)};
-  views[0].estimated_runtime_s = 3'600;
+  views[0].job.estimated_runtime_s = 3'600;
   const LogTails tails = LogTailReader(fs, groups_for({"5"})).read_all(views, kStatusLogTails);
   REQUIRE(tails.at("5").progress.format == progress::ProgressFormat::lightning);
   const std::string table = format_status_table(views, 1'070, {}, tails);

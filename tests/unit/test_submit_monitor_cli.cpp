@@ -8,8 +8,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "jobgen/cli/app.hpp"
 #include "jobgen/app/session.hpp"
+#include "jobgen/cli/app.hpp"
 #include "jobgen/profile/profile.hpp"
 #include "jobgen/site/request_check.hpp"
 #include "jobgen/util/build_config.hpp"

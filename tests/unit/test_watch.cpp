@@ -22,7 +22,7 @@ namespace {
 
 JobView view(const std::string& id, JobState state, std::optional<int> exit_code = std::nullopt) {
   JobView v;
-  v.tracked_id = id;
+  v.job.id = id;
   v.info.id = id;
   v.info.state = state;
   v.info.exit_code = exit_code;
@@ -102,7 +102,7 @@ TEST_CASE("watch on a terminal: redraws in place with a progress bar and the las
     auto v = view("7", ++polls < 3 ? JobState::running : JobState::completed, 0);
     v.info.start_time = now;
     v.info.end_time = now + 6;
-    v.estimated_runtime_s = 40;
+    v.job.estimated_runtime_s = 40;
     return std::vector{v};
   };
   WatchSettings settings;
@@ -162,7 +162,7 @@ TEST_CASE("forgotten jobs are resolved from exit markers, then from the ledger")
     t.stdout_path = array_size > 0 ? "logs/%x-%A_%a.out" : "logs/%x-%j.out";
     t.work_dir = dir.string();
     t.array_size = array_size;
-    t.last_state = std::move(last_state);
+    t.last_state = parse_job_state(last_state);
     t.in_ledger = true;
     return t;
   };

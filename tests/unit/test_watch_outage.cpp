@@ -18,7 +18,7 @@ namespace {
 
 JobView view(JobState state) {
   JobView v;
-  v.tracked_id = "7";
+  v.job.id = "7";
   v.info.id = "7";
   v.info.name = "train";
   v.info.state = state;

@@ -13,13 +13,14 @@ std::optional<plan::Calibration> load_calibration(const Context& ctx) {
   if (!ctx.fs.is_file(path)) return std::nullopt;
   auto text = ctx.fs.read_file(path);
   if (!text) {
-    ctx.report.warning(text.error().message + " (" + path.string() + "); planning without calibration");
+    ctx.report.warning(text.error().message + " (" + path.string() +
+                       "); planning without calibration");
     return std::nullopt;
   }
   auto calibration = plan::parse_calibration(*text);
   if (!calibration) {
-    ctx.report.warning(
-         path.string() + ": " + calibration.error().message + "; planning without calibration");
+    ctx.report.warning(path.string() + ": " + calibration.error().message +
+                       "; planning without calibration");
     return std::nullopt;
   }
   return std::move(*calibration);

@@ -50,7 +50,9 @@ class HeldReporter final : public Reporter {
     Error error;       // the problem
   };
   void output(std::string_view text) override { out_.output(text); }
-  void note(std::string_view line) override { held_.push_back({Kind::note, std::string(line), {}}); }
+  void note(std::string_view line) override {
+    held_.push_back({Kind::note, std::string(line), {}});
+  }
   void warning(std::string_view message) override {
     held_.push_back({Kind::warning, std::string(message), {}});
   }

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "jobgen/app/calibration_file.hpp"
+#include "jobgen/app/queue_data.hpp"
 #include "jobgen/app/resources.hpp"
 #include "jobgen/render/renderer.hpp"
 #include "jobgen/util/slurm_time.hpp"
@@ -29,8 +30,9 @@ Expected<const plan::PlanRow*> choose_auto(const Context& ctx, const plan::PlanR
                               : "no option's start is known";
   auto row = plan::choose_row(report, 0);
   if (row)
-    ctx.report.warning(who + ": " + why + "; submitting the recommendation by run time and cost instead (#" +
-                  std::to_string((*row)->id) + " " + (*row)->label() + ")");
+    ctx.report.warning(who + ": " + why +
+                       "; submitting the recommendation by run time and cost instead (#" +
+                       std::to_string((*row)->id) + " " + (*row)->label() + ")");
   return row;
 }
 
@@ -146,8 +148,8 @@ struct StageInputs {
   const profile::Catalog& catalog;
   const plan::PlanOptions& plan_opts;  // its node count is set per stage (plan::nodes_to_plan)
   const render::RequestOptions& req_opts;
-  bool by_queue = false;  // --target auto without --row
-  const QueueFetcher& queue;
+  bool by_queue = false;               // --target auto without --row
+  const QueueAccess* queue = nullptr;  // set when by_queue
 };
 
 // One stage: its plan, the chosen row (--row, the first to finish for --target auto, else the
@@ -158,7 +160,13 @@ Expected<StageRequest> build_stage(const Context& ctx, const JobRequestOptions& 
                                    const std::string& stage) {
   JOBGEN_TRY_ASSIGN(plan::PlanReport report,
                     plan::make_plan(st, in.prof, in.catalog, in.plan_opts));
-  if (in.by_queue) plan::apply_queue(report, in.queue(st, report));
+  std::optional<std::vector<std::string>> drift;
+  if (in.by_queue) {
+    plan::QueueSnapshot snapshot =
+        fetch_queue(*in.queue->backend, in.prof, st, report, in.queue->user, in.queue->now);
+    if (snapshot.available) drift = snapshot.profile_drift;
+    plan::apply_queue(report, std::move(snapshot));
+  }
   JOBGEN_TRY_ASSIGN(const plan::PlanRow* row, in.by_queue ? choose_auto(ctx, report, stage)
                                                           : plan::choose_row(report, opts.row));
   plan::PlanRow chosen = *row;
@@ -178,7 +186,8 @@ Expected<StageRequest> build_stage(const Context& ctx, const JobRequestOptions& 
   if (opts.attempt) apply_attempt_request(*opts.attempt, opts.attempt_number, req.input);
   req.input.stage = stage;
   for (const auto& w : req.warnings) ctx.report.warning(w);
-  return StageRequest{stage, std::move(report), std::move(chosen), std::move(req)};
+  return StageRequest{stage, std::move(report), std::move(chosen), std::move(req),
+                      std::move(drift)};
 }
 
 }  // namespace
@@ -186,9 +195,9 @@ Expected<StageRequest> build_stage(const Context& ctx, const JobRequestOptions& 
 Expected<JobRequest> build_job_request(const Context& ctx, const JobRequestOptions& opts,
                                        const profile::Profile& prof,
                                        const profile::Catalog& catalog, bool local,
-                                       const QueueFetcher& queue) {
+                                       const QueueAccess* queue) {
   const bool automatic = util::lower(opts.target) == kAutoTarget;
-  if (automatic && !queue)
+  if (automatic && queue == nullptr)
     return invalid("--target auto chooses by the scheduler's queue: use it with jobgen submit");
   JOBGEN_TRY_ASSIGN(const std::optional<render::Launcher> launcher, requested_launcher(opts));
   JobRequest job;

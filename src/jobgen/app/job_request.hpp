@@ -2,7 +2,7 @@
 // options to one planned, chosen and built render request per stage, plus the templates to render
 // them with. Choosing a row (plan::choose_row): --row N, else the recommendation (balanced,
 // fastest), else the first runnable row. `--target auto` (submit only) plans every node group, asks
-// the queue (the QueueFetcher, cli/queue_data.hpp) and takes the row that finishes first
+// the queue (QueueAccess, app/queue_data.hpp) and takes the row that finishes first
 // (plan/queue.hpp), saying why on stderr; without a known start it says so and falls back to the
 // recommendation. Launcher: --launcher, else each stage's `launcher` from the job spec; the python
 // launcher (one process) is planned on one node unless --nodes says otherwise
@@ -11,7 +11,6 @@
 // every stage's launcher.
 #pragma once
 
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,6 +22,7 @@
 #include "jobgen/render/request.hpp"
 #include "jobgen/render/template_set.hpp"
 #include "jobgen/run/recovery.hpp"
+#include "jobgen/slurm/backend.hpp"
 
 namespace jobgen::app {
 
@@ -59,6 +59,10 @@ struct StageRequest {
   plan::PlanReport report;
   plan::PlanRow row;  // the chosen row of `report` (a copy)
   render::RenderRequest request;
+  // --target auto: the live cluster's disagreements with the profile that the queue query saw
+  // (site/profile_check.hpp lines; empty: none); absent when the queue was not asked or did not
+  // answer.
+  std::optional<std::vector<std::string>> profile_drift;
 };
 
 struct JobRequest {
@@ -68,17 +72,21 @@ struct JobRequest {
   std::vector<StageRequest> stages;
 };
 
-// The queue snapshot for one planned stage (--target auto).
-using QueueFetcher =
-    std::function<plan::QueueSnapshot(const plan::JobSpec&, const plan::PlanReport&)>;
+// Where --target auto asks the queue (app/queue_data.hpp fetch_queue, once per stage, after the
+// stage is planned and before its row is chosen).
+struct QueueAccess {
+  slurm::Backend* backend = nullptr;
+  std::string user;  // whose pending jobs are one's own; "" = unknown
+  int64_t now = 0;   // Unix seconds
+};
 
 inline constexpr const char* kAutoTarget = "auto";
 
-// Warnings of build_render_input go to ctx.err. `queue` is needed for --target auto (empty:
+// Warnings of build_render_input are reported. `queue` is needed for --target auto (null:
 // --target auto is refused).
 Expected<JobRequest> build_job_request(const Context& ctx, const JobRequestOptions& opts,
                                        const profile::Profile& prof,
                                        const profile::Catalog& catalog, bool local,
-                                       const QueueFetcher& queue = {});
+                                       const QueueAccess* queue = nullptr);
 
 }  // namespace jobgen::app

@@ -13,21 +13,21 @@ namespace jobgen::app {
 namespace {
 
 // The state to record for a tracked job from its views (an array: every task).
-std::string recorded_state(const std::vector<const slurm::JobView*>& mine) {
+slurm::JobState recorded_state(const std::vector<const slurm::JobView*>& mine) {
   const bool settled =
       std::ranges::all_of(mine, [](const auto* v) { return slurm::is_settled(*v); });
   if (settled) {
     const slurm::JobView* worst = mine.front();
     for (const auto* v : mine) {
-      if (v->vanished) return "UNKNOWN";
+      if (v->vanished) return slurm::JobState::unknown;
       if (v->info.state != slurm::JobState::completed) worst = v;
     }
-    return slurm::to_string(worst->info.state);
+    return worst->info.state;
   }
   for (const auto* v : mine)
     if (v->info.state == slurm::JobState::running || v->info.state == slurm::JobState::completing)
-      return "RUNNING";
-  return slurm::to_string(mine.front()->info.state);
+      return slurm::JobState::running;
+  return mine.front()->info.state;
 }
 
 // The id a submission got, from the scheduler's record of it (an array's own id).
@@ -48,7 +48,7 @@ slurm::Tracked tracked_from(const ledger::JobRecord& r) {
   t.estimated_runtime_s = r.estimated_runtime_s;
   t.planned_step_time_s = r.planned_step_time_s;
   t.planned_steps = r.planned_steps;
-  t.last_state = r.last_state;
+  t.last_state = slurm::parse_job_state(r.last_state);
   t.exit_code = r.exit_code;
   t.array_size = r.array_size;
   t.submit_time = r.submit_time;
@@ -129,7 +129,7 @@ Expected<std::vector<slurm::JobView>> Jobs::poll(const std::vector<TrackedGroup>
     // What the answer is evidence of goes into the ledger.
     using Key = std::pair<std::string_view, std::string_view>;  // (tracked id, tag)
     std::multimap<Key, const slurm::JobView*> by_tracked;
-    for (const auto& v : *views) by_tracked.emplace(Key(v.tracked_id, v.tag), &v);
+    for (const auto& v : *views) by_tracked.emplace(Key(v.job.id, v.job.tag), &v);
     for (const auto& t : group.jobs) {
       if (!t.in_ledger) continue;
       std::vector<const slurm::JobView*> mine;
@@ -151,12 +151,12 @@ Expected<std::vector<slurm::JobView>> Jobs::poll(const std::vector<TrackedGroup>
         key.job_id = id;
       }
       if (t.id.find('_') != std::string::npos) continue;  // one task: the array's row stays
-      const std::string state = recorded_state(mine);
+      const slurm::JobState state = recorded_state(mine);
       std::optional<int> code;
       for (const auto* v : mine)
         if (v->info.exit_code && (!code || *v->info.exit_code != 0)) code = v->info.exit_code;
       if (state == t.last_state && code == t.exit_code && !t.id.empty()) continue;
-      if (auto ok = ledger_.update_state(key, state, code); !ok)
+      if (auto ok = ledger_.update_state(key, slurm::to_string(state), code); !ok)
         session.ctx.report.warning(ok.error().message);
     }
     for (auto& v : *views) all.push_back(std::move(v));
@@ -209,16 +209,14 @@ void Jobs::record_measurement(const std::vector<TrackedGroup>& groups, const slu
   if (!step_time) return;
   for (const auto& group : groups) {
     for (const auto& t : group.jobs) {
-      if (t.id != view.tracked_id || !t.in_ledger || t.id.empty() ||
+      if (t.id != view.job.id || !t.in_ledger || t.id.empty() ||
           t.id.find('_') != std::string::npos || t.array_size > 0)
         continue;
       ledger::JobRecord key;
       key.job_id = t.id;
       key.backend = group.backend;
       key.cluster = group.cluster;
-      if (auto ok =
-              ledger_.record_measurement(key, step_time, progress.peak_gpu_memory_gib);
-          !ok)
+      if (auto ok = ledger_.record_measurement(key, step_time, progress.peak_gpu_memory_gib); !ok)
         session_.ctx.report.warning(ok.error().message);
       return;
     }

@@ -18,7 +18,7 @@ std::pair<std::filesystem::path, std::filesystem::path> LogTailReader::log_paths
   if (!view.info.std_out.empty()) {
     out = slurm::resolve_log_path(view.info.std_out, view.info);
     if (!view.info.std_err.empty()) err = slurm::resolve_log_path(view.info.std_err, view.info);
-  } else if (const auto it = by_id_.find(view.tracked_id); it != by_id_.end()) {
+  } else if (const auto it = by_id_.find(view.job.id); it != by_id_.end()) {
     slurm::JobInfo probe = view.info;
     probe.working_dir = it->second.work_dir;
     out = slurm::resolve_log_path(it->second.stdout_path, probe);

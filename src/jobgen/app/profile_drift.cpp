@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "jobgen/app/submission.hpp"
 #include "jobgen/app/state_dir.hpp"
+#include "jobgen/app/submission.hpp"
 #include "jobgen/util/slurm_time.hpp"
 #include "jobgen/util/strings.hpp"
 

@@ -8,8 +8,8 @@
 
 #include "jobgen/render/request.hpp"
 #include "jobgen/render/sbatch_header.hpp"
-#include "jobgen/slurm/job_ids.hpp"
 #include "jobgen/site/profile_check.hpp"
+#include "jobgen/slurm/job_ids.hpp"
 #include "jobgen/util/hostlist.hpp"
 #include "jobgen/util/strings.hpp"
 

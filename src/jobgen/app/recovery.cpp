@@ -96,7 +96,7 @@ std::optional<ledger::JobRecord> awaited_job(JobSession& s, const slurm::JobInfo
 bool awaited_still_open(const std::vector<slurm::JobView>& views, const slurm::JobInfo& info) {
   const std::string id = slurm::dependency_ids(info.dependency);
   for (const auto& v : views) {
-    if (v.tracked_id != id) continue;
+    if (v.job.id != id) continue;
     // A vanished job's outcome stays unknown: nothing more will be decided for it.
     return !v.vanished && (v.unconfirmed || !slurm::is_finished(v.info.state));
   }
@@ -164,8 +164,7 @@ class Recoverer {
 
   void finish(const ledger::JobRecord& r, const run::Failure& failure, const std::string& line) {
     ctx_.report.note("run of job " + r.job_id + ": " + util::printable(line));
-    if (auto ok = s_.jobs->record_failure(r, std::string(run::to_string(failure.kind)), line);
-        !ok)
+    if (auto ok = s_.jobs->record_failure(r, std::string(run::to_string(failure.kind)), line); !ok)
       ctx_.report.warning(ok.error().message);
   }
 
@@ -241,22 +240,22 @@ std::vector<Retry> recover_failed(const Context& ctx, JobSession& session,
     // COMPLETED jobs too: a training that saved and exited at the checkpoint signal before the
     // time limit ends COMPLETED without having finished (run/failure.hpp).
     if (view.vanished || view.unconfirmed || !slurm::is_finished(view.info.state) ||
-        view.cancel_requested)
+        view.job.cancel_requested)
       continue;
-    if (view.tracked_id.empty() || view.tracked_id.find('_') != std::string::npos) continue;
-    if (settled.contains(view.tracked_id)) continue;
+    if (view.job.id.empty() || view.job.id.find('_') != std::string::npos) continue;
+    if (settled.contains(view.job.id)) continue;
     if (cancelled_for_dependency(view.info) && awaited_still_open(views, view.info)) continue;
-    auto records = session.jobs->find(view.tracked_id, session.scope());
+    auto records = session.jobs->find(view.job.id, session.scope());
     if (!records) {
       ctx.report.warning(records.error().message);
       continue;
     }
     const ledger::JobRecord* record = nullptr;
     for (const auto& r : *records)
-      if (r.job_id == view.tracked_id && (view.tag.empty() || r.tag == view.tag)) record = &r;
+      if (r.job_id == view.job.id && (view.job.tag.empty() || r.tag == view.job.tag)) record = &r;
     // A failed ledger query above is no evidence and is asked again next poll; from here on
     // the attempt's ending is final, and so is what it needs.
-    settled.insert(view.tracked_id);
+    settled.insert(view.job.id);
     if (record == nullptr || !record->failure.empty()) continue;  // unknown, or handled
     if (!settings.forced && record->max_attempts <= 0) continue;
     if (auto retry = recoverer.handle(view, *record)) retries.push_back(std::move(*retry));

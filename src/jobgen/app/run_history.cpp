@@ -86,13 +86,13 @@ std::string format_run_histories(JobSession& session, const std::vector<TrackedG
   std::set<std::string> shown;
   const auto runs = attempts_of(session, groups);
   for (const auto& v : views) {
-    const auto* found = runs.find(v.tracked_id);
+    const auto* found = runs.find(v.job.id);
     if (found == nullptr || !shown.insert(found->front().run_id).second) continue;
     const auto& attempts = *found;
     const auto lines = run_history_lines(attempts);
     if (lines.empty()) continue;
-    out += fmt::format("\nrun of job {} (first attempt job {}):\n", v.tracked_id,
-                       attempts.front().job_id);
+    out +=
+        fmt::format("\nrun of job {} (first attempt job {}):\n", v.job.id, attempts.front().job_id);
     for (const auto& line : lines) out += "  " + line + "\n";
   }
   return out;
@@ -102,14 +102,14 @@ void add_run_histories(JobSession& session, const std::vector<TrackedGroup>& gro
                        const std::vector<slurm::JobView>& views, nlohmann::json& status_array) {
   const auto runs = attempts_of(session, groups);
   for (std::size_t i = 0; i < views.size() && i < status_array.size(); ++i) {
-    const auto* found = runs.find(views[i].tracked_id);
+    const auto* found = runs.find(views[i].job.id);
     if (found == nullptr) continue;
     const auto& attempts = *found;
     const auto lines = run_history_lines(attempts);
     if (lines.empty()) continue;
     const ledger::JobRecord* mine = &attempts.back();
     for (const auto& r : attempts)
-      if (r.job_id == views[i].tracked_id) mine = &r;
+      if (r.job_id == views[i].job.id) mine = &r;
     status_array[i]["run"] = {{"id", mine->run_id},
                               {"attempt", mine->attempt},
                               {"max_attempts", limit_of(attempts)},

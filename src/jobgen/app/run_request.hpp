@@ -1,5 +1,5 @@
 // A submitted stage's request, kept in the ledger (JobRecord::request_json) so that recovery
-// (run_recovery.hpp) can plan and render the same job again with other settings. The target is
+// (recovery.hpp) can plan and render the same job again with other settings. The target is
 // pinned to the row that was chosen (its node group, GPUs per node and nodes), so a retry lands on
 // the same kind of GPUs even when the first submit said --target auto or --row N.
 //

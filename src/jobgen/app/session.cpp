@@ -6,10 +6,10 @@
 
 #include "jobgen/app/jobs.hpp"
 #include "jobgen/app/profile_lookup.hpp"
-#include "jobgen/slurm/sbatch/sbatch_backend.hpp"
 #include "jobgen/slurm/local/local_backend.hpp"
 #include "jobgen/slurm/records.hpp"
 #include "jobgen/slurm/rest/rest_backend.hpp"
+#include "jobgen/slurm/sbatch/sbatch_backend.hpp"
 #include "jobgen/util/slurm_time.hpp"
 #include "jobgen/util/strings.hpp"
 
@@ -91,6 +91,8 @@ slurm::GresNames gres_names(const profile::Profile& profile, const profile::Cata
   return names;
 }
 
+JobSession::JobSession(const Context& context) : ctx(context) {}
+
 JobSession::~JobSession() = default;
 
 Expected<slurm::Backend*> JobSession::backend() {
@@ -113,7 +115,7 @@ Expected<slurm::Backend*> JobSession::backend_for(const std::string& name,
       prof = &*other;
     } else {
       ctx.report.warning("profile '" + cluster + "' of the recorded job cannot be loaded (" +
-                     loaded.error().message + "); using SLURMRESTD_URL and SLURM_JWT");
+                         loaded.error().message + "); using SLURMRESTD_URL and SLURM_JWT");
       prof = nullptr;
     }
   }
@@ -126,6 +128,25 @@ ledger::Scope JobSession::scope() const {
   return ledger::Scope{backend_explicit ? backend_name : "",
                        profile_explicit ? cluster_name() : ""};
 }
+
+namespace {
+
+// The backend, runner and state directory of a session whose profile is settled.
+void choose_backend(JobSession& session, const std::string& backend) {
+  session.backend_explicit = !backend.empty();
+  session.backend_name = !backend.empty()  ? backend
+                         : session.profile ? profile_backend_name(session.profile->backend)
+                                           : "cli";
+  if (session.ctx.runner != nullptr) {
+    session.runner = session.ctx.runner;
+  } else {
+    session.owned_runner = std::make_unique<sys::RealCommandRunner>();
+    session.runner = session.owned_runner.get();
+  }
+  session.state = state_dir(session.ctx.env);
+}
+
+}  // namespace
 
 Expected<std::unique_ptr<JobSession>> open_job_session(const Context& ctx,
                                                        const JobCommandOptions& options,
@@ -146,20 +167,21 @@ Expected<std::unique_ptr<JobSession>> open_job_session(const Context& ctx,
   } else if (profile_required) {
     return std::unexpected(catalog.error());
   }
-  session->backend_explicit = !options.backend.empty();
-  session->backend_name = !options.backend.empty() ? options.backend
-                          : session->profile       ? profile_backend_name(session->profile->backend)
-                                                   : "cli";
-  if (ctx.runner != nullptr) {
-    session->runner = ctx.runner;
-  } else {
-    session->owned_runner = std::make_unique<sys::RealCommandRunner>();
-    session->runner = session->owned_runner.get();
-  }
-  session->state = state_dir(ctx.env);
+  choose_backend(*session, options.backend);
   if (!with_ledger) return session;
   JOBGEN_TRY_ASSIGN(auto opened, ledger::Ledger::open(session->state.jobs_db()));
   session->jobs = std::make_unique<Jobs>(*session, std::move(opened));
+  return session;
+}
+
+std::unique_ptr<JobSession> session_on(const Context& ctx, const profile::Profile& profile,
+                                       const profile::Catalog& catalog,
+                                       const std::string& backend) {
+  auto session = std::make_unique<JobSession>(ctx);
+  session->profile = profile;
+  session->catalog = catalog;
+  session->names = gres_names(profile, catalog);
+  choose_backend(*session, backend);
   return session;
 }
 

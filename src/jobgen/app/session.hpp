@@ -41,7 +41,8 @@ struct TrackedGroup {
 };
 
 struct JobSession {
-  explicit JobSession(const Context& context) : ctx(context) {}
+  // Out of line: `jobs` holds a type this header only declares.
+  explicit JobSession(const Context& context);
   ~JobSession();
   JobSession(const JobSession&) = delete;
   JobSession& operator=(const JobSession&) = delete;
@@ -81,6 +82,11 @@ Expected<std::unique_ptr<JobSession>> open_job_session(const Context& ctx,
                                                        const JobCommandOptions& options,
                                                        bool profile_required,
                                                        bool with_ledger = true);
+
+// A session without the ledger on a profile the command has loaded already (plan's queue
+// query: the profile is not read twice); `backend` "" = the profile's.
+std::unique_ptr<JobSession> session_on(const Context& ctx, const profile::Profile& profile,
+                                       const profile::Catalog& catalog, const std::string& backend);
 
 // {"gpul40s": "L40S GPU", "h100nvl_1g.12gb": "H100 NVL 1g.12gb MIG slice", ...}
 slurm::GresNames gres_names(const profile::Profile& profile, const profile::Catalog& catalog);

@@ -2,10 +2,11 @@
 // ~/.local/state/jobgen; /tmp/.local/state/jobgen without HOME), made 0700 by the ledger when it
 // first opens (scripts and plans kept here may carry the job spec's secrets):
 //   jobs.db             the job ledger (ledger/), read and written through app/jobs.hpp
-//   scripts/            the rendered script of each submission (<backend>-<cluster>-<name>-<tag>.sh)
-//   local/              the local runner's jobs (slurm/local/)
-//   calibration.json    the step-time corrections `jobgen calibrate` writes (calibration_file.hpp)
-//   profile-drift.json  remembered `profile check` results (profile_drift.hpp)
+//   scripts/            the rendered script of each submission
+//   (<backend>-<cluster>-<name>-<tag>.sh) local/              the local runner's jobs
+//   (slurm/local/) calibration.json    the step-time corrections `jobgen calibrate` writes
+//   (calibration_file.hpp) profile-drift.json  remembered `profile check` results
+//   (profile_drift.hpp)
 #pragma once
 
 #include <filesystem>

@@ -227,8 +227,7 @@ class Submission {
                   "); it is tagged jobgen:" + request.tag + ": follow it with 'jobgen status " +
                   result->job_id + "'");
     }
-    if (!result->message.empty())
-      ctx_.report.note(util::printable(result->message));
+    if (!result->message.empty()) ctx_.report.note(util::printable(result->message));
     submitted_.emplace_back(p.stage, result->job_id);
     announce(p, record, result->job_id, label);
     return result->job_id;
@@ -311,10 +310,10 @@ class Submission {
       return;
     }
     ctx_.report.output(id + "\n");
-    ctx_.report.note("submitted job " + id + label + " on " + p.row.label() +
-                     (record.array_size > 0 ? fmt::format(" ({} array tasks)", record.array_size)
-                                            : "") +
-                     "; follow it with 'jobgen watch " + id + "'");
+    ctx_.report.note(
+        "submitted job " + id + label + " on " + p.row.label() +
+        (record.array_size > 0 ? fmt::format(" ({} array tasks)", record.array_size) : "") +
+        "; follow it with 'jobgen watch " + id + "'");
   }
 
   const Context ctx_;

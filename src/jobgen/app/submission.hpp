@@ -1,5 +1,5 @@
 // The submission path shared by `jobgen submit` and the recovery of `jobgen watch`
-// (cli/run_recovery.hpp): prepared stages are checked against the profile, rendered, recorded in
+// (app/recovery.hpp): prepared stages are checked against the profile, rendered, recorded in
 // the ledger first (an intent carrying a random tag, confirmed with the id once the scheduler
 // answered) and submitted, each stage waiting for the one before (afterok). Every submission is
 // an attempt of a run (ledger.hpp): a new run unless `RunInfo` names the run it continues.

@@ -2,7 +2,7 @@
 // and `status`/`watch` saw finish with a step rate in its log has a measured step time (and peak
 // GPU memory when the log printed the "jobgen: peak_gpu_memory_gib=" line); this lists planned
 // vs measured per (model, GPU, strategy) and writes the correction file later `plan` and `submit`
-// apply (cli/calibration_file.hpp, plan/calibration.hpp: bounded, and every corrected option
+// apply (app/calibration_file.hpp, plan/calibration.hpp: bounded, and every corrected option
 // says "calibrated from N runs"). --reset removes the file. Reads the ledger, never the scheduler.
 // Exit: 0; 0 with a message when no run has a measurement yet (no file is written).
 #include <filesystem>
@@ -10,9 +10,9 @@
 #include <fmt/format.h>
 
 #include "jobgen/app/calibration_file.hpp"
-#include "jobgen/cli/commands.hpp"
 #include "jobgen/app/jobs.hpp"
 #include "jobgen/app/state_dir.hpp"
+#include "jobgen/cli/commands.hpp"
 #include "jobgen/plan/calibration.hpp"
 #include "jobgen/run/failure.hpp"
 #include "jobgen/util/strings.hpp"

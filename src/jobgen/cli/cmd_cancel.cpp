@@ -4,9 +4,9 @@
 // the ledger records what the scheduler then reports (CANCELLED, or how the job had already
 // ended), never an assumed state.
 #include "jobgen/app/jobs.hpp"
+#include "jobgen/app/session.hpp"
 #include "jobgen/cli/commands.hpp"
 #include "jobgen/cli/job_options.hpp"
-#include "jobgen/app/session.hpp"
 #include "jobgen/util/strings.hpp"
 
 namespace jobgen::cli {

@@ -10,10 +10,10 @@
 #include <algorithm>
 #include <memory>
 
+#include "jobgen/app/jobs.hpp"
+#include "jobgen/app/profile_lookup.hpp"
 #include "jobgen/cli/commands.hpp"
 #include "jobgen/cli/completion.hpp"
-#include "jobgen/app/profile_lookup.hpp"
-#include "jobgen/app/jobs.hpp"
 #include "jobgen/model/architecture.hpp"
 #include "jobgen/plan/launcher.hpp"
 #include "jobgen/profile/profile_loader.hpp"

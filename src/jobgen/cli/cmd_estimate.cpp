@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "jobgen/app/calibration_file.hpp"
-#include "jobgen/cli/commands.hpp"
 #include "jobgen/app/profile_lookup.hpp"
+#include "jobgen/cli/commands.hpp"
 #include "jobgen/estimate/estimate.hpp"
 #include "jobgen/plan/jobspec.hpp"
 

@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "jobgen/cli/commands.hpp"
 #include "jobgen/app/profile_lookup.hpp"
+#include "jobgen/cli/commands.hpp"
 
 namespace jobgen::cli {
 

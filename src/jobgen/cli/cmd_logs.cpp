@@ -5,9 +5,9 @@
 #include <fstream>
 
 #include "jobgen/app/jobs.hpp"
+#include "jobgen/app/session.hpp"
 #include "jobgen/cli/commands.hpp"
 #include "jobgen/cli/job_options.hpp"
-#include "jobgen/app/session.hpp"
 #include "jobgen/slurm/job_files.hpp"
 #include "jobgen/util/strings.hpp"
 
@@ -132,7 +132,8 @@ Expected<Exit> run_logs(Context& ctx, const LogsOptions& options) {
   JOBGEN_TRY(app::check_job_ids({options.id}));
   JOBGEN_TRY_ASSIGN(auto opened, app::open_job_session(ctx.app(), options.common, false));
   app::JobSession& session = *opened;
-  JOBGEN_TRY_ASSIGN(const std::vector<app::TrackedGroup> groups, session.jobs->tracked({options.id}));
+  JOBGEN_TRY_ASSIGN(const std::vector<app::TrackedGroup> groups,
+                    session.jobs->tracked({options.id}));
   JOBGEN_TRY_ASSIGN(const std::vector<slurm::JobView> views, session.jobs->poll(groups));
   JOBGEN_TRY(one_task(options.id, views));
   JOBGEN_TRY_ASSIGN(const std::filesystem::path path, log_path(session, options, groups, views));

@@ -4,7 +4,7 @@
 // (plan/planner.hpp, plan/report.hpp).
 //
 // Queue: unless --no-queue or --offline, the plan asks the profile's scheduler (or --backend's)
-// for free GPUs, pending demand and start estimates (cli/queue_data.hpp, at most 2 + groups
+// for free GPUs, pending demand and start estimates (app/queue_data.hpp, at most 2 + groups
 // requests) and ranks by expected finish (plan/queue.hpp). A scheduler that cannot be asked
 // (unreachable, the local backend, no Slurm here) is reported in the plan as "queue data
 // unavailable", never as an empty cluster, and the plan itself still succeeds. --queue is the
@@ -13,13 +13,13 @@
 #include <nlohmann/json.hpp>
 
 #include "jobgen/app/calibration_file.hpp"
-#include "jobgen/cli/commands.hpp"
-#include "jobgen/cli/job_options.hpp"
-#include "jobgen/app/session.hpp"
 #include "jobgen/app/profile_drift.hpp"
 #include "jobgen/app/profile_lookup.hpp"
 #include "jobgen/app/queue_data.hpp"
 #include "jobgen/app/resources.hpp"
+#include "jobgen/app/session.hpp"
+#include "jobgen/cli/commands.hpp"
+#include "jobgen/cli/job_options.hpp"
 #include "jobgen/plan/planner.hpp"
 #include "jobgen/plan/report.hpp"
 
@@ -51,26 +51,22 @@ std::string current_user(const Context& ctx) {
 // this per command or request (Slurm's own MessageTimeout is 10 s), not the backends' minutes.
 constexpr std::chrono::milliseconds kQueueQueryTimeout{10'000};
 
-// The scheduler's view through a session's backend (without the job ledger: plan writes no file).
-// A session that cannot be opened is a reason the queue is unavailable, not a failed plan; its
-// messages were printed when the profile was loaded, so they are muted here.
+// The scheduler's view through a backend for the loaded profile (without the job ledger: plan
+// writes no file). A backend that cannot be made is a reason the queue is unavailable, not a
+// failed plan.
 plan::QueueSnapshot queue_snapshot(Context& ctx, const PlanCliOptions& opts,
+                                   const profile::Profile& prof, const profile::Catalog& catalog,
                                    const plan::JobSpec& spec, const plan::PlanReport& report) {
-  app::QuietReporter quiet;
-  plan::QueueSnapshot none;
-  auto session = app::open_job_session(app::with_reporter(ctx.app(), quiet), {opts.profile, opts.backend}, true, false);
-  if (!session) {
-    none.unavailable_reason = session.error().message;
-    return none;
-  }
-  (*session)->query_timeout = kQueueQueryTimeout;
-  auto backend = (*session)->backend();
+  auto session = app::session_on(ctx.app(), prof, catalog, opts.backend);
+  session->query_timeout = kQueueQueryTimeout;
+  auto backend = session->backend();
   if (!backend) {
+    plan::QueueSnapshot none;
     none.unavailable_reason = backend.error().message;
     return none;
   }
-  return app::fetch_queue(**backend, *(*session)->profile, spec, report, current_user(ctx),
-                     app::unix_now(ctx.app()));
+  return app::fetch_queue(**backend, prof, spec, report, current_user(ctx),
+                          app::unix_now(ctx.app()));
 }
 
 Expected<Exit> run_plan(Context& ctx, const PlanCliOptions& opts) {
@@ -90,7 +86,7 @@ Expected<Exit> run_plan(Context& ctx, const PlanCliOptions& opts) {
   Expected<plan::PlanReport> report = plan::make_plan(*spec, *prof, *catalog, options);
   if (!report) return std::unexpected(report.error());
   if (!opts.no_queue && !opts.offline) {
-    plan::QueueSnapshot snapshot = queue_snapshot(ctx, opts, *spec, *report);
+    plan::QueueSnapshot snapshot = queue_snapshot(ctx, opts, *prof, *catalog, *spec, *report);
     if (!snapshot.profile_drift.empty())
       warn(ctx, app::drift_message(*prof, snapshot.profile_drift, std::nullopt));
     plan::apply_queue(*report, std::move(snapshot));

@@ -1,5 +1,5 @@
 // `jobgen profile check [PROFILE] [--backend cli|rest] [--json]`: the profile next to the live
-// cluster (slurm/profile_check.hpp): nodes added, removed or drained, GPU counts or types, CPUs,
+// cluster (site/profile_check.hpp): nodes added, removed or drained, GPU counts or types, CPUs,
 // memory, partitions, features or Weight of a node changed, pin leaks, partitions added, removed
 // or with another MaxTime. Exit 0 when they agree,
 // 1 when they differ (each difference printed) or the cluster cannot be asked, 2/3 for a bad or
@@ -7,11 +7,11 @@
 // "subject", "profile", "cluster", "affects_plans"}]} for cron jobs.
 #include <nlohmann/json.hpp>
 
-#include "jobgen/cli/cmd_profile.hpp"
-#include "jobgen/cli/job_options.hpp"
-#include "jobgen/app/session.hpp"
 #include "jobgen/app/profile_drift.hpp"
 #include "jobgen/app/profile_lookup.hpp"
+#include "jobgen/app/session.hpp"
+#include "jobgen/cli/cmd_profile.hpp"
+#include "jobgen/cli/job_options.hpp"
 #include "jobgen/site/profile_check.hpp"
 
 namespace jobgen::cli {

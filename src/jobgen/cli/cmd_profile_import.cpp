@@ -1,16 +1,16 @@
 // `jobgen profile import --slurm-conf FILE [--gres-conf FILE] [-o FILE]`: a commented profile
-// from the cluster's slurm.conf and gres.conf, before the cluster is up (slurm/slurm_conf.hpp,
-// slurm/profile_import.hpp). `--live [--backend cli|rest]`: from the running cluster instead
+// from the cluster's slurm.conf and gres.conf, before the cluster is up (site/slurm_conf.hpp,
+// site/profile_import.hpp). `--live [--backend cli|rest]`: from the running cluster instead
 // (sinfo, or slurmrestd /nodes + /partitions, through the backend's cluster()). TODOs
 // mark what Slurm cannot know; `profile validate` reports them. Exit 0 with the profile written
 // (stdout or -o), 2 for files that cannot be read as Slurm configuration, 3 for missing files,
 // 1 when the cluster cannot be asked.
 #include <algorithm>
 
+#include "jobgen/app/profile_lookup.hpp"
+#include "jobgen/app/session.hpp"
 #include "jobgen/cli/cmd_profile.hpp"
 #include "jobgen/cli/job_options.hpp"
-#include "jobgen/app/session.hpp"
-#include "jobgen/app/profile_lookup.hpp"
 #include "jobgen/site/profile_import.hpp"
 #include "jobgen/site/slurm_conf.hpp"
 

@@ -3,8 +3,8 @@
 // itself. A name found earlier on the path hides later files of the same name.
 #include <fmt/format.h>
 
-#include "jobgen/cli/cmd_profile.hpp"
 #include "jobgen/app/profile_lookup.hpp"
+#include "jobgen/cli/cmd_profile.hpp"
 #include "jobgen/profile/profile_loader.hpp"
 #include "jobgen/util/redact.hpp"
 #include "jobgen/util/strings.hpp"

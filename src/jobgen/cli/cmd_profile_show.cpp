@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "jobgen/app/profile_lookup.hpp"
 #include "jobgen/cli/cmd_profile.hpp"
 #include "jobgen/cli/job_options.hpp"
-#include "jobgen/app/profile_lookup.hpp"
 #include "jobgen/profile/profile_summary.hpp"
 #include "jobgen/util/redact.hpp"
 #include "jobgen/util/slurm_time.hpp"

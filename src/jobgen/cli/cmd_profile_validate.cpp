@@ -1,7 +1,7 @@
 // `jobgen profile validate FILE...`: checks profiles and prints every problem with file:line:col.
 // Exit 0 when all are valid ("FILE: ok" each), 2 when any has a problem, 3 when one is missing.
-#include "jobgen/cli/cmd_profile.hpp"
 #include "jobgen/app/profile_lookup.hpp"
+#include "jobgen/cli/cmd_profile.hpp"
 #include "jobgen/profile/profile_loader.hpp"
 
 namespace jobgen::cli {

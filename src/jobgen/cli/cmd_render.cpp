@@ -7,16 +7,16 @@
 // through). A job spec with stages gives one script per stage: -o FILE writes FILE's name with
 // "-<stage>" before the extension for each (the job spec refuses stage names that would share a
 // file); without -o, --stage NAME picks one.
-// Planning, row choice, launcher and templates: cli/job_request.hpp (shared with submit).
+// Planning, row choice, launcher and templates: app/job_request.hpp (shared with submit).
 #include <fmt/format.h>
 
 #include <filesystem>
 #include <memory>
 
-#include "jobgen/cli/commands.hpp"
-#include "jobgen/cli/job_options.hpp"
 #include "jobgen/app/job_request.hpp"
 #include "jobgen/app/profile_lookup.hpp"
+#include "jobgen/cli/commands.hpp"
+#include "jobgen/cli/job_options.hpp"
 #include "jobgen/render/renderer.hpp"
 #include "jobgen/render/sbatch_header.hpp"
 #include "jobgen/render/shell_quote.hpp"

@@ -2,7 +2,7 @@
 // for all of them. No ids: the caller's unfinished jobs (and unconfirmed submissions) from the
 // ledger. A failed scheduler query is an error (exit 1, or 5 when the credentials were refused)
 // and changes nothing in the ledger. Training progress comes from the tail of each job's log
-// (cli/log_tails.hpp).
+// (app/log_tails.hpp).
 // Exit: 0, Exit::jobs_failed when a job ended in a state other than COMPLETED (a CANCELLED job that
 // `jobgen cancel` asked for is not a failure) or left the scheduler without a trace of how.
 #include "jobgen/app/jobs.hpp"
@@ -10,10 +10,10 @@
 #include "jobgen/cli/job_options.hpp"
 
 #include <nlohmann/json.hpp>
-#include "jobgen/app/session.hpp"
-#include "jobgen/cli/ui/job_table.hpp"
 #include "jobgen/app/log_tails.hpp"
 #include "jobgen/app/run_history.hpp"
+#include "jobgen/app/session.hpp"
+#include "jobgen/cli/ui/job_table.hpp"
 
 namespace jobgen::cli {
 
@@ -35,8 +35,7 @@ Expected<Exit> run_status(Context& ctx, const StatusOptions& options) {
     if (options.json) {
       ctx.out << "[]\n";
     } else {
-      ctx.out << "No unfinished jobs in the ledger ("
-              << (*session)->state.jobs_db().string()
+      ctx.out << "No unfinished jobs in the ledger (" << (*session)->state.jobs_db().string()
               << "); give job ids to ask Slurm directly.\n";
     }
     return Exit::ok;
@@ -53,7 +52,8 @@ Expected<Exit> run_status(Context& ctx, const StatusOptions& options) {
   }
   const int64_t now = app::unix_now(ctx.app());
   std::size_t skipped = 0;
-  const app::LogTails tails = app::LogTailReader(ctx.fs, *groups).read_all(*views, app::kStatusLogTails, &skipped);
+  const app::LogTails tails =
+      app::LogTailReader(ctx.fs, *groups).read_all(*views, app::kStatusLogTails, &skipped);
   if (skipped > 0) {
     ctx.err << "jobgen: training progress read for the first " << app::kStatusLogTails
             << " started jobs only (" << skipped

@@ -1,12 +1,12 @@
 // `jobgen submit [JOBSPEC] --target T [--backend B] [--dry-run] [--test] [--test-only]
 //  [--sweep k=v1,v2]... [--after JOBID] [--json]`: plans the job spec, renders the script (as
-// `jobgen render` does, through cli/job_request.hpp), checks the request against the
-// profile (slurm/request_check.hpp) before anything reaches the scheduler, submits, records the
+// `jobgen render` does, through app/job_request.hpp), checks the request against the
+// profile (site/request_check.hpp) before anything reaches the scheduler, submits, records the
 // job in the ledger and prints its id. Stages become an afterok chain (each stage waits for the
 // previous one; --after JOBID makes the first wait too); a sweep is ONE job array submission.
 // Scripts are kept under <state dir>/scripts/. --dry-run prints the scripts and the commands and
 // submits nothing; --test-only asks the scheduler when the job would start. --target auto takes
-// the option that finishes first given the queue (cli/job_request.hpp), and --json then adds its
+// the option that finishes first given the queue (app/job_request.hpp), and --json then adds its
 // expected "start" and "finish_in_s".
 #include <fmt/format.h>
 
@@ -16,14 +16,14 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "jobgen/app/jobs.hpp"
-#include "jobgen/cli/commands.hpp"
-#include "jobgen/cli/job_options.hpp"
 #include "jobgen/app/job_request.hpp"
-#include "jobgen/app/session.hpp"
+#include "jobgen/app/jobs.hpp"
 #include "jobgen/app/profile_drift.hpp"
 #include "jobgen/app/queue_data.hpp"
+#include "jobgen/app/session.hpp"
 #include "jobgen/app/submission.hpp"
+#include "jobgen/cli/commands.hpp"
+#include "jobgen/cli/job_options.hpp"
 #include "jobgen/plan/report.hpp"
 #include "jobgen/render/renderer.hpp"
 #include "jobgen/render/sbatch_header.hpp"
@@ -81,15 +81,12 @@ Expected<Exit> run_submit(Context& ctx, const SubmitOptions& opts) {
   app::JobSession& s = *session;
   const bool local = s.backend_name == "local";
   JOBGEN_TRY_ASSIGN(slurm::Backend * backend, s.backend());
-  const std::string user = ctx.env.get("USER").value_or("");
+  const app::QueueAccess queue{backend, ctx.env.get("USER").value_or(""), app::unix_now(ctx.app())};
+  JOBGEN_TRY_ASSIGN(auto job, app::build_job_request(ctx.app(), opts.request, *s.profile,
+                                                     *s.catalog, local, &queue));
   std::optional<std::vector<std::string>> live_drift;  // when --target auto asked the cluster
-  const app::QueueFetcher queue = [&](const plan::JobSpec& spec, const plan::PlanReport& report) {
-    auto snapshot = app::fetch_queue(*backend, *s.profile, spec, report, user, app::unix_now(ctx.app()));
-    if (snapshot.available) live_drift = snapshot.profile_drift;
-    return snapshot;
-  };
-  JOBGEN_TRY_ASSIGN(auto job,
-                    app::build_job_request(ctx.app(), opts.request, *s.profile, *s.catalog, local, queue));
+  for (const auto& stage : job.stages)
+    if (stage.profile_drift) live_drift = stage.profile_drift;
   if (live_drift) {
     app::remember_drift(ctx.app(), *s.profile, *live_drift);
     if (!live_drift->empty()) warn(ctx, app::drift_message(*s.profile, *live_drift, std::nullopt));
@@ -105,9 +102,11 @@ Expected<Exit> run_submit(Context& ctx, const SubmitOptions& opts) {
     ctx.err << "jobgen: using profile '" << s.profile->name
             << "', the bundled default (choose one with --profile or JOBGEN_PROFILE)\n";
   }
-  const app::SubmitFlags flags{opts.test_only, opts.dry_run, opts.json, false, opts.request.jobspec};
+  const app::SubmitFlags flags{opts.test_only, opts.dry_run, opts.json, false,
+                               opts.request.jobspec};
   JOBGEN_TRY(app::submit_stages(ctx.app(), flags, s, job, *backend,
-                           spec_text ? std::optional(*spec_text) : std::nullopt, prepared, after));
+                                spec_text ? std::optional(*spec_text) : std::nullopt, prepared,
+                                after));
   return Exit::ok;
 }
 

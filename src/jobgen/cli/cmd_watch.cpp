@@ -1,9 +1,9 @@
 // `jobgen watch [JOBID...]`: follows jobs until all are finished, one scheduler query per poll
 // (2 s, backing off to 60 s while nothing changes; see slurm/monitor.hpp). On a terminal a table
 // redrawn in place with progress bars, training progress read from the tail of each job's log
-// (cli/log_tails.hpp) and its last line; otherwise appended lines.
+// (app/log_tails.hpp) and its last line; otherwise appended lines.
 // Exit: 0 all COMPLETED, Exit::jobs_failed otherwise, 130 on Ctrl-C (the jobs keep running).
-// Recovery (cli/run_recovery.hpp): an attempt of a run whose job spec says `recover:` (every run
+// Recovery (app/recovery.hpp): an attempt of a run whose job spec says `recover:` (every run
 // with --recover) that failed is retried as the policy decides; the watch then follows the retry
 // instead of the failed attempt, so the exit status is the runs' final outcome.
 #include <csignal>
@@ -14,12 +14,12 @@
 #include <utility>
 
 #include "jobgen/app/jobs.hpp"
-#include "jobgen/cli/commands.hpp"
-#include "jobgen/cli/job_options.hpp"
-#include "jobgen/app/session.hpp"
-#include "jobgen/cli/ui/job_table.hpp"
 #include "jobgen/app/log_tails.hpp"
 #include "jobgen/app/recovery.hpp"
+#include "jobgen/app/session.hpp"
+#include "jobgen/cli/commands.hpp"
+#include "jobgen/cli/job_options.hpp"
+#include "jobgen/cli/ui/job_table.hpp"
 #include "jobgen/cli/ui/watch_screen.hpp"
 #include "jobgen/plan/jobspec.hpp"
 

@@ -58,7 +58,8 @@ void add_job_request_options(CLI::App* sub, app::JobRequestOptions& opts, const 
                   "D-HH:MM:SS); overrides the job spec's 'time_limit'");
 }
 
-void record_command_line(const CLI::App* sub, const std::string& command, app::JobRequestOptions& opts) {
+void record_command_line(const CLI::App* sub, const std::string& command,
+                         app::JobRequestOptions& opts) {
   opts.argv = {"jobgen", command};
   for (const auto* o : sub->get_options()) {
     if (o->count() == 0 || o->get_name() == "--help") continue;

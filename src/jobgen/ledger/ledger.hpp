@@ -54,7 +54,7 @@ struct JobRecord {
   int64_t cancel_requested = 0;                // when `jobgen cancel` asked for it; 0 = never
   // The run this submission is an attempt of (run/recovery.hpp): the first attempt's tag, this
   // attempt's number (1-based) and the run's limit (0: recovered only by `watch --recover`, with
-  // the default limit); the request it was built from (JSON, cli/run_request.hpp) so a retry can be
+  // the default limit); the request it was built from (JSON, app/run_request.hpp) so a retry can be
   // rendered again; once it failed, its classified failure (run/failure.hpp) and what jobgen
   // decided after it, in one line ("resubmitted as job 8 (attempt 2/3): ..." or "gave up: ...").
   std::string run_id;

@@ -2,7 +2,7 @@
 // and the ranking by expected finish (= expected start + planned run time).
 //
 // The queue data is a plain snapshot (QueueSnapshot) that the CLI layer fetched through a backend
-// (cli/queue_data.hpp): free GPUs per node of each node group, pending demand per group, and
+// (app/queue_data.hpp): free GPUs per node of each node group, pending demand per group, and
 // Slurm's own start estimate for a few rows. Everything here is pure arithmetic on it.
 //
 // Honesty rules: a snapshot that could not be fetched is `available = false` with the reason, and

@@ -57,7 +57,7 @@ Expected<SweepParam> parse_sweep(std::string_view text) {
 namespace {
 
 // The user's time limit (--time, else the job spec's `time_limit`) as it is: one job, no chain;
-// whether it fits the partition is request_check's (slurm/request_check.hpp). A limit shorter than
+// whether it fits the partition is request_check's (site/request_check.hpp). A limit shorter than
 // the estimate is warned about unless the run continues through recovery.
 void set_user_time_limit(int64_t limit, const plan::JobSpec& spec, const plan::PlanRow& row,
                          const RequestOptions& opt, RenderRequest& req) {

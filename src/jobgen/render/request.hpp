@@ -15,7 +15,7 @@
 //   else the request is refused with advice.
 // - a user's time limit (RequestOptions::time_limit_s, else the job spec's `time_limit`) replaces
 //   the above, test mode included: one job of that length, never a chain; the partition maximum is
-//   checked by slurm/request_check.hpp. A limit below the estimate warns, unless the command can
+//   checked by site/request_check.hpp. A limit below the estimate warns, unless the command can
 //   resume and `recover:` continues it within its attempts.
 // - signal: "B:USR1@<signal_lead_s(checkpoint size, write speed)>".
 // - --no-requeue when the job spec says `recover:` (jobgen, not Slurm, retries; not local).

@@ -19,7 +19,7 @@
 // - node_fail: the same settings, excluding the failed node(s) (added to earlier exclusions).
 // - dependency (a later stage Slurm cancelled because the stage before it failed): the same
 //   settings again, waiting (afterok) for the job that replaced the failed one; none: give up.
-//   Such an attempt never ran, so the CLI (cli/run_recovery) raises the run's limit by one for
+//   Such an attempt never ran, so the CLI (app/recovery) raises the run's limit by one for
 //   each: a stage keeps its whole budget for its own failures, and the stage it waited for
 //   bounds how often this happens.
 // - cancelled, other, unknown, none: give up (nothing to change that would help).

@@ -68,7 +68,8 @@ std::string words(const std::set<std::string>& set) {
 }
 
 // A node's hardware: GPUs by gres type, CPUs, memory (MiB).
-void compare_hardware(const slurm::NodeInfo& node, const NodeShape& e, std::vector<Difference>& out) {
+void compare_hardware(const slurm::NodeInfo& node, const NodeShape& e,
+                      std::vector<Difference>& out) {
   const std::string want = gpu_summary(e.gpus);
   const std::string have = gpu_summary(node.gpus);
   if (want != have) out.push_back({"gpus_changed", node.name, want, have, true});
@@ -86,8 +87,8 @@ void compare_hardware(const slurm::NodeInfo& node, const NodeShape& e, std::vect
 // of a partition the profile counts it in gets none of that partition's jobs), its features
 // (when the profile lists them; a pinning feature gone leaves --constraint jobs nowhere to run)
 // and Weight (when the profile sets one; it orders allocation, plans do not count it).
-void compare_placement(const profile::Profile& profile, const slurm::NodeInfo& node, const NodeShape& e,
-                       std::vector<Difference>& out) {
+void compare_placement(const profile::Profile& profile, const slurm::NodeInfo& node,
+                       const NodeShape& e, std::vector<Difference>& out) {
   std::set<std::string> have_parts;
   for (const auto& p : node.partitions)
     if (profile.find_partition(p) != nullptr) have_parts.insert(p);

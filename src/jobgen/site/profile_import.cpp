@@ -384,7 +384,8 @@ class Writer {
 
 }  // namespace
 
-SlurmConf slurm_conf_from_cluster(const slurm::ClusterState& cluster, const std::string& cluster_name) {
+SlurmConf slurm_conf_from_cluster(const slurm::ClusterState& cluster,
+                                  const std::string& cluster_name) {
   SlurmConf conf;
   conf.cluster_name = cluster_name;
   for (const auto& n : cluster.nodes) {

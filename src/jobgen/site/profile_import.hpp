@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "jobgen/profile/catalog.hpp"
-#include "jobgen/slurm/backend.hpp"
 #include "jobgen/site/slurm_conf.hpp"
+#include "jobgen/slurm/backend.hpp"
 
 namespace jobgen::site {
 
@@ -31,7 +31,8 @@ struct ImportedProfile {
 // the form the writer takes, with node Features and Weight (Slurm's default 1 left out, as an
 // absent Weight= is) and partition DefaultTime. Live records name no device files: a MIG node's
 // physical GPU count becomes a TODO.
-SlurmConf slurm_conf_from_cluster(const slurm::ClusterState& cluster, const std::string& cluster_name);
+SlurmConf slurm_conf_from_cluster(const slurm::ClusterState& cluster,
+                                  const std::string& cluster_name);
 
 // `origin` says where the facts came from, for the file's header comment.
 ImportedProfile write_imported_profile(const SlurmConf& conf, const profile::Catalog& catalog,

@@ -144,7 +144,7 @@ class Backend {
   virtual Expected<void> cancel(const std::vector<std::string>& ids) = 0;
   virtual Expected<ClusterState> cluster() = 0;
 
-  // For queue-aware planning (cli/queue_data.hpp), each ONE scheduler query: every node with its
+  // For queue-aware planning (app/queue_data.hpp), each ONE scheduler query: every node with its
   // gres use (sinfo -N -O / GET /nodes), and every user's pending and running jobs (squeue -r -O
   // / GET /jobs; other states are dropped while parsing). A backend without a scheduler queue (the
   // local runner) answers Exit::invalid_input.

@@ -26,14 +26,9 @@ JobInfo from_marker(const Tracked& t, std::string id, int code) {
 // A view of a tracked job that the scheduler did not answer for.
 JobView local_view(const Tracked& t, JobInfo job) {
   JobView v;
-  v.tracked_id = t.id;
+  v.job = t;
   v.info = std::move(job);
-  v.estimated_runtime_s = t.estimated_runtime_s;
-  v.planned_step_time_s = t.planned_step_time_s;
-  v.planned_steps = t.planned_steps;
   v.from_scheduler = false;
-  v.tag = t.tag;
-  v.cancel_requested = t.cancel_requested;
   return v;
 }
 
@@ -90,7 +85,7 @@ JobView from_ledger(const Tracked& t) {
   JobInfo job;
   job.id = t.id;
   job.name = t.name;
-  job.state = parse_job_state(t.last_state);
+  job.state = t.last_state;
   job.exit_code = t.exit_code;
   JobView v = local_view(t, std::move(job));
   if (!t.in_ledger) {
@@ -147,13 +142,8 @@ Expected<std::vector<JobView>> query_jobs(Backend& backend, const std::vector<Tr
     for (const std::size_t i : mine(*jobs, index, t)) {
       const JobInfo& job = (*jobs)[i];
       JobView view;
-      view.tracked_id = t.id;
+      view.job = t;
       view.info = job;
-      view.estimated_runtime_s = t.estimated_runtime_s;
-      view.planned_step_time_s = t.planned_step_time_s;
-      view.planned_steps = t.planned_steps;
-      view.tag = t.tag;
-      view.cancel_requested = t.cancel_requested;
       if (job.id.find("_[") != std::string::npos && t.id.find('_') != std::string::npos) {
         view.info.id = t.id;  // one task of a pending array: name it as asked
         view.info.array_task_id =
@@ -182,7 +172,7 @@ Exit overall_exit(const std::vector<JobView>& views) {
   const bool failed = std::any_of(views.begin(), views.end(), [](const JobView& v) {
     if (v.vanished) return true;
     if (!is_finished(v.info.state)) return false;
-    if (v.info.state == JobState::cancelled && v.cancel_requested) return false;
+    if (v.info.state == JobState::cancelled && v.job.cancel_requested) return false;
     return v.info.state != JobState::completed;
   });
   return failed ? Exit::jobs_failed : Exit::ok;

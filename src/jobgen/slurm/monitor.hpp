@@ -32,7 +32,7 @@ struct Tracked {
   // Seconds per optimizer step, and optimizer steps, from the plan.
   std::optional<double> planned_step_time_s;
   std::optional<int64_t> planned_steps;
-  std::string last_state;  // the ledger's, "" if unknown
+  JobState last_state = JobState::unknown;  // the ledger's
   std::optional<int> exit_code;
   int array_size = 0;
   int64_t submit_time = 0;
@@ -41,18 +41,14 @@ struct Tracked {
   std::string run_id;  // the ledger's run this job is an attempt of; "" for none
 };
 
+// What is known of one job (or one task of an array) now: the job as followed, and what the
+// scheduler, an exit marker or the ledger says of it.
 struct JobView {
-  std::string tracked_id;  // which Tracked it answers (an array gives one view per task)
+  Tracked job;  // the job it answers (an array gives one view per task, each with the array's)
   JobInfo info;
-  std::optional<int64_t> estimated_runtime_s;
-  // Seconds per optimizer step, and optimizer steps, from the plan.
-  std::optional<double> planned_step_time_s;
-  std::optional<int64_t> planned_steps;
   bool from_scheduler = true;  // false: resolved from a marker or the ledger
   bool vanished = false;       // gone from the scheduler, outcome unknown (state UNKNOWN)
   bool unconfirmed = false;    // a submission no job carries the tag of (yet)
-  std::string tag;             // the tracked submission's tag, when it has one
-  bool cancel_requested = false;
 };
 
 // `now` (Unix seconds) ages unconfirmed submissions: after kIntentExpiryS without a job carrying

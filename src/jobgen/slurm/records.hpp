@@ -1,9 +1,9 @@
 // Slurm's job, node and partition records as JSON -> JobInfo / NodeInfo / PartitionInfo:
 // slurmrestd's GET /jobs, /job/{id}, /nodes, /partitions (v0.0.38 to v0.0.44; Slurm 22.05's
 // `squeue --json`/`sinfo --json` print the same v0.0.38 documents, recorded under
-// tests/data/slurm-cli/, but the CLI backend reads the text forms, cli_parse.hpp: smaller, and
-// the same in every Slurm version). One decoder per record kind serves every source, because the
-// documents describe themselves:
+// tests/data/slurm-cli/, but the CLI backend reads the text forms, sbatch/command_text.hpp:
+// smaller, and the same in every Slurm version). One decoder per record kind serves every source,
+// because the documents describe themselves:
 //   - numbers are plain integers (v0.0.38) or {"set","infinite","number"} no-val structs (later);
 //     unset, infinite, negative and the NO_VAL/INFINITE sentinels read as "absent";
 //   - job_state is a string (v0.0.38/39) or [base state, flags...] (v0.0.40+);

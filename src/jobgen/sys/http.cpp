@@ -34,7 +34,9 @@ struct Curl {
 template <typename F>
 void bind(void* library, const char* name, F& target, std::string& error) {
   target = reinterpret_cast<F>(dlsym(library, name));
-  if (target == nullptr && error.empty()) error = std::string("libcurl lacks ") + name;
+  // Appended, not "a" + name: g++ 12 -O2 misreads that temporary as a 32-byte object
+  // (-Warray-bounds inside char_traits).
+  if (target == nullptr && error.empty()) error.append("libcurl lacks ").append(name);
 }
 
 const Curl& curl_library() {

@@ -45,11 +45,12 @@ ShownProgress shown_progress(const slurm::JobView& view, const progress::Progres
   shown.total = progress.total;
   shown.steps_per_s = progress.steps_per_s;
   shown.step_time_s = progress.step_time_s();
-  shown.planned_step_time_s = view.planned_step_time_s;
+  shown.planned_step_time_s = view.job.planned_step_time_s;
   if (progress.percent) shown.fraction = *progress.percent / 100;
-  if (!shown.total && shown.step && view.planned_steps && *view.planned_steps > 0 &&
-      *shown.step <= *view.planned_steps && progress.format != progress::ProgressFormat::lightning) {
-    shown.total = view.planned_steps;
+  if (!shown.total && shown.step && view.job.planned_steps && *view.job.planned_steps > 0 &&
+      *shown.step <= *view.job.planned_steps &&
+      progress.format != progress::ProgressFormat::lightning) {
+    shown.total = view.job.planned_steps;
     shown.total_from_plan = true;
     shown.fraction = static_cast<double>(*shown.step) / static_cast<double>(*shown.total);
   }
@@ -69,17 +70,19 @@ ShownProgress shown_progress(const slurm::JobView& view, const progress::Progres
   }
   if (shown.step_time_s && shown.planned_step_time_s && *shown.planned_step_time_s > 0)
     shown.ratio = *shown.step_time_s / *shown.planned_step_time_s;
-  if (progress.format == progress::ProgressFormat::lightning && state != slurm::JobState::completed) {
+  if (progress.format == progress::ProgressFormat::lightning &&
+      state != slurm::JobState::completed) {
     shown.epoch_fraction = std::exchange(shown.fraction, std::nullopt);
     shown.epoch_eta_s = std::exchange(shown.eta_s, std::nullopt);
   }
   return shown;
 }
 
-std::optional<int64_t> plan_estimate(const slurm::JobView& view, const progress::Progress& progress) {
+std::optional<int64_t> plan_estimate(const slurm::JobView& view,
+                                     const progress::Progress& progress) {
   if (view.info.state == slurm::JobState::running && shown_progress(view, progress).eta_s)
     return std::nullopt;
-  return view.estimated_runtime_s;
+  return view.job.estimated_runtime_s;
 }
 
 namespace {
@@ -190,10 +193,11 @@ std::string format_status_table(const std::vector<slurm::JobView>& views, int64_
     // Names, reasons and nodes come from the scheduler: never raw control characters.
     const progress::Progress* p = progress_of(v, tails);
     const std::string name = util::printable(v.info.name).substr(0, name_w);
-    out += pad(util::printable(v.info.id, 40), id_w + 2) + pad(name, name_w + 2) +
-           util::printable(slurm::describe(
-               v.info, now, p != nullptr ? plan_estimate(v, *p) : v.estimated_runtime_s, names)) +
-           "\n";
+    out +=
+        pad(util::printable(v.info.id, 40), id_w + 2) + pad(name, name_w + 2) +
+        util::printable(slurm::describe(
+            v.info, now, p != nullptr ? plan_estimate(v, *p) : v.job.estimated_runtime_s, names)) +
+        "\n";
     if (p != nullptr && p->known()) {
       const ShownProgress s = shown_progress(v, *p);
       out += std::string(id_w + 2, ' ') +
@@ -218,7 +222,7 @@ nlohmann::json status_json(const std::vector<slurm::JobView>& views, int64_t now
                     {"state", slurm::to_string(j.state)},
                     {"reason", j.reason},
                     {"explanation", slurm::explain_reason(j, names)},
-                    {"description", slurm::describe(j, now, v.estimated_runtime_s, names)},
+                    {"description", slurm::describe(j, now, v.job.estimated_runtime_s, names)},
                     {"exit_code", optional(j.exit_code)},
                     {"signal", optional(j.signal)},
                     {"nodes", j.nodes},
@@ -226,7 +230,7 @@ nlohmann::json status_json(const std::vector<slurm::JobView>& views, int64_t now
                     {"gres", j.gres},
                     {"elapsed_s", slurm::elapsed_seconds(j, now)},
                     {"time_limit_s", optional(j.time_limit_s)},
-                    {"estimated_runtime_s", optional(v.estimated_runtime_s)},
+                    {"estimated_runtime_s", optional(v.job.estimated_runtime_s)},
                     {"submit_time", optional(j.submit_time)},
                     {"start_time", optional(j.start_time)},
                     {"end_time", optional(j.end_time)},
@@ -237,7 +241,7 @@ nlohmann::json status_json(const std::vector<slurm::JobView>& views, int64_t now
     const progress::Progress* p = progress_of(v, tails);
     nlohmann::json& job = list.back();
     job["progress"] = progress_json(v, p);
-    job["planned_step_time_s"] = optional(v.planned_step_time_s);
+    job["planned_step_time_s"] = optional(v.job.planned_step_time_s);
     const auto ratio = p != nullptr ? shown_progress(v, *p).ratio : std::nullopt;
     job["step_time_ratio"] = optional(ratio);
   }

@@ -22,7 +22,8 @@ namespace jobgen::cli {
 // "JOBID  NAME  STATE" and one line per view (plus its progress when the log shows some); `now`
 // in Unix seconds.
 std::string format_status_table(const std::vector<slurm::JobView>& views, int64_t now,
-                                const slurm::GresNames& names = {}, const app::LogTails& tails = {});
+                                const slurm::GresNames& names = {},
+                                const app::LogTails& tails = {});
 // The same as an array of objects (documented keys: README "status --json").
 nlohmann::json status_json(const std::vector<slurm::JobView>& views, int64_t now,
                            const slurm::GresNames& names = {}, const app::LogTails& tails = {});
@@ -53,7 +54,8 @@ std::string describe_progress(const slurm::JobView& view, const progress::Progre
 
 // The plan's run time for describe()'s "about N left", unless the log's progress has a better
 // estimate of the time left (then nullopt: one estimate shown, the log's).
-std::optional<int64_t> plan_estimate(const slurm::JobView& view, const progress::Progress& progress);
+std::optional<int64_t> plan_estimate(const slurm::JobView& view,
+                                     const progress::Progress& progress);
 
 // "[#######-------]  45%" for elapsed / estimate; empty without an estimate.
 std::string progress_bar(int64_t elapsed, std::optional<int64_t> estimate, int width = 20);

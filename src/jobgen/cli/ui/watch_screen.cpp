@@ -94,7 +94,7 @@ class Screen {
     if (shown.fraction && (tail.progress.known() || v.info.state == JobState::completed)) {
       bar = fraction_bar(*shown.fraction, 16);
     } else {
-      bar = progress_bar(slurm::elapsed_seconds(v.info, now), v.estimated_runtime_s, 16);
+      bar = progress_bar(slurm::elapsed_seconds(v.info, now), v.job.estimated_runtime_s, 16);
     }
     const std::string line =
         pad(util::printable(v.info.id, 40), 10) + " " + pad(bar, 24) +

@@ -1,5 +1,5 @@
 // The slurmrestd API versions jobgen speaks and how they differ: ONE row per version in
-// rest_version.cpp (kDialects); the encoder and decoders read these flags, never a version string.
+// api_version.cpp (kDialects); the encoder and decoders read these flags, never a version string.
 //
 // Sources: ../shared/reference/slurm-notes.md and the OpenAPI specs of v0.0.38 (Slurm 22.05, the
 // live test cluster) and v0.0.41-44. v0.0.44 (Slurm 25.11) has no recorded answers: the contract

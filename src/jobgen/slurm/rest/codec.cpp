@@ -180,7 +180,7 @@ Expected<void> put_placement(const RestDialect& d, const job::SbatchOptions& o, 
     if (d.requeue_bool) {
       job["requeue"] = false;
     } else {
-      job["no_requeue"] = true;  // v0.0.38 (rest_version.hpp): its "requeue" would mean --requeue
+      job["no_requeue"] = true;  // v0.0.38 (api_version.hpp): its "requeue" would mean --requeue
     }
   }
   // A feature list is a plain string in every version (v0.0.38 included).

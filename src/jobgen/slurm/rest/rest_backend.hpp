@@ -1,5 +1,5 @@
 // The slurmrestd backend: Backend over HTTP (sys::HttpClient), for every API version in
-// rest_version.hpp.
+// api_version.hpp.
 //
 // Contract:
 // - The API version is the profile's (or $JOBGEN_REST_API_VERSION's) when given, else the newest
@@ -28,9 +28,9 @@
 
 #include "jobgen/profile/profile.hpp"
 #include "jobgen/slurm/backend.hpp"
+#include "jobgen/slurm/rest/api_version.hpp"
 #include "jobgen/slurm/rest/auth.hpp"
 #include "jobgen/slurm/rest/codec.hpp"
-#include "jobgen/slurm/rest/api_version.hpp"
 #include "jobgen/sys/http.hpp"
 #include "jobgen/sys/system.hpp"
 

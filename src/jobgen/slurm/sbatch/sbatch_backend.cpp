@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <set>
 
-#include "jobgen/slurm/sbatch/command_text.hpp"
 #include "jobgen/slurm/job_state.hpp"
 #include "jobgen/slurm/records.hpp"
+#include "jobgen/slurm/sbatch/command_text.hpp"
 #include "jobgen/util/slurm_time.hpp"
 #include "jobgen/util/strings.hpp"
 
@@ -65,7 +65,7 @@ SbatchBackend::SbatchBackend(sys::CommandRunner& runner, SbatchBackendOptions op
     : runner_(runner), options_(std::move(options)) {}
 
 Expected<sys::CommandResult> SbatchBackend::run(std::vector<std::string> argv,
-                                             std::optional<std::string> stdin_text) {
+                                                std::optional<std::string> stdin_text) {
   sys::Command command;
   // sbatch exports its whole environment into the job (--export=ALL): a slurmrestd token there
   // would reach the training and make srun inside the job try auth/jwt.
@@ -88,7 +88,7 @@ Expected<sys::CommandResult> SbatchBackend::run(std::vector<std::string> argv,
 }
 
 Error SbatchBackend::command_error(std::string_view command, std::string_view err,
-                                std::string_view probe_id) {
+                                   std::string_view probe_id) {
   std::string message = explain_slurm_error(command, err);
   SlurmFault fault = classify_error_text(err);
   // A command that waited out Slurm's MessageTimeout did not get through: no need to ask again.

@@ -2,13 +2,13 @@
 // through a CommandRunner with a timeout. One call of each command per operation, whatever the
 // number of jobs: slurmctld sees one REQUEST_JOB_INFO per status query.
 //
-// squeue: `squeue -h -O <fields>` (cli_parse.hpp), whose text is about 10x smaller than --json
-// for the same RPC; a failed squeue exits non-zero with Slurm's reason on stderr.
-// Finished jobs Slurm has forgotten are asked of sacct when accounting is on (a sacct failure
-// other than "accounting is disabled" fails the query: absence is only evidence when complete).
+// squeue: `squeue -h -O <fields>` (sbatch/command_text.hpp), whose text is about 10x smaller than
+// --json for the same RPC; a failed squeue exits non-zero with Slurm's reason on stderr. Finished
+// jobs Slurm has forgotten are asked of sacct when accounting is on (a sacct failure other than
+// "accounting is disabled" fails the query: absence is only evidence when complete).
 //
-// sinfo: `sinfo -h -a -N -S N,#P -O <fields>` for the nodes (cli_parse.hpp; not --json, whose
-// document changed shape in Slurm 23.02) and `sinfo -h -a -o <kPartitionFormat>` for the
+// sinfo: `sinfo -h -a -N -S N,#P -O <fields>` for the nodes (sbatch/command_text.hpp; not --json,
+// whose document changed shape in Slurm 23.02) and `sinfo -h -a -o <kPartitionFormat>` for the
 // partitions. cluster() (profile check and import, not plans) also asks `scontrol -o show node`
 // for the nodes in no partition, which sinfo does not list and slurmrestd's /nodes does.
 //
