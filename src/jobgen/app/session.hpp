@@ -41,7 +41,8 @@ struct TrackedGroup {
 };
 
 struct JobSession {
-  explicit JobSession(const Context& context) : ctx(context) {}
+  // Out of line: the members' cleanup on a throwing constructor needs the complete Jobs type.
+  explicit JobSession(const Context& context);
   ~JobSession();
   JobSession(const JobSession&) = delete;
   JobSession& operator=(const JobSession&) = delete;
