@@ -1,6 +1,6 @@
 // Recording fakes for the REST backend's tests: an HttpClient that answers from a script of
-// (method, path-prefix) rules and records every request, a Clock whose sleeps are recorded, and
-// an Environment/FileSystem from maps.
+// (method, path-prefix) rules and records every request, a Clock whose sleeps are recorded, an
+// Environment from a map and the in-memory FileSystem (fake_filesystem.hpp).
 #pragma once
 
 #include <deque>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "fake_clock.hpp"
+#include "fake_filesystem.hpp"
 #include "jobgen/sys/http.hpp"
 #include "jobgen/sys/system.hpp"
 
@@ -65,40 +66,6 @@ class MapEnvironment final : public sys::Environment {
     return it == vars.end() ? std::nullopt : std::optional<std::string>(it->second);
   }
   std::map<std::string, std::string> vars;
-};
-
-class MapFileSystem final : public sys::FileSystem {
- public:
-  Expected<std::string> read_file(const std::filesystem::path& path) const override {
-    auto it = files.find(path.string());
-    if (it == files.end())
-      return fail(path.string() + ": No such file or directory", Exit::not_found);
-    return it->second;
-  }
-  Expected<sys::FileTail> read_tail(const std::filesystem::path& path,
-                                    std::size_t max_bytes) const override {
-    auto it = files.find(path.string());
-    if (it == files.end())
-      return fail(path.string() + ": No such file or directory", Exit::not_found);
-    ++tail_reads;
-    const std::string& text = it->second;
-    if (text.size() <= max_bytes) return sys::FileTail{text, true};
-    return sys::FileTail{text.substr(text.size() - max_bytes), false};
-  }
-  bool is_file(const std::filesystem::path& path) const override {
-    return files.contains(path.string());
-  }
-  bool is_directory(const std::filesystem::path&) const override { return false; }
-  std::vector<std::filesystem::path> list_files(const std::filesystem::path&) const override {
-    return {};
-  }
-  Expected<void> write_file(const std::filesystem::path& path, std::string_view content,
-                            unsigned) override {
-    files[path.string()] = std::string(content);
-    return {};
-  }
-  std::map<std::string, std::string> files;
-  mutable int tail_reads = 0;
 };
 
 // A JWT shaped like Slurm's (HS256 header, the given payload, a fake signature): jobgen only

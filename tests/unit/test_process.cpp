@@ -7,8 +7,10 @@
 #include <sstream>
 #include <thread>
 
+#include "fake_processes.hpp"
 #include "jobgen/slurm/local/local_backend.hpp"
 #include "jobgen/sys/process.hpp"
+#include "jobgen/sys/system.hpp"
 
 using namespace jobgen;
 using namespace std::chrono_literals;
@@ -92,7 +94,9 @@ TEST_CASE("local runner: run, status, logs, exit-code failure, cancel of a real 
   options.dir = dir / "state";
   options.gpus = {"0", "1"};
   options.grace = 2s;
-  slurm::LocalBackend backend(clock, options);
+  sys::RealFileSystem files;
+  sys::RealProcessGroups processes;
+  slurm::LocalBackend backend(clock, files, processes, options);
 
   slurm::SubmitRequest ok;
   ok.script = "#!/bin/bash\necho \"job $SLURM_JOB_ID gpus=$CUDA_VISIBLE_DEVICES\"\necho done\n";
@@ -181,17 +185,18 @@ TEST_CASE("local runner: a job that ends between the exit-file read and the live
 
   std::string written_by_supervisor;
   int probes = 0;
-  options.group_alive = [&](int pgid) {
+  sys::RealFileSystem files;
+  test::FakeProcessGroups processes(files);  // group 424242 is dead
+  processes.on_alive = [&](int pgid) {
     ++probes;
     CHECK(pgid == 424242);
     // Exactly here the supervisor finishes: it renames its exit file into place and exits.
     if (!written_by_supervisor.empty()) std::ofstream(job / "exit") << written_by_supervisor;
-    return false;
   };
 
   SUBCASE("completed with exit 0") {
     written_by_supervisor = "exit 0\n";
-    slurm::LocalBackend backend(clock, options);
+    slurm::LocalBackend backend(clock, files, processes, options);
     const auto jobs = backend.jobs({"7"}).value();
     REQUIRE(jobs.size() == 1);
     CHECK(probes == 1);
@@ -201,13 +206,13 @@ TEST_CASE("local runner: a job that ends between the exit-file read and the live
   }
   SUBCASE("failed with its own exit code") {
     written_by_supervisor = "exit 3\n";
-    slurm::LocalBackend backend(clock, options);
+    slurm::LocalBackend backend(clock, files, processes, options);
     const auto jobs = backend.jobs({"7"}).value();
     CHECK(jobs[0].state == slurm::JobState::failed);
     CHECK(jobs[0].exit_code == 3);
   }
   SUBCASE("no exit file after the group died: ended without an exit status") {
-    slurm::LocalBackend backend(clock, options);
+    slurm::LocalBackend backend(clock, files, processes, options);
     const auto jobs = backend.jobs({"7"}).value();
     CHECK(jobs[0].state == slurm::JobState::failed);
     CHECK_FALSE(jobs[0].exit_code.has_value());
@@ -221,7 +226,9 @@ TEST_CASE("local runner: many short jobs polled in a tight loop never read as FA
   sys::RealClock clock;
   slurm::LocalBackendOptions options;
   options.dir = dir / "state";
-  slurm::LocalBackend backend(clock, options);
+  sys::RealFileSystem files;
+  sys::RealProcessGroups processes;
+  slurm::LocalBackend backend(clock, files, processes, options);
   std::vector<std::string> ids;
   for (int i = 0; i < 8; ++i) {
     slurm::SubmitRequest quick;

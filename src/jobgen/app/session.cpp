@@ -10,6 +10,7 @@
 #include "jobgen/slurm/records.hpp"
 #include "jobgen/slurm/rest/rest_backend.hpp"
 #include "jobgen/slurm/sbatch/sbatch_backend.hpp"
+#include "jobgen/sys/process.hpp"
 #include "jobgen/util/slurm_time.hpp"
 #include "jobgen/util/strings.hpp"
 
@@ -57,8 +58,10 @@ Expected<std::unique_ptr<slurm::Backend>> make_backend(const Context& ctx, JobSe
     } else if (visible) {
       options.gpus = split_list(*visible);
     }
+    // Stateless, so one for the whole program.
+    static sys::RealProcessGroups processes;
     return std::unique_ptr<slurm::Backend>(
-        std::make_unique<slurm::LocalBackend>(ctx.clock, std::move(options)));
+        std::make_unique<slurm::LocalBackend>(ctx.clock, ctx.fs, processes, std::move(options)));
   }
   if (name == "rest") {
     std::error_code ec;
@@ -92,7 +95,6 @@ slurm::GresNames gres_names(const profile::Profile& profile, const profile::Cata
 }
 
 JobSession::JobSession(const Context& context) : ctx(context) {}
-
 JobSession::~JobSession() = default;
 
 Expected<slurm::Backend*> JobSession::backend() {

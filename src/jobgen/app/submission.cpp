@@ -199,11 +199,12 @@ class Submission {
     return script;
   }
 
-  // Slurm opens the log files before the script runs: their directory must exist.
+  // Slurm opens the log files before the script runs: their directory must exist. Best effort:
+  // one that cannot be made leaves Slurm to report the log it could not open.
   void make_log_dirs(const job::SbatchOptions& sbatch) const {
-    std::error_code ec;
-    if (!sbatch.output.empty()) fs::create_directories((cwd_ / sbatch.output).parent_path(), ec);
-    if (!sbatch.error.empty()) fs::create_directories((cwd_ / sbatch.error).parent_path(), ec);
+    if (!sbatch.output.empty())
+      (void)ctx_.fs.make_directories((cwd_ / sbatch.output).parent_path());
+    if (!sbatch.error.empty()) (void)ctx_.fs.make_directories((cwd_ / sbatch.error).parent_path());
   }
 
   // The ledger first: a job the ledger cannot record is not submitted, and a submit interrupted

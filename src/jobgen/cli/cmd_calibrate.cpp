@@ -28,9 +28,8 @@ struct CalibrateOptions {
 
 Expected<Exit> reset_calibration(Context& ctx) {
   const auto path = app::calibration_path(ctx.env);
-  std::error_code ec;
-  if (!std::filesystem::remove(path, ec)) {
-    if (ec) return fail("cannot remove " + path.string() + ": " + ec.message());
+  JOBGEN_TRY_ASSIGN(const bool removed, ctx.fs.remove(path));
+  if (!removed) {
     ctx.out << "No calibration to remove (" << path.string() << " does not exist).\n";
     return Exit::ok;
   }

@@ -22,18 +22,15 @@ struct LogsOptions {
   bool err = false;
 };
 
-// "StdOut=/path" from `scontrol show job -o ID`.
-std::string scontrol_path(sys::CommandRunner& runner, const std::string& id, bool err) {
-  sys::Command command;
-  command.argv = {"scontrol", "show", "job", "-o", id};
-  command.timeout = std::chrono::seconds(30);
-  auto result = runner.run(command);
-  if (!result || result->exit_code != 0) return "";
-  const std::string key = err ? " StdErr=" : " StdOut=";
-  const std::size_t pos = result->out.find(key);
-  if (pos == std::string::npos) return "";
-  const std::size_t start = pos + key.size();
-  return result->out.substr(start, result->out.find_first_of(" \n", start) - start);
+// The scheduler's record of the job's log (Backend::log_paths: `scontrol show job` for the CLI
+// backend); "" when it cannot tell, and the ledger's pattern is used instead.
+std::string scheduler_log_path(app::JobSession& session, const app::TrackedGroup& group,
+                               const slurm::JobInfo& job, bool err) {
+  auto backend = session.backend_for(group.backend, group.cluster);
+  if (!backend) return "";
+  auto logs = (*backend)->log_paths(job);
+  if (!logs) return "";
+  return err ? logs->std_err : logs->std_out;
 }
 
 // Prints the file from `offset` on; returns the new offset.
@@ -69,8 +66,8 @@ Expected<void> one_task(const std::string& id, const std::vector<slurm::JobView>
                  tasks.front() + "' (tasks: " + util::printable(list) + ")");
 }
 
-// The log file: Slurm's record of it (squeue, else `scontrol show job` for the CLI backend), else
-// the ledger's pattern resolved with what is known of the job.
+// The log file: the scheduler's record of it (its job list, else Backend::log_paths), else the
+// ledger's pattern resolved with what is known of the job.
 Expected<std::filesystem::path> log_path(app::JobSession& session, const LogsOptions& options,
                                          const std::vector<app::TrackedGroup>& groups,
                                          const std::vector<slurm::JobView>& views) {
@@ -82,9 +79,8 @@ Expected<std::filesystem::path> log_path(app::JobSession& session, const LogsOpt
       break;
     }
   }
-  if (path.empty() && groups.front().backend == "cli" && !views.empty() &&
-      views.front().from_scheduler) {
-    path = scontrol_path(*session.runner, views.front().info.id, options.err);
+  if (path.empty() && !views.empty() && views.front().from_scheduler) {
+    path = scheduler_log_path(session, groups.front(), views.front().info, options.err);
   }
   if (!path.empty()) return path;
   const slurm::Tracked& t = groups.front().jobs.front();

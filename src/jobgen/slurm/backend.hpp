@@ -133,6 +133,12 @@ struct JobQuery {
   bool empty() const { return ids.empty() && tags.empty(); }
 };
 
+// Where a job's logs are, as the scheduler records them.
+struct JobLogs {
+  std::string std_out;
+  std::string std_err;  // the same file as std_out when Slurm merges them
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -153,6 +159,14 @@ class Backend {
   }
   virtual Expected<std::vector<JobInfo>> queue() {
     return fail("the " + name() + " backend has no scheduler queue", Exit::invalid_input);
+  }
+  // For `logs` when jobs() reported no log path for `job` (one of its answers): the scheduler's
+  // own record of the job's logs, in ONE query (the CLI backend: `scontrol show job -o ID`, whose
+  // paths have %j etc. resolved). An answer without the paths is an error. The default answers
+  // what jobs() reported, without a query: slurmrestd's and the local runner's job records are
+  // all they know.
+  virtual Expected<JobLogs> log_paths(const JobInfo& job) {
+    return JobLogs{job.std_out, job.std_err};
   }
   // submit() with test_only answers Slurm's start estimate (SubmitResult::estimated_start).
   virtual bool estimates_start() const { return false; }

@@ -381,4 +381,16 @@ bool process_group_alive(int pgid) {
   return false;
 }
 
+Expected<int> RealProcessGroups::spawn(const DetachedJob& job) {
+  return spawn_detached(job);
+}
+
+bool RealProcessGroups::signal(int pgid, int signal) {
+  return pgid > 1 && ::kill(-pgid, signal) == 0;
+}
+
+bool RealProcessGroups::alive(int pgid) const {
+  return process_group_alive(pgid);
+}
+
 }  // namespace jobgen::sys

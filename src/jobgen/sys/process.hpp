@@ -68,7 +68,28 @@ struct DetachedJob {
 // Starts the job and returns its process group id (also written to pid_file).
 Expected<int> spawn_detached(const DetachedJob& job);
 
-// True while any process of the group is alive.
+// True while any process of the group is alive (a zombie is not).
 bool process_group_alive(int pgid);
+
+// The local runner's side of processes: starting detached jobs and signalling their process
+// groups, behind an interface so that its tests need no real processes.
+class ProcessGroups {
+ public:
+  virtual ~ProcessGroups() = default;
+  // spawn_detached: the job's process group id.
+  virtual Expected<int> spawn(const DetachedJob& job) = 0;
+  // kill(-pgid, signal): true when the group exists and was signalled. Refused (false) for
+  // pgid <= 1, where kill() would reach the caller's own group or every process.
+  virtual bool signal(int pgid, int signal) = 0;
+  // process_group_alive.
+  virtual bool alive(int pgid) const = 0;
+};
+
+class RealProcessGroups final : public ProcessGroups {
+ public:
+  Expected<int> spawn(const DetachedJob& job) override;
+  bool signal(int pgid, int signal) override;
+  bool alive(int pgid) const override;
+};
 
 }  // namespace jobgen::sys

@@ -278,4 +278,77 @@ Expected<void> RealFileSystem::write_file(const fs::path& path, std::string_view
   return replace(target, content, st.st_mode & 07777, Owner{st.st_uid, st.st_gid});
 }
 
+namespace {
+
+std::unexpected<Error> os_error(const std::string& what, const fs::path& path, int err,
+                                Exit exit = Exit::failure) {
+  return fail("cannot " + what + " " + path.string() + ": " + std::strerror(err), exit);
+}
+
+}  // namespace
+
+std::optional<FileStatus> RealFileSystem::status(const fs::path& path) const {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  FileStatus status;
+  status.kind = S_ISREG(st.st_mode)   ? FileStatus::Kind::file
+                : S_ISDIR(st.st_mode) ? FileStatus::Kind::directory
+                                      : FileStatus::Kind::other;
+  status.mode = st.st_mode & 07777;
+  status.size = static_cast<std::uint64_t>(st.st_size);
+  status.modified = std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(
+          std::chrono::seconds(st.st_mtim.tv_sec) + std::chrono::nanoseconds(st.st_mtim.tv_nsec)));
+  return status;
+}
+
+std::vector<fs::path> RealFileSystem::list_directories(const fs::path& dir) const {
+  std::vector<fs::path> dirs;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.is_directory(ec)) dirs.push_back(entry.path());
+  }
+  std::sort(dirs.begin(), dirs.end());
+  return dirs;
+}
+
+Expected<bool> RealFileSystem::make_directories(const fs::path& given, unsigned mode) {
+  if (given.empty()) return fail("cannot create a directory without a name");
+  const fs::path path = given.has_filename() ? given : given.parent_path();  // "a/b/" is "a/b"
+  // Parents first, each by mkdir: only the last one's EEXIST decides the answer.
+  const fs::path parent = path.parent_path();
+  if (!parent.empty() && parent != path && !is_directory(parent)) {
+    if (auto made = make_directories(parent, mode); !made) return std::unexpected(made.error());
+  }
+  if (::mkdir(path.c_str(), static_cast<mode_t>(mode & 07777)) == 0) return true;
+  const int err = errno;
+  if (err == EEXIST) {
+    if (is_directory(path)) return false;
+    return fail("cannot create the directory " + path.string() +
+                ": something that is not a directory is in the way");
+  }
+  return os_error("create the directory", path, err);
+}
+
+Expected<bool> RealFileSystem::remove(const fs::path& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return false;
+    return os_error("remove", path, errno);
+  }
+  const int rc = S_ISDIR(st.st_mode) ? ::rmdir(path.c_str()) : ::unlink(path.c_str());
+  if (rc == 0) return true;
+  if (errno == ENOENT) return false;  // removed by someone else meanwhile
+  return os_error("remove", path, errno);
+}
+
+Expected<void> RealFileSystem::rename(const fs::path& from, const fs::path& to) {
+  if (::rename(from.c_str(), to.c_str()) == 0) return {};
+  const int err = errno;
+  struct stat st {};
+  const bool from_missing = ::lstat(from.c_str(), &st) != 0 && errno == ENOENT;
+  return fail("cannot rename " + from.string() + " to " + to.string() + ": " + std::strerror(err),
+              from_missing ? Exit::not_found : Exit::failure);
+}
+
 }  // namespace jobgen::sys

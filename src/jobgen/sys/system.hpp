@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -31,6 +32,18 @@ struct FileTail {
   bool whole = true;
 };
 
+// What a path is, symlinks followed (FileSystem::status).
+struct FileStatus {
+  enum class Kind { file, directory, other };  // other: a FIFO, device or socket
+  Kind kind = Kind::file;
+  unsigned mode = 0;       // permission bits (07777)
+  std::uint64_t size = 0;  // bytes, for a regular file
+  std::chrono::system_clock::time_point modified;
+};
+
+// Paths are used as given (a relative one is relative to the current directory). The operations
+// below that change directories return errors whose message names the path and the OS's reason
+// ("cannot remove /x/y: Directory not empty"), Exit::failure unless said otherwise.
 class FileSystem {
  public:
   virtual ~FileSystem() = default;
@@ -60,6 +73,28 @@ class FileSystem {
   //   `where.file` = path); the temporary file never survives a failure.
   virtual Expected<void> write_file(const std::filesystem::path& path, std::string_view content,
                                     unsigned mode = 0600) = 0;
+  // What is at `path`; nullopt when nothing is (or it cannot be looked at).
+  virtual std::optional<FileStatus> status(const std::filesystem::path& path) const = 0;
+  // Directories directly inside `dir` (symlinks followed), sorted by name; empty if `dir` does
+  // not exist.
+  virtual std::vector<std::filesystem::path> list_directories(
+      const std::filesystem::path& dir) const = 0;
+  // std::filesystem::create_directories: `path` and its missing parents, each created with `mode`
+  // as mkdir(2) applies it (narrowed by the umask: 0700 stays private, the default gives the
+  // usual 0755). True when this call created `path` itself, false when it already was a
+  // directory: mkdir is atomic, so of two callers making the same new directory exactly one gets
+  // true (a claimed name, a lock). A non-directory in the way is an error.
+  virtual Expected<bool> make_directories(const std::filesystem::path& path,
+                                          unsigned mode = 0777) = 0;
+  // Removes a file (a symlink itself, not its target) or an empty directory. True when something
+  // was removed, false when nothing was there; a directory that is not empty is an error.
+  virtual Expected<bool> remove(const std::filesystem::path& path) = 0;
+  // rename(2): `from` takes the name `to`, replacing a file there atomically (a reader opens the
+  // old file or the new one, never neither); a directory may replace only an empty directory.
+  // Both must be on one filesystem (the caller writes temporaries next to the target); a
+  // missing `from` is Exit::not_found.
+  virtual Expected<void> rename(const std::filesystem::path& from,
+                                const std::filesystem::path& to) = 0;
 };
 
 class Clock {
@@ -85,6 +120,13 @@ class RealFileSystem final : public FileSystem {
   std::vector<std::filesystem::path> list_files(const std::filesystem::path& dir) const override;
   Expected<void> write_file(const std::filesystem::path& path, std::string_view content,
                             unsigned mode) override;
+  std::optional<FileStatus> status(const std::filesystem::path& path) const override;
+  std::vector<std::filesystem::path> list_directories(
+      const std::filesystem::path& dir) const override;
+  Expected<bool> make_directories(const std::filesystem::path& path, unsigned mode) override;
+  Expected<bool> remove(const std::filesystem::path& path) override;
+  Expected<void> rename(const std::filesystem::path& from,
+                        const std::filesystem::path& to) override;
 };
 
 class RealClock final : public Clock {

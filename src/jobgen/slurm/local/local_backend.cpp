@@ -3,16 +3,13 @@
 #include "jobgen/util/slurm_time.hpp"
 #include "jobgen/util/strings.hpp"
 
-#include <sys/stat.h>
 #include <unistd.h>
 #include <csignal>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
+#include <cstdio>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "jobgen/slurm/job_files.hpp"
 #include "jobgen/slurm/job_state.hpp"
@@ -26,32 +23,34 @@ using nlohmann::json;
 
 namespace {
 
-std::optional<std::string> slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-bool write_text(const fs::path& path, std::string_view text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  return static_cast<bool>(out);
-}
-
-std::optional<int64_t> mtime(const fs::path& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
-  return static_cast<int64_t>(st.st_mtime);
-}
-
 // How long a job directory may exist without a pid file while it is being submitted.
 constexpr int64_t kStartGraceS = 60;
 
+// A local job id is the decimal name of its directory under jobs/: nothing else may reach paths.
+bool local_job_id(std::string_view id) {
+  return !id.empty() && id.size() <= 10 && id.front() != '0' &&
+         std::ranges::all_of(id, [](char c) { return c >= '0' && c <= '9'; });
+}
+
+}  // namespace
+
+LocalBackend::LocalBackend(sys::Clock& clock, sys::FileSystem& fs, sys::ProcessGroups& processes,
+                           LocalBackendOptions options)
+    : clock_(clock), fs_(fs), processes_(processes), options_(std::move(options)) {}
+
+fs::path LocalBackend::job_dir(const std::string& id) const {
+  return options_.dir / "jobs" / id;
+}
+
+std::optional<int64_t> LocalBackend::mtime(const fs::path& path) const {
+  const auto status = fs_.status(path);
+  if (!status) return std::nullopt;
+  return util::unix_seconds(status->modified);
+}
+
 // The supervisor's exit file ("exit N" / "signal N", written by rename): fills the final state.
-bool read_exit_file(const fs::path& dir, bool cancelled, JobInfo& job) {
-  const auto exit_text = slurp(dir / "exit");
+bool LocalBackend::read_exit_file(const fs::path& dir, bool cancelled, JobInfo& job) const {
+  const auto exit_text = fs_.read_file(dir / "exit");
   if (!exit_text) return false;
   job.end_time = mtime(dir / "exit");
   int value = 0;
@@ -68,21 +67,6 @@ bool read_exit_file(const fs::path& dir, bool cancelled, JobInfo& job) {
     return false;
   }
   return true;
-}
-
-// A local job id is the decimal name of its directory under jobs/: nothing else may reach paths.
-bool local_job_id(std::string_view id) {
-  return !id.empty() && id.size() <= 10 && id.front() != '0' &&
-         std::ranges::all_of(id, [](char c) { return c >= '0' && c <= '9'; });
-}
-
-}  // namespace
-
-LocalBackend::LocalBackend(sys::Clock& clock, LocalBackendOptions options)
-    : clock_(clock), options_(std::move(options)) {}
-
-fs::path LocalBackend::job_dir(const std::string& id) const {
-  return options_.dir / "jobs" / id;
 }
 
 namespace {
@@ -113,24 +97,6 @@ Expected<std::vector<std::string>> local_devices(const job::SbatchOptions& o,
   return devices;
 }
 
-// A new job id: the first free number under `jobs`; mkdir is atomic, so two submissions never
-// share one.
-Expected<std::string> new_job_id(const fs::path& jobs) {
-  std::error_code ec;
-  fs::create_directories(jobs, ec);
-  if (ec) return fail("cannot create " + jobs.string() + ": " + ec.message());
-  int64_t next = 1;
-  for (const auto& entry : fs::directory_iterator(jobs, ec)) {
-    if (auto n = util::parse_int(entry.path().filename().string())) next = std::max(next, *n + 1);
-  }
-  for (;; ++next) {
-    const std::string id = std::to_string(next);
-    if (::mkdir((jobs / id).c_str(), 0700) == 0) return id;
-    if (errno != EEXIST)
-      return fail("cannot create " + (jobs / id).string() + ": " + std::strerror(errno));
-  }
-}
-
 // The variables a Slurm job step would see, for one task on one node.
 std::map<std::string, std::string> job_environment(const job::SbatchOptions& o, const JobInfo& job,
                                                    const std::vector<std::string>& devices) {
@@ -155,6 +121,24 @@ std::map<std::string, std::string> job_environment(const job::SbatchOptions& o, 
 
 }  // namespace
 
+// A new job id: the first free number under jobs/; making a directory is atomic, so two
+// submissions never share one.
+Expected<std::string> LocalBackend::new_job_id() {
+  const fs::path jobs = options_.dir / "jobs";
+  JOBGEN_TRY(fs_.make_directories(jobs));
+  int64_t next = 1;
+  for (const auto& list : {fs_.list_directories(jobs), fs_.list_files(jobs)}) {
+    for (const auto& entry : list) {
+      if (auto n = util::parse_int(entry.filename().string())) next = std::max(next, *n + 1);
+    }
+  }
+  for (;; ++next) {
+    const std::string id = std::to_string(next);
+    JOBGEN_TRY_ASSIGN(const bool created, fs_.make_directories(jobs / id, 0700));
+    if (created) return id;
+  }
+}
+
 Expected<SubmitResult> LocalBackend::submit(const SubmitRequest& request) {
   const auto& o = request.options;
   JOBGEN_TRY_ASSIGN(const std::vector<std::string> devices, local_devices(o, options_.gpus));
@@ -164,13 +148,10 @@ Expected<SubmitResult> LocalBackend::submit(const SubmitRequest& request) {
     answer.message = "the local runner starts jobs at once";
     return answer;
   }
-  JOBGEN_TRY_ASSIGN(const std::string id, new_job_id(options_.dir / "jobs"));
+  JOBGEN_TRY_ASSIGN(const std::string id, new_job_id());
   const fs::path dir = job_dir(id);
-  const fs::path script = dir / "script.sh";
-  if (!write_text(script, request.script)) return fail("cannot write " + script.string());
   // The script may hold secrets from the job spec's env: owner only.
-  std::error_code ec;
-  fs::permissions(script, fs::perms::owner_all, ec);
+  JOBGEN_TRY(fs_.write_file(dir / "script.sh", request.script, 0700));
 
   JobInfo job;
   job.id = id;
@@ -179,14 +160,16 @@ Expected<SubmitResult> LocalBackend::submit(const SubmitRequest& request) {
   job.name = util::sanitize_job_name(o.job_name);
   job.user = options_.user;
   job.nodes = "localhost";
+  std::error_code ec;
   job.working_dir = o.working_dir.empty() ? fs::current_path(ec).string() : o.working_dir;
   const fs::path out = resolve_log_path(o.output.empty() ? "jobgen-%j.out" : o.output, job);
   const fs::path err = o.error.empty() ? out : resolve_log_path(o.error, job);
-  fs::create_directories(out.parent_path(), ec);
-  fs::create_directories(err.parent_path(), ec);
+  // Best effort: when a log directory cannot be made, opening the log fails and says why.
+  (void)fs_.make_directories(out.parent_path());
+  (void)fs_.make_directories(err.parent_path());
 
   sys::DetachedJob spec;
-  spec.argv = {"/bin/bash", script.string()};
+  spec.argv = {"/bin/bash", (dir / "script.sh").string()};
   spec.env = job_environment(o, job, devices);
   spec.cwd = job.working_dir;
   spec.stdout_path = out;
@@ -203,10 +186,8 @@ Expected<SubmitResult> LocalBackend::submit(const SubmitRequest& request) {
             {"cuda_visible_devices", spec.env["CUDA_VISIBLE_DEVICES"]},
             {"tag", request.tag}};
   if (o.time_limit_s) meta["time_limit_s"] = *o.time_limit_s;
-  if (!write_text(dir / "meta.json", meta.dump(2))) {
-    return fail("cannot write " + (dir / "meta.json").string());
-  }
-  JOBGEN_TRY(sys::spawn_detached(spec));
+  JOBGEN_TRY(fs_.write_file(dir / "meta.json", meta.dump(2), 0644));
+  JOBGEN_TRY(processes_.spawn(spec));
   SubmitResult result;
   result.job_id = id;
   return result;
@@ -214,7 +195,7 @@ Expected<SubmitResult> LocalBackend::submit(const SubmitRequest& request) {
 
 std::optional<JobInfo> LocalBackend::read_job(const std::string& id) const {
   const fs::path dir = job_dir(id);
-  const auto meta_text = slurp(dir / "meta.json");
+  const auto meta_text = fs_.read_file(dir / "meta.json");
   if (!meta_text) return std::nullopt;
   const json meta = json::parse(*meta_text, nullptr, false);
   if (!meta.is_object()) return std::nullopt;
@@ -244,11 +225,11 @@ JobInfo LocalBackend::read_job(const std::string& id, const json& meta) const {
   job.start_time = job.submit_time;
   if (meta.contains("time_limit_s")) job.time_limit_s = meta["time_limit_s"].get<int64_t>();
 
-  const bool cancelled = fs::exists(dir / "cancelled");
+  const bool cancelled = exists(dir / "cancelled");
   if (read_exit_file(dir, cancelled, job)) return job;
   int pgid = 0;
-  if (const auto pid_text = slurp(dir / "pid")) pgid = std::atoi(pid_text->c_str());
-  if (pgid > 0 && options_.group_alive(pgid)) {
+  if (const auto pid_text = fs_.read_file(dir / "pid")) pgid = std::atoi(pid_text->c_str());
+  if (pgid > 0 && processes_.alive(pgid)) {
     job.state = JobState::running;
     return job;
   }
@@ -281,9 +262,8 @@ Expected<std::vector<JobInfo>> LocalBackend::jobs(const JobQuery& query) {
   }
   std::vector<std::string> wanted = query.ids;
   if (wanted.empty() || !query.tags.empty()) {
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(options_.dir / "jobs", ec)) {
-      const std::string name = entry.path().filename().string();
+    for (const auto& entry : fs_.list_directories(options_.dir / "jobs")) {
+      const std::string name = entry.filename().string();
       if (local_job_id(name) && std::ranges::find(wanted, name) == wanted.end())
         wanted.push_back(name);
     }
@@ -310,24 +290,24 @@ Expected<void> LocalBackend::cancel(const std::vector<std::string>& ids) {
   std::vector<std::pair<std::string, int>> groups;
   for (const auto& id : ids) {
     const fs::path dir = job_dir(id);
-    if (!fs::exists(dir / "meta.json")) {
+    if (!exists(dir / "meta.json")) {
       return fail("no local job " + id + " under " + options_.dir.string(), Exit::not_found);
     }
-    if (fs::exists(dir / "exit")) continue;  // already ended
-    write_text(dir / "cancelled", "");
-    const auto pid_text = slurp(dir / "pid");
+    if (exists(dir / "exit")) continue;                 // already ended
+    (void)fs_.write_file(dir / "cancelled", "", 0644);  // best effort: the signal matters more
+    const auto pid_text = fs_.read_file(dir / "pid");
     const int pgid = pid_text ? std::atoi(pid_text->c_str()) : 0;
-    if (pgid > 1 && ::kill(-pgid, SIGTERM) == 0) groups.emplace_back(id, pgid);
+    if (processes_.signal(pgid, SIGTERM)) groups.emplace_back(id, pgid);
   }
   // Wait for the jobs to end (the supervisor writes their exit files), then SIGKILL the rest.
   const auto deadline = clock_.now() + options_.grace;
   for (;;) {
     const bool all_done = std::all_of(groups.begin(), groups.end(), [&](const auto& g) {
-      return fs::exists(job_dir(g.first) / "exit") || !options_.group_alive(g.second);
+      return exists(job_dir(g.first) / "exit") || !processes_.alive(g.second);
     });
     if (all_done) break;
     if (clock_.now() >= deadline) {
-      for (const auto& g : groups) ::kill(-g.second, SIGKILL);
+      for (const auto& g : groups) processes_.signal(g.second, SIGKILL);
       break;
     }
     clock_.sleep_for(std::chrono::milliseconds(100));

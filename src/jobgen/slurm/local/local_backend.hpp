@@ -12,12 +12,15 @@
 // foreign process group is ever touched. A submission's tag is kept in meta.json (the job's
 // comment "jobgen:<tag>"), so a submit killed before it recorded the id can be reconciled.
 // Not supported here: job arrays (sweeps) and dependencies (stages); submit says so.
+// Files go through the sys::FileSystem it is given and processes through sys::ProcessGroups, so
+// its tests can run it in memory.
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
-#include <functional>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,14 +35,13 @@ struct LocalBackendOptions {
   std::vector<std::string> gpus;  // device indices this machine offers; empty = 0..N-1
   std::chrono::milliseconds grace{10'000};
   std::string user;  // shown as the job's user
-  // Whether a process group still has a live (non-zombie) member; tests pass a hook that acts
-  // between the backend's reads.
-  std::function<bool(int)> group_alive = sys::process_group_alive;
 };
 
 class LocalBackend final : public Backend {
  public:
-  LocalBackend(sys::Clock& clock, LocalBackendOptions options);
+  // All three are used until the backend is destroyed.
+  LocalBackend(sys::Clock& clock, sys::FileSystem& fs, sys::ProcessGroups& processes,
+               LocalBackendOptions options);
   std::string name() const override { return "local"; }
   Expected<SubmitResult> submit(const SubmitRequest& request) override;
   Expected<std::vector<JobInfo>> jobs(const JobQuery& query) override;
@@ -50,8 +52,14 @@ class LocalBackend final : public Backend {
   std::filesystem::path job_dir(const std::string& id) const;
   std::optional<JobInfo> read_job(const std::string& id) const;
   JobInfo read_job(const std::string& id, const nlohmann::json& meta) const;
+  bool read_exit_file(const std::filesystem::path& dir, bool cancelled, JobInfo& job) const;
+  std::optional<int64_t> mtime(const std::filesystem::path& path) const;
+  bool exists(const std::filesystem::path& path) const { return fs_.status(path).has_value(); }
+  Expected<std::string> new_job_id();
 
   sys::Clock& clock_;
+  sys::FileSystem& fs_;
+  sys::ProcessGroups& processes_;
   LocalBackendOptions options_;
 };
 

@@ -290,6 +290,32 @@ Expected<std::vector<JobInfo>> SbatchBackend::queue() {
   return std::move(*parsed);
 }
 
+namespace {
+
+// "StdOut=/path" in `scontrol show job -o`'s one line per job; "" when absent. A path with a space
+// is cut there: scontrol does not quote its values.
+std::string scontrol_field(const std::string& text, std::string_view name) {
+  const std::string key = " " + std::string(name) + "=";
+  const std::size_t pos = text.find(key);
+  if (pos == std::string::npos) return "";
+  const std::size_t start = pos + key.size();
+  return text.substr(start, text.find_first_of(" \n", start) - start);
+}
+
+}  // namespace
+
+Expected<JobLogs> SbatchBackend::log_paths(const JobInfo& job) {
+  if (!is_job_id(job.id)) return invalid("'" + job.id + "' is not a job id");
+  auto result = run({"scontrol", "show", "job", "-o", job.id});
+  if (!result) return std::unexpected(result.error());
+  if (result->exit_code != 0) return std::unexpected(command_error("scontrol", result->err, ""));
+  JobLogs logs{scontrol_field(result->out, "StdOut"), scontrol_field(result->out, "StdErr")};
+  if (logs.std_out.empty() || logs.std_err.empty()) {
+    return fail("scontrol show job " + job.id + " did not tell the job's log files");
+  }
+  return logs;
+}
+
 Expected<ClusterState> SbatchBackend::cluster() {
   ClusterState state;
   auto parsed = nodes();

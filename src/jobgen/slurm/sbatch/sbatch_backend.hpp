@@ -44,6 +44,7 @@ class SbatchBackend final : public Backend {
   Expected<ClusterState> cluster() override;
   Expected<std::vector<NodeInfo>> nodes() override;
   Expected<std::vector<JobInfo>> queue() override;
+  Expected<JobLogs> log_paths(const JobInfo& job) override;
   bool estimates_start() const override { return true; }
 
  private:
