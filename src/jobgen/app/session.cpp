@@ -91,6 +91,7 @@ slurm::GresNames gres_names(const profile::Profile& profile, const profile::Cata
   return names;
 }
 
+JobSession::JobSession(const Context& context) : ctx(context) {}
 JobSession::~JobSession() = default;
 
 Expected<slurm::Backend*> JobSession::backend() {

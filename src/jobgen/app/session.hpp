@@ -41,7 +41,9 @@ struct TrackedGroup {
 };
 
 struct JobSession {
-  explicit JobSession(const Context& context) : ctx(context) {}
+  // Out of line: `jobs` holds an incomplete type here, and an inline constructor would need its
+  // destructor (for unwinding) where Jobs is not defined.
+  explicit JobSession(const Context& context);
   ~JobSession();
   JobSession(const JobSession&) = delete;
   JobSession& operator=(const JobSession&) = delete;
