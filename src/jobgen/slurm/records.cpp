@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "jobgen/slurm/gres.hpp"
 #include "jobgen/slurm/job_state.hpp"
 #include "jobgen/util/strings.hpp"
 
@@ -302,11 +303,8 @@ std::vector<GresCount> parse_node_gpus(std::string_view gres, std::string_view g
 
 std::string normalise_gres(std::string_view tres) {
   std::string out;
-  for (auto item : util::split_top(tres, ',')) {
-    for (std::string_view prefix : {"gres:", "gres/"})
-      if (item.starts_with(prefix)) item.remove_prefix(prefix.size());
-    out += (out.empty() ? "" : ",") + std::string(item);
-  }
+  for (const auto item : util::split_top(tres, ','))
+    out += (out.empty() ? "" : ",") + std::string(strip_gres_prefix(item));
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "jobgen/slurm/gres.hpp"
 #include "jobgen/util/strings.hpp"
 
 namespace jobgen::slurm {
@@ -18,11 +19,8 @@ json noval(int64_t n) {
 // "gpu:l40s:2" -> "gres/gpu:l40s:2" (the TRES spelling of v0.0.39+).
 std::string to_tres(std::string_view gres) {
   std::string out;
-  for (auto item : util::split_top(gres, ',')) {
-    for (std::string_view prefix : {"gres:", "gres/"})
-      if (item.starts_with(prefix)) item.remove_prefix(prefix.size());
-    out += (out.empty() ? "gres/" : ",gres/") + std::string(item);
-  }
+  for (const auto item : util::split_top(gres, ','))
+    out += (out.empty() ? "gres/" : ",gres/") + std::string(strip_gres_prefix(item));
   return out;
 }
 

@@ -124,10 +124,7 @@ JobInfo job_from_fields(const std::vector<std::string_view>& f) {
   info.start_time = parse_slurm_timestamp(f[10]);
   info.end_time = parse_slurm_timestamp(f[11]);
   if (const auto limit = util::parse_slurm_time(f[12]); limit) info.time_limit_s = *limit;
-  info.gres = none_to_empty(f[13]);
-  for (std::string_view prefix : {"gres:", "gres/"}) {  // 22.05 "gres:gpu:x:2", later "gres/gpu..."
-    if (info.gres.starts_with(prefix)) info.gres.erase(0, prefix.size());
-  }
+  info.gres = normalise_gres(none_to_empty(f[13]));  // 22.05 "gres:gpu:x:2", later "gres/gpu:2"
   info.user = std::string(f[14]);
   info.dependency = none_to_empty(f[15]);
   info.working_dir = std::string(f[16]);
