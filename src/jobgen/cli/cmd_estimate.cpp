@@ -6,9 +6,10 @@
 #include <nlohmann/json.hpp>
 
 #include "jobgen/app/calibration_file.hpp"
-#include "jobgen/cli/commands.hpp"
 #include "jobgen/app/profile_lookup.hpp"
+#include "jobgen/cli/commands.hpp"
 #include "jobgen/estimate/estimate.hpp"
+#include "jobgen/estimate/memory_json.hpp"
 #include "jobgen/plan/jobspec.hpp"
 
 namespace jobgen::cli {
@@ -191,13 +192,6 @@ json terms_json(const std::vector<estimate::Term>& terms) {
   return out;
 }
 
-json memory_json(const estimate::MemoryBreakdown& m) {
-  return {{"weights", m.weights},         {"gradients", m.gradients},  {"optimizer", m.optimizer},
-          {"activations", m.activations}, {"context", m.context},      {"slack", m.slack},
-          {"measured", m.measured},       {"total", m.total},          {"allocated", m.allocated()},
-          {"reserved", m.reserved()},     {"peak_phase", m.peak_phase}};
-}
-
 json throughput_json(const estimate::Throughput& t) {
   return {{"samples_per_s", t.samples_per_s},
           {"tokens_per_s", t.tokens_per_s},
@@ -236,7 +230,8 @@ json to_json(const estimate::Estimate& e, const estimate::Hardware& hw, bool exp
       {"grad_checkpointing",
        e.setup.grad_checkpointing ? json(estimate::to_string(e.setup.recompute)) : json(false)},
       {"compile", e.setup.compile},
-      {"memory_gib", memory_json(e.memory)},
+      {"memory_gib",
+       estimate::memory_breakdown_json(e.memory, estimate::MemoryJsonFields::terms_and_peaks)},
       {"capacity_gib", e.capacity_gib},
       {"fits", e.fits},
       {"micro_batch", e.micro_batch},
@@ -334,13 +329,6 @@ std::optional<plan::CalibrationEntry> find_calibration(Context& ctx,
   return *c;
 }
 
-// The step time and the throughput that follows from it, corrected by `c`.
-void apply_step_calibration(estimate::Estimate& e, const plan::CalibrationEntry& c) {
-  e.throughput.step_time_s *= c.factor;
-  e.throughput.samples_per_s /= c.factor;
-  e.throughput.tokens_per_s /= c.factor;
-}
-
 // --micro-batch: "auto" (nullopt) or a whole number from 1 to plan::kMaxMicroBatch.
 Expected<std::optional<int>> parse_micro_batch(const std::string& text) {
   if (text == "auto") return std::nullopt;
@@ -374,7 +362,8 @@ Expected<Exit> run_estimate(Context& ctx, const EstimateOptions& o) {
   estimate::Estimate e = estimate::estimate(*setup, *hw, *micro, o.accumulation, o.explain);
   std::string calibrated;
   if (correction) {
-    apply_step_calibration(e, *correction);
+    plan::apply_step_calibration(*correction, e.throughput.step_time_s, e.throughput.samples_per_s,
+                                 e.throughput.tokens_per_s);
     calibrated = plan::calibration_note(*correction);
   }
   if (o.json)
