@@ -6,10 +6,12 @@
 
 #include "jobgen/app/jobs.hpp"
 #include "jobgen/app/profile_lookup.hpp"
-#include "jobgen/slurm/sbatch/sbatch_backend.hpp"
+#include "jobgen/profile/profile_summary.hpp"
 #include "jobgen/slurm/local/local_backend.hpp"
 #include "jobgen/slurm/records.hpp"
 #include "jobgen/slurm/rest/rest_backend.hpp"
+#include "jobgen/slurm/sbatch/sbatch_backend.hpp"
+#include "jobgen/sys/user.hpp"
 #include "jobgen/util/slurm_time.hpp"
 #include "jobgen/util/strings.hpp"
 
@@ -22,18 +24,6 @@ std::vector<std::string> split_list(const std::string& text) {
   for (const auto item : util::split(text, ','))
     if (!item.empty()) items.emplace_back(item);
   return items;
-}
-
-std::string profile_backend_name(profile::Backend backend) {
-  switch (backend) {
-    case profile::Backend::cli:
-      return "cli";
-    case profile::Backend::rest:
-      return "rest";
-    case profile::Backend::local:
-      return "local";
-  }
-  return "cli";
 }
 
 Expected<std::unique_ptr<slurm::Backend>> make_backend(const Context& ctx, JobSession& session,
@@ -49,7 +39,7 @@ Expected<std::unique_ptr<slurm::Backend>> make_backend(const Context& ctx, JobSe
   if (name == "local") {
     slurm::LocalBackendOptions options;
     options.dir = session.state.local_jobs();
-    options.user = ctx.env.get("USER").value_or("");
+    options.user = sys::current_user(ctx.env);
     const auto gpus = ctx.env.get("JOBGEN_LOCAL_GPUS");
     const auto visible = ctx.env.get("CUDA_VISIBLE_DEVICES");
     if (gpus) {
@@ -114,7 +104,7 @@ Expected<slurm::Backend*> JobSession::backend_for(const std::string& name,
       prof = &*other;
     } else {
       ctx.report.warning("profile '" + cluster + "' of the recorded job cannot be loaded (" +
-                     loaded.error().message + "); using SLURMRESTD_URL and SLURM_JWT");
+                         loaded.error().message + "); using SLURMRESTD_URL and SLURM_JWT");
       prof = nullptr;
     }
   }
@@ -149,7 +139,7 @@ Expected<std::unique_ptr<JobSession>> open_job_session(const Context& ctx,
   }
   session->backend_explicit = !options.backend.empty();
   session->backend_name = !options.backend.empty() ? options.backend
-                          : session->profile       ? profile_backend_name(session->profile->backend)
+                          : session->profile       ? profile::to_string(session->profile->backend)
                                                    : "cli";
   if (ctx.runner != nullptr) {
     session->runner = ctx.runner;

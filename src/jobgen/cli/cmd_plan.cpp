@@ -13,15 +13,16 @@
 #include <nlohmann/json.hpp>
 
 #include "jobgen/app/calibration_file.hpp"
-#include "jobgen/cli/commands.hpp"
-#include "jobgen/cli/job_options.hpp"
-#include "jobgen/app/session.hpp"
 #include "jobgen/app/profile_drift.hpp"
 #include "jobgen/app/profile_lookup.hpp"
 #include "jobgen/app/queue_data.hpp"
 #include "jobgen/app/resources.hpp"
+#include "jobgen/app/session.hpp"
+#include "jobgen/cli/commands.hpp"
+#include "jobgen/cli/job_options.hpp"
 #include "jobgen/plan/planner.hpp"
 #include "jobgen/plan/report.hpp"
+#include "jobgen/sys/user.hpp"
 
 namespace jobgen::cli {
 
@@ -41,12 +42,6 @@ struct PlanCliOptions {
   std::string backend;
 };
 
-std::string current_user(const Context& ctx) {
-  for (const char* name : {"USER", "LOGNAME"})
-    if (auto v = ctx.env.get(name); v && !v->empty()) return *v;
-  return "";
-}
-
 // A plan without queue data is still a plan: a frozen slurmctld or a hung slurmrestd may cost
 // this per command or request (Slurm's own MessageTimeout is 10 s), not the backends' minutes.
 constexpr std::chrono::milliseconds kQueueQueryTimeout{10'000};
@@ -58,7 +53,8 @@ plan::QueueSnapshot queue_snapshot(Context& ctx, const PlanCliOptions& opts,
                                    const plan::JobSpec& spec, const plan::PlanReport& report) {
   app::QuietReporter quiet;
   plan::QueueSnapshot none;
-  auto session = app::open_job_session(app::with_reporter(ctx.app(), quiet), {opts.profile, opts.backend}, true, false);
+  auto session = app::open_job_session(app::with_reporter(ctx.app(), quiet),
+                                       {opts.profile, opts.backend}, true, false);
   if (!session) {
     none.unavailable_reason = session.error().message;
     return none;
@@ -69,8 +65,8 @@ plan::QueueSnapshot queue_snapshot(Context& ctx, const PlanCliOptions& opts,
     none.unavailable_reason = backend.error().message;
     return none;
   }
-  return app::fetch_queue(**backend, *(*session)->profile, spec, report, current_user(ctx),
-                     app::unix_now(ctx.app()));
+  return app::fetch_queue(**backend, *(*session)->profile, spec, report, sys::current_user(ctx.env),
+                          app::unix_now(ctx.app()));
 }
 
 Expected<Exit> run_plan(Context& ctx, const PlanCliOptions& opts) {

@@ -16,19 +16,20 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "jobgen/app/jobs.hpp"
-#include "jobgen/cli/commands.hpp"
-#include "jobgen/cli/job_options.hpp"
 #include "jobgen/app/job_request.hpp"
-#include "jobgen/app/session.hpp"
+#include "jobgen/app/jobs.hpp"
 #include "jobgen/app/profile_drift.hpp"
 #include "jobgen/app/queue_data.hpp"
+#include "jobgen/app/session.hpp"
 #include "jobgen/app/submission.hpp"
+#include "jobgen/cli/commands.hpp"
+#include "jobgen/cli/job_options.hpp"
 #include "jobgen/plan/report.hpp"
 #include "jobgen/render/renderer.hpp"
 #include "jobgen/render/sbatch_header.hpp"
 #include "jobgen/site/request_check.hpp"
 #include "jobgen/sys/process.hpp"
+#include "jobgen/sys/user.hpp"
 #include "jobgen/util/names.hpp"
 #include "jobgen/util/strings.hpp"
 
@@ -81,15 +82,16 @@ Expected<Exit> run_submit(Context& ctx, const SubmitOptions& opts) {
   app::JobSession& s = *session;
   const bool local = s.backend_name == "local";
   JOBGEN_TRY_ASSIGN(slurm::Backend * backend, s.backend());
-  const std::string user = ctx.env.get("USER").value_or("");
+  const std::string user = sys::current_user(ctx.env);
   std::optional<std::vector<std::string>> live_drift;  // when --target auto asked the cluster
   const app::QueueFetcher queue = [&](const plan::JobSpec& spec, const plan::PlanReport& report) {
-    auto snapshot = app::fetch_queue(*backend, *s.profile, spec, report, user, app::unix_now(ctx.app()));
+    auto snapshot =
+        app::fetch_queue(*backend, *s.profile, spec, report, user, app::unix_now(ctx.app()));
     if (snapshot.available) live_drift = snapshot.profile_drift;
     return snapshot;
   };
-  JOBGEN_TRY_ASSIGN(auto job,
-                    app::build_job_request(ctx.app(), opts.request, *s.profile, *s.catalog, local, queue));
+  JOBGEN_TRY_ASSIGN(auto job, app::build_job_request(ctx.app(), opts.request, *s.profile,
+                                                     *s.catalog, local, queue));
   if (live_drift) {
     app::remember_drift(ctx.app(), *s.profile, *live_drift);
     if (!live_drift->empty()) warn(ctx, app::drift_message(*s.profile, *live_drift, std::nullopt));
@@ -105,9 +107,11 @@ Expected<Exit> run_submit(Context& ctx, const SubmitOptions& opts) {
     ctx.err << "jobgen: using profile '" << s.profile->name
             << "', the bundled default (choose one with --profile or JOBGEN_PROFILE)\n";
   }
-  const app::SubmitFlags flags{opts.test_only, opts.dry_run, opts.json, false, opts.request.jobspec};
+  const app::SubmitFlags flags{opts.test_only, opts.dry_run, opts.json, false,
+                               opts.request.jobspec};
   JOBGEN_TRY(app::submit_stages(ctx.app(), flags, s, job, *backend,
-                           spec_text ? std::optional(*spec_text) : std::nullopt, prepared, after));
+                                spec_text ? std::optional(*spec_text) : std::nullopt, prepared,
+                                after));
   return Exit::ok;
 }
 

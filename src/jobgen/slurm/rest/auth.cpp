@@ -1,5 +1,6 @@
 #include "jobgen/slurm/rest/auth.hpp"
 
+#include "jobgen/sys/user.hpp"
 #include "jobgen/util/redact.hpp"
 #include "jobgen/util/slurm_time.hpp"
 
@@ -54,13 +55,6 @@ std::optional<std::string> base64url_decode(std::string_view in) {
     }
   }
   return out;
-}
-
-std::string ago(int64_t seconds) {
-  if (seconds < 120) return std::to_string(seconds) + " s";
-  if (seconds < 2 * 3600) return std::to_string(seconds / 60) + " min";
-  if (seconds < 2 * 86400) return std::to_string(seconds / 3600) + " h";
-  return std::to_string(seconds / 86400) + " days";
 }
 
 constexpr std::string_view kHowToGetOne =
@@ -132,8 +126,8 @@ Expected<RestToken> find_token(const sys::Environment& env, const sys::FileSyste
   if (!out.token.empty()) out.claims = decode_jwt(out.token);
   if (out.claims && !out.claims->sun.empty()) {
     out.user = out.claims->sun;
-  } else if (auto user = env.get("USER")) {
-    out.user = *user;
+  } else {
+    out.user = sys::current_user(env);
   }
   return out;
 }
@@ -145,8 +139,10 @@ std::string explain_unauthorized(const RestToken& token, int64_t now, std::strin
            std::string(kHowToGetOne);
   if (token.claims && token.claims->exp && *token.claims->exp <= now)
     return where + " refused the token from " + token.origin + ": it expired at " +
-           util::format_utc(*token.claims->exp) + " (" + ago(now - *token.claims->exp) + " ago). " +
-           std::string(kHowToGetOne);
+           util::format_utc(*token.claims->exp) + " (" +
+           util::format_duration(static_cast<double>(now - *token.claims->exp),
+                                 util::DurationStyle::whole) +
+           " ago). " + std::string(kHowToGetOne);
   std::string text = where + " rejected the token from " + token.origin;
   if (!token.user.empty()) text += " for user '" + token.user + "'";
   if (!token.claims) {
