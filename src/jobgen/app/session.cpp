@@ -108,9 +108,8 @@ Expected<slurm::Backend*> JobSession::backend_for(const std::string& name,
       prof = nullptr;
     }
   }
-  auto made = make_backend(ctx, *this, name, prof);
-  if (!made) return std::unexpected(made.error());
-  return (backends_[key] = std::move(*made)).get();
+  JOBGEN_TRY_ASSIGN(auto made, make_backend(ctx, *this, name, prof));
+  return (backends_[key] = std::move(made)).get();
 }
 
 ledger::Scope JobSession::scope() const {

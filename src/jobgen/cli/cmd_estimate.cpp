@@ -60,9 +60,8 @@ Expected<model::Architecture> resolve_model(Context& ctx, const std::string& ref
   const bool path_like =
       ref.find('/') != std::string::npos || ref.ends_with(".yaml") || ref.ends_with(".yml");
   if (!path_like && !ctx.fs.is_file(ref)) return preset;
-  auto text = ctx.fs.read_file(ref);
-  if (!text) return std::unexpected(text.error());
-  return model::parse_architecture(*text, ref);
+  JOBGEN_TRY_ASSIGN(auto text, ctx.fs.read_file(ref));
+  return model::parse_architecture(text, ref);
 }
 
 // "5,1.2,2" -> base, per-sample, overhead GB.
@@ -92,18 +91,17 @@ Expected<estimate::EmpiricalMemory> parse_empirical(const std::string& text) {
 }
 
 Expected<estimate::Hardware> resolve_hardware(Context& ctx, const EstimateOptions& o) {
-  auto catalog = app::load_catalog(ctx.app());
-  if (!catalog) return std::unexpected(catalog.error());
+  JOBGEN_TRY_ASSIGN(auto catalog, app::load_catalog(ctx.app()));
   std::string id = o.gpu;
   std::string mig_name;
   if (const auto colon = id.find(':'); colon != std::string::npos) {
     mig_name = id.substr(colon + 1);
     id = id.substr(0, colon);
   }
-  const profile::GpuSpec* gpu = catalog->find(id);
+  const profile::GpuSpec* gpu = catalog.find(id);
   if (gpu == nullptr) {
     std::string msg = "unknown GPU '" + id + "'";
-    const std::string near = closest_match(id, catalog->all_names());
+    const std::string near = closest_match(id, catalog.all_names());
     if (!near.empty()) msg += "; did you mean '" + near + "'?";
     return fail(msg + " (see `jobgen gpus`)", Exit::not_found);
   }
@@ -131,41 +129,32 @@ Expected<estimate::Hardware> resolve_hardware(Context& ctx, const EstimateOption
 
 Expected<estimate::TrainingSetup> build_setup(Context& ctx, const EstimateOptions& o) {
   estimate::TrainingSetup s;
-  auto arch = resolve_model(ctx, o.model);
-  if (!arch) return std::unexpected(arch.error());
-  s.model = *arch;
-  auto precision = estimate::parse_precision(o.precision);
-  if (!precision) return std::unexpected(precision.error());
-  auto optimizer = estimate::parse_optimizer(o.optimizer);
-  if (!optimizer) return std::unexpected(optimizer.error());
+  JOBGEN_TRY_ASSIGN(auto arch, resolve_model(ctx, o.model));
+  s.model = arch;
+  JOBGEN_TRY_ASSIGN(auto precision, estimate::parse_precision(o.precision));
+  JOBGEN_TRY_ASSIGN(auto optimizer, estimate::parse_optimizer(o.optimizer));
   auto strategy = estimate::parse_strategy(
       o.strategy.empty() ? (o.gpus * o.nodes > 1 ? "ddp" : "single") : o.strategy);
   if (!strategy) return std::unexpected(strategy.error());
-  auto offload = estimate::parse_offload(o.offload);
-  if (!offload) return std::unexpected(offload.error());
-  auto finetune = estimate::parse_finetune(o.finetune);
-  if (!finetune) return std::unexpected(finetune.error());
-  auto targets = estimate::parse_lora_targets(o.lora_targets);
-  if (!targets) return std::unexpected(targets.error());
+  JOBGEN_TRY_ASSIGN(auto offload, estimate::parse_offload(o.offload));
+  JOBGEN_TRY_ASSIGN(auto finetune, estimate::parse_finetune(o.finetune));
+  JOBGEN_TRY_ASSIGN(auto targets, estimate::parse_lora_targets(o.lora_targets));
   auto recompute = estimate::parse_recompute(o.recompute);
   if (!recompute) return std::unexpected(recompute.error());
-  auto base_dtype = estimate::parse_base_dtype(o.base_dtype);
-  if (!base_dtype) return std::unexpected(base_dtype.error());
-  auto model_loading = estimate::parse_model_loading(o.model_loading);
-  if (!model_loading) return std::unexpected(model_loading.error());
-  auto fsdp_version = estimate::parse_fsdp_version(o.fsdp_version);
-  if (!fsdp_version) return std::unexpected(fsdp_version.error());
-  s.precision = *precision;
-  s.optimizer = *optimizer;
+  JOBGEN_TRY_ASSIGN(auto base_dtype, estimate::parse_base_dtype(o.base_dtype));
+  JOBGEN_TRY_ASSIGN(auto model_loading, estimate::parse_model_loading(o.model_loading));
+  JOBGEN_TRY_ASSIGN(auto fsdp_version, estimate::parse_fsdp_version(o.fsdp_version));
+  s.precision = precision;
+  s.optimizer = optimizer;
   s.strategy = *strategy;
-  s.offload = *offload;
-  s.finetune = *finetune;
+  s.offload = offload;
+  s.finetune = finetune;
   s.lora_rank = o.lora_rank;
-  s.lora_targets = *targets;
+  s.lora_targets = targets;
   s.lora_dropout = o.lora_dropout;
-  s.base_dtype = *base_dtype;
-  s.model_loading = *model_loading;
-  s.fsdp_version = *fsdp_version;
+  s.base_dtype = base_dtype;
+  s.model_loading = model_loading;
+  s.fsdp_version = fsdp_version;
   s.seq_len = o.seq_len;
   // --recompute selective says what checkpointing recomputes, so it switches checkpointing on.
   s.grad_checkpointing = o.grad_checkpointing || *recompute == estimate::Recompute::selective;
@@ -177,11 +166,10 @@ Expected<estimate::TrainingSetup> build_setup(Context& ctx, const EstimateOption
   s.gpus_per_node = o.gpus;
   s.nodes = o.nodes;
   if (!o.empirical.empty()) {
-    auto e = parse_empirical(o.empirical);
-    if (!e) return std::unexpected(e.error());
-    s.empirical = *e;
+    JOBGEN_TRY_ASSIGN(auto e, parse_empirical(o.empirical));
+    s.empirical = e;
   }
-  if (auto ok = estimate::validate(s); !ok) return std::unexpected(ok.error());
+  JOBGEN_TRY(estimate::validate(s));
   return s;
 }
 
@@ -352,14 +340,12 @@ Expected<Exit> run_estimate(Context& ctx, const EstimateOptions& o) {
   }
   auto micro = parse_micro_batch(o.micro_batch);
   if (!micro) return std::unexpected(micro.error());
-  auto setup = build_setup(ctx, o);
-  if (!setup) return std::unexpected(setup.error());
-  auto hw = resolve_hardware(ctx, o);
-  if (!hw) return std::unexpected(hw.error());
+  JOBGEN_TRY_ASSIGN(auto setup, build_setup(ctx, o));
+  JOBGEN_TRY_ASSIGN(auto hw, resolve_hardware(ctx, o));
   // Memory measured above the estimate raises it before the micro-batch is chosen.
-  const auto correction = find_calibration(ctx, *setup, *hw);
-  if (correction) hw->memory_scale = correction->memory_factor;
-  estimate::Estimate e = estimate::estimate(*setup, *hw, *micro, o.accumulation, o.explain);
+  const auto correction = find_calibration(ctx, setup, hw);
+  if (correction) hw.memory_scale = correction->memory_factor;
+  estimate::Estimate e = estimate::estimate(setup, hw, *micro, o.accumulation, o.explain);
   std::string calibrated;
   if (correction) {
     plan::apply_step_calibration(*correction, e.throughput.step_time_s, e.throughput.samples_per_s,
@@ -367,9 +353,9 @@ Expected<Exit> run_estimate(Context& ctx, const EstimateOptions& o) {
     calibrated = plan::calibration_note(*correction);
   }
   if (o.json)
-    ctx.out << to_json(e, *hw, o.explain, calibrated).dump(2) << '\n';
+    ctx.out << to_json(e, hw, o.explain, calibrated).dump(2) << '\n';
   else
-    print_human(ctx.out, e, *hw, o.explain, calibrated);
+    print_human(ctx.out, e, hw, o.explain, calibrated);
   return Exit::ok;
 }
 

@@ -83,12 +83,11 @@ void print_human(std::ostream& out, const profile::Catalog& catalog) {
 }
 
 Expected<Exit> run_gpus(Context& ctx, const GpusOptions& opts) {
-  auto catalog = app::load_catalog(ctx.app());
-  if (!catalog) return std::unexpected(catalog.error());
+  JOBGEN_TRY_ASSIGN(auto catalog, app::load_catalog(ctx.app()));
   if (opts.json) {
-    ctx.out << to_json(*catalog).dump(2) << '\n';
+    ctx.out << to_json(catalog).dump(2) << '\n';
   } else {
-    print_human(ctx.out, *catalog);
+    print_human(ctx.out, catalog);
   }
   return Exit::ok;
 }

@@ -72,10 +72,8 @@ plan::QueueSnapshot queue_snapshot(Context& ctx, const PlanCliOptions& opts,
 Expected<Exit> run_plan(Context& ctx, const PlanCliOptions& opts) {
   Expected<plan::JobSpec> spec = plan::load_job_spec(ctx.fs, opts.jobspec);
   if (!spec) return std::unexpected(app::with_examples_hint(ctx.app(), opts.jobspec, spec.error()));
-  Expected<profile::Catalog> catalog = app::load_catalog(ctx.app());
-  if (!catalog) return std::unexpected(catalog.error());
-  Expected<profile::Profile> prof = app::load_profile(ctx.app(), opts.profile, *catalog);
-  if (!prof) return std::unexpected(prof.error());
+  JOBGEN_TRY_ASSIGN(profile::Catalog catalog, app::load_catalog(ctx.app()));
+  JOBGEN_TRY_ASSIGN(profile::Profile prof, app::load_profile(ctx.app(), opts.profile, catalog));
 
   plan::PlanOptions options;
   options.target = opts.target;
@@ -83,21 +81,20 @@ Expected<Exit> run_plan(Context& ctx, const PlanCliOptions& opts) {
   if (opts.nodes > 0) options.nodes = opts.nodes;
   const std::optional<plan::Calibration> calibration = app::load_calibration(ctx.app());
   if (calibration) options.calibration = &*calibration;
-  Expected<plan::PlanReport> report = plan::make_plan(*spec, *prof, *catalog, options);
-  if (!report) return std::unexpected(report.error());
+  JOBGEN_TRY_ASSIGN(plan::PlanReport report, plan::make_plan(*spec, prof, catalog, options));
   if (!opts.no_queue && !opts.offline) {
-    plan::QueueSnapshot snapshot = queue_snapshot(ctx, opts, *spec, *report);
+    plan::QueueSnapshot snapshot = queue_snapshot(ctx, opts, *spec, report);
     if (!snapshot.profile_drift.empty())
-      warn(ctx, app::drift_message(*prof, snapshot.profile_drift, std::nullopt));
-    plan::apply_queue(*report, std::move(snapshot));
+      warn(ctx, app::drift_message(prof, snapshot.profile_drift, std::nullopt));
+    plan::apply_queue(report, std::move(snapshot));
   }
 
   if (opts.json) {
-    ctx.out << plan::render_json(*report);
+    ctx.out << plan::render_json(report);
   } else if (opts.markdown) {
-    ctx.out << plan::render_markdown(*report);
+    ctx.out << plan::render_markdown(report);
   } else {
-    ctx.out << plan::render_text(*report);
+    ctx.out << plan::render_text(report);
   }
   return Exit::ok;
 }

@@ -214,16 +214,14 @@ void print_human(std::ostream& out, const Profile& p, const Catalog& catalog) {
 }
 
 Expected<Exit> run_show(Context& ctx, const ShowOptions& opts) {
-  auto catalog = app::load_catalog(ctx.app());
-  if (!catalog) return std::unexpected(catalog.error());
-  auto loaded = app::load_profile(ctx.app(), opts.profile, *catalog);
-  if (!loaded) return std::unexpected(loaded.error());
+  JOBGEN_TRY_ASSIGN(auto catalog, app::load_catalog(ctx.app()));
+  JOBGEN_TRY_ASSIGN(auto loaded, app::load_profile(ctx.app(), opts.profile, catalog));
   if (opts.json) {
-    ctx.out << to_json(*loaded, *catalog).dump(2) << '\n';
+    ctx.out << to_json(loaded, catalog).dump(2) << '\n';
   } else {
     // The profile's names and notes are the admin's text: no escape sequences to the terminal.
     std::ostringstream text;
-    print_human(text, *loaded, *catalog);
+    print_human(text, loaded, catalog);
     ctx.out << util::escape_controls(text.str());
   }
   return Exit::ok;

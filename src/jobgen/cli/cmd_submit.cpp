@@ -52,12 +52,10 @@ struct SubmitOptions {
 // once when its afterok dependency names a job it does not know.
 Expected<std::string> check_dependency(app::JobSession& s, const std::string& after) {
   if (after.empty() || s.backend_name == "local") return after;
-  if (auto ok = app::check_job_ids({after}); !ok) return std::unexpected(ok.error());
-  auto groups = s.jobs->tracked({after});
-  if (!groups) return std::unexpected(groups.error());
-  auto views = s.jobs->poll(*groups);
-  if (!views) return std::unexpected(views.error());
-  for (const auto& v : *views) {
+  JOBGEN_TRY(app::check_job_ids({after}));
+  JOBGEN_TRY_ASSIGN(auto groups, s.jobs->tracked({after}));
+  JOBGEN_TRY_ASSIGN(auto views, s.jobs->poll(groups));
+  for (const auto& v : views) {
     if (!v.from_scheduler && !v.vanished && v.info.state == slurm::JobState::unknown)
       return fail(
           "--after " + after + ": no such job (neither the scheduler nor the ledger knows it)",

@@ -247,27 +247,24 @@ Expected<JobList> decode_job_list(std::string_view body, std::string_view what,
       bad = "'jobs' is not a list";
     return true;
   };
-  auto doc = parse_object(body, what, callback);
-  if (!doc) return std::unexpected(doc.error());
+  JOBGEN_TRY_ASSIGN(auto doc, parse_object(body, what, callback));
   if (!bad.empty()) return fail(std::string(what) + ": " + bad + "; is this a Slurm answer?");
-  if (const auto it = doc->find("jobs"); it != doc->end() && !it->is_array())
+  if (const auto it = doc.find("jobs"); it != doc.end() && !it->is_array())
     return fail(std::string(what) + ": 'jobs' is not a list; is this a Slurm answer?");
-  list.messages = messages_of(*doc);
-  list.last_update = positive(number_at(*doc, "last_update"));
+  list.messages = messages_of(doc);
+  list.last_update = positive(number_at(doc, "last_update"));
   return list;
 }
 
 Expected<std::vector<NodeInfo>> decode_node_list(std::string_view body, std::string_view what) {
-  auto doc = parse_object(body, what);
-  if (!doc) return std::unexpected(doc.error());
-  return records(*doc, "nodes", what, decode_node);
+  JOBGEN_TRY_ASSIGN(auto doc, parse_object(body, what));
+  return records(doc, "nodes", what, decode_node);
 }
 
 Expected<std::vector<PartitionInfo>> decode_partition_list(std::string_view body,
                                                            std::string_view what) {
-  auto doc = parse_object(body, what);
-  if (!doc) return std::unexpected(doc.error());
-  return records(*doc, "partitions", what, decode_partition);
+  JOBGEN_TRY_ASSIGN(auto doc, parse_object(body, what));
+  return records(doc, "partitions", what, decode_partition);
 }
 
 std::vector<GresCount> parse_node_gpus(std::string_view gres, std::string_view gres_used) {

@@ -88,14 +88,13 @@ TokenFetcher scontrol_token_fetcher(sys::CommandRunner& runner, int lifespan_s) 
     sys::Command cmd;
     cmd.argv = {"scontrol", "token", "lifespan=" + std::to_string(lifespan_s)};
     cmd.timeout = std::chrono::seconds(30);
-    auto result = runner.run(cmd);
-    if (!result) return std::unexpected(result.error());
-    if (result->exit_code != 0)
-      return fail("`scontrol token` failed (exit " + std::to_string(result->exit_code) +
-                      "): " + std::string(trim(result->err)) +
+    JOBGEN_TRY_ASSIGN(auto result, runner.run(cmd));
+    if (result.exit_code != 0)
+      return fail("`scontrol token` failed (exit " + std::to_string(result.exit_code) +
+                      "): " + std::string(trim(result.err)) +
                       " (JWT may not be enabled for users: ask the admin)",
                   Exit::auth);
-    return result->out;
+    return result.out;
   };
 }
 
@@ -118,9 +117,8 @@ Expected<RestToken> find_token(const sys::Environment& env, const sys::FileSyste
                       std::string(kHowToGetOne),
                   Exit::auth);
   } else if (settings.allow_scontrol && fetch) {
-    auto text = fetch();
-    if (!text) return std::unexpected(text.error());
-    out.token = clean_token(*text);
+    JOBGEN_TRY_ASSIGN(auto text, fetch());
+    out.token = clean_token(text);
     out.origin = "scontrol token";
   }
   if (!out.token.empty()) out.claims = decode_jwt(out.token);

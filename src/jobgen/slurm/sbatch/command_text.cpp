@@ -175,11 +175,10 @@ const std::string& squeue_fields() {
 }
 
 Expected<std::vector<JobInfo>> parse_squeue_fields(std::string_view text) {
-  auto records = records_of(text, kJobFields.size(), "squeue", false);
-  if (!records) return std::unexpected(records.error());
+  JOBGEN_TRY_ASSIGN(auto records, records_of(text, kJobFields.size(), "squeue", false));
   std::vector<JobInfo> result;
-  result.reserve(records->size());
-  for (const auto& fields : *records) result.push_back(job_from_fields(fields));
+  result.reserve(records.size());
+  for (const auto& fields : records) result.push_back(job_from_fields(fields));
   return result;
 }
 
@@ -189,11 +188,10 @@ const std::string& sinfo_node_fields() {
 }
 
 Expected<std::vector<NodeInfo>> parse_sinfo_nodes(std::string_view text) {
-  auto records = records_of(text, kNodeFields.size(), "sinfo", true);
-  if (!records) return std::unexpected(records.error());
+  JOBGEN_TRY_ASSIGN(auto records, records_of(text, kNodeFields.size(), "sinfo", true));
   std::vector<NodeInfo> nodes;
   std::map<std::string, std::size_t, std::less<>> index;  // name -> position in `nodes`
-  for (const auto& fields : *records) {
+  for (const auto& fields : records) {
     const std::string partition = none_to_empty(fields[1]);
     const auto [it, added] = index.try_emplace(std::string(fields[0]), nodes.size());
     if (added) nodes.push_back(node_from_fields(fields));
@@ -266,9 +264,8 @@ Expected<std::vector<NodeInfo>> parse_scontrol_nodes(std::string_view text) {
   for (const std::string_view line : util::split(text, '\n')) {
     ++number;
     if (util::trim(line).empty()) continue;
-    auto node = scontrol_node(line, number);
-    if (!node) return std::unexpected(node.error());
-    nodes.push_back(std::move(*node));
+    JOBGEN_TRY_ASSIGN(auto node, scontrol_node(line, number));
+    nodes.push_back(std::move(node));
   }
   return nodes;
 }
@@ -427,10 +424,9 @@ Expected<std::vector<std::string>> sacct_records(std::string_view text) {
 }  // namespace
 
 Expected<std::vector<JobInfo>> parse_sacct(std::string_view text) {
-  auto records = sacct_records(text);
-  if (!records) return std::unexpected(records.error());
+  JOBGEN_TRY_ASSIGN(auto records, sacct_records(text));
   std::vector<JobInfo> jobs;
-  for (const std::string& record : *records) {
+  for (const std::string& record : records) {
     const auto f = util::split(record, '\x1f');
     JobInfo job;
     job.id = std::string(f[0]);
