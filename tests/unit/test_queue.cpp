@@ -218,9 +218,9 @@ TEST_CASE("start estimates: Slurm's, free now, unknown") {
   none.unavailable_reason = "timed out";
   CHECK_FALSE(plan::estimate_start(row(3, "free", 3600), none).known());
   CHECK(plan::describe_start({}) == "start unknown");
-  CHECK(plan::format_wait(59) == "59 s");
-  CHECK(plan::format_wait(90) == "2 m");
-  CHECK(plan::format_wait(3 * 86400 + 4 * 3600) == "3 d 4 h");
+  CHECK(util::format_duration(59, util::DurationStyle::compound) == "59 s");
+  CHECK(util::format_duration(90, util::DurationStyle::compound) == "2 m");
+  CHECK(util::format_duration(3 * 86400 + 4 * 3600, util::DurationStyle::compound) == "3 d 4 h");
 }
 
 TEST_CASE("start estimates from time limits: running jobs end, the jobs ahead go first") {

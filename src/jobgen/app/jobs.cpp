@@ -75,20 +75,18 @@ Jobs::Jobs(JobSession& session, ledger::Ledger ledger)
 
 Expected<std::vector<TrackedGroup>> Jobs::tracked(const std::vector<std::string>& ids) {
   JobSession& session = session_;
-  if (auto ok = check_job_ids(ids); !ok) return std::unexpected(ok.error());
+  JOBGEN_TRY(check_job_ids(ids));
   std::map<std::pair<std::string, std::string>, std::vector<slurm::Tracked>> groups;
   const ledger::Scope scope = session.scope();
   if (ids.empty()) {
-    auto records = ledger_.unfinished(scope);
-    if (!records) return std::unexpected(records.error());
-    for (const auto& r : *records) groups[{r.backend, r.cluster}].push_back(tracked_from(r));
+    JOBGEN_TRY_ASSIGN(auto records, ledger_.unfinished(scope));
+    for (const auto& r : records) groups[{r.backend, r.cluster}].push_back(tracked_from(r));
   } else {
-    auto found = ledger_.find_many(ids, scope);
-    if (!found) return std::unexpected(found.error());
+    JOBGEN_TRY_ASSIGN(auto found, ledger_.find_many(ids, scope));
     std::set<std::string> seen;
     for (const auto& id : ids) {
       if (!seen.insert(id).second) continue;  // "status 3 3" asks once
-      const auto& records = (*found)[id];
+      const auto& records = found[id];
       std::set<std::pair<std::string, std::string>> owners;
       for (const auto& r : records) owners.insert({r->backend, r->cluster});
       if (owners.size() > 1) {
@@ -122,14 +120,12 @@ Expected<std::vector<slurm::JobView>> Jobs::poll(const std::vector<TrackedGroup>
   std::vector<slurm::JobView> all;
   const int64_t now = unix_now(session.ctx);
   for (const auto& group : groups) {
-    auto backend = session.backend_for(group.backend, group.cluster);
-    if (!backend) return std::unexpected(backend.error());
-    auto views = slurm::query_jobs(**backend, group.jobs, session.ctx.fs, now);
-    if (!views) return std::unexpected(views.error());
+    JOBGEN_TRY_ASSIGN(auto backend, session.backend_for(group.backend, group.cluster));
+    JOBGEN_TRY_ASSIGN(auto views, slurm::query_jobs(*backend, group.jobs, session.ctx.fs, now));
     // What the answer is evidence of goes into the ledger.
     using Key = std::pair<std::string_view, std::string_view>;  // (tracked id, tag)
     std::multimap<Key, const slurm::JobView*> by_tracked;
-    for (const auto& v : *views) by_tracked.emplace(Key(v.job.id, v.job.tag), &v);
+    for (const auto& v : views) by_tracked.emplace(Key(v.job.id, v.job.tag), &v);
     for (const auto& t : group.jobs) {
       if (!t.in_ledger) continue;
       std::vector<const slurm::JobView*> mine;
@@ -159,7 +155,7 @@ Expected<std::vector<slurm::JobView>> Jobs::poll(const std::vector<TrackedGroup>
       if (auto ok = ledger_.update_state(key, slurm::to_string(state), code); !ok)
         session.ctx.report.warning(ok.error().message);
     }
-    for (auto& v : *views) all.push_back(std::move(v));
+    for (auto& v : views) all.push_back(std::move(v));
   }
   return all;
 }

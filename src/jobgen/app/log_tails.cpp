@@ -13,20 +13,13 @@ LogTailReader::LogTailReader(const sys::FileSystem& fs, const std::vector<Tracke
 
 std::pair<std::filesystem::path, std::filesystem::path> LogTailReader::log_paths(
     const slurm::JobView& view) const {
-  std::filesystem::path out;
-  std::filesystem::path err;
-  if (!view.info.std_out.empty()) {
-    out = slurm::resolve_log_path(view.info.std_out, view.info);
-    if (!view.info.std_err.empty()) err = slurm::resolve_log_path(view.info.std_err, view.info);
-  } else if (const auto it = by_id_.find(view.job.id); it != by_id_.end()) {
-    slurm::JobInfo probe = view.info;
-    probe.working_dir = it->second.work_dir;
-    out = slurm::resolve_log_path(it->second.stdout_path, probe);
-    if (!it->second.stderr_path.empty())
-      err = slurm::resolve_log_path(it->second.stderr_path, probe);
-  }
-  if (err == out) err.clear();
-  return {out, err};
+  const auto it = by_id_.find(view.job.id);
+  // Neither the scheduler nor the ledger says where the job logs: nothing to read.
+  if (view.info.std_out.empty() && it == by_id_.end()) return {};
+  const slurm::Tracked none{};
+  const slurm::Tracked& t = it != by_id_.end() ? it->second : none;
+  auto paths = slurm::job_log_paths(view.info, t.stdout_path, t.stderr_path, t.work_dir);
+  return {std::move(paths.out), std::move(paths.err)};
 }
 
 LogTail LogTailReader::read(const slurm::JobView& view) const {
@@ -35,14 +28,14 @@ LogTail LogTailReader::read(const slurm::JobView& view) const {
   const auto [out, err] = log_paths(view);
   progress::Progress from_out;
   if (!out.empty()) {
-    if (auto text = fs_.read_tail(out, kLogTailBytes)) {
+    if (auto text = fs_.read_tail(out, run::kLogTailBytes)) {
       tail.last_line = progress::last_line(text->text);
       from_out = progress::parse_progress(text->text, !text->whole);
     }
   }
   progress::Progress from_err;
   if (!err.empty()) {
-    if (auto text = fs_.read_tail(err, kLogTailBytes))
+    if (auto text = fs_.read_tail(err, run::kLogTailBytes))
       from_err = progress::parse_progress(text->text, !text->whole);
   }
   tail.progress = progress::merge_progress(from_err, from_out);

@@ -1,7 +1,8 @@
-// What `status` and `watch` read from the jobs' logs: the last kLogTailBytes of each log (stdout,
-// and stderr when it is another file: tqdm writes its bars there), through sys::FileSystem, so a
-// log is never read whole however large it grows, and only a regular file is opened (never a
-// FIFO). Each call reads the files once; a log that cannot be read is simply not shown.
+// What `status` and `watch` read from the jobs' logs: the last run::kLogTailBytes of each log
+// (stdout, and stderr when it is another file: tqdm writes its bars there), through
+// sys::FileSystem, so a log is never read whole however large it grows, and only a regular file is
+// opened (never a FIFO). Each call reads the files once; a log that cannot be read is simply not
+// shown.
 #pragma once
 
 #include <filesystem>
@@ -12,6 +13,7 @@
 
 #include "jobgen/app/session.hpp"
 #include "jobgen/progress/log_progress.hpp"
+#include "jobgen/run/failure.hpp"
 #include "jobgen/sys/system.hpp"
 
 namespace jobgen::app {
@@ -23,7 +25,6 @@ struct LogTail {
 };
 using LogTails = std::map<std::string, LogTail>;
 
-inline constexpr std::size_t kLogTailBytes = 64 * 1024;
 // The most logs `status` reads in one call (about 5 ms each at worst: 64 KiB of progress bars).
 inline constexpr std::size_t kStatusLogTails = 100;
 

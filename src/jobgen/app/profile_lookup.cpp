@@ -101,26 +101,23 @@ Expected<profile::Catalog> load_catalog(const Context& ctx) {
   if (!dir || dir->empty()) return profile::builtin_catalog();
   const fs::path path = fs::path(*dir) / "data" / "gpus.yaml";
   if (!ctx.fs.is_file(path)) return profile::builtin_catalog();
-  auto text = ctx.fs.read_file(path);
-  if (!text) return std::unexpected(text.error());
-  return profile::parse_catalog(*text, path.string());
+  JOBGEN_TRY_ASSIGN(auto text, ctx.fs.read_file(path));
+  return profile::parse_catalog(text, path.string());
 }
 
 Expected<profile::Profile> load_profile(const Context& ctx, std::string_view requested,
                                         profile::Catalog& catalog) {
-  auto path = find_profile_file(ctx, requested);
-  if (!path) return std::unexpected(path.error());
-  auto text = ctx.fs.read_file(*path);
-  if (!text) return std::unexpected(text.error());
-  profile::ProfileLoad load = profile::load_profile(*text, path->string(), catalog);
+  JOBGEN_TRY_ASSIGN(auto path, find_profile_file(ctx, requested));
+  JOBGEN_TRY_ASSIGN(auto text, ctx.fs.read_file(path));
+  profile::ProfileLoad load = profile::load_profile(text, path.string(), catalog);
   if (load.profile) {
     catalog.gpus.insert(catalog.gpus.end(), load.profile->gpus.begin(), load.profile->gpus.end());
     return std::move(*load.profile);
   }
   for (const auto& problem : load.problems) ctx.report.problem(problem);
-  return invalid("profile " + path->string() + " has " + std::to_string(load.problems.size()) +
+  return invalid("profile " + path.string() + " has " + std::to_string(load.problems.size()) +
                  " problem(s), listed above; fix them (check with 'jobgen profile validate " +
-                 path->string() + "')");
+                 path.string() + "')");
 }
 
 }  // namespace jobgen::app

@@ -9,6 +9,7 @@
 #include "jobgen/render/request.hpp"
 #include "jobgen/render/sbatch_header.hpp"
 #include "jobgen/site/profile_check.hpp"
+#include "jobgen/slurm/gres.hpp"
 #include "jobgen/slurm/job_ids.hpp"
 #include "jobgen/util/hostlist.hpp"
 #include "jobgen/util/strings.hpp"
@@ -33,16 +34,12 @@ struct GpuAsk {
   int per_node = 0;
 };
 
+// Every GPU entry of the job's gres that asks for at least one GPU (absurd counts capped).
 std::vector<GpuAsk> gpu_asks(std::string_view gres) {
   std::vector<GpuAsk> out;
-  for (std::string_view entry : util::split_top(gres, ',')) {
-    entry = entry.substr(0, entry.find('('));
-    const auto parts = util::split(entry, ':');
-    if (parts.size() < 2 || parts.size() > 3 || util::trim(parts[0]) != "gpu") continue;
-    const auto count = util::parse_int(util::trim(parts.back()));
-    if (!count || *count <= 0) continue;
-    out.push_back({parts.size() == 3 ? std::string(util::trim(parts[1])) : std::string(),
-                   static_cast<int>(std::min<int64_t>(*count, 1 << 20))});
+  for (auto& request : slurm::parse_gpu_gres_list(gres)) {
+    if (request.count <= 0) continue;
+    out.push_back({std::move(request.type), std::min(request.count, 1 << 20)});
   }
   return out;
 }

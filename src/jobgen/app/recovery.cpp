@@ -27,16 +27,9 @@ std::string read_tail(const sys::FileSystem& files, const fs::path& path, std::s
 // The tails of the job's stdout and stderr logs (once when they are the same file).
 std::string log_tail(const sys::FileSystem& files, const slurm::JobView& view,
                      const ledger::JobRecord& r) {
-  slurm::JobInfo info = view.info;
-  if (info.working_dir.empty()) info.working_dir = r.work_dir;
-  const auto path_of = [&](const std::string& reported, const std::string& recorded) {
-    return slurm::resolve_log_path(reported.empty() ? recorded : reported, info);
-  };
-  const fs::path out = path_of(view.info.std_out, r.stdout_path);
-  const fs::path err = path_of(view.info.std_err, r.stderr_path);
+  const auto [out, err] = slurm::job_log_paths(view.info, r.stdout_path, r.stderr_path, r.work_dir);
   std::string text = read_tail(files, out, run::kLogTailBytes);
-  if (!r.stderr_path.empty() && err != out)
-    text += "\n" + read_tail(files, err, run::kLogTailBytes);
+  if (!err.empty()) text += "\n" + read_tail(files, err, run::kLogTailBytes);
   return text;
 }
 

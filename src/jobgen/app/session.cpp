@@ -6,11 +6,12 @@
 
 #include "jobgen/app/jobs.hpp"
 #include "jobgen/app/profile_lookup.hpp"
+#include "jobgen/profile/profile_summary.hpp"
 #include "jobgen/slurm/local/local_backend.hpp"
 #include "jobgen/slurm/records.hpp"
 #include "jobgen/slurm/rest/rest_backend.hpp"
 #include "jobgen/slurm/sbatch/sbatch_backend.hpp"
-#include "jobgen/sys/process.hpp"
+#include "jobgen/sys/user.hpp"
 #include "jobgen/util/slurm_time.hpp"
 #include "jobgen/util/strings.hpp"
 
@@ -23,18 +24,6 @@ std::vector<std::string> split_list(const std::string& text) {
   for (const auto item : util::split(text, ','))
     if (!item.empty()) items.emplace_back(item);
   return items;
-}
-
-std::string profile_backend_name(profile::Backend backend) {
-  switch (backend) {
-    case profile::Backend::cli:
-      return "cli";
-    case profile::Backend::rest:
-      return "rest";
-    case profile::Backend::local:
-      return "local";
-  }
-  return "cli";
 }
 
 Expected<std::unique_ptr<slurm::Backend>> make_backend(const Context& ctx, JobSession& session,
@@ -50,7 +39,7 @@ Expected<std::unique_ptr<slurm::Backend>> make_backend(const Context& ctx, JobSe
   if (name == "local") {
     slurm::LocalBackendOptions options;
     options.dir = session.state.local_jobs();
-    options.user = ctx.env.get("USER").value_or("");
+    options.user = sys::current_user(ctx.env);
     const auto gpus = ctx.env.get("JOBGEN_LOCAL_GPUS");
     const auto visible = ctx.env.get("CUDA_VISIBLE_DEVICES");
     if (gpus) {
@@ -121,9 +110,8 @@ Expected<slurm::Backend*> JobSession::backend_for(const std::string& name,
       prof = nullptr;
     }
   }
-  auto made = make_backend(ctx, *this, name, prof);
-  if (!made) return std::unexpected(made.error());
-  return (backends_[key] = std::move(*made)).get();
+  JOBGEN_TRY_ASSIGN(auto made, make_backend(ctx, *this, name, prof));
+  return (backends_[key] = std::move(made)).get();
 }
 
 ledger::Scope JobSession::scope() const {
@@ -137,7 +125,7 @@ namespace {
 void choose_backend(JobSession& session, const std::string& backend) {
   session.backend_explicit = !backend.empty();
   session.backend_name = !backend.empty()  ? backend
-                         : session.profile ? profile_backend_name(session.profile->backend)
+                         : session.profile ? profile::to_string(session.profile->backend)
                                            : "cli";
   if (session.ctx.runner != nullptr) {
     session.runner = session.ctx.runner;

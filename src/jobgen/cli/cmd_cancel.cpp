@@ -19,28 +19,24 @@ struct CancelOptions {
 };
 
 Expected<Exit> run_cancel(Context& ctx, const CancelOptions& options) {
-  if (auto ok = app::check_job_ids(options.ids); !ok) return std::unexpected(ok.error());
-  auto opened = app::open_job_session(ctx.app(), options.common, false);
-  if (!opened) return std::unexpected(opened.error());
-  app::JobSession& session = **opened;
-  auto groups = session.jobs->tracked(options.ids);
-  if (!groups) return std::unexpected(groups.error());
+  JOBGEN_TRY(app::check_job_ids(options.ids));
+  JOBGEN_TRY_ASSIGN(auto opened, app::open_job_session(ctx.app(), options.common, false));
+  app::JobSession& session = *opened;
+  JOBGEN_TRY_ASSIGN(auto groups, session.jobs->tracked(options.ids));
   std::optional<Error> not_found;
-  for (const auto& group : *groups) {
-    auto backend = session.backend_for(group.backend, group.cluster);
-    if (!backend) return std::unexpected(backend.error());
+  for (const auto& group : groups) {
+    JOBGEN_TRY_ASSIGN(auto backend, session.backend_for(group.backend, group.cluster));
     std::vector<std::string> ids;
     for (const auto& t : group.jobs) ids.push_back(t.id);
-    auto cancelled = (*backend)->cancel(ids);
+    auto cancelled = backend->cancel(ids);
     if (!cancelled && cancelled.error().exit != Exit::not_found)
       return std::unexpected(cancelled.error());
     if (!cancelled) not_found = cancelled.error();
     session.jobs->record_cancel_requests(group);
   }
   // What the scheduler now says is what is reported and recorded.
-  auto refreshed = session.jobs->tracked(options.ids);
-  if (!refreshed) return std::unexpected(refreshed.error());
-  auto views = session.jobs->poll(*refreshed);
+  JOBGEN_TRY_ASSIGN(auto refreshed, session.jobs->tracked(options.ids));
+  auto views = session.jobs->poll(refreshed);
   if (!views) {
     warn(ctx, "the cancellation was sent, but the jobs' state could not be read back: " +
                   views.error().message);

@@ -5,10 +5,9 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "jobgen/app/calibration_file.hpp"
-#include "jobgen/app/profile_lookup.hpp"
+#include "jobgen/app/estimate_request.hpp"
 #include "jobgen/cli/commands.hpp"
-#include "jobgen/estimate/estimate.hpp"
+#include "jobgen/estimate/memory_json.hpp"
 #include "jobgen/plan/jobspec.hpp"
 
 namespace jobgen::cli {
@@ -17,185 +16,16 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-struct EstimateOptions {
-  std::string model;
-  std::string gpu;
-  int gpus = 1;
-  int nodes = 1;
-  std::string precision = "amp-bf16";
-  std::string optimizer = "adamw";
-  std::string strategy;  // default: single for 1 GPU, ddp otherwise
-  std::string offload = "none";
-  std::string finetune = "full";
-  int lora_rank = 16;
-  std::string lora_targets = "all-linear";
-  double lora_dropout = 0.05;
-  std::string base_dtype = "auto";
-  std::string model_loading = "sharded";
-  std::string fsdp_version = "1";
-  int seq_len = 0;
-  std::string micro_batch = "auto";
-  int accumulation = 1;
-  bool grad_checkpointing = false;
-  std::string recompute = "full";
-  bool compile = false;
-  bool flash_attention = false;
-  bool chunked_loss = false;
-  bool optimizer_in_backward = false;
-  std::string link;        // "" = default for the GPU class
-  std::string inter_link;  // "" = default for the GPU class
-  double inter_gbs = 0;
-  double mfu = 0;
-  std::string empirical;
+struct EstimateCliOptions {
+  app::EstimateRequest request;
   bool json = false;
-  bool explain = false;
 };
-
-Expected<model::Architecture> resolve_model(Context& ctx, const std::string& ref) {
-  auto preset = model::find_preset(ref);
-  if (preset) return preset;
-  // Not a preset: a path is read (with the file's own error: a directory, a FIFO, too large),
-  // anything else keeps the preset's "not found" with "did you mean" and the list.
-  const bool path_like =
-      ref.find('/') != std::string::npos || ref.ends_with(".yaml") || ref.ends_with(".yml");
-  if (!path_like && !ctx.fs.is_file(ref)) return preset;
-  auto text = ctx.fs.read_file(ref);
-  if (!text) return std::unexpected(text.error());
-  return model::parse_architecture(*text, ref);
-}
-
-// "5,1.2,2" -> base, per-sample, overhead GB.
-Expected<estimate::EmpiricalMemory> parse_empirical(const std::string& text) {
-  estimate::EmpiricalMemory e;
-  double* fields[] = {&e.base_gb, &e.per_sample_gb, &e.overhead_gb};
-  size_t start = 0;
-  for (int i = 0; i < 3; ++i) {
-    const size_t end = text.find(',', start);
-    if ((end == std::string::npos) != (i == 2))
-      return invalid("--empirical takes BASE_GB,PER_SAMPLE_GB,OVERHEAD_GB (e.g. 5,1.2,2), got '" +
-                     text + "'");
-    try {
-      size_t used = 0;
-      const std::string part = text.substr(start, end - start);
-      *fields[i] = std::stod(part, &used);
-      if (used != part.size() || !std::isfinite(*fields[i]) ||
-          std::fabs(*fields[i]) > plan::kMaxGb) {
-        throw std::invalid_argument(part);
-      }
-    } catch (const std::exception&) {
-      return invalid("--empirical: '" + text + "' is not three numbers BASE,PER_SAMPLE,OVERHEAD");
-    }
-    start = end + 1;
-  }
-  return e;
-}
-
-Expected<estimate::Hardware> resolve_hardware(Context& ctx, const EstimateOptions& o) {
-  auto catalog = app::load_catalog(ctx.app());
-  if (!catalog) return std::unexpected(catalog.error());
-  std::string id = o.gpu;
-  std::string mig_name;
-  if (const auto colon = id.find(':'); colon != std::string::npos) {
-    mig_name = id.substr(colon + 1);
-    id = id.substr(0, colon);
-  }
-  const profile::GpuSpec* gpu = catalog->find(id);
-  if (gpu == nullptr) {
-    std::string msg = "unknown GPU '" + id + "'";
-    const std::string near = closest_match(id, catalog->all_names());
-    if (!near.empty()) msg += "; did you mean '" + near + "'?";
-    return fail(msg + " (see `jobgen gpus`)", Exit::not_found);
-  }
-  const profile::MigProfileSpec* mig = nullptr;
-  if (!mig_name.empty()) {
-    mig = gpu->find_mig(mig_name);
-    if (mig == nullptr) {
-      std::vector<std::string> names;
-      for (const auto& m : gpu->mig_profiles) names.push_back(m.name);
-      std::string msg = gpu->id + " has no MIG profile '" + mig_name + "'";
-      const std::string near = closest_match(mig_name, names);
-      if (!near.empty()) msg += "; did you mean '" + near + "'?";
-      if (names.empty()) msg += " (it does not support MIG)";
-      return invalid(msg);
-    }
-  }
-  estimate::LinkOptions links;
-  links.intra = o.link;
-  links.inter = o.inter_link;
-  links.inter_gbs = o.inter_gbs;
-  std::optional<double> mfu;
-  if (o.mfu > 0) mfu = o.mfu;
-  return estimate::hardware_for(*gpu, mig, links, mfu);
-}
-
-Expected<estimate::TrainingSetup> build_setup(Context& ctx, const EstimateOptions& o) {
-  estimate::TrainingSetup s;
-  auto arch = resolve_model(ctx, o.model);
-  if (!arch) return std::unexpected(arch.error());
-  s.model = *arch;
-  auto precision = estimate::parse_precision(o.precision);
-  if (!precision) return std::unexpected(precision.error());
-  auto optimizer = estimate::parse_optimizer(o.optimizer);
-  if (!optimizer) return std::unexpected(optimizer.error());
-  auto strategy = estimate::parse_strategy(
-      o.strategy.empty() ? (o.gpus * o.nodes > 1 ? "ddp" : "single") : o.strategy);
-  if (!strategy) return std::unexpected(strategy.error());
-  auto offload = estimate::parse_offload(o.offload);
-  if (!offload) return std::unexpected(offload.error());
-  auto finetune = estimate::parse_finetune(o.finetune);
-  if (!finetune) return std::unexpected(finetune.error());
-  auto targets = estimate::parse_lora_targets(o.lora_targets);
-  if (!targets) return std::unexpected(targets.error());
-  auto recompute = estimate::parse_recompute(o.recompute);
-  if (!recompute) return std::unexpected(recompute.error());
-  auto base_dtype = estimate::parse_base_dtype(o.base_dtype);
-  if (!base_dtype) return std::unexpected(base_dtype.error());
-  auto model_loading = estimate::parse_model_loading(o.model_loading);
-  if (!model_loading) return std::unexpected(model_loading.error());
-  auto fsdp_version = estimate::parse_fsdp_version(o.fsdp_version);
-  if (!fsdp_version) return std::unexpected(fsdp_version.error());
-  s.precision = *precision;
-  s.optimizer = *optimizer;
-  s.strategy = *strategy;
-  s.offload = *offload;
-  s.finetune = *finetune;
-  s.lora_rank = o.lora_rank;
-  s.lora_targets = *targets;
-  s.lora_dropout = o.lora_dropout;
-  s.base_dtype = *base_dtype;
-  s.model_loading = *model_loading;
-  s.fsdp_version = *fsdp_version;
-  s.seq_len = o.seq_len;
-  // --recompute selective says what checkpointing recomputes, so it switches checkpointing on.
-  s.grad_checkpointing = o.grad_checkpointing || *recompute == estimate::Recompute::selective;
-  s.recompute = *recompute;
-  s.compile = o.compile;
-  s.flash_attention = o.flash_attention;
-  s.chunked_loss = o.chunked_loss;
-  s.optimizer_in_backward = o.optimizer_in_backward;
-  s.gpus_per_node = o.gpus;
-  s.nodes = o.nodes;
-  if (!o.empirical.empty()) {
-    auto e = parse_empirical(o.empirical);
-    if (!e) return std::unexpected(e.error());
-    s.empirical = *e;
-  }
-  if (auto ok = estimate::validate(s); !ok) return std::unexpected(ok.error());
-  return s;
-}
 
 json terms_json(const std::vector<estimate::Term>& terms) {
   json out = json::array();
   for (const auto& t : terms)
     out.push_back({{"name", t.name}, {"value", t.value}, {"unit", t.unit}, {"formula", t.formula}});
   return out;
-}
-
-json memory_json(const estimate::MemoryBreakdown& m) {
-  return {{"weights", m.weights},         {"gradients", m.gradients},  {"optimizer", m.optimizer},
-          {"activations", m.activations}, {"context", m.context},      {"slack", m.slack},
-          {"measured", m.measured},       {"total", m.total},          {"allocated", m.allocated()},
-          {"reserved", m.reserved()},     {"peak_phase", m.peak_phase}};
 }
 
 json throughput_json(const estimate::Throughput& t) {
@@ -236,7 +66,8 @@ json to_json(const estimate::Estimate& e, const estimate::Hardware& hw, bool exp
       {"grad_checkpointing",
        e.setup.grad_checkpointing ? json(estimate::to_string(e.setup.recompute)) : json(false)},
       {"compile", e.setup.compile},
-      {"memory_gib", memory_json(e.memory)},
+      {"memory_gib",
+       estimate::memory_breakdown_json(e.memory, estimate::MemoryJsonFields::terms_and_peaks)},
       {"capacity_gib", e.capacity_gib},
       {"fits", e.fits},
       {"micro_batch", e.micro_batch},
@@ -322,70 +153,17 @@ void print_human(std::ostream& out, const estimate::Estimate& e, const estimate:
   for (const auto& w : e.warnings) out << "warning: " << w << '\n';
 }
 
-// What finished runs of this (model, GPU, strategy) measured (`jobgen calibrate`), or nullopt.
-std::optional<plan::CalibrationEntry> find_calibration(Context& ctx,
-                                                       const estimate::TrainingSetup& setup,
-                                                       const estimate::Hardware& hw) {
-  const auto calibration = app::load_calibration(ctx.app());
-  if (!calibration) return std::nullopt;
-  const plan::CalibrationEntry* c =
-      calibration->find(setup.model.name, hw.gpu_id, estimate::to_string(setup.strategy));
-  if (c == nullptr) return std::nullopt;
-  return *c;
-}
-
-// The step time and the throughput that follows from it, corrected by `c`.
-void apply_step_calibration(estimate::Estimate& e, const plan::CalibrationEntry& c) {
-  e.throughput.step_time_s *= c.factor;
-  e.throughput.samples_per_s /= c.factor;
-  e.throughput.tokens_per_s /= c.factor;
-}
-
-// --micro-batch: "auto" (nullopt) or a whole number from 1 to plan::kMaxMicroBatch.
-Expected<std::optional<int>> parse_micro_batch(const std::string& text) {
-  if (text == "auto") return std::nullopt;
-  try {
-    size_t used = 0;
-    const int b = std::stoi(text, &used);
-    if (used != text.size() || b < 1 || b > plan::kMaxMicroBatch) {
-      throw std::invalid_argument(text);
-    }
-    return b;
-  } catch (const std::exception&) {
-    return invalid("--micro-batch must be 'auto' or a number from 1 to 1000000, got '" + text +
-                   "'");
-  }
-}
-
-Expected<Exit> run_estimate(Context& ctx, const EstimateOptions& o) {
-  // CLI11's Range lets NaN through (every comparison with it is false).
-  if (!std::isfinite(o.mfu) || !std::isfinite(o.inter_gbs)) {
-    return invalid("--mfu and --inter-gbs must be finite numbers");
-  }
-  auto micro = parse_micro_batch(o.micro_batch);
-  if (!micro) return std::unexpected(micro.error());
-  auto setup = build_setup(ctx, o);
-  if (!setup) return std::unexpected(setup.error());
-  auto hw = resolve_hardware(ctx, o);
-  if (!hw) return std::unexpected(hw.error());
-  // Memory measured above the estimate raises it before the micro-batch is chosen.
-  const auto correction = find_calibration(ctx, *setup, *hw);
-  if (correction) hw->memory_scale = correction->memory_factor;
-  estimate::Estimate e = estimate::estimate(*setup, *hw, *micro, o.accumulation, o.explain);
-  std::string calibrated;
-  if (correction) {
-    apply_step_calibration(e, *correction);
-    calibrated = plan::calibration_note(*correction);
-  }
+Expected<Exit> run_estimate(Context& ctx, const EstimateCliOptions& o) {
+  JOBGEN_TRY_ASSIGN(const app::EstimateResult r, app::run_estimate(ctx.app(), o.request));
   if (o.json)
-    ctx.out << to_json(e, *hw, o.explain, calibrated).dump(2) << '\n';
+    ctx.out << to_json(r.estimate, r.hardware, o.request.explain, r.calibrated).dump(2) << '\n';
   else
-    print_human(ctx.out, e, *hw, o.explain, calibrated);
+    print_human(ctx.out, r.estimate, r.hardware, o.request.explain, r.calibrated);
   return Exit::ok;
 }
 
 // The model and the GPUs it runs on.
-void add_model_and_gpu_options(CLI::App* sub, EstimateOptions& o) {
+void add_model_and_gpu_options(CLI::App* sub, app::EstimateRequest& o) {
   sub->add_option("--model", o.model, "Preset name (e.g. llama-3.1-8b) or a model file")
       ->required();
   sub->add_option("--gpu", o.gpu, "GPU catalog id or alias, or GPU:MIG (h100-nvl:1g.12gb)")
@@ -399,7 +177,7 @@ void add_model_and_gpu_options(CLI::App* sub, EstimateOptions& o) {
 }
 
 // How the model is trained: precision, optimizer, parallelism, fine-tuning and batch.
-void add_training_options(CLI::App* sub, EstimateOptions& o) {
+void add_training_options(CLI::App* sub, app::EstimateRequest& o) {
   sub->add_option("--precision", o.precision, "fp32|tf32|amp-fp16|amp-bf16|bf16");
   sub->add_option("--optimizer", o.optimizer, "adamw|adam8bit|adafactor|sgd|sgd-momentum|lamb");
   sub->add_option("--strategy", o.strategy,
@@ -433,7 +211,7 @@ void add_training_options(CLI::App* sub, EstimateOptions& o) {
 }
 
 // Memory and speed features of the training code.
-void add_feature_flags(CLI::App* sub, EstimateOptions& o) {
+void add_feature_flags(CLI::App* sub, app::EstimateRequest& o) {
   sub->add_flag("--grad-checkpointing", o.grad_checkpointing,
                 "Activation checkpointing (what it recomputes: --recompute)");
   sub->add_option("--recompute", o.recompute,
@@ -446,7 +224,7 @@ void add_feature_flags(CLI::App* sub, EstimateOptions& o) {
 }
 
 // Overrides of the GPU class's defaults: links, MFU, measured memory.
-void add_override_options(CLI::App* sub, EstimateOptions& o) {
+void add_override_options(CLI::App* sub, app::EstimateRequest& o) {
   sub->add_option("--link", o.link,
                   "Intra-node link pcie|nvlink (default: nvlink for SXM/OAM/superchip GPUs, "
                   "else pcie)");
@@ -467,17 +245,17 @@ void add_override_options(CLI::App* sub, EstimateOptions& o) {
 }  // namespace
 
 void add_estimate_command(CLI::App& app, Context& ctx, Action& action) {
-  auto opts = std::make_shared<EstimateOptions>();
+  auto opts = std::make_shared<EstimateCliOptions>();
   CLI::App* sub = app.add_subcommand(
       "estimate",
       "Estimate memory per GPU, the largest micro-batch and throughput for a model on "
       "--gpus GPUs per node x --nodes nodes");
-  add_model_and_gpu_options(sub, *opts);
-  add_training_options(sub, *opts);
-  add_feature_flags(sub, *opts);
-  add_override_options(sub, *opts);
+  add_model_and_gpu_options(sub, opts->request);
+  add_training_options(sub, opts->request);
+  add_feature_flags(sub, opts->request);
+  add_override_options(sub, opts->request);
   sub->add_flag("--json", opts->json, "JSON output");
-  sub->add_flag("--explain", opts->explain,
+  sub->add_flag("--explain", opts->request.explain,
                 "Print every memory and time term with its formula and inputs");
   sub->callback(
       [&ctx, &action, opts] { action = [&ctx, opts] { return run_estimate(ctx, *opts); }; });

@@ -6,6 +6,7 @@
 
 #include "jobgen/app/profile_lookup.hpp"
 #include "jobgen/cli/commands.hpp"
+#include "jobgen/util/text_table.hpp"
 
 namespace jobgen::cli {
 
@@ -72,17 +73,7 @@ void print_human(std::ostream& out, const profile::Catalog& catalog) {
                     figure(g.tflops_tf32), figure(g.tflops_fp32), figure(g.nvlink_gbs),
                     mig.empty() ? "-" : join(mig, " "), join(g.aliases, ", ")});
   }
-  std::vector<size_t> widths(rows.front().size(), 0);
-  for (const auto& row : rows) {
-    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
-  }
-  for (const auto& row : rows) {
-    std::string line;
-    for (size_t i = 0; i < row.size(); ++i) {
-      line += i + 1 == row.size() ? row[i] : fmt::format("{:<{}}  ", row[i], widths[i]);
-    }
-    out << line << '\n';
-  }
+  out << util::format_table(std::move(rows));
   out << "\nTFLOPS are dense tensor figures (fp16/bf16 with FP32 accumulation, as training uses; "
          "GeForce cards at their halved rate), FP32 non-tensor. '-' = not supported.\n"
          "Names are matched ignoring case, '-', '_' and spaces (RTX-4090 = rtx4090).\n\nNotes:\n";
@@ -92,12 +83,11 @@ void print_human(std::ostream& out, const profile::Catalog& catalog) {
 }
 
 Expected<Exit> run_gpus(Context& ctx, const GpusOptions& opts) {
-  auto catalog = app::load_catalog(ctx.app());
-  if (!catalog) return std::unexpected(catalog.error());
+  JOBGEN_TRY_ASSIGN(auto catalog, app::load_catalog(ctx.app()));
   if (opts.json) {
-    ctx.out << to_json(*catalog).dump(2) << '\n';
+    ctx.out << to_json(catalog).dump(2) << '\n';
   } else {
-    print_human(ctx.out, *catalog);
+    print_human(ctx.out, catalog);
   }
   return Exit::ok;
 }

@@ -65,9 +65,8 @@ void add_hostlist_command(CLI::App& app, Context& ctx, Action& action) {
       if (!args) return std::unexpected(args.error());
       std::string joined;
       for (const std::string& arg : *args) joined += (joined.empty() ? "" : ",") + arg;
-      auto compressed = util::normalize_hostlist(joined);
-      if (!compressed) return std::unexpected(compressed.error());
-      ctx.out << *compressed << '\n';
+      JOBGEN_TRY_ASSIGN(auto compressed, util::normalize_hostlist(joined));
+      ctx.out << compressed << '\n';
       return Exit::ok;
     };
   });

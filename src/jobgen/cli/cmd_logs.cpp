@@ -84,7 +84,6 @@ Expected<std::filesystem::path> log_path(app::JobSession& session, const LogsOpt
   }
   if (!path.empty()) return path;
   const slurm::Tracked& t = groups.front().jobs.front();
-  const std::string pattern = options.err && !t.stderr_path.empty() ? t.stderr_path : t.stdout_path;
   if (t.stdout_path.empty() && t.stderr_path.empty() && views.empty()) {
     return fail("no log known for job " + options.id +
                     ": it is neither in the ledger nor known to the scheduler",
@@ -93,8 +92,10 @@ Expected<std::filesystem::path> log_path(app::JobSession& session, const LogsOpt
   slurm::JobInfo probe = views.empty() ? slurm::JobInfo{} : views.front().info;
   probe.id = options.id;
   if (probe.job_number.empty()) probe.job_number = options.id;
-  if (probe.working_dir.empty()) probe.working_dir = t.work_dir;
-  return slurm::resolve_log_path(pattern, probe);
+  probe.std_out.clear();  // the scheduler named no log (above): the ledger's patterns
+  probe.std_err.clear();
+  const auto paths = slurm::job_log_paths(probe, t.stdout_path, t.stderr_path, t.work_dir);
+  return options.err && !paths.err.empty() ? paths.err : paths.out;
 }
 
 // Follow: read new bytes every 0.5 s, ask the scheduler every 5 s whether the job ended. A

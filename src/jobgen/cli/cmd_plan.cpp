@@ -22,6 +22,7 @@
 #include "jobgen/cli/job_options.hpp"
 #include "jobgen/plan/planner.hpp"
 #include "jobgen/plan/report.hpp"
+#include "jobgen/sys/user.hpp"
 
 namespace jobgen::cli {
 
@@ -41,12 +42,6 @@ struct PlanCliOptions {
   std::string backend;
 };
 
-std::string current_user(const Context& ctx) {
-  for (const char* name : {"USER", "LOGNAME"})
-    if (auto v = ctx.env.get(name); v && !v->empty()) return *v;
-  return "";
-}
-
 // A plan without queue data is still a plan: a frozen slurmctld or a hung slurmrestd may cost
 // this per command or request (Slurm's own MessageTimeout is 10 s), not the backends' minutes.
 constexpr std::chrono::milliseconds kQueueQueryTimeout{10'000};
@@ -65,17 +60,15 @@ plan::QueueSnapshot queue_snapshot(Context& ctx, const PlanCliOptions& opts,
     none.unavailable_reason = backend.error().message;
     return none;
   }
-  return app::fetch_queue(**backend, prof, spec, report, current_user(ctx),
+  return app::fetch_queue(**backend, prof, spec, report, sys::current_user(ctx.env),
                           app::unix_now(ctx.app()));
 }
 
 Expected<Exit> run_plan(Context& ctx, const PlanCliOptions& opts) {
   Expected<plan::JobSpec> spec = plan::load_job_spec(ctx.fs, opts.jobspec);
   if (!spec) return std::unexpected(app::with_examples_hint(ctx.app(), opts.jobspec, spec.error()));
-  Expected<profile::Catalog> catalog = app::load_catalog(ctx.app());
-  if (!catalog) return std::unexpected(catalog.error());
-  Expected<profile::Profile> prof = app::load_profile(ctx.app(), opts.profile, *catalog);
-  if (!prof) return std::unexpected(prof.error());
+  JOBGEN_TRY_ASSIGN(profile::Catalog catalog, app::load_catalog(ctx.app()));
+  JOBGEN_TRY_ASSIGN(profile::Profile prof, app::load_profile(ctx.app(), opts.profile, catalog));
 
   plan::PlanOptions options;
   options.target = opts.target;
@@ -83,21 +76,20 @@ Expected<Exit> run_plan(Context& ctx, const PlanCliOptions& opts) {
   if (opts.nodes > 0) options.nodes = opts.nodes;
   const std::optional<plan::Calibration> calibration = app::load_calibration(ctx.app());
   if (calibration) options.calibration = &*calibration;
-  Expected<plan::PlanReport> report = plan::make_plan(*spec, *prof, *catalog, options);
-  if (!report) return std::unexpected(report.error());
+  JOBGEN_TRY_ASSIGN(plan::PlanReport report, plan::make_plan(*spec, prof, catalog, options));
   if (!opts.no_queue && !opts.offline) {
-    plan::QueueSnapshot snapshot = queue_snapshot(ctx, opts, *prof, *catalog, *spec, *report);
+    plan::QueueSnapshot snapshot = queue_snapshot(ctx, opts, prof, catalog, *spec, report);
     if (!snapshot.profile_drift.empty())
-      warn(ctx, app::drift_message(*prof, snapshot.profile_drift, std::nullopt));
-    plan::apply_queue(*report, std::move(snapshot));
+      warn(ctx, app::drift_message(prof, snapshot.profile_drift, std::nullopt));
+    plan::apply_queue(report, std::move(snapshot));
   }
 
   if (opts.json) {
-    ctx.out << plan::render_json(*report);
+    ctx.out << plan::render_json(report);
   } else if (opts.markdown) {
-    ctx.out << plan::render_markdown(*report);
+    ctx.out << plan::render_markdown(report);
   } else {
-    ctx.out << plan::render_text(*report);
+    ctx.out << plan::render_text(report);
   }
   return Exit::ok;
 }

@@ -24,14 +24,11 @@ struct CheckOptions {
 };
 
 Expected<Exit> run_check(Context& ctx, const CheckOptions& opts) {
-  auto session = app::open_job_session(ctx.app(), opts.session, true);
-  if (!session) return std::unexpected(session.error());
-  const profile::Profile& prof = *(*session)->profile;
-  auto backend = (*session)->backend();
-  if (!backend) return std::unexpected(backend.error());
-  auto state = (*backend)->cluster();
-  if (!state) return std::unexpected(state.error());
-  const auto differences = site::compare_profile(prof, *state, app::unix_now(ctx.app()));
+  JOBGEN_TRY_ASSIGN(auto session, app::open_job_session(ctx.app(), opts.session, true));
+  const profile::Profile& prof = *session->profile;
+  JOBGEN_TRY_ASSIGN(auto backend, session->backend());
+  JOBGEN_TRY_ASSIGN(auto state, backend->cluster());
+  const auto differences = site::compare_profile(prof, state, app::unix_now(ctx.app()));
   std::vector<std::string> affecting;
   for (const auto& d : site::plan_affecting(differences)) affecting.push_back(site::to_line(d));
   app::remember_drift(ctx.app(), prof, affecting);
@@ -51,8 +48,8 @@ Expected<Exit> run_check(Context& ctx, const CheckOptions& opts) {
                    .dump(2)
             << '\n';
   } else if (differences.empty()) {
-    ctx.out << prof.source << ": agrees with the cluster (" << state->nodes.size() << " nodes, "
-            << state->partitions.size() << " partitions)\n";
+    ctx.out << prof.source << ": agrees with the cluster (" << state.nodes.size() << " nodes, "
+            << state.partitions.size() << " partitions)\n";
   } else {
     for (const auto& d : differences) ctx.out << site::to_line(d) << '\n';
     ctx.err << prof.source << ": " << differences.size()

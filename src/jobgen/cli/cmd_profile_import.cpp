@@ -31,49 +31,41 @@ Expected<Exit> write_out(Context& ctx, const ImportOptions& opts,
                          const site::ImportedProfile& imported);
 
 Expected<site::SlurmConf> live_conf(Context& ctx, const ImportOptions& opts) {
-  auto session = app::open_job_session(ctx.app(), opts.session, false);
-  if (!session) return std::unexpected(session.error());
-  auto backend = (*session)->backend();
-  if (!backend) return std::unexpected(backend.error());
-  auto state = (*backend)->cluster();
-  if (!state) return std::unexpected(state.error());
-  if (!state->partitions.empty() &&
-      std::ranges::none_of(state->partitions, [](const auto& p) { return p.is_default; })) {
+  JOBGEN_TRY_ASSIGN(auto session, app::open_job_session(ctx.app(), opts.session, false));
+  JOBGEN_TRY_ASSIGN(auto backend, session->backend());
+  JOBGEN_TRY_ASSIGN(auto state, backend->cluster());
+  if (!state.partitions.empty() &&
+      std::ranges::none_of(state.partitions, [](const auto& p) { return p.is_default; })) {
     warn(ctx,
          "no partition is marked as Slurm's default (slurmrestd's API v0.0.40 and later do "
          "not say which one is): if the cluster has one, add 'default: true' to it");
   }
-  return site::slurm_conf_from_cluster(*state, opts.cluster);
+  return site::slurm_conf_from_cluster(state, opts.cluster);
 }
 
 Expected<Exit> run_import(Context& ctx, const ImportOptions& opts) {
-  auto catalog = app::load_catalog(ctx.app());
-  if (!catalog) return std::unexpected(catalog.error());
+  JOBGEN_TRY_ASSIGN(auto catalog, app::load_catalog(ctx.app()));
   if (opts.live == !opts.slurm_conf.empty()) {
     return invalid("give --slurm-conf FILE (offline) or --live (the running cluster)");
   }
   if (opts.live) {
-    auto conf = live_conf(ctx, opts);
-    if (!conf) return std::unexpected(conf.error());
+    JOBGEN_TRY_ASSIGN(auto conf, live_conf(ctx, opts));
     const std::string origin =
         "the live cluster (backend " +
         (opts.session.backend.empty() ? std::string("of the profile") : opts.session.backend) + ")";
-    return write_out(ctx, opts, site::write_imported_profile(*conf, *catalog, origin));
+    return write_out(ctx, opts, site::write_imported_profile(conf, catalog, origin));
   }
-  auto text = ctx.fs.read_file(opts.slurm_conf);
-  if (!text) return std::unexpected(text.error());
-  auto conf = site::parse_slurm_conf(*text, opts.slurm_conf);
-  if (!conf) return std::unexpected(conf.error());
+  JOBGEN_TRY_ASSIGN(auto text, ctx.fs.read_file(opts.slurm_conf));
+  JOBGEN_TRY_ASSIGN(auto conf, site::parse_slurm_conf(text, opts.slurm_conf));
   std::string origin = opts.slurm_conf;
   if (!opts.gres_conf.empty()) {
-    auto gres = ctx.fs.read_file(opts.gres_conf);
-    if (!gres) return std::unexpected(gres.error());
-    if (auto ok = site::apply_gres_conf(*gres, opts.gres_conf, *conf); !ok) {
+    JOBGEN_TRY_ASSIGN(auto gres, ctx.fs.read_file(opts.gres_conf));
+    if (auto ok = site::apply_gres_conf(gres, opts.gres_conf, conf); !ok) {
       return std::unexpected(ok.error());
     }
     origin += " and " + opts.gres_conf;
   }
-  return write_out(ctx, opts, site::write_imported_profile(*conf, *catalog, origin));
+  return write_out(ctx, opts, site::write_imported_profile(conf, catalog, origin));
 }
 
 Expected<Exit> write_out(Context& ctx, const ImportOptions& opts,

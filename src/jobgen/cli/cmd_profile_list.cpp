@@ -26,8 +26,7 @@ void print_search_path(Context& ctx, std::ostream& out) {
 }
 
 Expected<Exit> run_list(Context& ctx) {
-  auto catalog = app::load_catalog(ctx.app());
-  if (!catalog) return std::unexpected(catalog.error());
+  JOBGEN_TRY_ASSIGN(auto catalog, app::load_catalog(ctx.app()));
   const auto entries = app::list_profiles(ctx.app());
   if (entries.empty()) {
     ctx.err << "jobgen: no profiles found\n";
@@ -46,7 +45,7 @@ Expected<Exit> run_list(Context& ctx) {
   for (const auto& e : entries) {
     std::string description;
     if (auto text = ctx.fs.read_file(e.path)) {
-      const auto load = profile::load_profile(*text, e.path.string(), *catalog);
+      const auto load = profile::load_profile(*text, e.path.string(), catalog);
       if (load.profile) {
         description = load.profile->description;
       } else {

@@ -15,6 +15,7 @@
 #include "jobgen/util/redact.hpp"
 #include "jobgen/util/slurm_time.hpp"
 #include "jobgen/util/strings.hpp"
+#include "jobgen/util/text_table.hpp"
 #include "jobgen/util/units.hpp"
 
 namespace jobgen::cli {
@@ -29,10 +30,6 @@ struct ShowOptions {
   bool json = false;
 };
 
-std::string time_text(const std::optional<int64_t>& seconds) {
-  return seconds ? util::format_slurm_time(*seconds) : "UNLIMITED";
-}
-
 template <class T>
 json optional_json(const std::optional<T>& value) {
   return value ? json(*value) : json(nullptr);
@@ -42,7 +39,7 @@ json partitions_json(const Profile& p) {
   json partitions = json::array();
   for (const auto& part : p.partitions) {
     partitions.push_back({{"name", part.name},
-                          {"max_time", time_text(part.max_time_s)},
+                          {"max_time", util::format_slurm_limit(part.max_time_s)},
                           {"max_time_s", optional_json(part.max_time_s)},
                           {"default_time_s", optional_json(part.default_time_s)},
                           {"default", part.is_default},
@@ -162,27 +159,6 @@ json to_json(const Profile& p, const Catalog& catalog) {
           {"gpus", site_gpus_json(p)}};
 }
 
-// Left-aligned columns, two spaces apart.
-void print_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows) {
-  std::vector<size_t> widths;
-  for (const auto& row : rows) {
-    widths.resize(std::max(widths.size(), row.size()));
-    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
-  }
-  for (const auto& row : rows) {
-    std::string line;
-    for (size_t i = 0; i < row.size(); ++i) {
-      line += i + 1 == row.size() ? row[i] : fmt::format("{:<{}}  ", row[i], widths[i]);
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out << line << '\n';
-  }
-}
-
-std::string mib_text(int64_t mib) {
-  return mib % 1024 == 0 ? fmt::format("{} GiB", mib / 1024) : fmt::format("{} MiB", mib);
-}
-
 void print_human(std::ostream& out, const Profile& p, const Catalog& catalog) {
   out << p.name << " (backend " << to_string(p.backend) << ")";
   if (!p.description.empty()) out << ": " << p.description;
@@ -191,7 +167,7 @@ void print_human(std::ostream& out, const Profile& p, const Catalog& catalog) {
     out << "partitions:";
     for (const auto& part : p.partitions) {
       out << (&part == &p.partitions.front() ? " " : ", ") << part.name << " (max "
-          << time_text(part.max_time_s) << (part.is_default ? ", default" : "")
+          << util::format_slurm_limit(part.max_time_s) << (part.is_default ? ", default" : "")
           << (part.debug ? ", debug" : "") << ')';
     }
     out << '\n';
@@ -199,7 +175,8 @@ void print_human(std::ostream& out, const Profile& p, const Catalog& catalog) {
   if (p.defaults.cpus_per_gpu || p.defaults.mem_per_gpu_mib) {
     out << "defaults per GPU:";
     if (p.defaults.cpus_per_gpu) out << ' ' << *p.defaults.cpus_per_gpu << " CPUs";
-    if (p.defaults.mem_per_gpu_mib) out << ", " << mib_text(*p.defaults.mem_per_gpu_mib);
+    if (p.defaults.mem_per_gpu_mib)
+      out << ", " << util::format_mib(*p.defaults.mem_per_gpu_mib, util::MemorySpelling::human);
     out << '\n';
   }
   for (const auto& s : p.storage) {
@@ -224,11 +201,11 @@ void print_human(std::ostream& out, const Profile& p, const Catalog& catalog) {
     rows.push_back(
         {g.name, fmt::format("{} ({})", g.hostlist, node_count(g)), gpu ? gpu->name : g.gpu,
          std::to_string(g.gpus_per_node), gres_string(g), slices, std::to_string(g.cpus),
-         mib_text(g.memory_mib),
+         util::format_mib(g.memory_mib, util::MemorySpelling::human),
          g.price_per_gpu_hour ? fmt::format("{:.2f} {}", *g.price_per_gpu_hour, p.currency) : "-",
          g.availability});
   }
-  print_table(out, rows);
+  out << util::format_table(std::move(rows));
   const ClusterTotals totals = cluster_totals(p);
   out << fmt::format("\ntotal: {} node groups, {} nodes, {} GPUs", p.node_groups.size(),
                      totals.nodes, totals.gpus);
@@ -237,16 +214,14 @@ void print_human(std::ostream& out, const Profile& p, const Catalog& catalog) {
 }
 
 Expected<Exit> run_show(Context& ctx, const ShowOptions& opts) {
-  auto catalog = app::load_catalog(ctx.app());
-  if (!catalog) return std::unexpected(catalog.error());
-  auto loaded = app::load_profile(ctx.app(), opts.profile, *catalog);
-  if (!loaded) return std::unexpected(loaded.error());
+  JOBGEN_TRY_ASSIGN(auto catalog, app::load_catalog(ctx.app()));
+  JOBGEN_TRY_ASSIGN(auto loaded, app::load_profile(ctx.app(), opts.profile, catalog));
   if (opts.json) {
-    ctx.out << to_json(*loaded, *catalog).dump(2) << '\n';
+    ctx.out << to_json(loaded, catalog).dump(2) << '\n';
   } else {
     // The profile's names and notes are the admin's text: no escape sequences to the terminal.
     std::ostringstream text;
-    print_human(text, *loaded, *catalog);
+    print_human(text, loaded, catalog);
     ctx.out << util::escape_controls(text.str());
   }
   return Exit::ok;

@@ -13,8 +13,7 @@ struct ValidateOptions {
 };
 
 Expected<Exit> run_validate(Context& ctx, const ValidateOptions& opts) {
-  auto catalog = app::load_catalog(ctx.app());
-  if (!catalog) return std::unexpected(catalog.error());
+  JOBGEN_TRY_ASSIGN(auto catalog, app::load_catalog(ctx.app()));
   bool invalid_seen = false;
   bool missing_seen = false;
   for (const auto& requested : opts.files) {
@@ -34,7 +33,7 @@ Expected<Exit> run_validate(Context& ctx, const ValidateOptions& opts) {
       failed(text.error());
       continue;
     }
-    const auto load = profile::load_profile(*text, path->string(), *catalog);
+    const auto load = profile::load_profile(*text, path->string(), catalog);
     for (const auto& problem : load.problems) report(ctx, problem);
     if (load.problems.empty()) {
       ctx.out << path->string() << ": ok\n";

@@ -41,12 +41,10 @@ fs::path stage_path(const fs::path& out, const std::string& stage) {
 }
 
 Expected<Exit> run_render(Context& ctx, const RenderCliOptions& opts) {
-  auto catalog = app::load_catalog(ctx.app());
-  if (!catalog) return std::unexpected(catalog.error());
-  auto prof = app::load_profile(ctx.app(), opts.profile, *catalog);
-  if (!prof) return std::unexpected(prof.error());
-  const bool local = opts.local || prof->backend == profile::Backend::local;
-  auto job = app::build_job_request(ctx.app(), opts.request, *prof, *catalog, local);
+  JOBGEN_TRY_ASSIGN(auto catalog, app::load_catalog(ctx.app()));
+  JOBGEN_TRY_ASSIGN(auto prof, app::load_profile(ctx.app(), opts.profile, catalog));
+  const bool local = opts.local || prof.backend == profile::Backend::local;
+  auto job = app::build_job_request(ctx.app(), opts.request, prof, catalog, local);
   if (!job) return std::unexpected(job.error());
   if (job->stages.size() > 1 && opts.output.empty()) {
     return invalid(
@@ -63,7 +61,7 @@ Expected<Exit> run_render(Context& ctx, const RenderCliOptions& opts) {
     }
     const fs::path path =
         st.stage.empty() ? fs::path(opts.output) : stage_path(opts.output, st.stage);
-    if (auto ok = ctx.fs.write_file(path, *script, 0700); !ok) return std::unexpected(ok.error());
+    JOBGEN_TRY(ctx.fs.write_file(path, *script, 0700));
     // sbatch opens the log files before the script runs: a missing log directory fails the job.
     ctx.err << "jobgen: wrote " << path.string() << " (" << st.row.label()
             << "); submit it with: mkdir -p " << render::shell_word(opts.request.log_dir)

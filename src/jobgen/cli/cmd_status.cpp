@@ -26,52 +26,49 @@ struct StatusOptions {
 };
 
 Expected<Exit> run_status(Context& ctx, const StatusOptions& options) {
-  if (auto ok = app::check_job_ids(options.ids); !ok) return std::unexpected(ok.error());
-  auto session = app::open_job_session(ctx.app(), options.common, false);
-  if (!session) return std::unexpected(session.error());
-  auto groups = (*session)->jobs->tracked(options.ids);
-  if (!groups) return std::unexpected(groups.error());
-  if (groups->empty()) {
+  JOBGEN_TRY(app::check_job_ids(options.ids));
+  JOBGEN_TRY_ASSIGN(auto session, app::open_job_session(ctx.app(), options.common, false));
+  JOBGEN_TRY_ASSIGN(auto groups, session->jobs->tracked(options.ids));
+  if (groups.empty()) {
     if (options.json) {
       ctx.out << "[]\n";
     } else {
-      ctx.out << "No unfinished jobs in the ledger (" << (*session)->state.jobs_db().string()
+      ctx.out << "No unfinished jobs in the ledger (" << session->state.jobs_db().string()
               << "); give job ids to ask Slurm directly.\n";
     }
     return Exit::ok;
   }
-  auto views = (*session)->jobs->poll(*groups);
-  if (!views) return std::unexpected(views.error());
-  const bool none_known = std::all_of(views->begin(), views->end(), [](const auto& v) {
+  JOBGEN_TRY_ASSIGN(auto views, session->jobs->poll(groups));
+  const bool none_known = std::all_of(views.begin(), views.end(), [](const auto& v) {
     return !v.from_scheduler && !v.vanished && !v.unconfirmed &&
            v.info.state == slurm::JobState::unknown;
   });
-  if (views->empty() || none_known) {
+  if (views.empty() || none_known) {
     return fail("no such job: the scheduler and the ledger know none of the ids given",
                 Exit::not_found);
   }
   const int64_t now = app::unix_now(ctx.app());
   std::size_t skipped = 0;
   const app::LogTails tails =
-      app::LogTailReader(ctx.fs, *groups).read_all(*views, app::kStatusLogTails, &skipped);
+      app::LogTailReader(ctx.fs, groups).read_all(views, app::kStatusLogTails, &skipped);
   if (skipped > 0) {
     ctx.err << "jobgen: training progress read for the first " << app::kStatusLogTails
             << " started jobs only (" << skipped
             << " more); 'jobgen status JOBID...' shows the others'\n";
   }
-  for (const auto& v : *views) {
+  for (const auto& v : views) {
     if (const auto it = tails.find(v.info.id); it != tails.end())
-      (*session)->jobs->record_measurement(*groups, v, it->second.progress);
+      session->jobs->record_measurement(groups, v, it->second.progress);
   }
   if (options.json) {
-    auto json = status_json(*views, now, (*session)->names, tails);
-    app::add_run_histories(**session, *groups, *views, json);
+    auto json = status_json(views, now, session->names, tails);
+    app::add_run_histories(*session, groups, views, json);
     ctx.out << json.dump(2) << '\n';
   } else {
-    ctx.out << format_status_table(*views, now, (*session)->names, tails);
-    ctx.out << app::format_run_histories(**session, *groups, *views);
+    ctx.out << format_status_table(views, now, session->names, tails);
+    ctx.out << app::format_run_histories(*session, groups, views);
   }
-  return slurm::overall_exit(*views);
+  return slurm::overall_exit(views);
 }
 
 }  // namespace

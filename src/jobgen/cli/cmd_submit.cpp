@@ -29,6 +29,7 @@
 #include "jobgen/render/sbatch_header.hpp"
 #include "jobgen/site/request_check.hpp"
 #include "jobgen/sys/process.hpp"
+#include "jobgen/sys/user.hpp"
 #include "jobgen/util/names.hpp"
 #include "jobgen/util/strings.hpp"
 
@@ -51,12 +52,10 @@ struct SubmitOptions {
 // once when its afterok dependency names a job it does not know.
 Expected<std::string> check_dependency(app::JobSession& s, const std::string& after) {
   if (after.empty() || s.backend_name == "local") return after;
-  if (auto ok = app::check_job_ids({after}); !ok) return std::unexpected(ok.error());
-  auto groups = s.jobs->tracked({after});
-  if (!groups) return std::unexpected(groups.error());
-  auto views = s.jobs->poll(*groups);
-  if (!views) return std::unexpected(views.error());
-  for (const auto& v : *views) {
+  JOBGEN_TRY(app::check_job_ids({after}));
+  JOBGEN_TRY_ASSIGN(auto groups, s.jobs->tracked({after}));
+  JOBGEN_TRY_ASSIGN(auto views, s.jobs->poll(groups));
+  for (const auto& v : views) {
     if (!v.from_scheduler && !v.vanished && v.info.state == slurm::JobState::unknown)
       return fail(
           "--after " + after + ": no such job (neither the scheduler nor the ledger knows it)",
@@ -81,7 +80,7 @@ Expected<Exit> run_submit(Context& ctx, const SubmitOptions& opts) {
   app::JobSession& s = *session;
   const bool local = s.backend_name == "local";
   JOBGEN_TRY_ASSIGN(slurm::Backend * backend, s.backend());
-  const app::QueueAccess queue{backend, ctx.env.get("USER").value_or(""), app::unix_now(ctx.app())};
+  const app::QueueAccess queue{backend, sys::current_user(ctx.env), app::unix_now(ctx.app())};
   JOBGEN_TRY_ASSIGN(auto job, app::build_job_request(ctx.app(), opts.request, *s.profile,
                                                      *s.catalog, local, &queue));
   std::optional<std::vector<std::string>> live_drift;  // when --target auto asked the cluster

@@ -294,10 +294,9 @@ Hardware make_hardware(const profile::GpuSpec& gpu, const profile::NodeGroup& gr
 
 Expected<Hardware> hardware_for(const profile::GpuSpec& gpu, const profile::MigProfileSpec* mig,
                                 const LinkOptions& links, std::optional<double> mfu) {
-  auto resolved = resolve_links(gpu, links);
-  if (!resolved) return std::unexpected(resolved.error());
+  JOBGEN_TRY_ASSIGN(auto resolved, resolve_links(gpu, links));
   Hardware hw = device(gpu, mig, mfu);
-  hw.links = *resolved;
+  hw.links = resolved;
   return hw;
 }
 

@@ -57,10 +57,9 @@ void add_scope(const Scope& scope, std::string& where, std::vector<std::string>&
 }  // namespace
 
 Expected<std::vector<JobRecord>> Ledger::find(const std::string& job_id, const Scope& scope) {
-  auto found = find_many({job_id}, scope);
-  if (!found) return std::unexpected(found.error());
+  JOBGEN_TRY_ASSIGN(auto found, find_many({job_id}, scope));
   std::vector<JobRecord> records;
-  for (const auto& r : (*found)[job_id]) records.push_back(*r);
+  for (const auto& r : found[job_id]) records.push_back(*r);
   return records;
 }
 
@@ -87,9 +86,8 @@ Expected<Ledger::Found> Ledger::find_many(const std::vector<std::string>& job_id
     for (std::size_t i = 1; i < args.size(); ++i) where += ", ?";
     where += ")";
     add_scope(scope, where, args);
-    auto rows = select(where + " ORDER BY row_id DESC", args);
-    if (!rows) return std::unexpected(rows.error());
-    for (auto& row : *rows) {
+    JOBGEN_TRY_ASSIGN(auto rows, select(where + " ORDER BY row_id DESC", args));
+    for (auto& row : rows) {
       const std::string id = row.job_id;
       by_row_id[id].push_back(std::make_shared<const JobRecord>(std::move(row)));
     }

@@ -256,6 +256,13 @@ Expected<Calibration> parse_calibration(std::string_view text) {
   return c;
 }
 
+void apply_step_calibration(const CalibrationEntry& entry, double& step_time_s,
+                            double& samples_per_s, double& tokens_per_s) {
+  step_time_s *= entry.factor;
+  samples_per_s /= entry.factor;
+  tokens_per_s /= entry.factor;
+}
+
 std::string calibration_note(const CalibrationEntry& e) {
   const auto runs = [](int n, const char* what) {
     return fmt::format("{} run{}{}", n, n == 1 ? "" : "s", what);

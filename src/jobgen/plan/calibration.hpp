@@ -113,4 +113,11 @@ std::string format_calibration(const Calibration& calibration);
 // "calibrated from 2 runs: step time x1.25 (measured 0.250 s vs planned 0.200 s)".
 std::string calibration_note(const CalibrationEntry& entry);
 
+// The step time `entry` corrects (its factor: measured / planned) and the rates that follow from
+// it, in place: the step takes factor times as long, samples and tokens per second are divided
+// by it. What `jobgen estimate` and the plan's options both apply (a plan also scales its total
+// time, GPU hours and cost from the corrected step).
+void apply_step_calibration(const CalibrationEntry& entry, double& step_time_s,
+                            double& samples_per_s, double& tokens_per_s);
+
 }  // namespace jobgen::plan

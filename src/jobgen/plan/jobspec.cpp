@@ -125,21 +125,20 @@ void parse_stages(const YAML::Node& stages, JobSpec& spec, YamlReader& reader) {
 }  // namespace
 
 Expected<JobSpec> parse_job_spec(std::string_view yaml_text, const std::string& source) {
-  Expected<YAML::Node> root = util::load_yaml(yaml_text, source);
-  if (!root) return std::unexpected(root.error());
+  JOBGEN_TRY_ASSIGN(YAML::Node root, util::load_yaml(yaml_text, source));
   Diagnostics problems;
   YamlReader reader(source, problems);
-  if (!root->IsMap()) {
+  if (!root.IsMap()) {
     return invalid(
         "a job spec must be a mapping of 'key: value' lines (name, model, seq_len, "
         "...), but this file holds " +
-            std::string(root->IsSequence() ? "a list"
-                        : root->IsScalar() ? "a single value"
-                                           : "nothing") +
+            std::string(root.IsSequence() ? "a list"
+                        : root.IsScalar() ? "a single value"
+                                          : "nothing") +
             "; see docs/jobspec.md",
         {source, 1, 1});
   }
-  if (!(*root)["model"] && !(*root)["command"] && ((*root)["cluster"] || (*root)["node_groups"])) {
+  if (!root["model"] && !root["command"] && (root["cluster"] || root["node_groups"])) {
     return invalid(
         "this is a cluster profile, not a job spec: pass it with --profile FILE, and "
         "the job spec (name, model, seq_len, ...; docs/jobspec.md) as the argument",
@@ -148,10 +147,10 @@ Expected<JobSpec> parse_job_spec(std::string_view yaml_text, const std::string& 
   JobSpec spec;
   spec.name = "train";
   spec.source = source;
-  reader.check_keys(*root, detail::top_keys(), "the job spec");
-  detail::read_spec_mapping(reader, *root, spec, "the job spec");
+  reader.check_keys(root, detail::top_keys(), "the job spec");
+  detail::read_spec_mapping(reader, root, spec, "the job spec");
 
-  const YAML::Node stages = (*root)["stages"];
+  const YAML::Node stages = root["stages"];
   if (stages && !stages.IsNull() && reader.expect_sequence(stages, "'stages'")) {
     if (stages.size() > kMaxStages) {
       reader.problem(stages, fmt::format("the job spec has {} stages; the limit is {}",
@@ -186,9 +185,8 @@ Expected<void> resolve_one(JobSpec& spec, const sys::FileSystem& fs,
                     "); give a preset name or a path relative to the job spec",
                 text.error().exit, spec.model_loc);
   }
-  Expected<model::Architecture> arch = model::parse_architecture(*text, path.string());
-  if (!arch) return std::unexpected(arch.error());
-  spec.model = std::move(*arch);
+  JOBGEN_TRY_ASSIGN(model::Architecture arch, model::parse_architecture(*text, path.string()));
+  spec.model = std::move(arch);
   if (auto ok = estimate::validate(spec.setup()); !ok) {
     return invalid(ok.error().message, spec.loc);
   }

@@ -185,10 +185,8 @@ void fill_from_config(PlanRow& row, const JobSpec& spec, const Config& chosen) {
 // Everything that follows from the step time (GPU hours, cost, time limits) uses the corrected
 // one.
 void apply_correction(PlanRow& row, const CalibrationEntry& correction) {
-  row.step_time_s *= correction.factor;
+  apply_step_calibration(correction, row.step_time_s, row.samples_per_s, row.tokens_per_s);
   row.total_time_s *= correction.factor;
-  row.samples_per_s /= correction.factor;
-  row.tokens_per_s /= correction.factor;
   row.calibration_note = calibration_note(correction);
   row.calibration_factor = correction.factor;
   row.calibration_memory_factor = correction.memory_factor;

@@ -260,12 +260,11 @@ Expected<PlanReport> make_plan(const JobSpec& spec, const profile::Profile& prof
   if ((options.gpus && *options.gpus < 1) || (options.nodes && *options.nodes < 1)) {
     return invalid("--gpus and --nodes must be at least 1");
   }
-  Expected<std::vector<Selected>> selected = select_groups(prof, catalog, options.target);
-  if (!selected) return std::unexpected(selected.error());
+  JOBGEN_TRY_ASSIGN(std::vector<Selected> selected, select_groups(prof, catalog, options.target));
 
   PlanReport report = report_header(spec, prof, options);
   std::vector<std::string> skipped;
-  for (const Selected& sel : *selected) {
+  for (const Selected& sel : selected) {
     const NodeGroup& g = *sel.group;
     const profile::GpuSpec* gpu = catalog.find(g.gpu);
     if (!gpu) {

@@ -149,27 +149,22 @@ StartEstimate estimate_start(const PlanRow& row, const QueueSnapshot& queue) {
   return {StartBasis::time_limits, *wait <= kStartsNowSlack ? 0 : *wait};
 }
 
-std::string format_wait(int64_t seconds) {
-  if (seconds < 60) return fmt::format("{} s", std::max<int64_t>(0, seconds));
-  const int64_t minutes = (seconds + 30) / 60;
-  if (minutes < 60) return fmt::format("{} m", minutes);
-  const int64_t hours = minutes / 60;
-  if (hours < 48) return fmt::format("{} h {} m", hours, minutes % 60);
-  return fmt::format("{} d {} h", hours / 24, hours % 24);
-}
-
 std::string describe_start(const StartEstimate& start) {
   switch (start.basis) {
     case StartBasis::slurm:
-      return start.in_s == 0
-                 ? "starts now (Slurm's estimate)"
-                 : "starts in ~" + format_wait(start.in_s) + " (Slurm's backfill estimate)";
+      return start.in_s == 0 ? "starts now (Slurm's estimate)"
+                             : "starts in ~" +
+                                   util::format_duration(static_cast<double>(start.in_s),
+                                                         util::DurationStyle::compound) +
+                                   " (Slurm's backfill estimate)";
     case StartBasis::free_now:
       return "starts now (GPUs free, nothing pending)";
     case StartBasis::time_limits:
-      return start.in_s == 0
-                 ? "starts now (GPUs free for it and the jobs ahead)"
-                 : "starts in ~" + format_wait(start.in_s) + " (if jobs ahead run to their limits)";
+      return start.in_s == 0 ? "starts now (GPUs free for it and the jobs ahead)"
+                             : "starts in ~" +
+                                   util::format_duration(static_cast<double>(start.in_s),
+                                                         util::DurationStyle::compound) +
+                                   " (if jobs ahead run to their limits)";
     case StartBasis::unknown:
       break;
   }
@@ -218,14 +213,17 @@ void apply_queue(PlanReport& report, QueueSnapshot queue) {
   if (first != nullptr) {
     std::string reason = fmt::format(
         "#{} {}: {}, done in ~{} ({} run)", first->id, first->label(), short_start(*first->start),
-        format_wait(std::lround(*first->finish_in_s)), util::format_duration(first->total_time_s));
+        util::format_duration(*first->finish_in_s, util::DurationStyle::compound),
+        util::format_duration(first->total_time_s));
     if (report.fastest) {
       const PlanRow* fast = report.row(report.fastest->row);
       if (fast != nullptr && fast != first) {
         reason += fmt::format("; fastest to run: #{} {}, {}", fast->id, fast->label(),
                               short_start(*fast->start));
         if (fast->finish_in_s)
-          reason += fmt::format(", done in ~{}", format_wait(std::lround(*fast->finish_in_s)));
+          reason +=
+              fmt::format(", done in ~{}",
+                          util::format_duration(*fast->finish_in_s, util::DurationStyle::compound));
       } else if (fast == first) {
         reason += "; also the fastest to run";
       }

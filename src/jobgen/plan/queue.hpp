@@ -125,7 +125,5 @@ void apply_queue(PlanReport& report, QueueSnapshot queue);
 // "starts now", "starts in ~2 h 10 m (Slurm's backfill estimate)", "starts now (GPUs free now)",
 // "starts in ~10 h (if jobs ahead run to their limits)", "start unknown".
 std::string describe_start(const StartEstimate& start);
-// "2 h 10 m", "45 m", "3 d 4 h": whole minutes, for waits; "40 s" under a minute.
-std::string format_wait(int64_t seconds);
 
 }  // namespace jobgen::plan

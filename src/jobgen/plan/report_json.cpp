@@ -5,6 +5,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "jobgen/estimate/memory_json.hpp"
+
 namespace jobgen::plan {
 
 namespace est = jobgen::estimate;
@@ -14,12 +16,6 @@ namespace {
 
 json optional_number(const std::optional<double>& v) {
   return v ? json(*v) : json(nullptr);
-}
-
-json memory_json(const est::MemoryBreakdown& m) {
-  return {{"weights", m.weights},         {"gradients", m.gradients}, {"optimizer", m.optimizer},
-          {"activations", m.activations}, {"context", m.context},     {"slack", m.slack},
-          {"measured", m.measured},       {"total", m.total}};
 }
 
 json row_json(const PlanRow& row) {
@@ -51,7 +47,7 @@ json row_json(const PlanRow& row) {
   j["calibration_note"] = row.calibration_note.empty() ? json(nullptr) : json(row.calibration_note);
   j["calibration_factor"] = row.calibration_factor;
   j["calibration_memory_factor"] = row.calibration_memory_factor;
-  j["memory_gib"] = memory_json(row.memory);
+  j["memory_gib"] = est::memory_breakdown_json(row.memory);
   j["capacity_gib"] = row.capacity_gib;
   j["fits"] = row.fits;
   j["runnable"] = row.runnable;

@@ -150,7 +150,9 @@ std::string queue_section(const PlanReport& r) {
     out += fmt::format("| {} | {} | {} | {} | {} |\n", row.id, cell(row.label()),
                        describe_start(row.start.value_or(StartEstimate{})),
                        util::format_duration(row.total_time_s),
-                       row.finish_in_s ? "~" + format_wait(std::lround(*row.finish_in_s)) : "-");
+                       row.finish_in_s ? "~" + util::format_duration(*row.finish_in_s,
+                                                                     util::DurationStyle::compound)
+                                       : "-");
   }
   return out;
 }

@@ -8,6 +8,7 @@
 #include "jobgen/util/redact.hpp"
 #include "jobgen/util/slurm_time.hpp"
 #include "jobgen/util/strings.hpp"
+#include "jobgen/util/text_table.hpp"
 #include "jobgen/util/units.hpp"
 
 namespace jobgen::plan {
@@ -64,61 +65,16 @@ std::string wrap(const std::string& text, size_t first_indent, size_t indent) {
   return out + "\n";
 }
 
-// Cells of left-aligned text columns (labels, availability notes) are cut with "..." until the
-// table fits kWidth; numbers are never cut.
-void fit_columns(std::vector<std::vector<std::string>>& rows, std::vector<size_t>& width,
-                 size_t indent, const std::vector<bool>& left) {
-  const auto total = [&] {
-    size_t t = indent + (width.empty() ? 0 : width.size() - 1);
-    for (size_t w : width) t += w;
-    return t;
-  };
-  while (total() > kWidth) {
-    size_t widest = width.size();
-    for (size_t i = 0; i < width.size(); ++i) {
-      if (i < left.size() && left[i] && width[i] > 8 &&
-          (widest == width.size() || width[i] > width[widest])) {
-        widest = i;
-      }
-    }
-    if (widest == width.size()) return;
-    const size_t excess = total() - kWidth;
-    width[widest] = std::max<size_t>(8, width[widest] - std::min(excess, width[widest]));
-    for (auto& row : rows) {
-      if (widest < row.size() && row[widest].size() > width[widest]) {
-        row[widest] = row[widest].substr(0, width[widest] - 3) + "...";
-      }
-    }
-  }
-}
-
-// Columns are right-aligned except those listed as left-aligned; two spaces between columns,
-// or one when that keeps the table within kWidth.
+// Columns are right-aligned except those listed as left-aligned; left-aligned text (labels,
+// availability notes) is cut with "..." until the table fits kWidth; numbers are never cut.
 std::string table(std::vector<std::vector<std::string>> rows, size_t indent,
                   const std::vector<bool>& left) {
-  std::vector<size_t> width;
-  for (const auto& row : rows) {
-    width.resize(std::max(width.size(), row.size()), 0);
-    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
-  }
-  fit_columns(rows, width, indent, left);
-  size_t total = indent;
-  for (size_t w : width) total += w;
-  const size_t gaps = width.empty() ? 0 : width.size() - 1;
-  const std::string gap(total + 2 * gaps <= kWidth ? 2 : 1, ' ');
-  std::string out;
-  for (const auto& row : rows) {
-    std::string line(indent, ' ');
-    for (size_t i = 0; i < row.size(); ++i) {
-      const bool l = i < left.size() && left[i];
-      const std::string pad(width[i] - row[i].size(), ' ');
-      line += l ? row[i] + pad : pad + row[i];
-      if (i + 1 < row.size()) line += gap;
-    }
-    line.erase(line.find_last_not_of(' ') + 1);
-    out += line + "\n";
-  }
-  return out;
+  util::TableStyle style;
+  style.indent = indent;
+  for (const bool l : left) style.align.push_back(l ? util::Align::left : util::Align::right);
+  style.rest = util::Align::right;
+  style.max_width = kWidth;
+  return util::format_table(std::move(rows), style);
 }
 
 std::string step_text(double s) {
@@ -217,7 +173,9 @@ std::string queue_text(const PlanReport& r) {
       const StartEstimate start = row.start.value_or(StartEstimate{});
       cells.push_back({std::to_string(row.id), row.label(), describe_start(start),
                        util::format_duration(row.total_time_s),
-                       row.finish_in_s ? "~" + format_wait(std::lround(*row.finish_in_s)) : "-"});
+                       row.finish_in_s ? "~" + util::format_duration(*row.finish_in_s,
+                                                                     util::DurationStyle::compound)
+                                       : "-"});
     }
     out += table(cells, 2, {false, true, true, false, false});
   }

@@ -221,16 +221,15 @@ std::vector<std::string> Catalog::all_names() const {
 }
 
 Expected<Catalog> parse_catalog(std::string_view yaml_text, const std::string& source_name) {
-  auto root = util::load_yaml(yaml_text, source_name);
-  if (!root) return std::unexpected(root.error());
+  JOBGEN_TRY_ASSIGN(auto root, util::load_yaml(yaml_text, source_name));
   Diagnostics problems;
   util::YamlReader r(source_name, problems);
   Catalog catalog;
-  if (r.expect_map(*root, "the GPU catalog")) {
-    r.check_keys(*root, {"gpus"}, "the GPU catalog");
-    const YAML::Node gpus = (*root)["gpus"];
+  if (r.expect_map(root, "the GPU catalog")) {
+    r.check_keys(root, {"gpus"}, "the GPU catalog");
+    const YAML::Node gpus = root["gpus"];
     if (!gpus) {
-      r.problem(*root, "the GPU catalog needs a top-level 'gpus:' list");
+      r.problem(root, "the GPU catalog needs a top-level 'gpus:' list");
     } else if (r.expect_sequence(gpus, "'gpus'")) {
       // Every id and alias must name one GPU only, after normalization.
       std::map<std::string, std::string> owner;

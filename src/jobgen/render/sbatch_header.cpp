@@ -1,5 +1,7 @@
 #include "jobgen/render/sbatch_header.hpp"
 #include "jobgen/util/names.hpp"
+#include "jobgen/util/slurm_time.hpp"
+#include "jobgen/util/units.hpp"
 
 #include <fmt/format.h>
 #include <algorithm>
@@ -14,21 +16,7 @@ bool header_safe(std::string_view value) {
   });
 }
 
-std::string format_time(int64_t seconds) {
-  const int64_t days = seconds / 86400;
-  const int64_t h = seconds % 86400 / 3600;
-  const int64_t m = seconds % 3600 / 60;
-  const int64_t s = seconds % 60;
-  if (days > 0) return fmt::format("{}-{:02}:{:02}:{:02}", days, h, m, s);
-  return fmt::format("{:02}:{:02}:{:02}", h, m, s);
-}
-
 }  // namespace
-
-std::string format_memory(int64_t mib) {
-  if (mib > 0 && mib % 1024 == 0) return fmt::format("{}G", mib / 1024);
-  return fmt::format("{}M", mib);
-}
 
 Expected<std::vector<std::string>> sbatch_directives(const job::SbatchOptions& o) {
   std::vector<std::string> lines;
@@ -53,9 +41,9 @@ Expected<std::vector<std::string>> sbatch_directives(const job::SbatchOptions& o
   add("ntasks-per-node", std::to_string(o.ntasks_per_node));
   if (o.cpus_per_task) add("cpus-per-task", std::to_string(*o.cpus_per_task));
   add("gres", o.gres);
-  if (o.mem_mib) add("mem", format_memory(*o.mem_mib));
-  if (o.mem_per_gpu_mib) add("mem-per-gpu", format_memory(*o.mem_per_gpu_mib));
-  if (o.time_limit_s) add("time", format_time(*o.time_limit_s));
+  if (o.mem_mib) add("mem", util::format_mib(*o.mem_mib));
+  if (o.mem_per_gpu_mib) add("mem-per-gpu", util::format_mib(*o.mem_per_gpu_mib));
+  if (o.time_limit_s) add("time", util::format_slurm_time(*o.time_limit_s));
   add("nodelist", o.nodelist);
   add("constraint", o.constraint);
   add("exclude", o.exclude);

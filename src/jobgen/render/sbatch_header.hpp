@@ -28,7 +28,4 @@ Expected<std::vector<std::string>> sbatch_directives(const job::SbatchOptions& o
 // characters; an empty result becomes "job". Slurm's %x in log names then never needs quoting.
 // (util/names.hpp: the job spec uses it too, to refuse stage names that collide.)
 
-// "24G" / "1500M".
-std::string format_memory(int64_t mib);
-
 }  // namespace jobgen::render

@@ -93,15 +93,14 @@ Expected<TemplateSet> load_templates(const sys::FileSystem& fs,
     for (const auto& path : fs.list_files(dir)) {
       const std::string file = path.filename().string();
       if (file.size() <= ext.size() || !file.ends_with(ext)) continue;
-      auto text = fs.read_file(path);
-      if (!text) return std::unexpected(text.error());
-      into[file.substr(0, file.size() - ext.size())] = Template{*text, path.string()};
+      JOBGEN_TRY_ASSIGN(auto text, fs.read_file(path));
+      into[file.substr(0, file.size() - ext.size())] = Template{text, path.string()};
     }
     return {};
   };
   for (const auto& dir : dirs) {
-    if (auto ok = load_dir(dir, set.templates); !ok) return std::unexpected(ok.error());
-    if (auto ok = load_dir(dir / "partials", set.partials); !ok) return std::unexpected(ok.error());
+    JOBGEN_TRY(load_dir(dir, set.templates));
+    JOBGEN_TRY(load_dir(dir / "partials", set.partials));
   }
   return set;
 }
@@ -271,10 +270,9 @@ Expected<void> Checker::scan(const Template& tmpl) {
                                  kMaxTemplateTags),
                      at.where(open_at));
     }
-    auto found = read_tag(text, open_at, at.where(open_at));
-    if (!found) return std::unexpected(found.error());
-    if (auto ok = check_tag(*found); !ok) return ok;
-    at.advance_to(found->end);
+    JOBGEN_TRY_ASSIGN(auto found, read_tag(text, open_at, at.where(open_at)));
+    if (auto ok = check_tag(found); !ok) return ok;
+    at.advance_to(found.end);
   }
   literal_to(text.size());
   return {};

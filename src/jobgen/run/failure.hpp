@@ -37,6 +37,9 @@
 
 namespace jobgen::run {
 
+// How much of a job's log jobgen reads (its end): enough to hold a traceback or an OOM report
+// and the last progress bars, small enough to read on every `status` (the one size for the
+// failure classification and app/log_tails).
 inline constexpr std::size_t kLogTailBytes = 64 * 1024;
 
 // Printed by templates/partials/epilogue.mustache after the training exits when the checkpoint

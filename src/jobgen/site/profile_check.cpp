@@ -11,10 +11,6 @@ namespace jobgen::site {
 
 namespace {
 
-std::string time_text(const std::optional<int64_t>& seconds) {
-  return seconds ? util::format_slurm_time(*seconds) : "UNLIMITED";
-}
-
 // What the profile says one node holds: every group that describes it.
 struct NodeShape {
   int cpus = 0;
@@ -145,15 +141,16 @@ void compare_partitions(const profile::Profile& profile, const slurm::ClusterSta
     const auto it = std::ranges::find_if(cluster.partitions,
                                          [&](const auto& p) { return p.name == part.name; });
     if (it == cluster.partitions.end()) {
-      out.push_back({"partition_removed", part.name, time_text(part.max_time_s), ""});
-    } else if (it->max_time_s != part.max_time_s) {
       out.push_back(
-          {"max_time_changed", part.name, time_text(part.max_time_s), time_text(it->max_time_s)});
+          {"partition_removed", part.name, util::format_slurm_limit(part.max_time_s), ""});
+    } else if (it->max_time_s != part.max_time_s) {
+      out.push_back({"max_time_changed", part.name, util::format_slurm_limit(part.max_time_s),
+                     util::format_slurm_limit(it->max_time_s)});
     }
   }
   for (const auto& p : cluster.partitions) {
     if (!profile.find_partition(p.name)) {
-      out.push_back({"partition_added", p.name, "", time_text(p.max_time_s)});
+      out.push_back({"partition_added", p.name, "", util::format_slurm_limit(p.max_time_s)});
     }
   }
 }

@@ -12,6 +12,7 @@
 #include "jobgen/util/hostlist.hpp"
 #include "jobgen/util/slurm_time.hpp"
 #include "jobgen/util/strings.hpp"
+#include "jobgen/util/units.hpp"
 
 namespace jobgen::site {
 
@@ -28,14 +29,6 @@ std::string quote(std::string_view s) {
     out += c;
   }
   return out + '"';
-}
-
-std::string memory_text(int64_t mib) {
-  return mib % 1024 == 0 ? fmt::format("{}G", mib / 1024) : fmt::format("{}M", mib);
-}
-
-std::string time_text(const std::optional<int64_t>& seconds) {
-  return seconds ? util::format_slurm_time(*seconds) : "UNLIMITED";
 }
 
 struct Slice {
@@ -118,9 +111,10 @@ class Writer {
   void write_partitions() {
     line("partitions:");
     for (const auto& p : conf_.partitions) {
-      std::string item =
-          "  - {name: " + quote(p.name) + ", max_time: " + quote(time_text(p.max_time_s));
-      if (p.default_time_s) item += ", default_time: " + quote(time_text(p.default_time_s));
+      std::string item = "  - {name: " + quote(p.name) +
+                         ", max_time: " + quote(util::format_slurm_limit(p.max_time_s));
+      if (p.default_time_s)
+        item += ", default_time: " + quote(util::format_slurm_limit(p.default_time_s));
       if (p.is_default) item += ", default: true";
       line(item + "}");
     }
@@ -148,7 +142,7 @@ class Writer {
     if ((cpus && *cpus * units > node.cpus) || (mem && *mem * units > node.memory_mib)) return;
     std::string d = "    defaults: {";
     if (cpus) d += fmt::format("cpus_per_gpu: {}", *cpus);
-    if (mem) d += fmt::format("{}mem_per_gpu: {}", cpus ? ", " : "", memory_text(*mem));
+    if (mem) d += fmt::format("{}mem_per_gpu: {}", cpus ? ", " : "", util::format_mib(*mem));
     line(d + "}   # the partitions' DefCpuPerGPU/DefMemPerGPU");
   }
 
@@ -174,7 +168,7 @@ class Writer {
            "`");
     }
     line(fmt::format("    cpus: {}", node.cpus));
-    line("    memory: " + memory_text(node.memory_mib) + "                # RealMemory");
+    line("    memory: " + util::format_mib(node.memory_mib) + "                # RealMemory");
     if (!node.features.empty()) {
       std::vector<std::string> fs;
       for (const auto& f : node.features) fs.push_back(quote(f));

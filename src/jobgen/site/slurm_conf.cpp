@@ -104,9 +104,8 @@ Expected<ConfNode> make_node(const std::map<std::string, std::string>& attrs, co
   auto count = [&](const char* key, int64_t fallback) -> Expected<int64_t> {
     const std::string v = value(key);
     if (v.empty()) return fallback;
-    auto n = number(rec, key, v);
-    if (!n) return std::unexpected(n.error());
-    return *n == 0 ? 1 : *n;  // Slurm resets zero values to 1
+    JOBGEN_TRY_ASSIGN(auto n, number(rec, key, v));
+    return n == 0 ? 1 : n;  // Slurm resets zero values to 1
   };
   JOBGEN_TRY_ASSIGN(const int64_t boards, count("boards", 1));
   JOBGEN_TRY_ASSIGN(const int64_t per_board, count("socketsperboard", 0));

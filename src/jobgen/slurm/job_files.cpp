@@ -76,6 +76,19 @@ std::filesystem::path resolve_log_path(std::string_view pattern, const JobInfo& 
   return path;
 }
 
+LogPaths job_log_paths(const JobInfo& job, std::string_view recorded_out,
+                       std::string_view recorded_err, std::string_view recorded_work_dir) {
+  JobInfo probe = job;
+  if (probe.working_dir.empty()) probe.working_dir = std::string(recorded_work_dir);
+  const std::string_view out_pattern = job.std_out.empty() ? recorded_out : job.std_out;
+  const std::string_view err_pattern = job.std_err.empty() ? recorded_err : job.std_err;
+  LogPaths paths;
+  paths.out = resolve_log_path(out_pattern, probe);
+  if (!err_pattern.empty()) paths.err = resolve_log_path(err_pattern, probe);
+  if (paths.err == paths.out) paths.err.clear();
+  return paths;
+}
+
 std::filesystem::path exit_marker_path(const std::filesystem::path& stdout_path,
                                        std::string_view id) {
   return stdout_path.parent_path() / (std::string(kExitMarkerPrefix) + std::string(id));

@@ -25,6 +25,20 @@ namespace jobgen::slurm {
 // an array task).
 std::filesystem::path resolve_log_path(std::string_view pattern, const JobInfo& job);
 
+// A job's two logs. `err` is empty when stderr goes to the stdout log (no pattern for it, or the
+// same file).
+struct LogPaths {
+  std::filesystem::path out;
+  std::filesystem::path err;
+};
+
+// The logs of `job`: each stream's pattern is the scheduler's (job.std_out / job.std_err) when
+// it reports one, else the one recorded at submission (`recorded_out`, `recorded_err`; may be
+// ""), resolved as resolve_log_path does against the job's working directory, else
+// `recorded_work_dir`. No stdout pattern at all means Slurm's default log.
+LogPaths job_log_paths(const JobInfo& job, std::string_view recorded_out,
+                       std::string_view recorded_err, std::string_view recorded_work_dir);
+
 // The exit marker file of a job id ("123" or "123_4") whose stdout log is `stdout_path`.
 std::filesystem::path exit_marker_path(const std::filesystem::path& stdout_path,
                                        std::string_view id);

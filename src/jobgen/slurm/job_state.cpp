@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <charconv>
 #include <utility>
 
 #include "jobgen/util/slurm_time.hpp"
@@ -98,39 +97,6 @@ bool is_finished(JobState state) {
     default:
       return true;
   }
-}
-
-std::optional<GresRequest> parse_gpu_gres(std::string_view gres) {
-  while (!gres.empty()) {
-    const std::size_t comma = gres.find(',');
-    std::string_view item = gres.substr(0, comma);
-    gres = comma == std::string_view::npos ? std::string_view() : gres.substr(comma + 1);
-    for (std::string_view prefix : {"gres:", "gres/"}) {
-      if (item.starts_with(prefix)) item.remove_prefix(prefix.size());
-    }
-    if (!item.starts_with("gpu")) continue;
-    item.remove_prefix(3);
-    GresRequest request;
-    request.count = 1;
-    if (item.empty()) return request;
-    if (item[0] != ':' && item[0] != '=') continue;  // "gpuXYZ" is another gres
-    item.remove_prefix(1);
-    // "type:N", "N", "type" (count 1); "(IDX:..)" suffixes are dropped.
-    item = item.substr(0, item.find('('));
-    const std::size_t colon = item.rfind(':');
-    std::string_view count_text = colon == std::string_view::npos ? item : item.substr(colon + 1);
-    int n = 0;
-    const auto [end, ec] =
-        std::from_chars(count_text.data(), count_text.data() + count_text.size(), n);
-    if (ec == std::errc() && end == count_text.data() + count_text.size()) {
-      request.count = n;
-      request.type = colon == std::string_view::npos ? "" : std::string(item.substr(0, colon));
-    } else {
-      request.type = std::string(item);
-    }
-    return request;
-  }
-  return std::nullopt;
 }
 
 namespace {

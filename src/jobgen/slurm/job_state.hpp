@@ -12,16 +12,11 @@
 #include <string_view>
 
 #include "jobgen/slurm/backend.hpp"
+#include "jobgen/slurm/gres.hpp"
 
 namespace jobgen::slurm {
 
-// A job's GPU request, from "gpu:gpul40s:6", "gres:gpu:gpul40s:6", "gres/gpu:2", "gpu:2" or a
-// comma list (the first gpu entry wins). count is per node; type is "" for untyped.
-struct GresRequest {
-  std::string type;
-  int count = 0;
-};
-std::optional<GresRequest> parse_gpu_gres(std::string_view gres);
+// A job's GPU request (GresRequest, parse_gpu_gres): slurm/gres.hpp.
 
 // What to call a gres type in sentences, e.g. {"gpul40s": "L40S GPU",
 // "h100nvl_1g.12gb": "H100 NVL 1g.12gb MIG slice"}; built by the CLI from the profile + catalog.

@@ -133,14 +133,13 @@ Expected<std::vector<JobView>> query_jobs(Backend& backend, const std::vector<Tr
       query.tags.push_back(t.tag);
     }
   }
-  auto jobs = backend.jobs(query);
-  if (!jobs) return std::unexpected(jobs.error());
+  JOBGEN_TRY_ASSIGN(auto jobs, backend.jobs(query));
   std::vector<JobView> views;
-  const JobIndex index(*jobs);
+  const JobIndex index(jobs);
   for (const auto& t : tracked) {
     bool any = false;
-    for (const std::size_t i : mine(*jobs, index, t)) {
-      const JobInfo& job = (*jobs)[i];
+    for (const std::size_t i : mine(jobs, index, t)) {
+      const JobInfo& job = jobs[i];
       JobView view;
       view.job = t;
       view.info = job;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "jobgen/slurm/gres.hpp"
 #include "jobgen/slurm/job_state.hpp"
 #include "jobgen/util/strings.hpp"
 
@@ -246,27 +247,24 @@ Expected<JobList> decode_job_list(std::string_view body, std::string_view what,
       bad = "'jobs' is not a list";
     return true;
   };
-  auto doc = parse_object(body, what, callback);
-  if (!doc) return std::unexpected(doc.error());
+  JOBGEN_TRY_ASSIGN(auto doc, parse_object(body, what, callback));
   if (!bad.empty()) return fail(std::string(what) + ": " + bad + "; is this a Slurm answer?");
-  if (const auto it = doc->find("jobs"); it != doc->end() && !it->is_array())
+  if (const auto it = doc.find("jobs"); it != doc.end() && !it->is_array())
     return fail(std::string(what) + ": 'jobs' is not a list; is this a Slurm answer?");
-  list.messages = messages_of(*doc);
-  list.last_update = positive(number_at(*doc, "last_update"));
+  list.messages = messages_of(doc);
+  list.last_update = positive(number_at(doc, "last_update"));
   return list;
 }
 
 Expected<std::vector<NodeInfo>> decode_node_list(std::string_view body, std::string_view what) {
-  auto doc = parse_object(body, what);
-  if (!doc) return std::unexpected(doc.error());
-  return records(*doc, "nodes", what, decode_node);
+  JOBGEN_TRY_ASSIGN(auto doc, parse_object(body, what));
+  return records(doc, "nodes", what, decode_node);
 }
 
 Expected<std::vector<PartitionInfo>> decode_partition_list(std::string_view body,
                                                            std::string_view what) {
-  auto doc = parse_object(body, what);
-  if (!doc) return std::unexpected(doc.error());
-  return records(*doc, "partitions", what, decode_partition);
+  JOBGEN_TRY_ASSIGN(auto doc, parse_object(body, what));
+  return records(doc, "partitions", what, decode_partition);
 }
 
 std::vector<GresCount> parse_node_gpus(std::string_view gres, std::string_view gres_used) {
@@ -302,11 +300,8 @@ std::vector<GresCount> parse_node_gpus(std::string_view gres, std::string_view g
 
 std::string normalise_gres(std::string_view tres) {
   std::string out;
-  for (auto item : util::split_top(tres, ',')) {
-    for (std::string_view prefix : {"gres:", "gres/"})
-      if (item.starts_with(prefix)) item.remove_prefix(prefix.size());
-    out += (out.empty() ? "" : ",") + std::string(item);
-  }
+  for (const auto item : util::split_top(tres, ','))
+    out += (out.empty() ? "" : ",") + std::string(strip_gres_prefix(item));
   return out;
 }
 

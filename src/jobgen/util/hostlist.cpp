@@ -68,21 +68,19 @@ Expected<Range> parse_range(std::string_view text, std::string_view name) {
     return invalid("invalid range " + in_quotes(text) + " in hostlist " + in_quotes(name) +
                    ": write a number (7) or a range of two numbers (01-16) inside '[...]'");
   }
-  auto lo = parse_number(lo_text, name);
-  if (!lo) return std::unexpected(lo.error());
-  auto hi = parse_number(hi_text, name);
-  if (!hi) return std::unexpected(hi.error());
-  if (*lo > *hi) {
+  JOBGEN_TRY_ASSIGN(auto lo, parse_number(lo_text, name));
+  JOBGEN_TRY_ASSIGN(auto hi, parse_number(hi_text, name));
+  if (lo > hi) {
     return invalid("reversed range " + in_quotes(text) + " in hostlist " + in_quotes(name) +
                    ": write the lower number first (" + std::string(hi_text) + "-" +
                    std::string(lo_text) + ")");
   }
-  if (*hi - *lo + 1 > kMaxHostsPerRange) {
+  if (hi - lo + 1 > kMaxHostsPerRange) {
     return invalid("range " + in_quotes(text) + " in hostlist " + in_quotes(name) + " has " +
-                   std::to_string(*hi - *lo + 1) + " hosts; Slurm accepts at most " +
+                   std::to_string(hi - lo + 1) + " hosts; Slurm accepts at most " +
                    std::to_string(kMaxHostsPerRange) + " in one range");
   }
-  return Range{*lo, *hi, lo_text.size()};
+  return Range{lo, hi, lo_text.size()};
 }
 
 Expected<Bracket> parse_bracket(std::string_view inside, std::string_view name) {
@@ -90,9 +88,8 @@ Expected<Bracket> parse_bracket(std::string_view inside, std::string_view name) 
   std::size_t start = 0;
   while (true) {
     const std::size_t comma = inside.find(',', start);
-    auto range = parse_range(inside.substr(start, comma - start), name);
-    if (!range) return std::unexpected(range.error());
-    bracket.push_back(*range);
+    JOBGEN_TRY_ASSIGN(auto range, parse_range(inside.substr(start, comma - start), name));
+    bracket.push_back(range);
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
@@ -121,9 +118,8 @@ Expected<Pattern> parse_name(std::string_view name) {
       return invalid("nested '[' in hostlist " + in_quotes(name) +
                      ": brackets cannot contain brackets");
     }
-    auto bracket = parse_bracket(name.substr(i + 1, close - i - 1), name);
-    if (!bracket) return std::unexpected(bracket.error());
-    pattern.brackets.push_back(std::move(*bracket));
+    JOBGEN_TRY_ASSIGN(auto bracket, parse_bracket(name.substr(i + 1, close - i - 1), name));
+    pattern.brackets.push_back(std::move(bracket));
     pattern.texts.emplace_back();
     i = close + 1;
   }
@@ -233,10 +229,9 @@ Expected<std::vector<Pattern>> parse_expression(std::string_view expression) {
   std::vector<Pattern> patterns;
   uint64_t total = 0;
   for (std::string_view name : split_names(expression)) {
-    auto pattern = parse_name(name);
-    if (!pattern) return std::unexpected(pattern.error());
+    JOBGEN_TRY_ASSIGN(auto pattern, parse_name(name));
     uint64_t n = 1;
-    for (const Bracket& b : pattern->brackets) {
+    for (const Bracket& b : pattern.brackets) {
       n = std::min<uint64_t>(n * count(b), kMaxHostlistHosts + 1);  // both <= 2^40: no overflow
     }
     total += n;
@@ -244,7 +239,7 @@ Expected<std::vector<Pattern>> parse_expression(std::string_view expression) {
       return invalid("hostlist " + in_quotes(expression) + " expands to more than " +
                      std::to_string(kMaxHostlistHosts) + " hosts; check the ranges for a typo");
     }
-    patterns.push_back(std::move(*pattern));
+    patterns.push_back(std::move(pattern));
   }
   return patterns;
 }
@@ -329,10 +324,9 @@ std::string format_runs(const std::vector<Run>& runs) {
 }  // namespace
 
 Expected<std::vector<std::string>> expand_hostlist(std::string_view expression) {
-  auto patterns = parse_expression(expression);
-  if (!patterns) return std::unexpected(patterns.error());
+  JOBGEN_TRY_ASSIGN(auto patterns, parse_expression(expression));
   std::vector<std::string> hosts;
-  for (const Pattern& p : *patterns) {
+  for (const Pattern& p : patterns) {
     visit(
         p, [&](const std::string& name) { hosts.push_back(name); },
         [&](const std::string& prefix, const Range& r) {
@@ -349,10 +343,9 @@ std::string compress_hostlist(const std::vector<std::string>& hosts) {
 }
 
 Expected<std::string> normalize_hostlist(std::string_view expression) {
-  auto patterns = parse_expression(expression);
-  if (!patterns) return std::unexpected(patterns.error());
+  JOBGEN_TRY_ASSIGN(auto patterns, parse_expression(expression));
   std::vector<Run> runs;
-  for (const Pattern& p : *patterns) {
+  for (const Pattern& p : patterns) {
     visit(
         p, [&](const std::string& name) { push_run(runs, to_run(name)); },
         [&](const std::string& prefix, const Range& r) {

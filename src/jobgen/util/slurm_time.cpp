@@ -3,6 +3,7 @@
 
 #include "jobgen/util/strings.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -108,8 +109,40 @@ std::string format_slurm_time(int64_t seconds) {
   return buf;
 }
 
-std::string format_duration(double seconds) {
+std::string format_slurm_limit(const std::optional<int64_t>& seconds) {
+  return seconds ? format_slurm_time(*seconds) : "UNLIMITED";
+}
+
+namespace {
+
+std::string compound_duration(int64_t seconds) {
+  if (seconds < 60) return std::to_string(std::max<int64_t>(0, seconds)) + " s";
+  const int64_t minutes = (seconds + 30) / 60;
+  if (minutes < 60) return std::to_string(minutes) + " m";
+  const int64_t hours = minutes / 60;
+  if (hours < 48) return std::to_string(hours) + " h " + std::to_string(minutes % 60) + " m";
+  return std::to_string(hours / 24) + " d " + std::to_string(hours % 24) + " h";
+}
+
+std::string whole_duration(int64_t seconds) {
+  if (seconds < 120) return std::to_string(seconds) + " s";
+  if (seconds < 2 * 3600) return std::to_string(seconds / 60) + " min";
+  if (seconds < 2 * 86400) return std::to_string(seconds / 3600) + " h";
+  return std::to_string(seconds / 86400) + " days";
+}
+
+}  // namespace
+
+std::string format_duration(double seconds, DurationStyle style) {
   if (!std::isfinite(seconds)) return "unlimited";
+  switch (style) {
+    case DurationStyle::compound:
+      return compound_duration(std::llround(seconds));
+    case DurationStyle::whole:
+      return whole_duration(std::llround(seconds));
+    case DurationStyle::decimal:
+      break;
+  }
   if (seconds < 59.5) return std::to_string(std::lround(seconds)) + " s";
   if (seconds < 3570) return std::to_string(std::lround(seconds / 60)) + " min";
   if (seconds < 47.95 * 3600) return fixed1(seconds / 3600) + " h";

@@ -36,14 +36,31 @@ Expected<int64_t> parse_time_limit(std::string_view text);
 // prints "INVALID" as Slurm does.
 std::string format_slurm_time(int64_t seconds);
 
+// A limit that may be absent (a partition's MaxTime, DefaultTime): format_slurm_time(*seconds),
+// or "UNLIMITED" (Slurm's word, which parse_slurm_time reads back) when there is none.
+std::string format_slurm_limit(const std::optional<int64_t>& seconds);
+
 // Seconds since the Unix epoch (jobgen's timestamps: the ledger, Slurm's records).
 int64_t unix_seconds(std::chrono::system_clock::time_point t);
 
 // A Unix time for messages: "2026-11-22 05:20:31 UTC".
 std::string format_utc(int64_t unix_seconds);
 
-// For humans in reports: "45 s", "12 min", "5.7 h", "2.1 days". Below 60 s whole seconds, below
-// 1 h whole minutes, below 48 h hours with one decimal, beyond that days with one decimal.
-std::string format_duration(double seconds);
+// How format_duration spells a duration; each style is what one kind of message has always
+// printed, so reports, queue waits and token ages keep their wording.
+enum class DurationStyle {
+  // Reports: "45 s", "12 min", "5.7 h", "2.1 days". Below 60 s whole seconds, below 1 h whole
+  // minutes, below 48 h hours with one decimal, beyond that days with one decimal.
+  decimal,
+  // Waits: "40 s" under a minute (negative -> "0 s"), then whole minutes (rounded): "45 m",
+  // "2 h 10 m" below 48 h, "3 d 4 h" beyond.
+  compound,
+  // Ages (how long ago a token expired): whole units, truncated: seconds below 2 min ("90 s"),
+  // minutes below 2 h ("119 min"), hours below 2 days ("47 h"), then days ("2 days").
+  whole,
+};
+
+// A duration in SECONDS for humans, in one of the styles above; infinite -> "unlimited".
+std::string format_duration(double seconds, DurationStyle style = DurationStyle::decimal);
 
 }  // namespace jobgen::util

@@ -154,6 +154,12 @@ std::string format_learning_rate(double lr) {
   return mantissa + "e" + std::to_string(std::stoi(text.substr(e + 1)));
 }
 
+std::string format_mib(int64_t mib, MemorySpelling spelling) {
+  const bool human = spelling == MemorySpelling::human;
+  if (mib > 0 && mib % 1024 == 0) return std::to_string(mib / 1024) + (human ? " GiB" : "G");
+  return std::to_string(mib) + (human ? " MiB" : "M");
+}
+
 std::string format_gib(double gib) {
   return fixed1(gib) + " GiB";
 }

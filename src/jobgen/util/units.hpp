@@ -30,6 +30,12 @@ Expected<double> parse_bandwidth_gbs(std::string_view text);
 // (2e-05 -> "2e-5", 0.0002 -> "2e-4", 0.000212132 -> "2.12e-4", 0.1 -> "1e-1"); 0 -> "0".
 std::string format_learning_rate(double lr);
 
+// A whole amount of memory in MiB, in whole GiB when it is a positive multiple of 1024, else in
+// MiB. Slurm spelling, as --mem and profiles take it: 32768 -> "32G", 1536 -> "1536M", 0 -> "0M".
+// Human spelling, for tables: 32768 -> "32 GiB", 1536 -> "1536 MiB".
+enum class MemorySpelling { slurm, human };
+std::string format_mib(int64_t mib, MemorySpelling spelling = MemorySpelling::slurm);
+
 // "11.3 GiB" (one decimal; input in GiB).
 std::string format_gib(double gib);
 

@@ -1,5 +1,6 @@
 #include "jobgen/slurm/rest/auth.hpp"
 
+#include "jobgen/sys/user.hpp"
 #include "jobgen/util/redact.hpp"
 #include "jobgen/util/slurm_time.hpp"
 
@@ -56,13 +57,6 @@ std::optional<std::string> base64url_decode(std::string_view in) {
   return out;
 }
 
-std::string ago(int64_t seconds) {
-  if (seconds < 120) return std::to_string(seconds) + " s";
-  if (seconds < 2 * 3600) return std::to_string(seconds / 60) + " min";
-  if (seconds < 2 * 86400) return std::to_string(seconds / 3600) + " h";
-  return std::to_string(seconds / 86400) + " days";
-}
-
 constexpr std::string_view kHowToGetOne =
     "Get a new one on a login node with `export $(scontrol token lifespan=7200)` (lifespan in "
     "seconds), or ask your cluster admin for one; jobgen reads SLURM_JWT, the profile's "
@@ -94,14 +88,13 @@ TokenFetcher scontrol_token_fetcher(sys::CommandRunner& runner, int lifespan_s) 
     sys::Command cmd;
     cmd.argv = {"scontrol", "token", "lifespan=" + std::to_string(lifespan_s)};
     cmd.timeout = std::chrono::seconds(30);
-    auto result = runner.run(cmd);
-    if (!result) return std::unexpected(result.error());
-    if (result->exit_code != 0)
-      return fail("`scontrol token` failed (exit " + std::to_string(result->exit_code) +
-                      "): " + std::string(trim(result->err)) +
+    JOBGEN_TRY_ASSIGN(auto result, runner.run(cmd));
+    if (result.exit_code != 0)
+      return fail("`scontrol token` failed (exit " + std::to_string(result.exit_code) +
+                      "): " + std::string(trim(result.err)) +
                       " (JWT may not be enabled for users: ask the admin)",
                   Exit::auth);
-    return result->out;
+    return result.out;
   };
 }
 
@@ -124,16 +117,15 @@ Expected<RestToken> find_token(const sys::Environment& env, const sys::FileSyste
                       std::string(kHowToGetOne),
                   Exit::auth);
   } else if (settings.allow_scontrol && fetch) {
-    auto text = fetch();
-    if (!text) return std::unexpected(text.error());
-    out.token = clean_token(*text);
+    JOBGEN_TRY_ASSIGN(auto text, fetch());
+    out.token = clean_token(text);
     out.origin = "scontrol token";
   }
   if (!out.token.empty()) out.claims = decode_jwt(out.token);
   if (out.claims && !out.claims->sun.empty()) {
     out.user = out.claims->sun;
-  } else if (auto user = env.get("USER")) {
-    out.user = *user;
+  } else {
+    out.user = sys::current_user(env);
   }
   return out;
 }
@@ -145,8 +137,10 @@ std::string explain_unauthorized(const RestToken& token, int64_t now, std::strin
            std::string(kHowToGetOne);
   if (token.claims && token.claims->exp && *token.claims->exp <= now)
     return where + " refused the token from " + token.origin + ": it expired at " +
-           util::format_utc(*token.claims->exp) + " (" + ago(now - *token.claims->exp) + " ago). " +
-           std::string(kHowToGetOne);
+           util::format_utc(*token.claims->exp) + " (" +
+           util::format_duration(static_cast<double>(now - *token.claims->exp),
+                                 util::DurationStyle::whole) +
+           " ago). " + std::string(kHowToGetOne);
   std::string text = where + " rejected the token from " + token.origin;
   if (!token.user.empty()) text += " for user '" + token.user + "'";
   if (!token.claims) {

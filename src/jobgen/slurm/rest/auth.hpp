@@ -40,7 +40,7 @@ struct AuthSettings {
 struct RestToken {
   std::string token;   // empty = none (e.g. rest_auth/local over a UNIX socket)
   std::string origin;  // "SLURM_JWT", "token file /x", "scontrol token"; for messages
-  std::string user;    // X-SLURM-USER-NAME: the token's `sun` claim, else $USER
+  std::string user;    // X-SLURM-USER-NAME: the token's `sun` claim, else sys::current_user
   std::optional<JwtClaims> claims;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "jobgen/slurm/gres.hpp"
 #include "jobgen/util/strings.hpp"
 
 namespace jobgen::slurm {
@@ -18,11 +19,8 @@ json noval(int64_t n) {
 // "gpu:l40s:2" -> "gres/gpu:l40s:2" (the TRES spelling of v0.0.39+).
 std::string to_tres(std::string_view gres) {
   std::string out;
-  for (auto item : util::split_top(gres, ',')) {
-    for (std::string_view prefix : {"gres:", "gres/"})
-      if (item.starts_with(prefix)) item.remove_prefix(prefix.size());
-    out += (out.empty() ? "gres/" : ",gres/") + std::string(item);
-  }
+  for (const auto item : util::split_top(gres, ','))
+    out += (out.empty() ? "gres/" : ",gres/") + std::string(strip_gres_prefix(item));
   return out;
 }
 
@@ -130,18 +128,17 @@ Expected<void> put_limits(const RestDialect& d, const job::SbatchOptions& o, jso
 Expected<void> put_signal(const RestDialect& d, const job::SbatchOptions& o, json& job,
                           std::vector<std::string>* notes) {
   if (o.signal.empty()) return {};
-  auto spec = parse_signal(o.signal);
-  if (!spec) return std::unexpected(spec.error());
+  JOBGEN_TRY_ASSIGN(auto spec, parse_signal(o.signal));
   if (d.kill_warning) {
-    job["kill_warning_signal"] = spec->name;
-    job["kill_warning_delay"] = noval(spec->delay);
-    if (spec->batch) job["kill_warning_flags"] = json::array({"BATCH_JOB"});
+    job["kill_warning_signal"] = spec.name;
+    job["kill_warning_delay"] = noval(spec.delay);
+    if (spec.batch) job["kill_warning_flags"] = json::array({"BATCH_JOB"});
     return {};
   }
   // v0.0.38 (22.05) refuses the "B:" prefix ("Invalid SIGNAL specification"): the signal can
   // only go to the job's steps, not to the batch shell alone. Say so.
-  job["signal"] = spec->name + "@" + std::to_string(spec->delay);
-  if (spec->batch && notes)
+  job["signal"] = spec.name + "@" + std::to_string(spec.delay);
+  if (spec.batch && notes)
     notes->push_back("slurmrestd " + std::string(d.version) + " cannot send --signal=" + o.signal +
                      " to the batch shell only; it goes to the job steps (srun) "
                      "instead. Use --backend cli if the script itself traps the signal");

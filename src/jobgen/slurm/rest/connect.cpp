@@ -79,9 +79,8 @@ Expected<void> RestBackend::prepare() {
     return invalid(
         "no slurmrestd URL: set rest.url in the cluster profile or SLURMRESTD_URL in the "
         "environment (e.g. http://HOST:6820 or unix:/run/slurmrestd/slurmrestd.socket)");
-  auto endpoint = sys::parse_endpoint(url);
-  if (!endpoint) return std::unexpected(endpoint.error());
-  endpoint_ = *endpoint;
+  JOBGEN_TRY_ASSIGN(auto endpoint, sys::parse_endpoint(url));
+  endpoint_ = endpoint;
   if (!token_found_) {  // once: `scontrol token` is an RPC, not to be repeated while retrying
     auto token = find_token(env_, fs_, config_.auth, fetch_);
     if (!token) return std::unexpected(clean(token.error()));
@@ -90,9 +89,8 @@ Expected<void> RestBackend::prepare() {
   }
   // Set-up is done only with a version: a failed discovery (slurmrestd down, an unknown pinned
   // version) is asked again on the next call, never taken as done with no dialect.
-  auto chosen = choose_version(url);
-  if (!chosen) return std::unexpected(chosen.error());
-  dialect_ = *chosen;
+  JOBGEN_TRY_ASSIGN(auto chosen, choose_version(url));
+  dialect_ = chosen;
   prepared_ = true;
   return {};
 }
@@ -102,12 +100,11 @@ Expected<const RestDialect*> RestBackend::choose_version(const std::string& url)
   if (wanted.empty()) wanted = config_.api_version;
   if (!wanted.empty()) return find_dialect(wanted);
   // Discovery: the versions the server documents, else probe ping from the newest.
-  auto doc = send("GET", "/openapi/v3", "", true);
-  if (!doc) return std::unexpected(doc.error());
-  if (doc->status == 401 || doc->status == 403)
-    return std::unexpected(answer_error(*doc, {}, "GET /openapi/v3"));
+  JOBGEN_TRY_ASSIGN(auto doc, send("GET", "/openapi/v3", "", true));
+  if (doc.status == 401 || doc.status == 403)
+    return std::unexpected(answer_error(doc, {}, "GET /openapi/v3"));
   std::vector<std::string> offered;
-  if (doc->status == 200) offered = versions_in_openapi(doc->body);
+  if (doc.status == 200) offered = versions_in_openapi(doc.body);
   const RestDialect* chosen = choose_dialect(offered);
   if (!chosen && offered.empty()) {
     auto all = rest_dialects();
@@ -131,7 +128,7 @@ Expected<const RestDialect*> RestBackend::choose_version(const std::string& url)
 }
 
 Expected<const RestDialect*> RestBackend::dialect() {
-  if (auto ok = prepare(); !ok) return std::unexpected(ok.error());
+  JOBGEN_TRY(prepare());
   return dialect_;
 }
 

@@ -157,29 +157,27 @@ Error RestBackend::answer_error(const sys::HttpResponse& response, const SlurmMe
 Expected<std::optional<JobList>> RestBackend::get_job_list(const std::string& path,
                                                            bool allow_no_change,
                                                            const JobFilter& keep) {
-  auto response = send("GET", path, "", true);
-  if (!response) return std::unexpected(response.error());
-  if (response->status != 200) {  // no list: what the (small) answer says is the error
-    SlurmMessages messages = decode_messages(response->body);
+  JOBGEN_TRY_ASSIGN(auto response, send("GET", path, "", true));
+  if (response.status != 200) {  // no list: what the (small) answer says is the error
+    SlurmMessages messages = decode_messages(response.body);
     auto answer =
-        checked(Answer{std::move(*response), std::move(messages)}, "GET /jobs", allow_no_change);
+        checked(Answer{std::move(response), std::move(messages)}, "GET /jobs", allow_no_change);
     if (!answer) return std::unexpected(answer.error());
     return std::nullopt;  // only "unchanged" passes with a status other than 200
   }
-  auto list = decode_job_list(response->body, "GET /jobs", keep);
+  auto list = decode_job_list(response.body, "GET /jobs", keep);
   if (!list) return std::unexpected(transient(clean(list.error())));
-  auto answer = checked(Answer{std::move(*response), list->messages}, "GET /jobs", allow_no_change);
-  if (!answer) return std::unexpected(answer.error());
-  if (answer->response.status == 304) return std::nullopt;
+  JOBGEN_TRY_ASSIGN(auto answer, checked(Answer{std::move(response), list->messages}, "GET /jobs",
+                                         allow_no_change));
+  if (answer.response.status == 304) return std::nullopt;
   return list;
 }
 
 Expected<RestBackend::Answer> RestBackend::get(const std::string& path, const std::string& what,
                                                bool allow_no_change) {
-  auto response = send("GET", path, "", true);
-  if (!response) return std::unexpected(response.error());
-  SlurmMessages messages = decode_messages(response->body);
-  return checked(Answer{std::move(*response), std::move(messages)}, what, allow_no_change);
+  JOBGEN_TRY_ASSIGN(auto response, send("GET", path, "", true));
+  SlurmMessages messages = decode_messages(response.body);
+  return checked(Answer{std::move(response), std::move(messages)}, what, allow_no_change);
 }
 
 Expected<RestBackend::Answer> RestBackend::checked(Answer answer, const std::string& what,
@@ -202,7 +200,7 @@ Expected<SubmitResult> RestBackend::submit(const SubmitRequest& request) {
     return invalid(
         "slurmrestd has no test-only submission (sbatch --test-only): use --backend cli for "
         "--test-only, or submit and watch the pending reason");
-  if (auto ok = prepare(); !ok) return std::unexpected(ok.error());
+  JOBGEN_TRY(prepare());
   SubmitBody body{request.script, config_.environment, config_.working_dir,
                   request.tag.empty() ? std::string() : tag_comment(request.tag)};
   // The token must never reach a job: not by name, not by value.
@@ -216,10 +214,9 @@ Expected<SubmitResult> RestBackend::submit(const SubmitRequest& request) {
            (!token_.token.empty() && kv.second.find(token_.token) != std::string::npos);
   });
   std::vector<std::string> notes;
-  auto json = encode_submit(*dialect_, options, body, &notes);
-  if (!json) return std::unexpected(json.error());
+  JOBGEN_TRY_ASSIGN(auto json, encode_submit(*dialect_, options, body, &notes));
 
-  auto response = send("POST", api("job/submit"), *json, false);
+  auto response = send("POST", api("job/submit"), json, false);
   if (!response) {
     Error e = response.error();
     e.uncertain = true;  // send() fails a POST only once it may have arrived
@@ -257,7 +254,7 @@ Expected<std::vector<JobInfo>> RestBackend::jobs(const JobQuery& query) {
   for (const auto& id : query.ids) {
     if (!is_job_id(id)) return invalid("'" + id + "' is not a job id (expected e.g. 123 or 123_4)");
   }
-  if (auto ok = prepare(); !ok) return std::unexpected(ok.error());
+  JOBGEN_TRY(prepare());
   const auto keep = [&](const JobInfo& job) {
     if (query.empty()) return token_.user.empty() || job.user == token_.user;
     if (std::ranges::any_of(query.ids, [&](const std::string& id) { return matches_id(job, id); }))
@@ -267,14 +264,13 @@ Expected<std::vector<JobInfo>> RestBackend::jobs(const JobQuery& query) {
   };
   // One job: ask for it alone (a 20,000-job queue is not downloaded to find one).
   if (query.tags.empty() && query.ids.size() == 1 && plain_number(query.ids.front())) {
-    auto response = send("GET", api("job/" + query.ids.front()), "", true);
-    if (!response) return std::unexpected(response.error());
-    const SlurmMessages messages = decode_messages(response->body);
+    JOBGEN_TRY_ASSIGN(auto response, send("GET", api("job/" + query.ids.front()), "", true));
+    const SlurmMessages messages = decode_messages(response.body);
     if (has_error(messages, kInvalidJobId) && messages.errors.size() == 1)
       return std::vector<JobInfo>{};  // Slurm says it does not know the job
-    if (response->status != 200 || !messages.errors.empty())
-      return std::unexpected(answer_error(*response, messages, "GET /job/" + query.ids.front()));
-    auto list = decode_job_list(response->body, "GET /job/" + query.ids.front(), keep);
+    if (response.status != 200 || !messages.errors.empty())
+      return std::unexpected(answer_error(response, messages, "GET /job/" + query.ids.front()));
+    auto list = decode_job_list(response.body, "GET /job/" + query.ids.front(), keep);
     if (!list) return std::unexpected(transient(clean(list.error())));
     return std::move(list->jobs);
   }
@@ -313,31 +309,30 @@ Expected<void> RestBackend::cancel(const std::vector<std::string>& ids) {
   for (const auto& id : ids) {
     if (!is_job_id(id)) return invalid("'" + id + "' is not a job id (expected e.g. 123 or 123_4)");
   }
-  if (auto ok = prepare(); !ok) return std::unexpected(ok.error());
+  JOBGEN_TRY(prepare());
   std::string problems;
   std::vector<std::string> unknown;
   for (const auto& id : ids) {
     // DELETE is safe to repeat, but only a request that never left is retried (send()).
-    auto response = send("DELETE", api("job/" + id), "", false);
-    if (!response) return std::unexpected(response.error());
-    const SlurmMessages messages = decode_messages(response->body);
+    JOBGEN_TRY_ASSIGN(auto response, send("DELETE", api("job/" + id), "", false));
+    const SlurmMessages messages = decode_messages(response.body);
     std::vector<SlurmError> real;
     for (const auto& e : messages.errors)
       if (e.number != 0 || !e.error.empty()) real.push_back(e);
-    const bool json_answer = nlohmann::json::accept(response->body);
-    if (response->status == 200 && real.empty() && json_answer) continue;
+    const bool json_answer = nlohmann::json::accept(response.body);
+    if (response.status == 200 && real.empty() && json_answer) continue;
     if (has_error(messages, kInvalidJobId) && real.size() == 1) {
       unknown.push_back(id);
       continue;
     }
-    if (response->status == 200 && !json_answer) {
+    if (response.status == 200 && !json_answer) {
       problems += (problems.empty() ? "" : "\n") +
                   std::string("slurmrestd answered the cancellation of ") + id +
-                  " with something that is not JSON (" + snippet(response->body) +
+                  " with something that is not JSON (" + snippet(response.body) +
                   "): whether it was cancelled is unknown";
       continue;
     }
-    Error e = answer_error(*response, SlurmMessages{real, messages.warnings}, "cancel " + id);
+    Error e = answer_error(response, SlurmMessages{real, messages.warnings}, "cancel " + id);
     if (e.exit == Exit::auth) return std::unexpected(e);
     problems += (problems.empty() ? "" : "\n") + e.message;
   }
@@ -351,16 +346,15 @@ Expected<void> RestBackend::cancel(const std::vector<std::string>& ids) {
 }
 
 Expected<std::vector<NodeInfo>> RestBackend::nodes() {
-  if (auto ok = prepare(); !ok) return std::unexpected(ok.error());
-  auto answer = get(api("nodes"), "GET /nodes", false);
-  if (!answer) return std::unexpected(answer.error());
-  auto decoded = decode_node_list(answer->response.body, "GET /nodes");
+  JOBGEN_TRY(prepare());
+  JOBGEN_TRY_ASSIGN(auto answer, get(api("nodes"), "GET /nodes", false));
+  auto decoded = decode_node_list(answer.response.body, "GET /nodes");
   if (!decoded) return std::unexpected(transient(clean(decoded.error())));
   return decoded;
 }
 
 Expected<std::vector<JobInfo>> RestBackend::queue() {
-  if (auto ok = prepare(); !ok) return std::unexpected(ok.error());
+  JOBGEN_TRY(prepare());
   // Not through jobs()'s update_time cache: that one holds only the jobs it was asked for.
   auto decoded = get_job_list(api("jobs"), false, [](const JobInfo& job) {
     return job.state == JobState::pending || job.state == JobState::running ||
@@ -372,7 +366,7 @@ Expected<std::vector<JobInfo>> RestBackend::queue() {
 }
 
 Expected<ClusterState> RestBackend::cluster() {
-  if (auto ok = prepare(); !ok) return std::unexpected(ok.error());
+  JOBGEN_TRY(prepare());
   const int64_t started = util::unix_seconds(clock_.now());
   std::string path = api("nodes");
   if (nodes_update_ && dialect_->nodes_since)

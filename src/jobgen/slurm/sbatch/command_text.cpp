@@ -124,10 +124,7 @@ JobInfo job_from_fields(const std::vector<std::string_view>& f) {
   info.start_time = parse_slurm_timestamp(f[10]);
   info.end_time = parse_slurm_timestamp(f[11]);
   if (const auto limit = util::parse_slurm_time(f[12]); limit) info.time_limit_s = *limit;
-  info.gres = none_to_empty(f[13]);
-  for (std::string_view prefix : {"gres:", "gres/"}) {  // 22.05 "gres:gpu:x:2", later "gres/gpu..."
-    if (info.gres.starts_with(prefix)) info.gres.erase(0, prefix.size());
-  }
+  info.gres = normalise_gres(none_to_empty(f[13]));  // 22.05 "gres:gpu:x:2", later "gres/gpu:2"
   info.user = std::string(f[14]);
   info.dependency = none_to_empty(f[15]);
   info.working_dir = std::string(f[16]);
@@ -178,11 +175,10 @@ const std::string& squeue_fields() {
 }
 
 Expected<std::vector<JobInfo>> parse_squeue_fields(std::string_view text) {
-  auto records = records_of(text, kJobFields.size(), "squeue", false);
-  if (!records) return std::unexpected(records.error());
+  JOBGEN_TRY_ASSIGN(auto records, records_of(text, kJobFields.size(), "squeue", false));
   std::vector<JobInfo> result;
-  result.reserve(records->size());
-  for (const auto& fields : *records) result.push_back(job_from_fields(fields));
+  result.reserve(records.size());
+  for (const auto& fields : records) result.push_back(job_from_fields(fields));
   return result;
 }
 
@@ -192,11 +188,10 @@ const std::string& sinfo_node_fields() {
 }
 
 Expected<std::vector<NodeInfo>> parse_sinfo_nodes(std::string_view text) {
-  auto records = records_of(text, kNodeFields.size(), "sinfo", true);
-  if (!records) return std::unexpected(records.error());
+  JOBGEN_TRY_ASSIGN(auto records, records_of(text, kNodeFields.size(), "sinfo", true));
   std::vector<NodeInfo> nodes;
   std::map<std::string, std::size_t, std::less<>> index;  // name -> position in `nodes`
-  for (const auto& fields : *records) {
+  for (const auto& fields : records) {
     const std::string partition = none_to_empty(fields[1]);
     const auto [it, added] = index.try_emplace(std::string(fields[0]), nodes.size());
     if (added) nodes.push_back(node_from_fields(fields));
@@ -269,9 +264,8 @@ Expected<std::vector<NodeInfo>> parse_scontrol_nodes(std::string_view text) {
   for (const std::string_view line : util::split(text, '\n')) {
     ++number;
     if (util::trim(line).empty()) continue;
-    auto node = scontrol_node(line, number);
-    if (!node) return std::unexpected(node.error());
-    nodes.push_back(std::move(*node));
+    JOBGEN_TRY_ASSIGN(auto node, scontrol_node(line, number));
+    nodes.push_back(std::move(node));
   }
   return nodes;
 }
@@ -430,10 +424,9 @@ Expected<std::vector<std::string>> sacct_records(std::string_view text) {
 }  // namespace
 
 Expected<std::vector<JobInfo>> parse_sacct(std::string_view text) {
-  auto records = sacct_records(text);
-  if (!records) return std::unexpected(records.error());
+  JOBGEN_TRY_ASSIGN(auto records, sacct_records(text));
   std::vector<JobInfo> jobs;
-  for (const std::string& record : *records) {
+  for (const std::string& record : records) {
     const auto f = util::split(record, '\x1f');
     JobInfo job;
     job.id = std::string(f[0]);

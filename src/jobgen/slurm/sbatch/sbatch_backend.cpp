@@ -140,9 +140,8 @@ Expected<SubmitResult> SbatchBackend::submit(const SubmitRequest& request) {
   if (request.test_only) {
     // The answer is on stderr: "sbatch: Job 42 to start at ... using 1 processors on nodes X".
     const std::string& text = contains(result->err, " to start at ") ? result->err : result->out;
-    auto answer = parse_test_only(text);
-    if (!answer) return std::unexpected(answer.error());
-    submitted.estimated_start = answer->start_time;
+    JOBGEN_TRY_ASSIGN(auto answer, parse_test_only(text));
+    submitted.estimated_start = answer.start_time;
     std::string message = text;
     if (message.starts_with("sbatch: ")) message.erase(0, 8);
     while (!message.empty() && message.back() == '\n') message.pop_back();
@@ -241,15 +240,14 @@ Expected<void> SbatchBackend::cancel(const std::vector<std::string>& ids) {
   // -v: without it scancel says nothing (and exits 0) for an id Slurm does not know.
   std::vector<std::string> argv{"scancel", "-v", "--"};
   argv.insert(argv.end(), ids.begin(), ids.end());
-  auto result = run(argv);
-  if (!result) return std::unexpected(result.error());
-  const auto unknown = unknown_ids_in_scancel(result->err);
-  const bool other_error = std::ranges::any_of(util::split(result->err, '\n'), [](auto line) {
+  JOBGEN_TRY_ASSIGN(auto result, run(argv));
+  const auto unknown = unknown_ids_in_scancel(result.err);
+  const bool other_error = std::ranges::any_of(util::split(result.err, '\n'), [](auto line) {
     return contains(line, "error") && !contains(line, "Invalid job id specified") &&
            !contains(line, "already completing or completed");
   });
-  if (result->exit_code != 0 || other_error)
-    return std::unexpected(command_error("scancel", result->err, ids.front()));
+  if (result.exit_code != 0 || other_error)
+    return std::unexpected(command_error("scancel", result.err, ids.front()));
   if (!unknown.empty()) {
     return fail("no such job: " + util::join(unknown, ", ") +
                     " (Slurm does not know it: it never existed, or ended long enough ago to be "
@@ -263,10 +261,10 @@ Expected<std::vector<NodeInfo>> SbatchBackend::nodes() {
   // -a: also the nodes of hidden partitions and of those the caller may not use, as slurmrestd
   // and 22.05's sinfo --json list them. -S N,#P: a node's partitions in slurm.conf's order, as
   // the JSON lists them (sinfo's own order of one node's lines changes from call to call).
-  auto result = run({"sinfo", "-h", "-a", "-N", "-S", "N,#P", "-O", sinfo_node_fields()});
-  if (!result) return std::unexpected(result.error());
-  if (result->exit_code != 0) return std::unexpected(command_error("sinfo", result->err, ""));
-  auto parsed = parse_sinfo_nodes(result->out);
+  JOBGEN_TRY_ASSIGN(auto result,
+                    run({"sinfo", "-h", "-a", "-N", "-S", "N,#P", "-O", sinfo_node_fields()}));
+  if (result.exit_code != 0) return std::unexpected(command_error("sinfo", result.err, ""));
+  auto parsed = parse_sinfo_nodes(result.out);
   if (!parsed) {
     Error error = parsed.error();
     error.transient = true;  // a cut-off answer (sinfo killed mid-print) may pass next time
@@ -278,16 +276,14 @@ Expected<std::vector<NodeInfo>> SbatchBackend::nodes() {
 Expected<std::vector<JobInfo>> SbatchBackend::queue() {
   // No --me and no -t: every user's pending and running jobs. -r: one line per array task, so a
   // pending array counts as the demand of all its tasks.
-  auto result = run({"squeue", "-h", "-r", "-O", squeue_fields()});
-  if (!result) return std::unexpected(result.error());
-  if (result->exit_code != 0) return std::unexpected(command_error("squeue", result->err, "1"));
-  auto parsed = parse_squeue_fields(result->out);
-  if (!parsed) return std::unexpected(parsed.error());
-  std::erase_if(*parsed, [](const JobInfo& job) {
+  JOBGEN_TRY_ASSIGN(auto result, run({"squeue", "-h", "-r", "-O", squeue_fields()}));
+  if (result.exit_code != 0) return std::unexpected(command_error("squeue", result.err, "1"));
+  JOBGEN_TRY_ASSIGN(auto parsed, parse_squeue_fields(result.out));
+  std::erase_if(parsed, [](const JobInfo& job) {
     return job.state != JobState::pending && job.state != JobState::running &&
            job.state != JobState::completing;
   });
-  return std::move(*parsed);
+  return parsed;
 }
 
 namespace {
@@ -318,25 +314,20 @@ Expected<JobLogs> SbatchBackend::log_paths(const JobInfo& job) {
 
 Expected<ClusterState> SbatchBackend::cluster() {
   ClusterState state;
-  auto parsed = nodes();
-  if (!parsed) return std::unexpected(parsed.error());
-  state.nodes = std::move(*parsed);
-  auto parts = run({"sinfo", "-h", "-a", "-o", kPartitionFormat});
-  if (!parts) return std::unexpected(parts.error());
-  if (parts->exit_code != 0) return std::unexpected(command_error("sinfo", parts->err, ""));
-  auto partitions = parse_partitions(parts->out);
-  if (!partitions) return std::unexpected(partitions.error());
-  state.partitions = std::move(*partitions);
+  JOBGEN_TRY_ASSIGN(auto parsed, nodes());
+  state.nodes = std::move(parsed);
+  JOBGEN_TRY_ASSIGN(auto parts, run({"sinfo", "-h", "-a", "-o", kPartitionFormat}));
+  if (parts.exit_code != 0) return std::unexpected(command_error("sinfo", parts.err, ""));
+  JOBGEN_TRY_ASSIGN(auto partitions, parse_partitions(parts.out));
+  state.partitions = std::move(partitions);
   // sinfo -N lists a node once per partition, so a node taken out of every partition is missing,
   // and a profile check would call it removed while REST's /nodes lists it; scontrol lists all.
-  auto all = run({"scontrol", "-o", "show", "node"});
-  if (!all) return std::unexpected(all.error());
-  if (all->exit_code != 0) return std::unexpected(command_error("scontrol", all->err, ""));
-  auto listed = parse_scontrol_nodes(all->out);
-  if (!listed) return std::unexpected(listed.error());
+  JOBGEN_TRY_ASSIGN(auto all, run({"scontrol", "-o", "show", "node"}));
+  if (all.exit_code != 0) return std::unexpected(command_error("scontrol", all.err, ""));
+  JOBGEN_TRY_ASSIGN(auto listed, parse_scontrol_nodes(all.out));
   std::set<std::string> in_sinfo;
   for (const auto& node : state.nodes) in_sinfo.insert(node.name);
-  for (auto& node : *listed) {
+  for (auto& node : listed) {
     if (!in_sinfo.contains(node.name)) state.nodes.push_back(std::move(node));
   }
   return state;
