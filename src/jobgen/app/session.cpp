@@ -140,7 +140,7 @@ void choose_backend(JobSession& session, const std::string& backend) {
 
 Expected<std::unique_ptr<JobSession>> open_job_session(const Context& ctx,
                                                        const JobCommandOptions& options,
-                                                       bool profile_required, bool with_ledger) {
+                                                       bool profile_required) {
   auto session = std::make_unique<JobSession>(ctx);
   session->profile_explicit =
       !options.profile.empty() || !ctx.env.get("JOBGEN_PROFILE").value_or("").empty();
@@ -158,7 +158,6 @@ Expected<std::unique_ptr<JobSession>> open_job_session(const Context& ctx,
     return std::unexpected(catalog.error());
   }
   choose_backend(*session, options.backend);
-  if (!with_ledger) return session;
   JOBGEN_TRY_ASSIGN(auto opened, ledger::Ledger::open(session->state.jobs_db()));
   session->jobs = std::make_unique<Jobs>(*session, std::move(opened));
   return session;

@@ -55,7 +55,7 @@ struct JobSession {
   bool backend_explicit = false;  // --backend chose it
   std::unique_ptr<sys::CommandRunner> owned_runner;
   sys::CommandRunner* runner = nullptr;
-  std::unique_ptr<Jobs> jobs;  // null when opened without the ledger
+  std::unique_ptr<Jobs> jobs;  // null in a session_on() session
   slurm::GresNames names;
   StateDir state;
   // Set before the first backend() call: each scheduler command or request may take this long
@@ -76,12 +76,10 @@ struct JobSession {
 };
 
 // `profile_required`: submit needs the profile; the monitoring commands fall back to the CLI
-// backend without one. `with_ledger = false` (plan's queue query) leaves `jobs` null and
-// creates no file.
+// backend without one. Opens (creating when needed) the state directory's ledger.
 Expected<std::unique_ptr<JobSession>> open_job_session(const Context& ctx,
                                                        const JobCommandOptions& options,
-                                                       bool profile_required,
-                                                       bool with_ledger = true);
+                                                       bool profile_required);
 
 // A session without the ledger on a profile the command has loaded already (plan's queue
 // query: the profile is not read twice); `backend` "" = the profile's.
