@@ -22,12 +22,15 @@ unset SLURM_JWT
 # The id users know the job by: <array job id>_<task id> for an array task, else the job id.
 jobgen_task=${SLURM_ARRAY_TASK_ID:+${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}}
 # Without accounting Slurm forgets a finished job after MinJobAge: an EXIT trap leaves its exit
-# status in <log dir>/.jobgen-exit-<job id> (<array job id>_<task id> for an array task) for jobgen.
+# status, start and end (Unix seconds) in <log dir>/.jobgen-exit-<job id> (<array job id>_<task id>
+# for an array task) for jobgen.
 exit_marker=logs/".jobgen-exit-${jobgen_task:-$SLURM_JOB_ID}"
+jobgen_started=${EPOCHSECONDS:-$(date +%s)}
 # shellcheck disable=SC2317  # called by the EXIT trap
 write_exit_marker() {  # written to a temporary file and renamed: never read half-written
   local status=$?
-  { echo "$status" >"$exit_marker.tmp" && mv -f -- "$exit_marker.tmp" "$exit_marker"; } 2>/dev/null || true
+  { echo "$status $jobgen_started ${EPOCHSECONDS:-$(date +%s)}" >"$exit_marker.tmp" &&
+    mv -f -- "$exit_marker.tmp" "$exit_marker"; } 2>/dev/null || true
 }
 trap write_exit_marker EXIT
 

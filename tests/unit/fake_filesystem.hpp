@@ -48,6 +48,14 @@ class MapFileSystem final : public sys::FileSystem {
     return sys::FileTail{text.substr(text.size() - max_bytes), false};
   }
 
+  Expected<sys::FileChunk> read_from(const Path& path, std::uint64_t offset,
+                                     std::size_t max_bytes) const override {
+    if (auto checked = readable(path); !checked) return std::unexpected(checked.error());
+    const std::string& text = files.at(key(path));
+    if (offset >= text.size()) return sys::FileChunk{"", text.size()};
+    return sys::FileChunk{text.substr(static_cast<std::size_t>(offset), max_bytes), text.size()};
+  }
+
   bool is_file(const Path& path) const override { return files.contains(key(path)); }
 
   bool is_directory(const Path& path) const override {

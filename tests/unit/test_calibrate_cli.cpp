@@ -35,7 +35,7 @@ nlohmann::json plan(const std::filesystem::path& state) {
 
 }  // namespace
 
-TEST_CASE("calibrate: two finished runs 1.5x slower correct the next plan; --reset undoes it") {
+TEST_CASE("calibrate: two finished runs 1.5x slower correct the next plan, --reset undoes it") {
   const auto state =
       std::filesystem::temp_directory_path() / ("jobgen-calibrate-" + std::to_string(::getpid()));
   std::filesystem::remove_all(state);

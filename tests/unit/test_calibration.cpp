@@ -93,7 +93,7 @@ TEST_CASE("calibrate: a run from the ledger, against the estimator's own step ti
   CHECK_FALSE(measurement_of(r));
 }
 
-TEST_CASE("calibrate: the correction file read back; broken or edited files") {
+TEST_CASE("calibrate: the correction file read back, broken or edited files") {
   const Calibration c = calibrate({run(0.2, 0.3), run(0.1, 1.0, "h100-80g")});
   auto back = parse_calibration(calibration_json(c));
   REQUIRE(back);

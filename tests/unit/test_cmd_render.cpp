@@ -47,7 +47,7 @@ TEST_CASE("jobgen render prints a script for the chosen target and GPU count") {
   fs::remove_all(dir);
 }
 
-TEST_CASE("jobgen render -o writes an executable script; bad input exits 2") {
+TEST_CASE("jobgen render -o writes an executable script, bad input exits 2") {
   const fs::path dir = write_spec();
   const fs::path out = dir / "scripts" / "train.sh";
   auto r = run_cli({"render", (dir / "job.yaml").string(), "--target", "4090", "--gpus", "1",
@@ -107,6 +107,31 @@ TEST_CASE("jobgen render writes one script per stage") {
   CHECK(r.out.find("#SBATCH --job-name=lora\n") != std::string::npos);
   CHECK(r.out.find("(stage lora)") != std::string::npos);
   CHECK(r.out.find("--steps 500 &\n") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("jobgen render: stage scripts go to a directory, never next to a device, all or none") {
+  const fs::path dir = write_spec(
+      "stages:\n  - name: pretrain\n  - name: lora\n    finetune: lora\n    steps: 500\n");
+  const std::string spec = (dir / "job.yaml").string();
+  // A device cannot take several files: refused, and nothing is created beside it.
+  auto r = run_cli({"render", spec, "--target", "l40s", "--gpus", "1", "-o", "/dev/null"});
+  CHECK(r.code == 2);
+  CHECK(r.err.find("not a regular file or directory") != std::string::npos);
+  CHECK_FALSE(fs::exists("/dev/null-pretrain"));
+  CHECK_FALSE(fs::exists("/dev/null-lora"));
+  // A directory takes <spec>-<stage>.sh.
+  fs::create_directory(dir / "out");
+  r = run_cli({"render", spec, "--target", "l40s", "--gpus", "1", "-o", (dir / "out").string()});
+  CHECK_MESSAGE(r.code == 0, r.err);
+  CHECK(fs::exists(dir / "out" / "job-pretrain.sh"));
+  CHECK(fs::exists(dir / "out" / "job-lora.sh"));
+  // The second stage's file cannot be written (a directory is in its place): the first stage's
+  // new file is removed again.
+  fs::create_directory(dir / "run-lora.sh");
+  r = run_cli({"render", spec, "--target", "l40s", "--gpus", "1", "-o", (dir / "run.sh").string()});
+  CHECK(r.code == 2);
+  CHECK_FALSE(fs::exists(dir / "run-pretrain.sh"));
   fs::remove_all(dir);
 }
 

@@ -134,7 +134,7 @@ TEST_CASE("completion: option values: dynamic kinds with the --profile of the li
   CHECK(complete({"render", "-o", ""}).empty());
 }
 
-TEST_CASE("completion: positionals take their kind's words; the line's --profile is passed on") {
+TEST_CASE("completion: positionals take their kind's words, the line's --profile is passed on") {
   RecordingSource source;
   CHECK(complete({"profile", "show", ""}, &source) == std::vector<std::string>{"dyn-1-"});
   CHECK(complete({"status", "12", ""}, &source) == std::vector<std::string>{"dyn-3-"});

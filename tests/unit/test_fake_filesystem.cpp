@@ -209,7 +209,7 @@ TEST_CASE("FileSystem contract: the in-memory MapFileSystem") {
   check_contract(files, "/tmp/work");
 }
 
-TEST_CASE("MapFileSystem: files set directly imply their directories; times from the clock") {
+TEST_CASE("MapFileSystem: files set directly imply their directories, times from the clock") {
   test::FakeClock clock(1'700'000'000);
   test::MapFileSystem files(clock);
   files.files["/logs/run/train-5.out"] = "step 1\n";
@@ -218,7 +218,10 @@ TEST_CASE("MapFileSystem: files set directly imply their directories; times from
   CHECK(files.is_directory("/"));
   CHECK(files.status("/logs/run/train-5.out")->mode == 0644);
   CHECK(names(files.list_directories("/")) == std::vector<std::string>{"logs"});
-  CHECK(files.read_tail("/logs/run/./train-5.out", 4).value().text == "1\n");
+  CHECK(files.read_tail("/logs/run/./train-5.out", 4).value().text == "p 1\n");
+  CHECK(files.read_from("/logs/run/train-5.out", 2, 3).value().text == "ep ");
+  CHECK(files.read_from("/logs/run/train-5.out", 2, 3).value().size == 7);
+  CHECK(files.read_from("/logs/run/train-5.out", 9, 3).value().text.empty());
   CHECK(files.tail_reads == 1);
 
   REQUIRE(files.write_file("/logs/run/exit", "exit 0\n"));

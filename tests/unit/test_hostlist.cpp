@@ -97,7 +97,7 @@ TEST_CASE("hostlist: several brackets expand in Slurm's order") {
   CHECK(expand("a[1-1000]b[1-1000]").size() == 1'000'000);
 }
 
-TEST_CASE("hostlist: names with dashes and dots; no suffix after the last bracket") {
+TEST_CASE("hostlist: names with dashes and dots, no suffix after the last bracket") {
   CHECK(expand("node-1.cluster") == Hosts{"node-1.cluster"});
   CHECK(expand("rack1-n[1-2]") == Hosts{"rack1-n1", "rack1-n2"});
   // Slurm 22.05: "Invalid hostlist: gpu[1-2]-ib".

@@ -58,7 +58,7 @@ TEST_CASE("version: the project version and the git commit of the build") {
   CHECK(run_cli({"version"}).out == flag.out);
 }
 
-TEST_CASE("resource roots: JOBGEN_DATA_DIR, then <bin>/../share/jobgen; sources only in build") {
+TEST_CASE("resource roots: JOBGEN_DATA_DIR, then <bin>/../share/jobgen, sources only in build") {
   MapEnv env;
   CHECK(strings(app::resource_roots(env, "/opt/jobgen/1.0/bin")) ==
         std::vector<std::string>{"bundled /opt/jobgen/1.0/share/jobgen"});
@@ -125,7 +125,7 @@ TEST_CASE("profile list: where each profile comes from, and the search path") {
                    "/cluster-profiles\n") != std::string::npos);
 }
 
-TEST_CASE("a missing job spec points at the example job specs; other errors are left alone") {
+TEST_CASE("a missing job spec points at the example job specs, other errors are left alone") {
   const auto r = run_cli({"plan", "/nonexistent/jobgen.yaml"});
   CHECK(r.code == 3);
   CHECK(r.err.find("example job specs are in " + jobgen::build::source_dir() + "/examples") !=

@@ -84,7 +84,7 @@ TEST_CASE("jobs: reading the ledger asks no scheduler and changes nothing") {
   CHECK(f.state_of_7() == "PENDING");
 }
 
-TEST_CASE("jobs: a failed poll records nothing; an answer is recorded") {
+TEST_CASE("jobs: a failed poll records nothing, an answer is recorded") {
   Fixture f;
   auto session = app::open_job_session(f.ctx(), {"", "cli"}, false);
   REQUIRE(session);
@@ -104,20 +104,51 @@ TEST_CASE("jobs: a failed poll records nothing; an answer is recorded") {
   CHECK(f.state_of_7() == "RUNNING");
 }
 
-TEST_CASE("jobs: a cancel request is recorded on the array a task id names") {
+TEST_CASE("jobs: an accepted cancel is recorded per id, on the array a task id names") {
+  Fixture f;
+  {
+    auto ledger = ledger::Ledger::open(app::state_dir(f.env).jobs_db());
+    ledger::JobRecord sweep;
+    sweep.job_id = "9";
+    sweep.backend = "cli";
+    sweep.cluster = "markov";
+    sweep.array_size = 4;
+    sweep.tag = "00000000000000a9";
+    REQUIRE(ledger->insert(sweep));
+  }
+  auto session = app::open_job_session(f.ctx(), {"", "cli"}, false);
+  REQUIRE(session);
+  auto groups = (*session)->jobs->tracked({"9_3", "9_1", "7"});
+  REQUIRE(groups);
+  REQUIRE(groups->size() == 1);
+  // The scheduler took 9_3 and 7, not 9_1 (it had ended, or Slurm refused it).
+  (*session)->jobs->record_cancel_requests(groups->front(), {"9_3", "7"});
+  (*session)->jobs->record_cancel_requests(groups->front(), {"9_3"});  // once per id
+  auto ledger = ledger::Ledger::open(app::state_dir(f.env).jobs_db());
+  CHECK(ledger->find("9")->front().cancelled_ids == "9_3");
+  CHECK(ledger->find("7")->front().cancelled_ids == "7");
+  CHECK(ledger->find("7")->front().cancel_requested == 1'800'000'000);
+  CHECK(f.reporter.take().empty());  // no warning
+
+  auto again = (*session)->jobs->tracked({"9"});
+  REQUIRE(again);
+  const slurm::Tracked& array = again->front().jobs.front();
+  CHECK(array.cancelled_ids == std::vector<std::string>{"9_3"});
+  CHECK(slurm::cancel_was_requested(array, "9_3"));
+  CHECK_FALSE(slurm::cancel_was_requested(array, "9_2"));
+}
+
+TEST_CASE("jobs: a task id of a job that is no array names nothing in the ledger") {
   Fixture f;
   auto session = app::open_job_session(f.ctx(), {"", "cli"}, false);
   REQUIRE(session);
   auto groups = (*session)->jobs->tracked({"7_3"});
   REQUIRE(groups);
   REQUIRE(groups->size() == 1);
-  (*session)->jobs->record_cancel_requests(groups->front());
-  auto ledger = ledger::Ledger::open(app::state_dir(f.env).jobs_db());
-  CHECK(ledger->find("7")->front().cancel_requested == 1'800'000'000);
-  CHECK(f.reporter.take().empty());  // no warning
+  CHECK_FALSE(groups->front().jobs.front().in_ledger);
 }
 
-TEST_CASE("reporter: held messages keep their order and kind; the stream printer's forms") {
+TEST_CASE("reporter: held messages keep their order and kind, the stream printer's forms") {
   app::QuietReporter out;
   app::HeldReporter held(out);
   held.note("job 7 (attempt 1/3) ended FAILED");

@@ -75,7 +75,7 @@ TEST_CASE("ledger: insert, find (also by array task), unfinished, update") {
   std::filesystem::remove_all(path.parent_path());
 }
 
-TEST_CASE("ledger: a job is (backend, cluster, id); intents are confirmed by tag") {
+TEST_CASE("ledger: a job is (backend, cluster, id), intents are confirmed by tag") {
   const auto path = temp_db("keys");
   auto ledger = ledger::Ledger::open(path);
   REQUIRE(ledger);
@@ -112,8 +112,9 @@ TEST_CASE("ledger: a job is (backend, cluster, id); intents are confirmed by tag
   REQUIRE(ledger->forget_intent("fedcba9876543210"));
   CHECK(ledger->count().value() == 3);
 
-  REQUIRE(ledger->request_cancel(slurm6, 1'900'000'000));
+  REQUIRE(ledger->record_cancel(slurm6, "6", 1'900'000'000));
   CHECK(ledger->find("6", {"cli", ""})->front().cancel_requested == 1'900'000'000);
+  CHECK(ledger->find("6", {"cli", ""})->front().cancelled_ids == "6");
 
   // Private: the directory is the user's alone, and so is the database.
   namespace fs = std::filesystem;

@@ -76,7 +76,7 @@ TEST_CASE("progress: Hugging Face Trainer: bar for steps, dicts for loss and epo
   CHECK(p.epoch.value_or(0) == doctest::Approx(0.45));
 }
 
-TEST_CASE("progress: Hugging Face dict alone still gives the epoch; eval_loss is not the loss") {
+TEST_CASE("progress: Hugging Face dict alone still gives the epoch, eval_loss is not the loss") {
   const Progress p = parse_progress(
       "{'eval_loss': 1.9, 'eval_runtime': 3.2, 'epoch': 1.0}\n"
       "{\"loss\": 1.5, \"learning_rate\": 2e-05, \"epoch\": 1.2}\n");

@@ -289,7 +289,7 @@ TEST_CASE("memory: a sharded run that loads the whole model on every GPU peaks a
   CHECK_FALSE(parse_model_loading("whole"));
 }
 
-TEST_CASE("memory: FSDP1 keeps the units it frees reserved; FSDP2 and one rank do not") {
+TEST_CASE("memory: FSDP1 keeps the units it frees reserved, FSDP2 and one rank do not") {
   // toy(), amp-bf16, full shard over 4 GPUs, at a micro-batch where forward/backward is the
   // peak. FSDP1 frees units with recordStream: not allocated any more, but two blocks (2 x
   // 12,582,912 params x 2 B) and one unit's unsharded gradient (the root, 65,536,000 x 2 B) are

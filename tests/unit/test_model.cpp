@@ -94,7 +94,7 @@ TEST_CASE("model files: derived params, preset overrides, errors with line:col")
             "m.yaml:5:1: unknown model key 'vocabb'; did you mean 'vocab'?") != std::string::npos);
 }
 
-TEST_CASE("options: CLI spellings round-trip; typos get a suggestion") {
+TEST_CASE("options: CLI spellings round-trip, typos get a suggestion") {
   for (auto p : {Precision::fp32, Precision::tf32, Precision::amp_fp16, Precision::amp_bf16,
                  Precision::bf16})
     CHECK(*parse_precision(to_string(p)) == p);

@@ -37,7 +37,7 @@ TEST_CASE("planner: the l40s group gives 1..6 GPUs on one node and 2 whole nodes
   CHECK(r.groups[0].node_count == 2);
 }
 
-TEST_CASE("planner: targets by alias, gres type and group name; unknown targets suggest") {
+TEST_CASE("planner: targets by alias, gres type and group name, unknown targets suggest") {
   CHECK(plan_for(kSmall, opts("4090")).rows.front().group == "rtx4090");
   CHECK(plan_for(kSmall, opts("gpu4090")).rows.front().group == "rtx4090");
   CHECK(plan_for(kSmall, opts("rtx2080ti")).rows.size() == 4 + 3);  // 1..4, 2..4 nodes
@@ -314,7 +314,7 @@ TEST_CASE("planner: JSON has the documented keys") {
   CHECK(j.at("job").at("target_batch").at("min") == 256);
 }
 
-TEST_CASE("planner: text fits in 100 columns; Markdown has the tables and Mermaid charts") {
+TEST_CASE("planner: text fits in 100 columns, Markdown has the tables and Mermaid charts") {
   const PlanReport r = plan_for(R"(model: llama-3.2-3b
 seq_len: 2048
 strategy: zero2

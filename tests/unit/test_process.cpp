@@ -137,6 +137,19 @@ TEST_CASE("local runner: run, status, logs, exit-code failure, cancel of a real 
   CHECK(slurp(dir / "logs/bad-2.out") == "failing\n");
   CHECK(jobs[2].state == slurm::JobState::running);
 
+  // The pid file names the running job's group and its supervisor exactly; the same group number
+  // with another start time (a number reused after a reboot) is not the job, and is not signalled.
+  const auto record = sys::parse_group_record(slurp(options.dir / "jobs" / third->job_id / "pid"));
+  REQUIRE(record);
+  CHECK(processes.alive(*record));
+  sys::GroupRecord reused = *record;
+  reused.start = std::to_string(std::stoll(record->start) + 1);
+  CHECK_FALSE(processes.alive(reused));
+  CHECK_FALSE(processes.signal(reused, 0));
+  reused = *record;
+  reused.boot = "another-boot";
+  CHECK_FALSE(processes.alive(reused));
+
   for (int i = 0; i < 400 && slurp(dir / "logs/slow-3.out").empty(); ++i) {
     std::this_thread::sleep_for(50ms);  // let it print "started" before it is cancelled
   }

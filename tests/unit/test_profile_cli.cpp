@@ -91,7 +91,7 @@ TEST_CASE("cli: profile show --json follows the contract for markov") {
   CHECK(j["totals"]["mig_slices"] == 28);
 }
 
-TEST_CASE("cli: profile show (human) lists groups and totals; --profile FILE works") {
+TEST_CASE("cli: profile show (human) lists groups and totals, --profile FILE works") {
   const auto r =
       run_cli({"profile", "show", "--profile", source_path("cluster-profiles/markov.yaml")});
   REQUIRE(r.code == 0);
@@ -156,7 +156,7 @@ class FakeEnv final : public jobgen::sys::Environment {
 };
 }  // namespace
 
-TEST_CASE("lookup: --profile, then JOBGEN_PROFILE, then markov; XDG directory searched") {
+TEST_CASE("lookup: --profile, then JOBGEN_PROFILE, then markov, XDG directory searched") {
   namespace fs = std::filesystem;
   const fs::path xdg = fs::temp_directory_path() / ("jobgen-lookup-" + std::to_string(::getpid()));
   fs::create_directories(xdg / "jobgen" / "profiles");

@@ -83,7 +83,7 @@ TEST_CASE("schema: the profile validates and plans on its own GPU") {
   CHECK(j.at("options")[0].dump().find("site-t4") != std::string::npos);
 }
 
-TEST_CASE("schema: untyped gres is pinned; the group's defaults and partitions are used") {
+TEST_CASE("schema: untyped gres is pinned, the group's defaults and partitions are used") {
   Dir d;
   auto r = run_cli({"render", d.job(), "--profile", d.profile(), "--target", "old", "--gpus", "2",
                     "--nodes", "1", "--launcher", "srun"});

@@ -86,7 +86,7 @@ const plan::GroupQueue& find(const std::vector<plan::GroupQueue>& qs, const std:
 
 }  // namespace
 
-TEST_CASE("free GPUs: partially allocated nodes by free gres; drained, down, reserved excluded") {
+TEST_CASE("free GPUs: partially allocated nodes by free gres, drained, down, reserved excluded") {
   const std::vector<slurm::NodeInfo> nodes{
       node("a1", {"IDLE"}, {{"gpua", 4, 0}}),
       node("a2", {"MIXED"}, {{"gpua", 4, 3}}),
@@ -409,7 +409,7 @@ TEST_CASE("ranking by expected finish: the free group first, the busy one still 
   CHECK_FALSE(report.queue->available);
 }
 
-TEST_CASE("fetch_queue: 2 + groups scheduler requests; failures are 'unavailable'") {
+TEST_CASE("fetch_queue: 2 + groups scheduler requests, failures are 'unavailable'") {
   auto catalog = profile::parse_catalog(read("data/gpus.yaml"), "gpus.yaml");
   REQUIRE(catalog);
   auto markov = profile::parse_profile(read("cluster-profiles/markov.yaml"), "markov", *catalog);

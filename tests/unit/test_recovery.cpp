@@ -338,7 +338,7 @@ TEST_CASE("policy: a stage cancelled because the one before it failed waits for 
   CHECK_FALSE(run::decide_recovery(failure(FailureKind::dependency), current, f).retry);
 }
 
-TEST_CASE("an attempt's batch settings replace the row's; the learning rate follows the batch") {
+TEST_CASE("an attempt's batch settings replace the row's, the learning rate follows the batch") {
   plan::JobSpec spec;
   spec.learning_rate = 3e-4;
   spec.lr_scaling = plan::LrScaling::linear;

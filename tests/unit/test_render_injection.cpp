@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "jobgen/render/renderer.hpp"
+#include "jobgen/slurm/job_files.hpp"
 #include "render_fixtures.hpp"
 
 namespace fs = std::filesystem;
@@ -167,7 +168,10 @@ TEST_CASE("render injection: metacharacters reach the command as exactly the int
     if (r.local) {
       CHECK_FALSE(fs::exists(marker));
     } else {
-      CHECK(read_all(marker) == "0\n");
+      const auto written = slurm::parse_exit_marker(read_all(marker));
+      REQUIRE(written);
+      CHECK(written->code == 0);
+      CHECK(written->start_time.has_value());
     }
     CHECK(fs::is_directory(sandbox / "ck'pt;$(touch pwned-ckpt)`id`" / "inj"));
     fs::remove_all(sandbox);
@@ -207,7 +211,14 @@ TEST_CASE(
     const int status = std::system(cmd.c_str());
     CHECK(WIFEXITED(status));
     CHECK_MESSAGE(WEXITSTATUS(status) == 3, read_all(sandbox / "run.err"));
-    CHECK(read_all(sandbox / "my logs" / r.marker) == "3\n");
+    const std::string text = read_all(sandbox / "my logs" / r.marker);
+    const auto written = slurm::parse_exit_marker(text);
+    REQUIRE_MESSAGE(written, text);
+    CHECK(written->code == 3);
+    // When the script ran: its start and end, in Unix seconds, read back as the job's times.
+    REQUIRE(written->start_time);
+    CHECK(*written->end_time >= *written->start_time);
+    CHECK(*written->start_time > 1'700'000'000);
     fs::remove_all(sandbox);
   }
 }

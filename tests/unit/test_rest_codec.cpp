@@ -447,7 +447,7 @@ TEST_CASE("parse_node_gpus: multi-type, untyped, non-GPU gres") {
   CHECK(parse_node_gpus("", "").empty());
 }
 
-TEST_CASE("Slurm errors: number, text and jobgen's explanation; submit answers") {
+TEST_CASE("Slurm errors: number, text and jobgen's explanation, submit answers") {
   auto m = decode_messages(
       R"J({"errors":[{"error_number":2014,"error":"Requested node configuration is not available",
     "description":"Batch job submission failed","source":"slurm_submit_batch_job()"}],

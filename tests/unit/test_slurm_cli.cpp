@@ -2,6 +2,9 @@
 // (tests/data/slurm-cli/) and a RecordingCommandRunner.
 #include <doctest/doctest.h>
 
+#include <tuple>
+#include <vector>
+
 #include "jobgen/slurm/job_files.hpp"
 #include "jobgen/slurm/job_state.hpp"
 #include "jobgen/slurm/records.hpp"
@@ -99,7 +102,7 @@ std::string squeue_record(std::vector<std::string> fields) {
   return out;
 }
 
-TEST_CASE("squeue -O fields: every field; separators and newlines inside names stay there") {
+TEST_CASE("squeue -O fields: every field, separators and newlines inside names stay there") {
   const std::string text =
       squeue_record({"7",
                      "7",
@@ -194,7 +197,57 @@ TEST_CASE("job states: names, short codes, finished") {
   CHECK(parse_job_state("running") == JobState::running);
   CHECK(parse_job_state("CANCELLED by 0") == JobState::cancelled);
   CHECK(parse_job_state("OOM") == JobState::out_of_memory);
-  CHECK(parse_job_state("whatever") == JobState::unknown);
+  // A state jobgen does not know is the scheduler's word for a live job, never jobgen's UNKNOWN.
+  CHECK(parse_job_state("whatever") == JobState::other);
+  CHECK(parse_job_state("UNKNOWN") == JobState::other);
+  CHECK(parse_recorded_state("UNKNOWN") == JobState::unknown);
+  CHECK(parse_recorded_state("FROBNICATING") == JobState::other);
+  // Every flag Slurm 22.05-26.05 shows in place of a state, by name and short code: alive.
+  for (const auto& [name, code, state] :
+       std::vector<std::tuple<std::string, std::string, JobState>>{
+           {"CONFIGURING", "CF", JobState::configuring},
+           {"STOPPED", "ST", JobState::stopped},
+           {"SIGNALING", "SI", JobState::signaling},
+           {"STAGE_OUT", "SO", JobState::stage_out},
+           {"RESIZING", "RS", JobState::resizing},
+           {"REQUEUE_HOLD", "RH", JobState::requeue_hold},
+           {"REQUEUE_FED", "RF", JobState::requeue_fed},
+           {"RESV_DEL_HOLD", "RD", JobState::resv_del_hold},
+           {"SPECIAL_EXIT", "SE", JobState::special_exit},
+           {"REVOKED", "RV", JobState::revoked},
+           {"REQUEUED", "RQ", JobState::requeued},
+           {"SUSPENDED", "S", JobState::suspended}}) {
+    CAPTURE(name);
+    CHECK(parse_job_state(name) == state);
+    CHECK(parse_job_state(code) == state);
+    CHECK(to_string(state) == name);
+    CHECK_FALSE(is_finished(state));
+  }
+  for (const char* name :
+       {"UPDATE_DB", "POWER_UP_NODE", "LAUNCH_FAILED", "RECONFIG_FAIL", "EXPEDITING"}) {
+    CAPTURE(name);
+    CHECK(parse_job_state(name) != JobState::other);
+    CHECK_FALSE(is_finished(parse_job_state(name)));
+  }
+  CHECK_FALSE(is_finished(JobState::other));
+  CHECK_FALSE(is_finished(JobState::unknown));
+  // squeue shows the flag instead of the base state; slurmrestd lists both.
+  JobInfo job;
+  read_state_flags({"RUNNING", "STOPPED"}, job);
+  CHECK(job.state == JobState::stopped);
+  read_state_flags({"PENDING", "UPDATE_DB"}, job);
+  CHECK(job.state == JobState::pending);
+  read_state_flags({"RUNNING", "COMPLETING"}, job);
+  CHECK(job.state == JobState::completing);
+  read_state_flags({"FROBNICATING", "SOMETHING_NEW"}, job);
+  CHECK(job.state == JobState::other);
+  CHECK(state_name(job) == "FROBNICATING");
+  read_state("Running", job);
+  CHECK(job.state == JobState::running);
+  CHECK(job.state_text.empty());
+  read_state("RUNNING_ON_MARS", job);
+  CHECK(describe(job, 0, std::nullopt) ==
+        "RUNNING_ON_MARS: a state jobgen does not know; Slurm still lists the job");
   CHECK(to_string(JobState::out_of_memory) == "OUT_OF_MEMORY");
   CHECK(is_finished(JobState::timeout));
   CHECK_FALSE(is_finished(JobState::completing));
@@ -240,7 +293,7 @@ TEST_CASE("pending reasons in plain words") {
   CHECK_FALSE(parse_gpu_gres("license:foo:1"));
 }
 
-TEST_CASE("describe: running with elapsed, limit and estimate; failed with exit code") {
+TEST_CASE("describe: running with elapsed, limit and estimate, failed with exit code") {
   JobInfo job;
   job.id = "7";
   job.state = JobState::running;
@@ -256,7 +309,7 @@ TEST_CASE("describe: running with elapsed, limit and estimate; failed with exit 
   CHECK(elapsed_seconds(job, 5000) == 30);
 }
 
-TEST_CASE("CLI backend: ONE squeue call for many ids, filtered; sacct for the forgotten") {
+TEST_CASE("CLI backend: ONE squeue call for many ids, filtered, sacct for the forgotten") {
   test::RecordingCommandRunner runner;
   runner.answer(0, data("squeue-fields-22.05.txt"));
   runner.answer(1, "", "Slurm accounting storage is disabled\n");  // sacct, as 22.05 says it
@@ -290,7 +343,7 @@ TEST_CASE("CLI backend: ONE squeue call for many ids, filtered; sacct for the fo
   CHECK(forgotten.commands[1].argv.back() == "--me");
 }
 
-TEST_CASE("CLI backend: sbatch gets the script on stdin; errors are explained") {
+TEST_CASE("CLI backend: sbatch gets the script on stdin, errors are explained") {
   test::RecordingCommandRunner runner;
   runner.answer(0, "123;markov\n");
   SbatchBackend backend(runner, {});
@@ -415,7 +468,7 @@ TEST_CASE("sbatch output that is not a job id is an uncertain submission") {
   CHECK(flood.argv_of(0) == "sbatch --parsable --comment=jobgen:00ff");
 }
 
-TEST_CASE("scancel: one call for all ids; unknown id is not_found") {
+TEST_CASE("scancel: one call for all ids, unknown id is not_found") {
   test::RecordingCommandRunner runner;
   runner.answer(0, "", "scancel: Terminating job 5\nscancel: Terminating job 6\n");
   // 22.05 exits 0 and, without -v, prints nothing at all for an id it does not know.
@@ -426,13 +479,18 @@ TEST_CASE("scancel: one call for all ids; unknown id is not_found") {
                 "scancel: Terminating job 8\nscancel: error: Kill job error on job id 8: Job/step "
                 "already completing or completed\n");
   SbatchBackend backend(runner, {});
-  REQUIRE(backend.cancel({"5", "6", "7_2"}));
+  const auto all = backend.cancel({"5", "6", "7_2"});
+  REQUIRE(all);
   CHECK(runner.argv_of(0) == "scancel -v -- 5 6 7_2");
-  auto bad = backend.cancel({"999"});
-  REQUIRE_FALSE(bad);
-  CHECK(bad.error().exit == Exit::not_found);
-  CHECK(bad.error().message.find("999") != std::string::npos);
-  CHECK(backend.cancel({"8"}));  // already over: nothing to cancel, not an error
+  CHECK(all->accepted == std::vector<std::string>{"5", "6", "7_2"});
+  const auto bad = backend.cancel({"999"});
+  REQUIRE(bad);
+  CHECK(bad->unknown == std::vector<std::string>{"999"});
+  CHECK(bad->accepted.empty());
+  const auto over = backend.cancel({"8"});  // already over: nothing to cancel, not an error
+  REQUIRE(over);
+  CHECK(over->accepted.empty());
+  CHECK(over->unknown.empty());
 }
 
 TEST_CASE("sacct output, sinfo partitions, exit markers") {
@@ -476,8 +534,17 @@ TEST_CASE("sacct output, sinfo partitions, exit markers") {
   CHECK((*parts)[1].max_time_s == 1800);
 
   CHECK(exit_marker_path("/w/logs/train-5.out", "5") == "/w/logs/.jobgen-exit-5");
-  CHECK(parse_exit_marker("3\n") == 3);
+  CHECK(parse_exit_marker("3\n")->code == 3);
+  CHECK_FALSE(parse_exit_marker("3\n")->start_time);
+  const auto timed = parse_exit_marker("0 1795000000 1795000600\n");
+  REQUIRE(timed);
+  CHECK(timed->code == 0);
+  CHECK(timed->start_time == 1795000000);
+  CHECK(timed->end_time == 1795000600);
+  CHECK_FALSE(parse_exit_marker("0 1795000600 1795000000\n")->start_time);  // clock jumped back
   CHECK_FALSE(parse_exit_marker("x"));
+  CHECK_FALSE(parse_exit_marker("3 4"));
+  CHECK_FALSE(parse_exit_marker("300"));
 }
 
 TEST_CASE("a pending array record stands for each task in its range") {

@@ -61,7 +61,7 @@ TEST_CASE("watch: backoff doubles to 60 s while nothing changes, resets on chang
   CHECK(text.find("\x1b[") == std::string::npos);
 }
 
-TEST_CASE("watch: exit code 4 when a job failed; Ctrl-C stops without touching jobs") {
+TEST_CASE("watch: exit code 4 when a job failed, Ctrl-C stops without touching jobs") {
   test::FakeClock clock{1'800'000'000};
   std::atomic<bool> stop{false};
   std::ostringstream out;
@@ -142,7 +142,7 @@ struct ForgetfulBackend final : Backend {
     return std::vector<JobInfo>{};
   }
   bool down = false;
-  Expected<void> cancel(const std::vector<std::string>&) override { return {}; }
+  Expected<slurm::CancelResult> cancel(const std::vector<std::string>&) override { return {}; }
   Expected<ClusterState> cluster() override { return ClusterState{}; }
 };
 }  // namespace
@@ -205,7 +205,7 @@ TEST_CASE("an unconfirmed submission is found by its tag, and expires after a da
       asked = q;
       return known;
     }
-    Expected<void> cancel(const std::vector<std::string>&) override { return {}; }
+    Expected<slurm::CancelResult> cancel(const std::vector<std::string>&) override { return {}; }
     Expected<ClusterState> cluster() override { return ClusterState{}; }
   } backend;
   sys::RealFileSystem fs;

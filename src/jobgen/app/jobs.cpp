@@ -12,22 +12,26 @@ namespace jobgen::app {
 
 namespace {
 
-// The state to record for a tracked job from its views (an array: every task).
-slurm::JobState recorded_state(const std::vector<const slurm::JobView*>& mine) {
+// The state to record for a tracked job from its views (an array: every task), as the ledger
+// keeps it: Slurm's name, verbatim for a state jobgen does not know.
+std::string recorded_state(const std::vector<const slurm::JobView*>& mine) {
   const bool settled =
       std::ranges::all_of(mine, [](const auto* v) { return slurm::is_settled(*v); });
   if (settled) {
     const slurm::JobView* worst = mine.front();
     for (const auto* v : mine) {
-      if (v->vanished) return slurm::JobState::unknown;
+      if (v->vanished) return slurm::to_string(slurm::JobState::unknown);
       if (v->info.state != slurm::JobState::completed) worst = v;
     }
-    return worst->info.state;
+    return slurm::state_name(worst->info);
   }
   for (const auto* v : mine)
     if (v->info.state == slurm::JobState::running || v->info.state == slurm::JobState::completing)
-      return slurm::JobState::running;
-  return mine.front()->info.state;
+      return slurm::to_string(slurm::JobState::running);
+  // Not settled: a task that is still alive names the state (never a finished task's).
+  for (const auto* v : mine)
+    if (!slurm::is_settled(*v)) return slurm::state_name(v->info);
+  return slurm::state_name(mine.front()->info);
 }
 
 // The id a submission got, from the scheduler's record of it (an array's own id).
@@ -48,11 +52,15 @@ slurm::Tracked tracked_from(const ledger::JobRecord& r) {
   t.estimated_runtime_s = r.estimated_runtime_s;
   t.planned_step_time_s = r.planned_step_time_s;
   t.planned_steps = r.planned_steps;
-  t.last_state = slurm::parse_job_state(r.last_state);
+  t.last_state = slurm::parse_recorded_state(r.last_state);
+  t.last_state_text = r.last_state;
   t.exit_code = r.exit_code;
   t.array_size = r.array_size;
   t.submit_time = r.submit_time;
-  t.cancel_requested = r.cancel_requested > 0;
+  for (const auto id : util::split(r.cancelled_ids, ' '))
+    if (!id.empty()) t.cancelled_ids.emplace_back(id);
+  // Ledgers from before per-id records knew only "cancel was asked for this job".
+  if (t.cancelled_ids.empty() && r.cancel_requested > 0) t.cancelled_ids.push_back(r.job_id);
   t.in_ledger = true;
   t.run_id = r.run_id;
   return t;
@@ -95,7 +103,10 @@ Expected<std::vector<TrackedGroup>> Jobs::tracked(const std::vector<std::string>
         return invalid("job " + id + " is in the ledger more than once (" + which +
                        "): say which with --backend and/or --profile");
       }
-      if (!records.empty()) {
+      // "41_7" names a task of array 41; on a job that is no array it names nothing jobgen knows.
+      const bool task_of_plain_job =
+          id.find('_') != std::string::npos && !records.empty() && records.front()->array_size == 0;
+      if (!records.empty() && !task_of_plain_job) {
         const auto& record = *records.front();
         slurm::Tracked t = tracked_from(record);
         t.id = id;  // "123_4" asks for one task of the array recorded as "123"
@@ -147,12 +158,12 @@ Expected<std::vector<slurm::JobView>> Jobs::poll(const std::vector<TrackedGroup>
         key.job_id = id;
       }
       if (t.id.find('_') != std::string::npos) continue;  // one task: the array's row stays
-      const slurm::JobState state = recorded_state(mine);
+      const std::string state = recorded_state(mine);
       std::optional<int> code;
       for (const auto* v : mine)
         if (v->info.exit_code && (!code || *v->info.exit_code != 0)) code = v->info.exit_code;
-      if (state == t.last_state && code == t.exit_code && !t.id.empty()) continue;
-      if (auto ok = ledger_.update_state(key, slurm::to_string(state), code); !ok)
+      if (state == t.last_state_text && code == t.exit_code && !t.id.empty()) continue;
+      if (auto ok = ledger_.update_state(key, state, code); !ok)
         session.ctx.report.warning(ok.error().message);
     }
     for (auto& v : views) all.push_back(std::move(v));
@@ -181,15 +192,16 @@ Expected<void> Jobs::forget_intent(const std::string& tag) {
   return ledger_.forget_intent(tag);
 }
 
-void Jobs::record_cancel_requests(const TrackedGroup& group) {
+void Jobs::record_cancel_requests(const TrackedGroup& group,
+                                  const std::vector<std::string>& accepted) {
   const int64_t now = unix_now(session_.ctx);
   for (const auto& t : group.jobs) {
-    if (!t.in_ledger) continue;
+    if (!t.in_ledger || std::ranges::find(accepted, t.id) == accepted.end()) continue;
     ledger::JobRecord key;
     key.job_id = t.id.substr(0, t.id.find('_'));
     key.backend = group.backend;
     key.cluster = group.cluster;
-    if (auto ok = ledger_.request_cancel(key, now); !ok)
+    if (auto ok = ledger_.record_cancel(key, t.id, now); !ok)
       session_.ctx.report.warning(ok.error().message);
   }
 }

@@ -53,9 +53,10 @@ class Jobs {
   Expected<void> forget_intent(const std::string& tag);
 
   // --- what else happened to a job ---
-  // `jobgen cancel` asked the scheduler to cancel the ledger's jobs of `group` (a task id
-  // records on its array); failures are warnings.
-  void record_cancel_requests(const TrackedGroup& group);
+  // `jobgen cancel` asked the scheduler to cancel the jobs of `group`, and it accepted the ids
+  // `accepted` (CancelResult): each is recorded as given, a task id on its array's record; ids it
+  // refused or did not know are not. Failures are warnings.
+  void record_cancel_requests(const TrackedGroup& group, const std::vector<std::string>& accepted);
   // What a finished job's log measured (seconds per step, peak GPU memory) for `jobgen calibrate`:
   // only for a job the ledger recorded (not one array task) that COMPLETED or reached its
   // TIMEOUT and whose log shows a step rate. A failed write is a warning.

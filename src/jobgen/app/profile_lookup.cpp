@@ -100,7 +100,9 @@ Expected<profile::Catalog> load_catalog(const Context& ctx) {
   const auto dir = ctx.env.get("JOBGEN_DATA_DIR");
   if (!dir || dir->empty()) return profile::builtin_catalog();
   const fs::path path = fs::path(*dir) / "data" / "gpus.yaml";
-  if (!ctx.fs.is_file(path)) return profile::builtin_catalog();
+  // Only a missing catalog falls back to the built-in one: a FIFO, device or directory there is a
+  // mistake to report (read_file refuses it, exit 2), never a silent substitute.
+  if (!ctx.fs.status(path)) return profile::builtin_catalog();
   JOBGEN_TRY_ASSIGN(auto text, ctx.fs.read_file(path));
   return profile::parse_catalog(text, path.string());
 }

@@ -233,7 +233,7 @@ std::vector<Retry> recover_failed(const Context& ctx, JobSession& session,
     // COMPLETED jobs too: a training that saved and exited at the checkpoint signal before the
     // time limit ends COMPLETED without having finished (run/failure.hpp).
     if (view.vanished || view.unconfirmed || !slurm::is_finished(view.info.state) ||
-        view.job.cancel_requested)
+        slurm::cancel_was_requested(view.job, view.info.id))
       continue;
     if (view.job.id.empty() || view.job.id.find('_') != std::string::npos) continue;
     if (settled.contains(view.job.id)) continue;

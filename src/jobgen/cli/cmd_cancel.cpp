@@ -3,6 +3,8 @@
 // command runs), an id the scheduler does not know is "no such job" (exit 3) on every backend, and
 // the ledger records what the scheduler then reports (CANCELLED, or how the job had already
 // ended), never an assumed state.
+#include <algorithm>
+
 #include "jobgen/app/jobs.hpp"
 #include "jobgen/app/session.hpp"
 #include "jobgen/cli/commands.hpp"
@@ -23,16 +25,14 @@ Expected<Exit> run_cancel(Context& ctx, const CancelOptions& options) {
   JOBGEN_TRY_ASSIGN(auto opened, app::open_job_session(ctx.app(), options.common, false));
   app::JobSession& session = *opened;
   JOBGEN_TRY_ASSIGN(auto groups, session.jobs->tracked(options.ids));
-  std::optional<Error> not_found;
+  std::vector<std::string> unknown;
   for (const auto& group : groups) {
     JOBGEN_TRY_ASSIGN(auto backend, session.backend_for(group.backend, group.cluster));
     std::vector<std::string> ids;
     for (const auto& t : group.jobs) ids.push_back(t.id);
-    auto cancelled = backend->cancel(ids);
-    if (!cancelled && cancelled.error().exit != Exit::not_found)
-      return std::unexpected(cancelled.error());
-    if (!cancelled) not_found = cancelled.error();
-    session.jobs->record_cancel_requests(group);
+    JOBGEN_TRY_ASSIGN(auto cancelled, backend->cancel(ids));
+    session.jobs->record_cancel_requests(group, cancelled.accepted);
+    unknown.insert(unknown.end(), cancelled.unknown.begin(), cancelled.unknown.end());
   }
   // What the scheduler now says is what is reported and recorded.
   JOBGEN_TRY_ASSIGN(auto refreshed, session.jobs->tracked(options.ids));
@@ -43,13 +43,14 @@ Expected<Exit> run_cancel(Context& ctx, const CancelOptions& options) {
   } else {
     for (const auto& v : *views) {
       if (!v.from_scheduler && !v.vanished && v.info.state == slurm::JobState::unknown) continue;
+      if (std::ranges::find(unknown, v.job.id) != unknown.end()) continue;  // said below
       ctx.out << util::printable(v.info.id, 40) << ": "
               << util::printable(
                      slurm::describe(v.info, app::unix_now(ctx.app()), std::nullopt, session.names))
               << '\n';
     }
   }
-  if (not_found) return std::unexpected(*not_found);
+  if (!unknown.empty()) return std::unexpected(slurm::unknown_jobs_error(unknown));
   return Exit::ok;
 }
 

@@ -1,8 +1,9 @@
 // `jobgen logs JOBID [-f] [--err]`: prints a job's log. The path comes from Slurm's record of the
 // job (squeue's StdOut/StdErr with %j etc. resolved; `scontrol show job` when squeue has none),
-// else from the ledger. -f follows the file until the job has finished.
+// else from the ledger. The log is printed a piece at a time (memory does not grow with it); -f
+// starts at its last lines, as `tail -f`, and follows it until the job has finished.
 #include <algorithm>
-#include <fstream>
+#include <cstdint>
 
 #include "jobgen/app/jobs.hpp"
 #include "jobgen/app/session.hpp"
@@ -33,21 +34,40 @@ std::string scheduler_log_path(app::JobSession& session, const app::TrackedGroup
   return err ? logs->std_err : logs->std_out;
 }
 
-// Prints the file from `offset` on; returns the new offset.
-std::streamoff print_from(Context& ctx, const std::filesystem::path& path, std::streamoff offset) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return offset;  // never block on a FIFO
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return offset;
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  if (size < offset) offset = 0;  // truncated or replaced
-  in.seekg(offset);
-  std::string text(static_cast<std::size_t>(size - offset), '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  ctx.out << text;
+// A log is printed a piece at a time: a 100 GB log costs no more memory than a small one.
+constexpr std::size_t kPrintChunkBytes = std::size_t{1} << 20;
+// `logs -f` starts this far from the end, as `tail -f` starts at the last lines.
+constexpr std::size_t kFollowStartBytes = std::size_t{64} << 10;
+
+// Prints the file from `offset` to its current end; returns the new offset. A file that is not a
+// regular file (a FIFO, a device) is never opened.
+uint64_t print_from(Context& ctx, const std::filesystem::path& path, uint64_t offset) {
+  for (;;) {
+    auto chunk = ctx.fs.read_from(path, offset, kPrintChunkBytes);
+    if (!chunk) return offset;
+    if (chunk->size < offset) {  // truncated or replaced: start again
+      offset = 0;
+      continue;
+    }
+    ctx.out << chunk->text;
+    offset += chunk->text.size();
+    if (chunk->text.empty() || offset >= chunk->size) break;
+  }
   ctx.out.flush();
-  return size;
+  return offset;
+}
+
+// The last kFollowStartBytes of the file from a line start; returns the offset after them.
+uint64_t print_end(Context& ctx, const std::filesystem::path& path) {
+  const auto status = ctx.fs.status(path);
+  if (!status || status->kind != sys::FileStatus::Kind::file) return 0;
+  if (status->size <= kFollowStartBytes) return print_from(ctx, path, 0);
+  uint64_t from = status->size - kFollowStartBytes;
+  if (auto head = ctx.fs.read_from(path, from, kFollowStartBytes)) {
+    const std::size_t line = head->text.find('\n');
+    if (line != std::string::npos) from += line + 1;
+  }
+  return print_from(ctx, path, from);
 }
 
 // An array's id names all its tasks, each with its own log: the user has to pick one.
@@ -102,7 +122,7 @@ Expected<std::filesystem::path> log_path(app::JobSession& session, const LogsOpt
 // scheduler that cannot be reached says nothing about the job: keep following.
 Expected<Exit> follow_log(Context& ctx, app::JobSession& session,
                           const std::vector<app::TrackedGroup>& groups,
-                          const std::filesystem::path& path, std::streamoff offset) {
+                          const std::filesystem::path& path, uint64_t offset) {
   auto last_query = ctx.clock.now();
   bool warned = false;
   for (;;) {
@@ -143,9 +163,11 @@ Expected<Exit> run_logs(Context& ctx, const LogsOptions& options) {
                      : ""),
         Exit::not_found);
   }
-  const std::streamoff offset = print_from(ctx, path, 0);
-  if (!options.follow) return Exit::ok;
-  return follow_log(ctx, session, groups, path, offset);
+  if (!options.follow) {
+    print_from(ctx, path, 0);
+    return Exit::ok;
+  }
+  return follow_log(ctx, session, groups, path, print_end(ctx, path));
 }
 
 }  // namespace

@@ -28,6 +28,7 @@
 #include "jobgen/render/renderer.hpp"
 #include "jobgen/render/sbatch_header.hpp"
 #include "jobgen/site/request_check.hpp"
+#include "jobgen/slurm/job_ids.hpp"
 #include "jobgen/sys/process.hpp"
 #include "jobgen/sys/user.hpp"
 #include "jobgen/util/names.hpp"
@@ -47,6 +48,18 @@ struct SubmitOptions {
   bool json = false;
   std::string after;
 };
+
+// --after's own form, checked before anything else (a --dry-run too): one job id (123, 123_4),
+// never 0 (Slurm has no job 0) nor a dependency expression ("afterany:1": jobgen always asks for
+// afterok).
+Expected<void> check_after_id(const std::string& after) {
+  if (after.empty()) return {};
+  if (!slurm::is_job_id(after) || after.front() == '0')
+    return invalid("--after '" + util::printable(after, 40) +
+                   "' is not a job id: give the id of the job to wait for, e.g. --after 123 or "
+                   "--after 123_4 (jobgen waits for it to complete successfully: afterok)");
+  return {};
+}
 
 // --after: the job must exist, and must still be able to succeed. Slurm itself starts a job at
 // once when its afterok dependency names a job it does not know.
@@ -75,6 +88,7 @@ Expected<std::string> check_dependency(app::JobSession& s, const std::string& af
 }
 
 Expected<Exit> run_submit(Context& ctx, const SubmitOptions& opts) {
+  JOBGEN_TRY(check_after_id(opts.after));
   auto spec_text = ctx.fs.read_file(opts.request.jobspec);
   JOBGEN_TRY_ASSIGN(auto session, app::open_job_session(ctx.app(), opts.common, true));
   app::JobSession& s = *session;

@@ -160,12 +160,17 @@ Expected<void> Ledger::update_state(const JobRecord& key, const std::string& sta
       all, "update job " + (key.job_id.empty() ? key.tag : key.job_id));
 }
 
-Expected<void> Ledger::request_cancel(const JobRecord& key, int64_t when) {
+Expected<void> Ledger::record_cancel(const JobRecord& key, const std::string& id, int64_t when) {
   auto [where, args] = key_of(key);
-  std::vector<std::string> all{std::to_string(when)};
+  // Appended in SQL (one statement, no read-modify-write race), once per id.
+  std::vector<std::string> all{std::to_string(when), id, id};
   all.insert(all.end(), args.begin(), args.end());
-  return execute("UPDATE jobs SET cancel_requested = ? WHERE " + where, all,
-                 "record the cancellation of job " + key.job_id);
+  return execute(
+      "UPDATE jobs SET cancel_requested = ?, cancelled_ids = CASE WHEN instr(' ' || "
+      "cancelled_ids || ' ', ' ' || ?2 || ' ') > 0 THEN cancelled_ids ELSE trim(cancelled_ids || "
+      "' ' || ?3) END WHERE " +
+          where,
+      all, "record the cancellation of job " + id);
 }
 
 Expected<std::vector<JobRecord>> Ledger::run_attempts(const std::string& run_id) {

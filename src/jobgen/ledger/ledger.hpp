@@ -51,7 +51,10 @@ struct JobRecord {
   std::optional<int64_t> estimated_runtime_s;  // from the plan; for "about N left"
   int array_size = 0;                          // tasks of a sweep; 0 = not an array
   std::string tag;                             // the submission's tag (job comment "jobgen:<tag>")
-  int64_t cancel_requested = 0;                // when `jobgen cancel` asked for it; 0 = never
+  int64_t cancel_requested = 0;                // when `jobgen cancel` last asked; 0 = never
+  // The ids ("41", or tasks "133_2") whose cancellation `jobgen cancel` sent and the scheduler
+  // accepted, space-separated; the record's own id stands for the whole job or array.
+  std::string cancelled_ids;
   // The run this submission is an attempt of (run/recovery.hpp): the first attempt's tag, this
   // attempt's number (1-based) and the run's limit (0: recovered only by `watch --recover`, with
   // the default limit); the request it was built from (JSON, app/run_request.hpp) so a retry can be
@@ -106,7 +109,8 @@ class Ledger {
   Expected<std::vector<JobRecord>> unfinished(const Scope& scope = {});
   Expected<void> update_state(const JobRecord& key, const std::string& state,
                               std::optional<int> exit_code);
-  Expected<void> request_cancel(const JobRecord& key, int64_t when);
+  // Adds `id` (the record's id, or one task "133_2") to the record's cancelled_ids.
+  Expected<void> record_cancel(const JobRecord& key, const std::string& id, int64_t when);
   // Every attempt of run `run_id`, first attempt first.
   Expected<std::vector<JobRecord>> run_attempts(const std::string& run_id);
   // Records how the attempt `key` failed and what was decided after it.

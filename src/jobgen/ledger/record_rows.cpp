@@ -75,6 +75,7 @@ void bind_record(sqlite3_stmt* stmt, const JobRecord& r) {
   b.int32(r.plan_row);
   b.real(r.measured_step_time_s);
   b.real(r.peak_gpu_memory_gib);
+  b.text(r.cancelled_ids);
   b.int64(util::unix_seconds(std::chrono::system_clock::now()));
 }
 
@@ -138,6 +139,7 @@ JobRecord read_record(sqlite3_stmt* stmt) {
   if (const auto row = c.opt_int64()) r.plan_row = static_cast<int>(*row);
   r.measured_step_time_s = c.opt_real();
   r.peak_gpu_memory_gib = c.opt_real();
+  r.cancelled_ids = c.text();
   return r;
 }
 
@@ -146,7 +148,7 @@ JobRecord read_record(sqlite3_stmt* stmt) {
 Expected<void> Ledger::insert(const JobRecord& r) {
   const std::string sql =
       std::string("INSERT INTO jobs (") + kColumns +
-      ", updated_time) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+      ", updated_time) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
   if (exec_retry(db_, "BEGIN IMMEDIATE;") != SQLITE_OK) return db_error(db_, "cannot lock");
   Statement s;
   if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.stmt, nullptr) != SQLITE_OK) {

@@ -68,6 +68,8 @@ constexpr std::pair<const char*, const char*> kAddedColumns[] = {
     {"plan_row", "INTEGER"},
     {"measured_step_time_s", "REAL"},
     {"peak_gpu_memory_gib", "REAL"},
+    // The ids whose cancellation was accepted (a job's, or single tasks of an array).
+    {"cancelled_ids", "TEXT NOT NULL DEFAULT ''"},
 };
 
 constexpr int kBusyTimeoutMs = 30'000;

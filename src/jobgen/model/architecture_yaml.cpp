@@ -194,13 +194,7 @@ Expected<Architecture> parse_architecture(const YAML::Node& node, const std::str
 }
 
 Expected<Architecture> parse_architecture(std::string_view yaml_text, const std::string& source) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(yaml_text));
-  } catch (const YAML::Exception& e) {
-    return invalid("YAML syntax error: " + e.msg,
-                   SourceLoc{source, e.mark.line + 1, e.mark.column + 1});
-  }
+  JOBGEN_TRY_ASSIGN(YAML::Node root, util::load_yaml(yaml_text, source));
   if (root.IsMap() && root["model"] && root["model"].IsMap()) root = root["model"];
   if (root.IsMap() && !root["layers"] && !root["preset"]) {
     if (root["cluster"] || root["node_groups"])

@@ -1,9 +1,12 @@
 #include "jobgen/run/failure.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <utility>
 
 #include "jobgen/progress/log_progress.hpp"
+#include "jobgen/util/hostlist.hpp"
 #include "jobgen/util/strings.hpp"
 
 namespace jobgen::run {
@@ -67,6 +70,22 @@ std::optional<std::string> node_failure_line(std::string_view line) {
     return std::string(util::trim(rest.substr(0, rest.find_first_of(" ,:"))));
   }
   return std::nullopt;
+}
+
+// A node named by a log line stands only when it is a node of the job's allocation (Slurm's
+// record, `nodes`), or, when Slurm named none, at least a host name: the log is the job's own text
+// and must never put "../../etc" into --exclude.
+std::string checked_node(const std::string& node, std::string_view nodes) {
+  const bool host_name =
+      !node.empty() && node.size() <= 64 && std::isalnum(static_cast<unsigned char>(node[0])) &&
+      node.find("..") == std::string::npos && std::ranges::all_of(node, [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+      });
+  if (!host_name) return "";
+  if (nodes.empty()) return node;
+  const auto allocated = util::expand_hostlist(nodes);
+  if (!allocated) return "";
+  return std::ranges::find(*allocated, node) != allocated->end() ? node : "";
 }
 
 std::string evidence_of(std::string_view line) {
@@ -164,13 +183,17 @@ Failure classify_failure(std::string_view log_tail, const Ending& ending) {
       return {Kind::host_oom, state, ""};
     case JobState::node_fail: {
       Failure f{Kind::node_fail, state, ending.nodes};
-      if (auto log = from_log(log_tail); log && log->kind == Kind::node_fail && !log->node.empty())
-        f.node = log->node;
+      if (auto log = from_log(log_tail); log && log->kind == Kind::node_fail) {
+        if (std::string node = checked_node(log->node, ending.nodes); !node.empty()) f.node = node;
+      }
       return f;
     }
     case JobState::failed: {
       if (auto log = from_log(log_tail)) {
-        if (log->kind == Kind::node_fail && log->node.empty()) log->node = ending.nodes;
+        if (log->kind == Kind::node_fail) {
+          log->node = checked_node(log->node, ending.nodes);
+          if (log->node.empty()) log->node = ending.nodes;
+        }
         return *log;
       }
       std::string why = state;

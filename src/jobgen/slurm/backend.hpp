@@ -22,6 +22,9 @@
 
 namespace jobgen::slurm {
 
+// Every state Slurm 22.05-26.05 reports (https://slurm.schedmd.com/job_state_codes.html): the
+// base states, then the flags squeue and sacct show in place of the base state, then two of
+// jobgen's own. Whether a state is final is is_finished().
 enum class JobState {
   pending,
   running,
@@ -37,13 +40,38 @@ enum class JobState {
   deadline,
   suspended,
   requeued,
+  configuring,    // allocated, waiting for its nodes to boot
+  stopped,        // SIGSTOP'ed, keeps its allocation
+  signaling,      // a signal to it is pending
+  stage_out,      // burst-buffer data is staged out after the run
+  resizing,       // its allocation is changing size
+  requeue_hold,   // requeued and held
+  requeue_fed,    // requeued because of its federation sibling
+  resv_del_hold,  // held: its reservation was deleted
+  special_exit,   // requeued and held after a special exit value
+  revoked,        // its federation sibling runs it on another cluster
+  update_db,      // its record is being sent to the database
+  power_up_node,  // waiting for powered-down nodes to start
+  launch_failed,  // the launch on its nodes failed; Slurm requeues or ends it
+  reconfig_fail,  // its node configuration failed
+  expediting,     // eligible at once with the highest priority
+  // jobgen's own: a state the scheduler reported that jobgen does not know (JobInfo::state_text
+  // holds it verbatim). The scheduler still lists the job, so it is alive.
+  other,
+  // jobgen's own: the scheduler no longer lists the job and nothing says how it ended.
   unknown,
 };
 
-// "PENDING", "RUNNING", ... as Slurm spells them; parse is case-insensitive and also accepts
-// Slurm's short codes (PD, R, CG, CD, F, TO, OOM, CA, PR, NF, BF, DL, S, RQ).
+// "PENDING", "RUNNING", ... as Slurm spells them. parse_job_state reads a scheduler's answer: case
+// insensitive, Slurm's short codes too (PD, R, CG, CD, F, TO, OOM, CA, PR, NF, BF, DL, S, RQ, CF,
+// ST, SI, SO, RS, RH, RF, RD, SE, RV); anything else, "UNKNOWN" included, is `other`.
+// parse_recorded_state reads the ledger's text: also "UNKNOWN" (jobgen's word for a job that left
+// without a trace).
 std::string to_string(JobState state);
 JobState parse_job_state(std::string_view text);
+JobState parse_recorded_state(std::string_view text);
+// Final: completed, failed, timeout, out_of_memory, cancelled, preempted, node_fail, boot_fail,
+// deadline. Every other state, `other` included, may still change.
 bool is_finished(JobState state);
 
 struct JobInfo {
@@ -51,6 +79,7 @@ struct JobInfo {
   std::string name;
   std::string user;
   JobState state = JobState::unknown;
+  std::string state_text;        // the scheduler's spelling when state is `other`, else ""
   std::string reason;            // Slurm's state reason as given ("Resources", "Priority", ...)
   std::optional<int> exit_code;  // the process's exit status when it ended
   std::optional<int> signal;     // the signal that ended it, if any
@@ -139,15 +168,25 @@ struct JobLogs {
   std::string std_err;  // the same file as std_out when Slurm merges them
 };
 
+// What cancel() did with each id it was given.
+struct CancelResult {
+  std::vector<std::string> accepted;  // the scheduler took the cancellation
+  std::vector<std::string> unknown;   // the scheduler does not know the job
+};
+// Exit::not_found naming `unknown` ("no such job: 6, 7 (...)").
+Error unknown_jobs_error(const std::vector<std::string>& unknown);
+
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string name() const = 0;  // "cli", "rest", "local"
   virtual Expected<SubmitResult> submit(const SubmitRequest& request) = 0;
   virtual Expected<std::vector<JobInfo>> jobs(const JobQuery& query) = 0;
-  // Ids must be job ids (is_job_id), else Exit::invalid_input and nothing is cancelled; an id the
-  // scheduler does not know is Exit::not_found (the known ones are still cancelled).
-  virtual Expected<void> cancel(const std::vector<std::string>& ids) = 0;
+  // Ids must be job ids (is_job_id), else Exit::invalid_input and nothing is cancelled. The answer
+  // says, per id, whether the scheduler accepted the cancellation or does not know the job (the
+  // known ones are still cancelled); an id that is neither had already ended. A failure of the
+  // request itself is an error.
+  virtual Expected<CancelResult> cancel(const std::vector<std::string>& ids) = 0;
   virtual Expected<ClusterState> cluster() = 0;
 
   // For queue-aware planning (app/queue_data.hpp), each ONE scheduler query: every node with its

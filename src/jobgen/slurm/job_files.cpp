@@ -2,6 +2,9 @@
 
 #include <cctype>
 #include <charconv>
+#include <vector>
+
+#include "jobgen/util/strings.hpp"
 
 namespace jobgen::slurm {
 
@@ -94,14 +97,24 @@ std::filesystem::path exit_marker_path(const std::filesystem::path& stdout_path,
   return stdout_path.parent_path() / (std::string(kExitMarkerPrefix) + std::string(id));
 }
 
-std::optional<int> parse_exit_marker(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
-    text.remove_suffix(1);
+std::optional<ExitMarker> parse_exit_marker(std::string_view text) {
+  std::vector<int64_t> numbers;
+  for (const auto word : util::split(util::trim(text), ' ')) {
+    int64_t value = 0;
+    const auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), value);
+    if (word.empty() || ec != std::errc() || end != word.data() + word.size()) return std::nullopt;
+    numbers.push_back(value);
   }
-  int code = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), code);
-  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return code;
+  if (numbers.size() != 1 && numbers.size() != 3) return std::nullopt;
+  if (numbers[0] < 0 || numbers[0] > 255) return std::nullopt;
+  ExitMarker marker;
+  marker.code = static_cast<int>(numbers[0]);
+  // Times only when they make sense together (a clock that jumped back gives none).
+  if (numbers.size() == 3 && numbers[1] > 0 && numbers[2] >= numbers[1]) {
+    marker.start_time = numbers[1];
+    marker.end_time = numbers[2];
+  }
+  return marker;
 }
 
 }  // namespace jobgen::slurm

@@ -5,9 +5,10 @@
 // Marker contract (templates/partials/preamble.mustache implements it; keep the two in step):
 //   file   <directory of the job's resolved stdout log>/.jobgen-exit-<ID>
 //   ID     $SLURM_JOB_ID, or ${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID} for an array task
-//   text   the script's exit status as a decimal number and a newline, written by an EXIT trap
-//          set right after the log directory is created (templates/partials/preamble.mustache;
-//          sbatch variants only: the local runner keeps its own exit file)
+//   text   "STATUS START END\n": the script's exit status, and when the script started and ended
+//          (Unix seconds), written by an EXIT trap set right after the log directory is created
+//          (templates/partials/preamble.mustache; sbatch variants only: the local runner keeps its
+//          own exit file). Scripts of older jobgen versions wrote "STATUS\n".
 #pragma once
 
 #include <filesystem>
@@ -44,7 +45,12 @@ std::filesystem::path exit_marker_path(const std::filesystem::path& stdout_path,
                                        std::string_view id);
 inline constexpr std::string_view kExitMarkerPrefix = ".jobgen-exit-";
 
-// "3\n" -> 3; nullopt when the text is not a number.
-std::optional<int> parse_exit_marker(std::string_view text);
+struct ExitMarker {
+  int code = 0;
+  std::optional<int64_t> start_time;  // Unix seconds; absent in older markers
+  std::optional<int64_t> end_time;
+};
+// "3 1795000000 1795000600\n" (or "3\n"); nullopt when the text is neither.
+std::optional<ExitMarker> parse_exit_marker(std::string_view text);
 
 }  // namespace jobgen::slurm

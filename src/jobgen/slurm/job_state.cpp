@@ -33,8 +33,64 @@ constexpr std::array kStates{
     StateName{JobState::deadline, "DEADLINE", "DL"},
     StateName{JobState::suspended, "SUSPENDED", "S"},
     StateName{JobState::requeued, "REQUEUED", "RQ"},
-    StateName{JobState::unknown, "UNKNOWN", "?"},
+    StateName{JobState::configuring, "CONFIGURING", "CF"},
+    StateName{JobState::stopped, "STOPPED", "ST"},
+    StateName{JobState::signaling, "SIGNALING", "SI"},
+    StateName{JobState::stage_out, "STAGE_OUT", "SO"},
+    StateName{JobState::resizing, "RESIZING", "RS"},
+    StateName{JobState::requeue_hold, "REQUEUE_HOLD", "RH"},
+    StateName{JobState::requeue_fed, "REQUEUE_FED", "RF"},
+    StateName{JobState::resv_del_hold, "RESV_DEL_HOLD", "RD"},
+    StateName{JobState::special_exit, "SPECIAL_EXIT", "SE"},
+    StateName{JobState::revoked, "REVOKED", "RV"},
+    // No short codes: squeue and sacct never show these flags; slurmrestd lists them.
+    StateName{JobState::update_db, "UPDATE_DB", ""},
+    StateName{JobState::power_up_node, "POWER_UP_NODE", ""},
+    StateName{JobState::launch_failed, "LAUNCH_FAILED", ""},
+    StateName{JobState::reconfig_fail, "RECONFIG_FAIL", ""},
+    StateName{JobState::expediting, "EXPEDITING", ""},
 };
+
+// The flags squeue shows in place of the base state, in the order Slurm's job_state_string()
+// tests them (the first one set wins); slurmrestd lists base state and flags together.
+constexpr std::array kShownFlags{
+    JobState::completing, JobState::stage_out,   JobState::configuring,   JobState::resizing,
+    JobState::requeued,   JobState::requeue_fed, JobState::requeue_hold,  JobState::special_exit,
+    JobState::stopped,    JobState::revoked,     JobState::resv_del_hold, JobState::signaling,
+};
+
+// What the states that are neither plain waiting, running nor ended mean, for `describe`.
+std::string_view state_meaning(JobState state) {
+  switch (state) {
+    case JobState::configuring:
+    case JobState::power_up_node:
+      return "allocated, waiting for its nodes to boot";
+    case JobState::stopped:
+      return "stopped by a signal, keeping its nodes (scancel -s CONT resumes it)";
+    case JobState::signaling:
+      return "a signal to it is being delivered";
+    case JobState::stage_out:
+      return "its run ended; Slurm is staging out its burst-buffer data";
+    case JobState::resizing:
+      return "its allocation is changing size";
+    case JobState::requeued:
+    case JobState::requeue_fed:
+      return "requeued; it will run again";
+    case JobState::requeue_hold:
+    case JobState::special_exit:
+      return "requeued and held (scontrol release lets it run again)";
+    case JobState::resv_del_hold:
+      return "held because its reservation was deleted";
+    case JobState::revoked:
+      return "another cluster of the federation runs it";
+    case JobState::suspended:
+      return "suspended, not running";
+    case JobState::other:
+      return "a state jobgen does not know; Slurm still lists the job";
+    default:
+      return "";
+  }
+}
 
 std::string plural(int n, std::string_view thing) {
   std::string s = std::to_string(n) + " free " + std::string(thing);
@@ -72,30 +128,65 @@ std::string to_string(JobState state) {
   for (const auto& s : kStates) {
     if (s.state == state) return std::string(s.name);
   }
-  return "UNKNOWN";
+  return state == JobState::other ? "OTHER" : "UNKNOWN";
 }
 
 JobState parse_job_state(std::string_view text) {
   // squeue may print "CANCELLED by 0"; scontrol prints "JobState=RUNNING Reason=..." pieces.
   text = text.substr(0, text.find(' '));
   for (const auto& s : kStates) {
-    if (util::iequals(text, s.name) || util::iequals(text, s.code)) return s.state;
+    if (util::iequals(text, s.name) || (!s.code.empty() && util::iequals(text, s.code)))
+      return s.state;
   }
   if (util::iequals(text, "CANCELED")) return JobState::cancelled;
-  return JobState::unknown;
+  return JobState::other;
+}
+
+JobState parse_recorded_state(std::string_view text) {
+  if (util::iequals(text, "UNKNOWN")) return JobState::unknown;
+  return parse_job_state(text);
+}
+
+void read_state(std::string_view text, JobInfo& job) {
+  job.state = parse_job_state(text);
+  job.state_text = job.state == JobState::other ? util::printable(util::trim(text), 40) : "";
+}
+
+void read_state_flags(const std::vector<std::string>& names, JobInfo& job) {
+  if (names.empty()) {
+    read_state("", job);
+    return;
+  }
+  read_state(names.front(), job);
+  for (const JobState flag : kShownFlags) {
+    if (std::ranges::any_of(names,
+                            [&](const std::string& n) { return parse_job_state(n) == flag; })) {
+      job.state = flag;
+      job.state_text.clear();
+      return;
+    }
+  }
+}
+
+std::string state_name(const JobInfo& job) {
+  if (job.state == JobState::other) return job.state_text.empty() ? "(no state)" : job.state_text;
+  return to_string(job.state);
 }
 
 bool is_finished(JobState state) {
   switch (state) {
-    case JobState::pending:
-    case JobState::running:
-    case JobState::completing:
-    case JobState::suspended:
-    case JobState::requeued:
-    case JobState::unknown:
-      return false;
-    default:
+    case JobState::completed:
+    case JobState::failed:
+    case JobState::timeout:
+    case JobState::out_of_memory:
+    case JobState::cancelled:
+    case JobState::preempted:
+    case JobState::node_fail:
+    case JobState::boot_fail:
+    case JobState::deadline:
       return true;
+    default:
+      return false;
   }
 }
 
@@ -253,7 +344,7 @@ int64_t elapsed_seconds(const JobInfo& job, int64_t now) {
 
 std::string describe(const JobInfo& job, int64_t now, std::optional<int64_t> estimated_runtime_s,
                      const GresNames& names) {
-  std::string text = to_string(job.state);
+  std::string text = state_name(job);
   switch (job.state) {
     case JobState::pending: {
       const std::string why = explain_reason(job, names);
@@ -275,7 +366,8 @@ std::string describe(const JobInfo& job, int64_t now, std::optional<int64_t> est
       break;
     }
     case JobState::completed:
-      text += " in " + util::format_slurm_time(elapsed_seconds(job, now));
+      // Without a start time (an exit marker of an old script) the run time is unknown.
+      if (job.start_time) text += " in " + util::format_slurm_time(elapsed_seconds(job, now));
       break;
     case JobState::failed:
     case JobState::out_of_memory:
@@ -299,6 +391,8 @@ std::string describe(const JobInfo& job, int64_t now, std::optional<int64_t> est
       }
       break;
     default:
+      if (const std::string_view meaning = state_meaning(job.state); !meaning.empty())
+        text += ": " + std::string(meaning);
       if (!job.reason.empty() && job.reason != "None") text += " (" + job.reason + ")";
       break;
   }

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "jobgen/slurm/backend.hpp"
 #include "jobgen/slurm/gres.hpp"
@@ -21,6 +22,14 @@ namespace jobgen::slurm {
 // What to call a gres type in sentences, e.g. {"gpul40s": "L40S GPU",
 // "h100nvl_1g.12gb": "H100 NVL 1g.12gb MIG slice"}; built by the CLI from the profile + catalog.
 using GresNames = std::map<std::string, std::string, std::less<>>;
+
+// Sets job.state (and state_text, for a state jobgen does not know) from a scheduler's word for it:
+// squeue's and sacct's one state, or slurmrestd's base state and flags (["RUNNING", "STOPPED"]),
+// of which the flag squeue would show wins.
+void read_state(std::string_view text, JobInfo& job);
+void read_state_flags(const std::vector<std::string>& names, JobInfo& job);
+// The state as the scheduler named it: to_string(state), or state_text for `other`.
+std::string state_name(const JobInfo& job);
 
 // Slurm's state reason in plain words, e.g. "Resources" for a 6-GPU L40S job ->
 // "waiting for 6 free L40S GPUs". Unknown reasons are passed through ("Slurm says: X").

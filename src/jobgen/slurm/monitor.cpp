@@ -13,13 +13,15 @@ namespace jobgen::slurm {
 
 namespace {
 
-JobInfo from_marker(const Tracked& t, std::string id, int code) {
+JobInfo from_marker(const Tracked& t, std::string id, const ExitMarker& marker) {
   JobInfo job;
   job.id = std::move(id);
   job.name = t.name;
-  job.state = code == 0 ? JobState::completed : JobState::failed;
-  job.exit_code = code;
-  if (code != 0) job.reason = "NonZeroExitCode";
+  job.state = marker.code == 0 ? JobState::completed : JobState::failed;
+  job.exit_code = marker.code;
+  job.start_time = marker.start_time;
+  job.end_time = marker.end_time;
+  if (marker.code != 0) job.reason = "NonZeroExitCode";
   return job;
 }
 
@@ -86,11 +88,18 @@ JobView from_ledger(const Tracked& t) {
   job.id = t.id;
   job.name = t.name;
   job.state = t.last_state;
+  if (job.state == JobState::other) job.state_text = t.last_state_text;
   job.exit_code = t.exit_code;
   JobView v = local_view(t, std::move(job));
   if (!t.in_ledger) {
     v.info.state = JobState::unknown;  // an id the user typed that nobody knows
     v.info.reason = "no such job: neither the scheduler nor jobgen's ledger knows it";
+  } else if (!is_finished(v.info.state) && cancel_was_requested(t, t.id)) {
+    // Slurm took jobgen's cancellation and then dropped the job (a pending job or array task is
+    // removed at once when accounting is off): that is how it ended.
+    v.info.state = JobState::cancelled;
+    v.info.state_text.clear();
+    v.info.reason = "cancelled with jobgen cancel; Slurm no longer lists it";
   } else if (!is_finished(v.info.state)) {
     v.info.state = JobState::unknown;
     v.vanished = true;
@@ -119,6 +128,28 @@ std::vector<std::size_t> mine(const std::vector<JobInfo>& jobs, const JobIndex& 
     if (tag_of(jobs[i]) == t.tag) found.push_back(i);
   }
   return found;
+}
+
+// Tasks of an array that jobgen cancelled one by one while they were pending: Slurm drops them
+// from the array without a record of their own, so no answer lists them.
+void add_cancelled_tasks(const Tracked& t, std::vector<JobView>& views) {
+  if (t.array_size <= 0) return;
+  const std::string prefix = t.id + "_";
+  for (const auto& id : t.cancelled_ids) {
+    if (!id.starts_with(prefix)) continue;
+    const bool listed = std::ranges::any_of(views, [&](const JobView& v) {
+      return v.job.id == t.id && v.job.tag == t.tag && v.info.id == id;
+    });
+    if (listed) continue;
+    JobInfo job;
+    job.id = id;
+    job.name = t.name;
+    job.state = JobState::cancelled;
+    job.reason = "cancelled with jobgen cancel; Slurm no longer lists it";
+    job.array_job_id = util::parse_int(t.id);
+    job.array_task_id = util::parse_int(std::string_view(id).substr(prefix.size()));
+    views.push_back(local_view(t, std::move(job)));
+  }
 }
 
 }  // namespace
@@ -154,8 +185,15 @@ Expected<std::vector<JobView>> query_jobs(Backend& backend, const std::vector<Tr
     if (!any) {
       for (auto& view : resolve_forgotten(t, fs, now)) views.push_back(std::move(view));
     }
+    add_cancelled_tasks(t, views);
   }
   return views;
+}
+
+bool cancel_was_requested(const Tracked& job, std::string_view id) {
+  const std::string_view array = id.substr(0, id.find('_'));
+  return std::ranges::any_of(job.cancelled_ids,
+                             [&](const std::string& c) { return c == id || c == array; });
 }
 
 bool is_settled(const JobView& v) {
@@ -171,7 +209,7 @@ Exit overall_exit(const std::vector<JobView>& views) {
   const bool failed = std::any_of(views.begin(), views.end(), [](const JobView& v) {
     if (v.vanished) return true;
     if (!is_finished(v.info.state)) return false;
-    if (v.info.state == JobState::cancelled && v.job.cancel_requested) return false;
+    if (v.info.state == JobState::cancelled && cancel_was_requested(v.job, v.info.id)) return false;
     return v.info.state != JobState::completed;
   });
   return failed ? Exit::jobs_failed : Exit::ok;
@@ -180,8 +218,8 @@ Exit overall_exit(const std::vector<JobView>& views) {
 std::string signature(const std::vector<JobView>& views) {
   std::string s;
   for (const auto& v : views) {
-    s += v.info.id + ' ' + to_string(v.info.state) + ' ' + v.info.reason + ' ' + v.info.nodes +
-         ' ' + (v.info.exit_code ? std::to_string(*v.info.exit_code) : "-") + '\n';
+    s += v.info.id + ' ' + state_name(v.info) + ' ' + v.info.reason + ' ' + v.info.nodes + ' ' +
+         (v.info.exit_code ? std::to_string(*v.info.exit_code) : "-") + '\n';
   }
   return s;
 }

@@ -33,10 +33,13 @@ struct Tracked {
   std::optional<double> planned_step_time_s;
   std::optional<int64_t> planned_steps;
   JobState last_state = JobState::unknown;  // the ledger's
+  std::string last_state_text;              // as the ledger spells it
   std::optional<int> exit_code;
   int array_size = 0;
   int64_t submit_time = 0;
-  bool cancel_requested = false;  // `jobgen cancel` asked for it: CANCELLED is what was wanted
+  // The ids whose cancellation `jobgen cancel` sent and the scheduler accepted: the job's own id
+  // (the whole job or array) or single tasks ("133_2"). CANCELLED is then what was wanted.
+  std::vector<std::string> cancelled_ids;
   bool in_ledger = false;
   std::string run_id;  // the ledger's run this job is an attempt of; "" for none
 };
@@ -63,6 +66,8 @@ Exit overall_exit(const std::vector<JobView>& views);
 // Nothing more will change: every view finished, vanished, or is an id nobody knows.
 bool all_finished(const std::vector<JobView>& views);
 bool is_settled(const JobView& view);
+// `jobgen cancel` asked for this job or task (Tracked::cancelled_ids), and the scheduler took it.
+bool cancel_was_requested(const Tracked& job, std::string_view id);
 
 // What counts as a change of the views (state, reason, nodes, exit): a watch polls less often
 // while it stays the same.

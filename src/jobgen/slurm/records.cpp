@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "jobgen/slurm/bounded_json.hpp"
 #include "jobgen/slurm/gres.hpp"
 #include "jobgen/slurm/job_state.hpp"
 #include "jobgen/util/strings.hpp"
@@ -98,6 +99,20 @@ void decode_exit(const json& j, JobInfo& info) {
   }
 }
 
+// Why a record of 'jobs' cannot be a job ("" when it can): it needs a job id (a positive number)
+// and a state.
+std::string job_record_problem(const json& j) {
+  const auto id = j.find("job_id");
+  if (id == j.end()) return "a job without a job_id";
+  const auto number = number_of(*id);
+  if (!id->is_number() || !number || *number <= 0)
+    return "a job whose job_id is not a job number (" + util::printable(id->dump(), 40) + ")";
+  const auto state = j.find("job_state");
+  if (state == j.end() || strings_of(*state).empty())
+    return "job " + std::to_string(*number) + " without a job_state";
+  return "";
+}
+
 JobInfo decode_job(const json& j) {
   JobInfo info;
   const int64_t job_id = number_at(j, "job_id").value_or(0);
@@ -106,9 +121,7 @@ JobInfo decode_job(const json& j) {
   info.user = str(j, "user_name");
   info.comment = str(j, "comment");
   // v0.0.40+: ["RUNNING", "COMPLETING", ...] = base state + flags; before: one string.
-  const auto states = strings_of(j.value("job_state", json()));
-  if (!states.empty()) info.state = parse_job_state(states.front());
-  if (std::ranges::find(states, "COMPLETING") != states.end()) info.state = JobState::completing;
+  read_state_flags(strings_of(j.value("job_state", json())), info);
   info.reason = none_to_empty(str(j, "state_reason"));
   info.partition = str(j, "partition");
   info.nodes = none_to_empty(str(j, "nodes"));
@@ -193,7 +206,10 @@ PartitionInfo decode_partition(const json& j) {
 
 Expected<json> parse_object(std::string_view body, std::string_view what,
                             const json::parser_callback_t& callback = nullptr) {
-  json doc = json::parse(body, callback, false);
+  std::string too_big;
+  json doc = parse_bounded(body, callback, &too_big);
+  if (!too_big.empty())
+    return fail(std::string(what) + " answered with a document jobgen will not read: " + too_big);
   if (doc.is_discarded() || !doc.is_object()) {
     return fail(std::string(what) + " answered with something that is not a JSON object (" +
                 std::to_string(body.size()) + " bytes" +
@@ -203,23 +219,56 @@ Expected<json> parse_object(std::string_view body, std::string_view what,
   return doc;
 }
 
-// Records of one kind: `key` must be absent (then Slurm's errors say why) or an array of objects.
+// The records of `key` (a top-level list of objects), each handed to `on_record` as soon as it is
+// parsed and then dropped from the document: a 20,000-job queue or a 5,000-node cluster never sits
+// in memory as a JSON tree. `on_record` returns "" or why the record is not one. The document
+// (errors, warnings, last_update; without the records) is returned for the caller's checks, with
+// whether `key` was there at all.
+struct Streamed {
+  json doc;
+  bool listed = false;
+};
+Expected<Streamed> stream_records(std::string_view body, std::string_view what,
+                                  std::string_view key,
+                                  const std::function<std::string(const json&)>& on_record) {
+  std::string bad;
+  std::string member;  // the member of the top-level object being parsed
+  const json::parser_callback_t callback = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (depth == 1 && event == json::parse_event_t::key) member = parsed.get<std::string>();
+    if (member != key) return true;
+    if (depth == 2 && event == json::parse_event_t::object_end) {
+      if (std::string problem = on_record(parsed); !problem.empty() && bad.empty())
+        bad = std::move(problem);
+      return false;
+    }
+    const bool scalar_entry = depth == 2 && (event == json::parse_event_t::value ||
+                                             event == json::parse_event_t::array_end);
+    if (scalar_entry && bad.empty()) bad = "an entry of '" + std::string(key) + "' is not a record";
+    if (depth == 1 && event == json::parse_event_t::value && bad.empty())
+      bad = "'" + std::string(key) + "' is not a list";
+    return true;
+  };
+  JOBGEN_TRY_ASSIGN(auto doc, parse_object(body, what, callback));
+  if (!bad.empty()) return fail(std::string(what) + ": " + bad + "; is this a Slurm answer?");
+  const auto it = doc.find(key);
+  if (it != doc.end() && !it->is_array())
+    return fail(std::string(what) + ": '" + std::string(key) +
+                "' is not a list; is this a Slurm answer?");
+  const bool listed = it != doc.end();
+  return Streamed{std::move(doc), listed};
+}
+
+// A list of records of one kind: `key` must be absent (then Slurm's errors say why) or a list.
 template <class Decode>
-Expected<std::vector<std::invoke_result_t<Decode, const json&>>> records(const json& doc,
-                                                                         const char* key,
+Expected<std::vector<std::invoke_result_t<Decode, const json&>>> records(std::string_view body,
                                                                          std::string_view what,
+                                                                         std::string_view key,
                                                                          Decode decode) {
   std::vector<std::invoke_result_t<Decode, const json&>> out;
-  const auto it = doc.find(key);
-  if (it == doc.end()) return out;
-  if (!it->is_array())
-    return fail(std::string(what) + ": '" + key + "' is not a list; is this a Slurm answer?");
-  for (const auto& element : *it) {
-    if (!element.is_object())
-      return fail(std::string(what) + ": an entry of '" + key +
-                  "' is not a record; is this a Slurm answer?");
-    out.push_back(decode(element));
-  }
+  JOBGEN_TRY(stream_records(body, what, key, [&](const json& record) {
+    out.push_back(decode(record));
+    return std::string();
+  }));
   return out;
 }
 
@@ -227,44 +276,30 @@ Expected<std::vector<std::invoke_result_t<Decode, const json&>>> records(const j
 
 Expected<JobList> decode_job_list(std::string_view body, std::string_view what,
                                   const JobFilter& keep) {
-  // Jobs are decoded as the parser finishes each record and then dropped from the document, so
-  // a 20,000-job queue never sits in memory as a JSON tree.
   JobList list;
-  std::string bad;
-  std::string key;  // the member of the top-level object being parsed
-  const json::parser_callback_t callback = [&](int depth, json::parse_event_t event, json& parsed) {
-    if (depth == 1 && event == json::parse_event_t::key) key = parsed.get<std::string>();
-    if (depth == 2 && key == "jobs" && event == json::parse_event_t::object_end) {
-      JobInfo job = decode_job(parsed);
-      if (!keep || keep(job)) list.jobs.push_back(std::move(job));
-      return false;
-    }
-    if (depth == 2 && key == "jobs" && event == json::parse_event_t::value && bad.empty())
-      bad = "an entry of 'jobs' is not a record";
-    if (depth == 2 && key == "jobs" && event == json::parse_event_t::array_end && bad.empty())
-      bad = "an entry of 'jobs' is not a record";
-    if (depth == 1 && key == "jobs" && event == json::parse_event_t::value && bad.empty())
-      bad = "'jobs' is not a list";
-    return true;
-  };
-  JOBGEN_TRY_ASSIGN(auto doc, parse_object(body, what, callback));
-  if (!bad.empty()) return fail(std::string(what) + ": " + bad + "; is this a Slurm answer?");
-  if (const auto it = doc.find("jobs"); it != doc.end() && !it->is_array())
-    return fail(std::string(what) + ": 'jobs' is not a list; is this a Slurm answer?");
-  list.messages = messages_of(doc);
-  list.last_update = positive(number_at(doc, "last_update"));
+  JOBGEN_TRY_ASSIGN(auto streamed, stream_records(body, what, "jobs", [&](const json& record) {
+                      std::string problem = job_record_problem(record);
+                      if (!problem.empty()) return problem;
+                      JobInfo job = decode_job(record);
+                      if (!keep || keep(job)) list.jobs.push_back(std::move(job));
+                      return std::string();
+                    }));
+  // Without the list, "no jobs" would read as "every job asked for has left the scheduler".
+  if (!streamed.listed)
+    return fail(std::string(what) + " answered without a 'jobs' list (" +
+                std::to_string(body.size()) + " bytes); is this a Slurm answer?");
+  list.messages = messages_of(streamed.doc);
+  list.last_update = positive(number_at(streamed.doc, "last_update"));
   return list;
 }
 
 Expected<std::vector<NodeInfo>> decode_node_list(std::string_view body, std::string_view what) {
-  JOBGEN_TRY_ASSIGN(auto doc, parse_object(body, what));
-  return records(doc, "nodes", what, decode_node);
+  return records(body, what, "nodes", decode_node);
 }
 
 Expected<std::vector<PartitionInfo>> decode_partition_list(std::string_view body,
                                                            std::string_view what) {
-  JOBGEN_TRY_ASSIGN(auto doc, parse_object(body, what));
-  return records(doc, "partitions", what, decode_partition);
+  return records(body, what, "partitions", decode_partition);
 }
 
 std::vector<GresCount> parse_node_gpus(std::string_view gres, std::string_view gres_used) {

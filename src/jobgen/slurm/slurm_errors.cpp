@@ -2,6 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "jobgen/slurm/backend.hpp"
+#include "jobgen/slurm/bounded_json.hpp"
+#include "jobgen/util/strings.hpp"
+
 namespace jobgen::slurm {
 
 namespace {
@@ -61,7 +65,7 @@ SlurmMessages decode_messages(std::string_view body) {
       return true;
     return key == "errors" || key == "warnings";
   };
-  const json doc = json::parse(body, keep_messages, false);
+  const json doc = parse_bounded(body, keep_messages);
   if (!doc.is_object()) return {};
   return messages_of(doc);
 }
@@ -178,6 +182,18 @@ SlurmFault classify_error_text(std::string_view text) {
       has("Communication connection failure"))
     return SlurmFault::unreachable;
   return SlurmFault::ambiguous;
+}
+
+}  // namespace jobgen::slurm
+
+namespace jobgen::slurm {
+
+Error unknown_jobs_error(const std::vector<std::string>& unknown) {
+  return Error{"no such job: " + util::join(unknown, ", ") +
+                   " (the scheduler does not know it: it never existed, or ended long enough ago "
+                   "to be forgotten)",
+               {},
+               Exit::not_found};
 }
 
 }  // namespace jobgen::slurm

@@ -66,9 +66,21 @@ const Curl& curl_library() {
   return loaded;
 }
 
+struct BodySink {
+  std::string* body;
+  std::size_t limit;  // 0 = none
+  bool too_long = false;
+};
+
 size_t write_body(char* data, size_t size, size_t count, void* user) {
-  static_cast<std::string*>(user)->append(data, size * count);
-  return size * count;
+  auto* sink = static_cast<BodySink*>(user);
+  const std::size_t n = size * count;
+  if (sink->limit > 0 && sink->body->size() + n > sink->limit) {
+    sink->too_long = true;
+    return 0;  // libcurl ends the transfer (CURLE_WRITE_ERROR)
+  }
+  sink->body->append(data, n);
+  return n;
 }
 
 size_t write_header(char* data, size_t size, size_t count, void* user) {
@@ -173,8 +185,9 @@ HttpResult CurlHttpClient::send(const HttpRequest& request) {
   if (!impl_->options.ca_bundle.empty())
     lib.easy_setopt(curl, CURLOPT_CAINFO, impl_->options.ca_bundle.c_str());
   lib.easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  BodySink sink{&response.body, request.max_body_bytes};
   lib.easy_setopt(curl, CURLOPT_WRITEFUNCTION, write_body);
-  lib.easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
+  lib.easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
   lib.easy_setopt(curl, CURLOPT_HEADERFUNCTION, write_header);
   lib.easy_setopt(curl, CURLOPT_HEADERDATA, &response.headers);
   if (request.method == "GET") {
@@ -191,6 +204,12 @@ HttpResult CurlHttpClient::send(const HttpRequest& request) {
   CURLcode code = lib.easy_perform(curl);
   lib.easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);
   lib.slist_free_all(headers);
+  if (code != CURLE_OK && sink.too_long) {
+    return std::unexpected(
+        HttpFailure{request.method + " " + where(request) + ": the answer is longer than " +
+                        std::to_string(request.max_body_bytes >> 20) + " MiB, the limit",
+                    true});
+  }
   if (code != CURLE_OK) {
     std::string detail = errbuf[0] ? errbuf : lib.easy_strerror(code);
     std::string message = request.method + " " + where(request) + " failed: " + detail;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -29,6 +30,9 @@ struct HttpRequest {
   std::string body;
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds timeout{60000};  // whole transfer
+  // A longer body ends the transfer as a failure (an endless or runaway answer must not eat the
+  // memory); 0 = no limit. Bytes.
+  std::size_t max_body_bytes = 0;
 };
 
 struct HttpResponse {

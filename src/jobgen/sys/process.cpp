@@ -251,6 +251,56 @@ struct DetachedPlan {
         pid_tmp(pid_path + ".tmp") {}
 };
 
+// What process_group_alive needs from /proc/PID/stat.
+struct ProcStat {
+  char state = 0;
+  int pgrp = 0;
+  std::string start;  // field 22, starttime
+};
+
+// Reads up to `size` - 1 bytes of a small /proc file; "" when it cannot be read.
+std::string read_small(const char* path, std::size_t size) {
+  std::string text(size, '\0');
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  const ssize_t n = ::read(fd, text.data(), size - 1);
+  ::close(fd);
+  text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  return text;
+}
+
+std::optional<ProcStat> read_proc_stat(int pid) {
+  const std::string path = "/proc/" + std::to_string(pid) + "/stat";
+  const std::string text = read_small(path.c_str(), 1024);
+  // "pid (comm) S ppid pgrp ..."; comm may hold spaces and parentheses: parse after the last ')'.
+  const std::size_t close = text.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::vector<std::string> fields;  // fields[0] is field 3 (state)
+  std::size_t pos = close + 1;
+  while (fields.size() < 20) {
+    pos = text.find_first_not_of(' ', pos);
+    if (pos == std::string::npos) return std::nullopt;
+    const std::size_t end = text.find(' ', pos);
+    fields.push_back(text.substr(pos, end - pos));
+    if (end == std::string::npos) break;
+    pos = end;
+  }
+  if (fields.size() < 20 || fields[0].empty()) return std::nullopt;
+  ProcStat stat;
+  stat.state = fields[0][0];
+  if (std::from_chars(fields[2].data(), fields[2].data() + fields[2].size(), stat.pgrp).ec !=
+      std::errc())
+    return std::nullopt;
+  stat.start = fields[19];
+  return stat;
+}
+
+std::string boot_id() {
+  std::string id = read_small("/proc/sys/kernel/random/boot_id", 64);
+  while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
+  return id;
+}
+
 // Writes `text` to `tmp` and renames it to `path`: readers never see half a file.
 bool write_by_rename(const std::string& tmp, const std::string& path, const char* text, int len) {
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -307,13 +357,6 @@ bool write_by_rename(const std::string& tmp, const std::string& path, const char
 // exits at once so the supervisor is reparented to init.
 [[noreturn]] void lead(DetachedPlan& plan) {
   ::setsid();
-  // Written by the leader itself, so the record exists even if the caller is killed right
-  // after fork.
-  char pid_text[32];
-  char* pid_end = std::to_chars(pid_text, pid_text + 30, static_cast<int>(::getpid())).ptr;
-  *pid_end++ = '\n';
-  if (!write_by_rename(plan.pid_tmp, plan.pid_path, pid_text, static_cast<int>(pid_end - pid_text)))
-    ::_exit(1);
   const int null_fd = ::open("/dev/null", O_RDWR);
   ::dup2(null_fd, STDIN_FILENO);
   ::dup2(null_fd, STDOUT_FILENO);
@@ -329,7 +372,19 @@ bool write_by_rename(const std::string& tmp, const std::string& path, const char
   ::sigprocmask(SIG_BLOCK, &stop_signals, nullptr);
   const pid_t supervisor = ::fork();
   if (supervisor == 0) supervise(plan, stop_signals);
-  ::_exit(supervisor < 0 ? 1 : 0);
+  if (supervisor < 0) ::_exit(1);
+  // Written by the leader itself, so the record exists even if the caller is killed right after
+  // fork; the supervisor cannot have been reaped yet (this process is its parent until it exits),
+  // so its /proc entry is there to read.
+  GroupRecord record;
+  record.pgid = static_cast<int>(::getpid());
+  record.supervisor = static_cast<int>(supervisor);
+  if (const auto stat = read_proc_stat(supervisor)) record.start = stat->start;
+  record.boot = boot_id();
+  const std::string text = format_group_record(record);
+  if (!write_by_rename(plan.pid_tmp, plan.pid_path, text.data(), static_cast<int>(text.size())))
+    ::_exit(1);
+  ::_exit(0);
 }
 
 }  // namespace
@@ -354,43 +409,57 @@ Expected<int> spawn_detached(const DetachedJob& job) {
   return static_cast<int>(leader);
 }
 
-bool process_group_alive(int pgid) {
-  if (pgid <= 1) return false;
-  if (::kill(-pgid, 0) != 0 && errno != EPERM) return false;
-  // kill() also succeeds for zombies, which containers whose PID 1 does not reap keep around:
-  // look for a member that is not one.
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || name[0] < '0' || name[0] > '9') continue;
-    std::FILE* f = std::fopen((entry.path() / "stat").c_str(), "r");
-    if (f == nullptr) continue;
-    char buffer[512];
-    const std::size_t n = std::fread(buffer, 1, sizeof buffer - 1, f);
-    std::fclose(f);
-    buffer[n] = '\0';
-    // "pid (comm) S ppid pgrp ..."; comm may hold spaces and parentheses: parse after the last ')'.
-    const char* close = std::strrchr(buffer, ')');
-    char state = 0;
-    int ppid = 0, group = 0;
-    if (close == nullptr || std::sscanf(close + 1, " %c %d %d", &state, &ppid, &group) != 3) {
-      continue;
-    }
-    if (group == pgid && state != 'Z' && state != 'X') return true;
+std::string format_group_record(const GroupRecord& record) {
+  return std::to_string(record.pgid) + " " + std::to_string(record.supervisor) + " " +
+         (record.start.empty() ? "-" : record.start) + " " +
+         (record.boot.empty() ? "-" : record.boot) + "\n";
+}
+
+std::optional<GroupRecord> parse_group_record(std::string_view text) {
+  std::vector<std::string> words;
+  std::size_t pos = 0;
+  while ((pos = text.find_first_not_of(" \t\n", pos)) != std::string_view::npos) {
+    const std::size_t end = text.find_first_of(" \t\n", pos);
+    words.emplace_back(text.substr(pos, end - pos));
+    if (end == std::string_view::npos) break;
+    pos = end;
   }
-  return false;
+  const auto number = [](const std::string& word) -> std::optional<int> {
+    int value = 0;
+    const auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), value);
+    if (ec != std::errc() || end != word.data() + word.size() || value <= 0) return std::nullopt;
+    return value;
+  };
+  if (words.empty() || !number(words[0])) return std::nullopt;
+  GroupRecord record;
+  record.pgid = *number(words[0]);
+  if (words.size() == 4 && number(words[1])) {
+    record.supervisor = *number(words[1]);
+    record.start = words[2] == "-" ? "" : words[2];
+    record.boot = words[3] == "-" ? "" : words[3];
+  }
+  return record;
+}
+
+bool process_group_alive(const GroupRecord& record) {
+  if (record.pgid <= 1 || record.supervisor <= 1 || record.start.empty() || record.boot.empty())
+    return false;
+  if (boot_id() != record.boot) return false;  // rebooted: every number is someone else's now
+  const auto stat = read_proc_stat(record.supervisor);
+  return stat && stat->pgrp == record.pgid && stat->start == record.start && stat->state != 'Z' &&
+         stat->state != 'X';
 }
 
 Expected<int> RealProcessGroups::spawn(const DetachedJob& job) {
   return spawn_detached(job);
 }
 
-bool RealProcessGroups::signal(int pgid, int signal) {
-  return pgid > 1 && ::kill(-pgid, signal) == 0;
+bool RealProcessGroups::signal(const GroupRecord& group, int signal) {
+  return group.pgid > 1 && process_group_alive(group) && ::kill(-group.pgid, signal) == 0;
 }
 
-bool RealProcessGroups::alive(int pgid) const {
-  return process_group_alive(pgid);
+bool RealProcessGroups::alive(const GroupRecord& group) const {
+  return process_group_alive(group);
 }
 
 }  // namespace jobgen::sys

@@ -20,6 +20,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "jobgen/util/error.hpp"
@@ -61,15 +62,33 @@ struct DetachedJob {
   std::filesystem::path cwd;
   std::filesystem::path stdout_path;  // appended to; created if missing
   std::filesystem::path stderr_path;  // empty = same file as stdout
-  std::filesystem::path pid_file;     // receives the process group id, written before return
+  std::filesystem::path pid_file;     // receives its GroupRecord, written before return
   std::filesystem::path exit_file;    // written by the supervisor when the job ends
 };
 
-// Starts the job and returns its process group id (also written to pid_file).
+// A detached job's process group as its pid file records it: the group id, and what tells the
+// group apart from a later one with the same number (after the job's group ended, or a reboot):
+// the supervisor's pid and start time (field 22 of /proc/PID/stat, clock ticks since boot) and
+// the boot id (/proc/sys/kernel/random/boot_id). The supervisor lives exactly as long as the job.
+// Text: "PGID SUPERVISOR_PID START_TICKS BOOT_ID\n". A bare "PGID\n" (older jobgen) parses with
+// an empty identity, which matches no process.
+struct GroupRecord {
+  int pgid = 0;
+  int supervisor = 0;
+  std::string start;  // decimal clock ticks
+  std::string boot;
+  bool operator==(const GroupRecord&) const = default;
+};
+std::string format_group_record(const GroupRecord& record);
+std::optional<GroupRecord> parse_group_record(std::string_view text);
+
+// Starts the job and returns its process group id (its GroupRecord is written to pid_file).
 Expected<int> spawn_detached(const DetachedJob& job);
 
-// True while any process of the group is alive (a zombie is not).
-bool process_group_alive(int pgid);
+// True while the group's supervisor, as recorded, is alive: same boot, and /proc/SUPERVISOR is in
+// group PGID with the recorded start time and not a zombie. Anything else (another process that
+// got the number, an unverifiable record) is not the job.
+bool process_group_alive(const GroupRecord& record);
 
 // The local runner's side of processes: starting detached jobs and signalling their process
 // groups, behind an interface so that its tests need no real processes.
@@ -78,18 +97,18 @@ class ProcessGroups {
   virtual ~ProcessGroups() = default;
   // spawn_detached: the job's process group id.
   virtual Expected<int> spawn(const DetachedJob& job) = 0;
-  // kill(-pgid, signal): true when the group exists and was signalled. Refused (false) for
-  // pgid <= 1, where kill() would reach the caller's own group or every process.
-  virtual bool signal(int pgid, int signal) = 0;
+  // kill(-pgid, signal) when the group is alive() as recorded: true when it was signalled. Never
+  // for pgid <= 1, where kill() would reach the caller's own group or every process.
+  virtual bool signal(const GroupRecord& group, int signal) = 0;
   // process_group_alive.
-  virtual bool alive(int pgid) const = 0;
+  virtual bool alive(const GroupRecord& group) const = 0;
 };
 
 class RealProcessGroups final : public ProcessGroups {
  public:
   Expected<int> spawn(const DetachedJob& job) override;
-  bool signal(int pgid, int signal) override;
-  bool alive(int pgid) const override;
+  bool signal(const GroupRecord& group, int signal) override;
+  bool alive(const GroupRecord& group) const override;
 };
 
 }  // namespace jobgen::sys

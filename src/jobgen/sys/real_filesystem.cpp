@@ -181,6 +181,30 @@ Expected<std::string> RealFileSystem::read_file(const fs::path& path) const {
   return text;
 }
 
+namespace {
+
+// Up to `length` bytes of the open regular file `fd` from `from` on (fewer when it was truncated
+// meanwhile).
+Expected<std::string> read_at(int fd, uint64_t from, std::size_t length, const fs::path& path) {
+  std::string text(length, '\0');
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n =
+        ::pread(fd, text.data() + done, text.size() - done, static_cast<off_t>(from + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      return fail(std::string("cannot read: ") + std::strerror(errno), Exit::invalid_input,
+                  at(path));
+    }
+    if (n == 0) break;  // truncated meanwhile
+    done += static_cast<std::size_t>(n);
+  }
+  text.resize(done);
+  return text;
+}
+
+}  // namespace
+
 Expected<FileTail> RealFileSystem::read_tail(const fs::path& path, std::size_t max_bytes) const {
   Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
   auto opened = stat_opened(fd, path);
@@ -191,21 +215,24 @@ Expected<FileTail> RealFileSystem::read_tail(const fs::path& path, std::size_t m
   const auto size = static_cast<uint64_t>(st.st_size);
   const uint64_t from = size > max_bytes ? size - max_bytes : 0;
   // pread from a fixed offset: a log growing meanwhile adds bytes after `size`, not read here.
-  FileTail tail{std::string(static_cast<std::size_t>(size - from), '\0'), from == 0};
-  std::size_t done = 0;
-  while (done < tail.text.size()) {
-    const ssize_t n = ::pread(fd.get(), tail.text.data() + done, tail.text.size() - done,
-                              static_cast<off_t>(from + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      return fail(std::string("cannot read: ") + std::strerror(errno), Exit::invalid_input,
-                  at(path));
-    }
-    if (n == 0) break;  // truncated meanwhile
-    done += static_cast<std::size_t>(n);
-  }
-  tail.text.resize(done);
-  return tail;
+  JOBGEN_TRY_ASSIGN(auto text,
+                    read_at(fd.get(), from, static_cast<std::size_t>(size - from), path));
+  return FileTail{std::move(text), from == 0};
+}
+
+Expected<FileChunk> RealFileSystem::read_from(const fs::path& path, uint64_t offset,
+                                              std::size_t max_bytes) const {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+  auto opened = stat_opened(fd, path);
+  if (!opened) return std::unexpected(opened.error());
+  const struct stat& st = *opened;
+  if (!S_ISREG(st.st_mode))
+    return invalid("is " + kind_of(st.st_mode) + ", not a log file", at(path));
+  const auto size = static_cast<uint64_t>(st.st_size);
+  const std::size_t length =
+      offset >= size ? 0 : static_cast<std::size_t>(std::min<uint64_t>(size - offset, max_bytes));
+  JOBGEN_TRY_ASSIGN(auto text, read_at(fd.get(), offset, length, path));
+  return FileChunk{std::move(text), size};
 }
 
 bool RealFileSystem::is_file(const fs::path& path) const {

@@ -32,6 +32,12 @@ struct FileTail {
   bool whole = true;
 };
 
+// A piece of a file: `text` read from some offset, and the file's `size` when it was read.
+struct FileChunk {
+  std::string text;
+  std::uint64_t size = 0;
+};
+
 // What a path is, symlinks followed (FileSystem::status).
 struct FileStatus {
   enum class Kind { file, directory, other };  // other: a FIFO, device or socket
@@ -56,6 +62,10 @@ class FileSystem {
   // logs that grow without bound. Errors as read_file (a FIFO or device is never opened).
   virtual Expected<FileTail> read_tail(const std::filesystem::path& path,
                                        std::size_t max_bytes) const = 0;
+  // Up to `max_bytes` of a regular file from byte `offset` on (none when the file is shorter), for
+  // printing a log of any size piece by piece. Errors as read_tail.
+  virtual Expected<FileChunk> read_from(const std::filesystem::path& path, std::uint64_t offset,
+                                        std::size_t max_bytes) const = 0;
   virtual bool is_file(const std::filesystem::path& path) const = 0;
   virtual bool is_directory(const std::filesystem::path& path) const = 0;
   // Regular files directly inside `dir`, sorted by name; empty if `dir` does not exist.
@@ -115,6 +125,8 @@ class RealFileSystem final : public FileSystem {
   Expected<std::string> read_file(const std::filesystem::path& path) const override;
   Expected<FileTail> read_tail(const std::filesystem::path& path,
                                std::size_t max_bytes) const override;
+  Expected<FileChunk> read_from(const std::filesystem::path& path, std::uint64_t offset,
+                                std::size_t max_bytes) const override;
   bool is_file(const std::filesystem::path& path) const override;
   bool is_directory(const std::filesystem::path& path) const override;
   std::vector<std::filesystem::path> list_files(const std::filesystem::path& dir) const override;

@@ -8,9 +8,15 @@ std::string redact_url(std::string_view url) {
   const auto host = scheme + 3;
   // The authority ends at the first '/', '?' or '#'; its last '@' ends the user information.
   const auto end = url.find_first_of("/?#", host);
-  const auto at = url.substr(host, end == std::string_view::npos ? end : end - host).rfind('@');
-  if (at == std::string_view::npos) return std::string(url);
-  return std::string(url.substr(0, host)) + "***" + std::string(url.substr(host + at));
+  const std::string_view authority =
+      url.substr(host, end == std::string_view::npos ? std::string_view::npos : end - host);
+  std::string out(url.substr(0, host));
+  const auto at = authority.rfind('@');
+  out += at == std::string_view::npos ? authority : "***" + std::string(authority.substr(at));
+  if (end == std::string_view::npos) return out;
+  const std::string_view rest = url.substr(end);
+  out += rest == "/" ? "/" : "/***";
+  return out;
 }
 
 }  // namespace jobgen::util

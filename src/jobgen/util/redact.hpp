@@ -1,8 +1,11 @@
-// What jobgen prints never carries a secret: a URL written as scheme://user:password@host keeps
-// its user information out of every message and listing (terminal escapes: util/strings.hpp).
+// What jobgen prints never carries a secret from a URL: a slurmrestd URL may hold a password
+// (scheme://user:password@host) or a token in its path or query (a proxy's "/t/SECRET/"), so only
+// its scheme, host and port are shown (terminal escapes: util/strings.hpp).
 //
 // Contract: redact_url replaces the user information of a "scheme://userinfo@host..." URL with
-// "***" ("http://alice:s3cret@h:6820/x" -> "http://***@h:6820/x"); other text is unchanged.
+// "***" and its path, query and fragment, when there are any beyond "/", with "/***"
+// ("http://alice:s3cret@h:6820/x?t=1" -> "http://***@h:6820/***"); text without "://" (a UNIX
+// socket "unix:/run/s.sock") is unchanged.
 #pragma once
 
 #include <string>

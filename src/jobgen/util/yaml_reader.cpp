@@ -12,7 +12,84 @@
 
 namespace jobgen::util {
 
+namespace {
+
+// A bound on the nodes yaml-cpp would build from `text`, and on its nesting, found by one pass
+// over the characters before anything is built: yaml-cpp takes about half a KiB per node, and
+// 16 MiB of "[1," or of "[" would take gigabytes and seconds before it failed. Every node needs a
+// separator (',' ':' '-' '[' '{' or a line break) outside quotes and comments, so twice their count
+// plus one bounds the nodes. Nesting counts flow brackets, and block levels by indentation.
+Expected<void> check_yaml_bounds(std::string_view text, const std::string& source) {
+  std::size_t separators = 0;
+  int line = 1;
+  int flow = 0;
+  std::vector<std::size_t> indents;  // the indentation of each open block level
+  std::size_t i = 0;
+  const auto at = [&](std::size_t pos) {
+    const std::size_t start = text.rfind('\n', pos == 0 ? 0 : pos - 1);
+    const int col = static_cast<int>(pos - (start == std::string_view::npos ? 0 : start + 1)) + 1;
+    return SourceLoc{source, line, col};
+  };
+  bool line_start = true;
+  while (i < text.size()) {
+    const char c = text[i];
+    if (line_start) {
+      line_start = false;
+      std::size_t indent = 0;
+      while (i + indent < text.size() && text[i + indent] == ' ') ++indent;
+      const char first = i + indent < text.size() ? text[i + indent] : '\n';
+      if (flow == 0 && first != '\n' && first != '#' && first != '\r') {
+        while (!indents.empty() && indents.back() >= indent) indents.pop_back();
+        indents.push_back(indent);
+        if (indents.size() > kMaxYamlDepth)
+          return invalid("the document nests more than " + std::to_string(kMaxYamlDepth) +
+                             " levels deep; a profile or job spec needs a handful",
+                         at(i + indent));
+      }
+      i += indent;
+      continue;
+    }
+    if (c == '\n') {
+      ++separators;
+      ++line;
+      line_start = true;
+      ++i;
+    } else if (c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t')) {
+      const std::size_t end = text.find('\n', i);
+      i = end == std::string_view::npos ? text.size() : end;
+    } else if (c == '"' || c == '\'') {
+      // A quoted scalar: skip it whole (line breaks inside still count lines).
+      std::size_t j = i + 1;
+      while (j < text.size() && text[j] != c) {
+        if (text[j] == '\n') ++line;
+        if (c == '"' && text[j] == '\\') ++j;
+        ++j;
+      }
+      i = std::min(text.size(), j + 1);
+    } else {
+      if (c == '[' || c == '{') {
+        if (++flow > static_cast<int>(kMaxYamlDepth))
+          return invalid("the document nests more than " + std::to_string(kMaxYamlDepth) +
+                             " levels deep; a profile or job spec needs a handful",
+                         at(i));
+      } else if ((c == ']' || c == '}') && flow > 0) {
+        --flow;
+      }
+      if (c == ',' || c == ':' || c == '-' || c == '[' || c == '{') ++separators;
+      if (2 * separators + 1 > kMaxYamlNodes)
+        return invalid("the document has more than " + std::to_string(kMaxYamlNodes) +
+                           " YAML values; a profile or job spec has a few thousand at most",
+                       at(i));
+      ++i;
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 Expected<YAML::Node> load_yaml(std::string_view text, const std::string& source) {
+  JOBGEN_TRY(check_yaml_bounds(text, source));
   try {
     return YAML::Load(std::string(text));
   } catch (const YAML::Exception& e) {

@@ -25,7 +25,13 @@ namespace jobgen::util {
 // shorter; anything longer is a mistake that would only bloat every script.
 inline constexpr std::size_t kMaxScalarBytes = 64u << 10;  // 64 KiB
 
-// Parses YAML text; a syntax error becomes an Error at the parser's line:col.
+// Bounds on what load_yaml builds (a YAML value is a node: a scalar, list or mapping): about
+// 30 MiB of yaml-cpp nodes at most, however the text is made.
+inline constexpr std::size_t kMaxYamlNodes = 60'000;
+inline constexpr std::size_t kMaxYamlDepth = 64;
+
+// Parses YAML text; a syntax error becomes an Error at the parser's line:col, a document beyond
+// kMaxYamlNodes or kMaxYamlDepth an Error where it crossed the bound, before anything is built.
 Expected<YAML::Node> load_yaml(std::string_view text, const std::string& source);
 
 // `text` cut to a readable length for a message ("aaaa... (50000 characters)").

@@ -219,7 +219,7 @@ nlohmann::json status_json(const std::vector<slurm::JobView>& views, int64_t now
     const slurm::JobInfo& j = v.info;
     list.push_back({{"job_id", j.id},
                     {"name", j.name},
-                    {"state", slurm::to_string(j.state)},
+                    {"state", slurm::state_name(j)},
                     {"reason", j.reason},
                     {"explanation", slurm::explain_reason(j, names)},
                     {"description", slurm::describe(j, now, v.job.estimated_runtime_s, names)},

@@ -38,7 +38,7 @@ class Screen {
   // that moved on notably (progress_step).
   void append_changes(const std::vector<JobView>& views, int64_t now) {
     for (const auto& v : views) {
-      const std::string key = to_string(v.info.state) + v.info.reason + v.info.nodes;
+      const std::string key = state_name(v.info) + v.info.reason + v.info.nodes;
       auto& previous = printed_[v.info.id];
       const app::LogTail tail = log_tail_ ? log_tail_(v) : app::LogTail{};
       if (previous != key) {
@@ -63,7 +63,7 @@ class Screen {
   // printed when it changes: a dozen lines per job, not one per poll.
   static std::string progress_step(const JobView& v, const progress::Progress& p) {
     const ShownProgress s = shown_progress(v, p);
-    std::string key = to_string(v.info.state);
+    std::string key = state_name(v.info);
     if (s.fraction) return key + " p" + std::to_string(static_cast<int>(*s.fraction * 10));
     if (s.step) return key + " s" + std::to_string(std::bit_width(static_cast<uint64_t>(*s.step)));
     if (p.epoch) return key + " e" + std::to_string(static_cast<int64_t>(*p.epoch));

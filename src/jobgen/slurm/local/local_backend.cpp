@@ -227,16 +227,16 @@ JobInfo LocalBackend::read_job(const std::string& id, const json& meta) const {
 
   const bool cancelled = exists(dir / "cancelled");
   if (read_exit_file(dir, cancelled, job)) return job;
-  int pgid = 0;
-  if (const auto pid_text = fs_.read_file(dir / "pid")) pgid = std::atoi(pid_text->c_str());
-  if (pgid > 0 && processes_.alive(pgid)) {
+  std::optional<sys::GroupRecord> group;
+  if (const auto pid_text = fs_.read_file(dir / "pid")) group = sys::parse_group_record(*pid_text);
+  if (group && processes_.alive(*group)) {
     job.state = JobState::running;
     return job;
   }
   // The supervisor writes the exit file and then exits: a group found dead after the first read
   // may have left its status in between, so only a second miss means "no exit status".
   if (read_exit_file(dir, cancelled, job)) return job;
-  if (pgid == 0 && !cancelled) {
+  if (!group && !cancelled) {
     // The job's group leader writes the pid file before anything runs: without one, the job is
     // being submitted right now, or its submission was interrupted before it started.
     const auto written = mtime(dir / "meta.json");
@@ -251,7 +251,10 @@ JobInfo LocalBackend::read_job(const std::string& id, const json& meta) const {
   }
   job.state = cancelled ? JobState::cancelled : JobState::failed;
   job.end_time = mtime(dir / (cancelled ? "cancelled" : "pid"));
-  if (!cancelled) job.reason = "ended without an exit status (killed with SIGKILL?)";
+  if (!cancelled)
+    job.reason =
+        "ended without an exit status (killed with SIGKILL, or the machine restarted; whatever "
+        "holds its old process group number now is not this job)";
   return job;
 }
 
@@ -282,22 +285,27 @@ Expected<std::vector<JobInfo>> LocalBackend::jobs(const JobQuery& query) {
   return result;
 }
 
-Expected<void> LocalBackend::cancel(const std::vector<std::string>& ids) {
+Expected<CancelResult> LocalBackend::cancel(const std::vector<std::string>& ids) {
   for (const auto& id : ids) {
     if (!local_job_id(id))
       return invalid("'" + id + "' is not a local job id (a number such as 7)");
   }
-  std::vector<std::pair<std::string, int>> groups;
+  CancelResult done;
+  std::vector<std::pair<std::string, sys::GroupRecord>> groups;
   for (const auto& id : ids) {
     const fs::path dir = job_dir(id);
     if (!exists(dir / "meta.json")) {
-      return fail("no local job " + id + " under " + options_.dir.string(), Exit::not_found);
+      done.unknown.push_back(id);
+      continue;
     }
-    if (exists(dir / "exit")) continue;                 // already ended
-    (void)fs_.write_file(dir / "cancelled", "", 0644);  // best effort: the signal matters more
+    if (exists(dir / "exit")) continue;  // already ended
     const auto pid_text = fs_.read_file(dir / "pid");
-    const int pgid = pid_text ? std::atoi(pid_text->c_str()) : 0;
-    if (processes_.signal(pgid, SIGTERM)) groups.emplace_back(id, pgid);
+    const auto group = pid_text ? sys::parse_group_record(*pid_text) : std::nullopt;
+    // Only the job's own group, as recorded, is signalled (never a process that got its number).
+    if (group && !processes_.alive(*group)) continue;
+    (void)fs_.write_file(dir / "cancelled", "", 0644);  // best effort: the signal matters more
+    done.accepted.push_back(id);
+    if (group && processes_.signal(*group, SIGTERM)) groups.emplace_back(id, *group);
   }
   // Wait for the jobs to end (the supervisor writes their exit files), then SIGKILL the rest.
   const auto deadline = clock_.now() + options_.grace;
@@ -312,7 +320,7 @@ Expected<void> LocalBackend::cancel(const std::vector<std::string>& ids) {
     }
     clock_.sleep_for(std::chrono::milliseconds(100));
   }
-  return {};
+  return done;
 }
 
 Expected<ClusterState> LocalBackend::cluster() {

@@ -45,7 +45,7 @@ class LocalBackend final : public Backend {
   std::string name() const override { return "local"; }
   Expected<SubmitResult> submit(const SubmitRequest& request) override;
   Expected<std::vector<JobInfo>> jobs(const JobQuery& query) override;
-  Expected<void> cancel(const std::vector<std::string>& ids) override;
+  Expected<CancelResult> cancel(const std::vector<std::string>& ids) override;
   Expected<ClusterState> cluster() override;
 
  private:

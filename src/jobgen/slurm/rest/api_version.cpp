@@ -4,6 +4,8 @@
 #include <array>
 #include <nlohmann/json.hpp>
 
+#include "jobgen/slurm/bounded_json.hpp"
+
 namespace jobgen::slurm {
 
 namespace {
@@ -48,10 +50,21 @@ Expected<const RestDialect*> find_dialect(std::string_view version) {
 }
 
 std::vector<std::string> versions_in_openapi(std::string_view openapi_json) {
+  // Only the names under "paths" are needed: everything else (megabytes of schemas) is dropped
+  // while parsing.
+  std::vector<std::string> paths;
+  bool in_paths = false;
+  const nlohmann::json::parser_callback_t names =
+      [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+        if (event != nlohmann::json::parse_event_t::key) return true;
+        if (depth == 1) in_paths = parsed == "paths";
+        if (depth == 2 && in_paths && parsed.is_string())
+          paths.push_back(parsed.get<std::string>());
+        return depth == 1 && in_paths;
+      };
   std::vector<std::string> out;
-  auto doc = nlohmann::json::parse(openapi_json, nullptr, false);
-  if (!doc.is_object() || !doc.contains("paths") || !doc["paths"].is_object()) return out;
-  for (const auto& [path, _] : doc["paths"].items()) {
+  if (!parse_bounded(openapi_json, names).is_object()) return out;
+  for (const auto& path : paths) {
     constexpr std::string_view prefix = "/slurm/v";
     if (!path.starts_with(prefix)) continue;
     const auto end = path.find('/', prefix.size());

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "jobgen/slurm/bounded_json.hpp"
 #include "jobgen/slurm/gres.hpp"
 #include "jobgen/util/strings.hpp"
 
@@ -234,7 +235,7 @@ Expected<std::string> encode_submit(const RestDialect& d, const job::SbatchOptio
 }
 
 Expected<RestSubmitted> decode_submit(std::string_view body) {
-  const json doc = json::parse(body, nullptr, false);
+  const json doc = parse_bounded(body);
   if (!doc.is_object())
     return fail("slurmrestd answered the submission with something that is not a JSON object (" +
                 std::to_string(body.size()) + " bytes); whether the job was created is unknown");

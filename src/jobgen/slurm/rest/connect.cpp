@@ -71,6 +71,34 @@ Error RestBackend::clean(Error error) const {
   return error;
 }
 
+namespace {
+
+// A positive whole number from the environment variable `name`, if set.
+Expected<std::optional<int64_t>> positive_setting(const sys::Environment& env, const char* name,
+                                                  int64_t most) {
+  const auto text = env.get(name);
+  if (!text || text->empty()) return std::nullopt;
+  const auto value = util::parse_int(*text);
+  if (!value || *value < 1 || *value > most)
+    return invalid(std::string(name) + "='" + util::printable(*text, 40) +
+                   "' is not a whole number from 1 to " + std::to_string(most));
+  return value;
+}
+
+}  // namespace
+
+Expected<void> RestBackend::begin_call() {
+  if (!limits_read_) {
+    JOBGEN_TRY_ASSIGN(auto seconds, positive_setting(env_, "JOBGEN_REST_TIMEOUT", 86'400));
+    if (seconds) config_.budget = std::chrono::seconds(*seconds);
+    JOBGEN_TRY_ASSIGN(auto mib, positive_setting(env_, "JOBGEN_REST_MAX_RESPONSE_MIB", 65'536));
+    if (mib) config_.max_body_bytes = static_cast<std::size_t>(*mib) << 20;
+    limits_read_ = true;
+  }
+  deadline_ = clock_.now() + config_.budget;
+  return prepare();
+}
+
 Expected<void> RestBackend::prepare() {
   if (prepared_) return {};
   std::string url = env_.get("SLURMRESTD_URL").value_or("");
@@ -128,7 +156,7 @@ Expected<const RestDialect*> RestBackend::choose_version(const std::string& url)
 }
 
 Expected<const RestDialect*> RestBackend::dialect() {
-  JOBGEN_TRY(prepare());
+  JOBGEN_TRY(begin_call());
   return dialect_;
 }
 

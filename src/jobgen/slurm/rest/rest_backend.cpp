@@ -1,5 +1,6 @@
 #include "jobgen/slurm/rest/rest_backend.hpp"
 
+#include "jobgen/slurm/bounded_json.hpp"
 #include "jobgen/util/redact.hpp"
 #include "jobgen/util/slurm_time.hpp"
 
@@ -34,6 +35,14 @@ bool plain_number(std::string_view id) {
   return !id.empty() && std::ranges::all_of(id, [](char c) { return c >= '0' && c <= '9'; });
 }
 
+// A JSON object carrying Slurm's "errors" list: how every slurmrestd version answers.
+bool slurm_envelope(std::string_view body) {
+  const auto doc = parse_bounded(body);
+  if (!doc.is_object()) return false;
+  const auto errors = doc.find("errors");
+  return errors != doc.end() && errors->is_array();
+}
+
 Error transient(Error error) {
   error.transient = true;
   return error;
@@ -52,8 +61,7 @@ Expected<sys::HttpResponse> RestBackend::send(const std::string& method, const s
   request.method = method;
   request.url = endpoint_.base_url + path;
   request.unix_socket = endpoint_.unix_socket;
-  request.connect_timeout = config_.connect_timeout;
-  request.timeout = config_.timeout;
+  request.max_body_bytes = config_.max_body_bytes;
   request.headers.emplace_back("Accept", "application/json");
   if (!body.empty()) request.headers.emplace_back("Content-Type", "application/json");
   if (!token_.token.empty()) {
@@ -66,7 +74,18 @@ Expected<sys::HttpResponse> RestBackend::send(const std::string& method, const s
   auto delay = config_.backoff;
   const int attempts = std::max(1, config_.attempts);
   int attempt = 1;
+  bool out_of_time = false;
   for (;; ++attempt) {
+    // Each attempt gets what is left of the call's budget (RestConfig::budget), at most its own.
+    using std::chrono::milliseconds;
+    const auto left = std::chrono::duration_cast<milliseconds>(deadline_ - clock_.now());
+    if (left < milliseconds(50)) {
+      out_of_time = true;
+      if (last.empty()) last = "no time left";
+      break;
+    }
+    request.timeout = std::min(config_.timeout, left);
+    request.connect_timeout = std::min(config_.connect_timeout, left);
     auto result = http_.send(request);
     if (result) {
       const long s = result->status;
@@ -78,13 +97,24 @@ Expected<sys::HttpResponse> RestBackend::send(const std::string& method, const s
       if (!retry_any_failure && result.error().maybe_sent) break;  // never re-send a POST
     }
     if (attempt >= attempts) break;
+    if (clock_.now() + delay >= deadline_) {
+      out_of_time = true;
+      break;
+    }
     clock_.sleep_for(delay);
     delay *= 2;
   }
   std::string where = endpoint_.unix_socket.empty() ? util::redact_url(endpoint_.base_url)
                                                     : "unix:" + endpoint_.unix_socket;
-  std::string text = "cannot reach slurmrestd at " + where + ": " + util::redact_url(last);
+  // The call is named by jobgen's own API path: the base URL's path may hold a secret.
+  std::string text = "cannot reach slurmrestd at " + where + " (" + method + " " + path +
+                     "): " + util::redact_url(last);
   if (attempt > 1) text += " (" + std::to_string(attempt) + " attempts)";
+  if (out_of_time || clock_.now() >= deadline_)
+    text += "; it did not answer within " +
+            util::format_duration(std::chrono::duration<double>(config_.budget).count(),
+                                  util::DurationStyle::whole) +
+            ", the limit of one request (JOBGEN_REST_TIMEOUT=SECONDS sets it)";
   if (!retry_any_failure && method == "POST")
     text +=
         ". The request may or may not have arrived: check with `jobgen status` before "
@@ -200,7 +230,7 @@ Expected<SubmitResult> RestBackend::submit(const SubmitRequest& request) {
     return invalid(
         "slurmrestd has no test-only submission (sbatch --test-only): use --backend cli for "
         "--test-only, or submit and watch the pending reason");
-  JOBGEN_TRY(prepare());
+  JOBGEN_TRY(begin_call());
   SubmitBody body{request.script, config_.environment, config_.working_dir,
                   request.tag.empty() ? std::string() : tag_comment(request.tag)};
   // The token must never reach a job: not by name, not by value.
@@ -254,7 +284,7 @@ Expected<std::vector<JobInfo>> RestBackend::jobs(const JobQuery& query) {
   for (const auto& id : query.ids) {
     if (!is_job_id(id)) return invalid("'" + id + "' is not a job id (expected e.g. 123 or 123_4)");
   }
-  JOBGEN_TRY(prepare());
+  JOBGEN_TRY(begin_call());
   const auto keep = [&](const JobInfo& job) {
     if (query.empty()) return token_.user.empty() || job.user == token_.user;
     if (std::ranges::any_of(query.ids, [&](const std::string& id) { return matches_id(job, id); }))
@@ -305,12 +335,13 @@ Expected<std::vector<JobInfo>> RestBackend::jobs(const JobQuery& query) {
   return jobs_cache_;
 }
 
-Expected<void> RestBackend::cancel(const std::vector<std::string>& ids) {
+Expected<CancelResult> RestBackend::cancel(const std::vector<std::string>& ids) {
   for (const auto& id : ids) {
     if (!is_job_id(id)) return invalid("'" + id + "' is not a job id (expected e.g. 123 or 123_4)");
   }
-  JOBGEN_TRY(prepare());
+  JOBGEN_TRY(begin_call());
   std::string problems;
+  std::vector<std::string> accepted;
   std::vector<std::string> unknown;
   for (const auto& id : ids) {
     // DELETE is safe to repeat, but only a request that never left is retried (send()).
@@ -319,8 +350,13 @@ Expected<void> RestBackend::cancel(const std::vector<std::string>& ids) {
     std::vector<SlurmError> real;
     for (const auto& e : messages.errors)
       if (e.number != 0 || !e.error.empty()) real.push_back(e);
-    const bool json_answer = nlohmann::json::accept(response.body);
-    if (response.status == 200 && real.empty() && json_answer) continue;
+    // slurmrestd confirms with its usual envelope ("errors": [] at least); "{}" or "OK" from
+    // something in between confirms nothing.
+    const bool json_answer = slurm_envelope(response.body);
+    if (response.status == 200 && real.empty() && json_answer) {
+      accepted.push_back(id);
+      continue;
+    }
     if (has_error(messages, kInvalidJobId) && real.size() == 1) {
       unknown.push_back(id);
       continue;
@@ -328,7 +364,8 @@ Expected<void> RestBackend::cancel(const std::vector<std::string>& ids) {
     if (response.status == 200 && !json_answer) {
       problems += (problems.empty() ? "" : "\n") +
                   std::string("slurmrestd answered the cancellation of ") + id +
-                  " with something that is not JSON (" + snippet(response.body) +
+                  " with something that is not a Slurm answer (" +
+                  (response.body.empty() ? std::string("an empty body") : snippet(response.body)) +
                   "): whether it was cancelled is unknown";
       continue;
     }
@@ -337,16 +374,11 @@ Expected<void> RestBackend::cancel(const std::vector<std::string>& ids) {
     problems += (problems.empty() ? "" : "\n") + e.message;
   }
   if (!problems.empty()) return std::unexpected(clean(Error{problems, {}, Exit::failure}));
-  if (!unknown.empty())
-    return fail("no such job: " + util::join(unknown, ", ") +
-                    " (Slurm does not know it: it never existed, or ended long enough ago to be "
-                    "forgotten)",
-                Exit::not_found);
-  return {};
+  return CancelResult{std::move(accepted), std::move(unknown)};
 }
 
 Expected<std::vector<NodeInfo>> RestBackend::nodes() {
-  JOBGEN_TRY(prepare());
+  JOBGEN_TRY(begin_call());
   JOBGEN_TRY_ASSIGN(auto answer, get(api("nodes"), "GET /nodes", false));
   auto decoded = decode_node_list(answer.response.body, "GET /nodes");
   if (!decoded) return std::unexpected(transient(clean(decoded.error())));
@@ -354,7 +386,7 @@ Expected<std::vector<NodeInfo>> RestBackend::nodes() {
 }
 
 Expected<std::vector<JobInfo>> RestBackend::queue() {
-  JOBGEN_TRY(prepare());
+  JOBGEN_TRY(begin_call());
   // Not through jobs()'s update_time cache: that one holds only the jobs it was asked for.
   auto decoded = get_job_list(api("jobs"), false, [](const JobInfo& job) {
     return job.state == JobState::pending || job.state == JobState::running ||
@@ -366,7 +398,7 @@ Expected<std::vector<JobInfo>> RestBackend::queue() {
 }
 
 Expected<ClusterState> RestBackend::cluster() {
-  JOBGEN_TRY(prepare());
+  JOBGEN_TRY(begin_call());
   const int64_t started = util::unix_seconds(clock_.now());
   std::string path = api("nodes");
   if (nodes_update_ && dialect_->nodes_since)

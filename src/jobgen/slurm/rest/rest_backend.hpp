@@ -47,6 +47,12 @@ struct RestConfig {
   std::chrono::milliseconds timeout{60000};
   int attempts = 4;                        // for retryable requests
   std::chrono::milliseconds backoff{500};  // doubled after each failed attempt
+  // Every call of the Backend interface (status's query, a cancel's DELETEs, a submission) ends
+  // within `budget`, retries and a silent server included; $JOBGEN_REST_TIMEOUT (seconds)
+  // overrides it.
+  std::chrono::milliseconds budget{30'000};
+  // A longer answer is a failure, not read into memory; $JOBGEN_REST_MAX_RESPONSE_MIB overrides.
+  std::size_t max_body_bytes = std::size_t{64} << 20;
 };
 
 // The environment a REST submission carries when the caller gives none: these variables from
@@ -64,7 +70,7 @@ class RestBackend final : public Backend {
   std::string name() const override { return "rest"; }
   Expected<SubmitResult> submit(const SubmitRequest& request) override;
   Expected<std::vector<JobInfo>> jobs(const JobQuery& query) override;
-  Expected<void> cancel(const std::vector<std::string>& ids) override;
+  Expected<CancelResult> cancel(const std::vector<std::string>& ids) override;
   Expected<ClusterState> cluster() override;
   Expected<std::vector<NodeInfo>> nodes() override;
   Expected<std::vector<JobInfo>> queue() override;
@@ -79,6 +85,8 @@ class RestBackend final : public Backend {
     sys::HttpResponse response;
     SlurmMessages messages;
   };
+  // Starts one call of the Backend interface: its deadline (RestConfig::budget) and set-up.
+  Expected<void> begin_call();
   Expected<void> prepare();
   // The pinned version, else the newest the server at `url` and jobgen share.
   Expected<const RestDialect*> choose_version(const std::string& url);
@@ -109,6 +117,8 @@ class RestBackend final : public Backend {
   TokenFetcher fetch_;
 
   bool prepared_ = false;
+  bool limits_read_ = false;
+  std::chrono::system_clock::time_point deadline_{};
   sys::Endpoint endpoint_;
   RestToken token_;
   bool token_found_ = false;

@@ -115,7 +115,7 @@ JobInfo job_from_fields(const std::vector<std::string_view>& f) {
     info.array_job_id = array;
     info.array_task_id = util::parse_int(f[3]);  // none for a pending record "12_[0-9]"
   }
-  info.state = parse_job_state(f[4]);
+  read_state(f[4], info);
   info.reason = none_to_empty(f[5]);
   info.partition = std::string(f[6]);
   info.num_nodes = static_cast<int>(util::parse_int(f[7]).value_or(0));
@@ -437,7 +437,7 @@ Expected<std::vector<JobInfo>> parse_sacct(std::string_view text) {
       if (!job.array_job_id || !job.array_task_id) job.array_job_id.reset();
     }
     job.name = std::string(f[2]);
-    job.state = parse_job_state(f[3]);
+    read_state(f[3], job);
     if (const auto status = parse_exit_status(f[4]); status && f[4].find(':') != f[4].npos) {
       job.exit_code = status->code;
       if (status->signal > 0) job.signal = status->signal;

@@ -232,8 +232,8 @@ Expected<std::vector<JobInfo>> SbatchBackend::sacct(const std::vector<std::strin
   return parsed;
 }
 
-Expected<void> SbatchBackend::cancel(const std::vector<std::string>& ids) {
-  if (ids.empty()) return {};
+Expected<CancelResult> SbatchBackend::cancel(const std::vector<std::string>& ids) {
+  if (ids.empty()) return CancelResult{};
   for (const auto& id : ids) {
     if (!is_job_id(id)) return invalid("'" + id + "' is not a job id (expected e.g. 123 or 123_4)");
   }
@@ -248,13 +248,21 @@ Expected<void> SbatchBackend::cancel(const std::vector<std::string>& ids) {
   });
   if (result.exit_code != 0 || other_error)
     return std::unexpected(command_error("scancel", result.err, ids.front()));
-  if (!unknown.empty()) {
-    return fail("no such job: " + util::join(unknown, ", ") +
-                    " (Slurm does not know it: it never existed, or ended long enough ago to be "
-                    "forgotten)",
-                Exit::not_found);
+  // scancel -v says "Terminating job ID" for each id it sent a cancellation for, and an error
+  // line for an id Slurm refused (unknown, or already ended).
+  CancelResult done;
+  done.unknown = unknown;
+  const auto refused = [&](std::string_view line) {
+    return contains(line, "error") && (contains(line, "Invalid job id specified") ||
+                                       contains(line, "already completing or completed"));
+  };
+  for (const auto& id : ids) {
+    const bool failed = std::ranges::any_of(util::split(result.err, '\n'), [&](auto line) {
+      return refused(line) && contains(line, "job id " + id + ":");
+    });
+    if (!failed && std::ranges::find(unknown, id) == unknown.end()) done.accepted.push_back(id);
   }
-  return {};
+  return done;
 }
 
 Expected<std::vector<NodeInfo>> SbatchBackend::nodes() {

@@ -40,7 +40,7 @@ class SbatchBackend final : public Backend {
   std::string name() const override { return "cli"; }
   Expected<SubmitResult> submit(const SubmitRequest& request) override;
   Expected<std::vector<JobInfo>> jobs(const JobQuery& query) override;
-  Expected<void> cancel(const std::vector<std::string>& ids) override;
+  Expected<CancelResult> cancel(const std::vector<std::string>& ids) override;
   Expected<ClusterState> cluster() override;
   Expected<std::vector<NodeInfo>> nodes() override;
   Expected<std::vector<JobInfo>> queue() override;

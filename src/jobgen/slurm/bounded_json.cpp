@@ -1,0 +1,98 @@
+#include "jobgen/slurm/bounded_json.hpp"
+
+#include <vector>
+
+namespace jobgen::slurm {
+
+namespace {
+
+using nlohmann::json;
+using Event = json::parse_event_t;
+
+struct TooBig {
+  std::string why;
+};
+
+// Follows which values nlohmann keeps and how many of them are held. It keeps a container's
+// children only while the container, the key they stand under and the callback agree; it calls
+// the callback at the end of kept containers only, so the open containers are matched by depth.
+class Counter {
+ public:
+  bool on(int depth, Event event, json& parsed, const json::parser_callback_t& inner) {
+    const bool wanted = !inner || inner(depth, event, parsed);
+    const auto level = static_cast<std::size_t>(depth);
+    switch (event) {
+      case Event::key:
+        close_below(level);
+        key_kept_ = wanted;
+        break;
+      case Event::object_start:
+      case Event::array_start:
+        close_below(level);
+        if (depth >= kMaxJsonDepth)
+          throw TooBig{"it is nested deeper than " + std::to_string(kMaxJsonDepth) + " levels"};
+        open_.push_back({level, member_kept() && wanted, event == Event::object_start, 0});
+        break;
+      case Event::object_end:
+      case Event::array_end: {
+        close_below(level + 1);
+        if (open_.empty()) break;
+        const Open closed = open_.back();
+        open_.pop_back();
+        if (closed.kept && wanted) add(closed.held + 1);
+        break;
+      }
+      case Event::value:
+        close_below(level);
+        if (member_kept() && wanted) add(1);
+        break;
+    }
+    return wanted;
+  }
+
+ private:
+  struct Open {
+    std::size_t level;  // nlohmann's depth at its start
+    bool kept;
+    bool object;
+    std::size_t held;  // values kept inside it so far
+  };
+  // Containers nlohmann dropped end without a callback: forget those at `level` or deeper. They
+  // hold nothing (a dropped container keeps no children).
+  void close_below(std::size_t level) {
+    while (!open_.empty() && open_.back().level >= level) open_.pop_back();
+  }
+  // Whether a value starting now, in the innermost open container, is kept.
+  bool member_kept() const {
+    if (open_.empty()) return true;
+    return open_.back().kept && (!open_.back().object || key_kept_);
+  }
+  void add(std::size_t n) {
+    if (open_.empty()) return;  // the document itself
+    open_.back().held += n;
+    std::size_t live = 0;
+    for (const auto& o : open_) live += o.held;
+    if (live > kMaxJsonValues)
+      throw TooBig{"it holds more than " + std::to_string(kMaxJsonValues) + " values"};
+  }
+  std::vector<Open> open_;
+  bool key_kept_ = true;
+};
+
+}  // namespace
+
+json parse_bounded(std::string_view body, const json::parser_callback_t& callback,
+                   std::string* why) {
+  Counter counter;
+  const json::parser_callback_t bounded = [&](int depth, Event event, json& parsed) {
+    return counter.on(depth, event, parsed, callback);
+  };
+  try {
+    return json::parse(body, bounded, false);
+  } catch (const TooBig& e) {
+    if (why) *why = e.why;
+    return json(json::value_t::discarded);
+  }
+}
+
+}  // namespace jobgen::slurm

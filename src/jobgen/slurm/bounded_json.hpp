@@ -1,0 +1,25 @@
+// Reading slurmrestd's JSON within a memory bound. Its answers are capped in size (RestConfig::
+// max_body_bytes), but a few MiB of "[[[[" or of one-character values would still become a tree
+// many times larger: a parse here refuses a document nested deeper than kMaxJsonDepth, or one that
+// would hold more than kMaxJsonValues values at once. Values a callback drops (returns false for,
+// as with nlohmann's parser_callback_t) stop counting, so a queue of 20,000 jobs decoded one record
+// at a time stays within the bound.
+#pragma once
+
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+namespace jobgen::slurm {
+
+inline constexpr int kMaxJsonDepth = 64;
+inline constexpr std::size_t kMaxJsonValues = 200'000;
+
+// nlohmann::json::parse(body, callback, false) within the bounds; a document beyond them is
+// `discarded` and `why` (if given) says which bound it broke. `callback` may be null.
+nlohmann::json parse_bounded(std::string_view body,
+                             const nlohmann::json::parser_callback_t& callback = nullptr,
+                             std::string* why = nullptr);
+
+}  // namespace jobgen::slurm
