@@ -6,7 +6,11 @@
 # when the exit code is the expected one (never >= 128: a crash; never 124: a hang), stderr has
 # the expected fragment (with its FILE:LINE:COL), nothing under the scratch root changed except
 # the case's declared writes, no file named "pwned" appeared, /dev/null is still a character
-# device, and the case's check_NAME function (below) passes.
+# device, and the case's check_NAME function (below) passes. Each case's peak resident memory is
+# measured (peak_rss.py); the largest is reported, and in a build with the VM limit (the release
+# build: ASan's own memory is not jobgen's) one above 256 MiB fails the run.
+# A case's setup may write KEY=VALUE lines to .case-env in its directory (added to the clean
+# environment); cases named big_* send their stdout to /dev/null.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,6 +29,8 @@ while (($#)); do
   shift
 done
 
+python=$(command -v python3)
+rss_limit_kib=$((256 * 1024))
 root=$(mktemp -d "${TMPDIR:-/tmp}/jobgen-hostile.XXXXXX")
 cleanup() {
   jobs -p | xargs -r kill 2>/dev/null
@@ -51,6 +57,9 @@ w("tags6000.mustache", "#!/bin/bash\n" + "{{nodes}} " * 6000 + "\n")
 w("longline.mustache", "#!/bin/bash\n{{#" + "a" * 100000 + "}}\n{{/" + "a" * 100000 + "}}\n")
 w("deep.yaml", "name: x\nmodel: " + "[" * 100000 + "]" * 100000 + "\n")
 w("huge.yaml", "# " + "x" * (17 << 20) + "\n")
+# Just under the 16 MiB input limit: 8 million flow-list values, 16 million '['.
+w("flow16m.yaml", "name: x\nmodel: [" + "1," * 8000000 + "1]\n")
+w("brackets16m.yaml", "[" * 16000000 + "\n")
 w("binary.yaml", bytes(range(256)) * 64, 'wb')
 PY
 }
@@ -142,6 +151,30 @@ check_tmpl_plain_quoted() {
   grep -q '^echo "1 x ' "$out" || { echo "plain values were not rendered"; return 1; }
 }
 
+# A finished local job (the local runner's own files) whose log is 1.2 GB, sparse: `logs` must
+# stream it, and `logs -f` start at its end.
+setup_big_log() {
+  local job=.state/jobgen/local/jobs/1
+  mkdir -p "$job" logs && truncate -s 1200M logs/train-1.out && echo "exit 0" >"$job/exit"
+  printf '{"name":"train","submit_time":1,"stdout":"%s","stderr":"%s","working_dir":"%s"}' \
+    "$PWD/logs/train-1.out" "$PWD/logs/train-1.out" "$PWD" >"$job/meta.json"
+}
+setup_big_log_follow() { setup_big_log; }
+# The GPU catalog under JOBGEN_DATA_DIR is a FIFO: said, never silently replaced.
+setup_catalog_fifo() { mkdir -p data && mkfifo data/gpus.yaml && echo "JOBGEN_DATA_DIR=$PWD" >.case-env; }
+setup_catalog_dev_zero() {
+  mkdir -p data && ln -s /dev/zero data/gpus.yaml && echo "JOBGEN_DATA_DIR=$PWD" >.case-env
+}
+# Several stage scripts never land beside a device.
+no_stage_files_in_dev() {
+  if compgen -G '/dev/null-*' >/dev/null || compgen -G '/dev/stdout-*' >/dev/null; then
+    echo "stage scripts were written into /dev"
+    return 1
+  fi
+}
+check_stages_dev_null() { no_stage_files_in_dev; }
+check_stages_dev_stdout() { no_stage_files_in_dev; }
+
 snapshot() {
   find "$IN" "$root/case" -printf '%p|%y|%m|%s|%n|%T@|%l\n' 2>/dev/null | sort
 }
@@ -149,6 +182,8 @@ snapshot() {
 tried=0
 clean=0
 failures=()
+peak_kib=0
+peak_case=-
 while IFS=$'\t' read -r name want expect writes command; do
   [[ -z $name || $name == \#* ]] && continue
   if ((${#only[@]})) && [[ " ${only[*]} " != *" $name "* ]]; then continue; fi
@@ -165,6 +200,11 @@ while IFS=$'\t' read -r name want expect writes command; do
   before=$(snapshot)
   args=()
   eval "args=($command)"
+  case_env=()
+  [[ -f $dir/.case-env ]] && mapfile -t case_env <"$dir/.case-env"
+  stdout=$out
+  [[ $name == big_* ]] && stdout=/dev/null
+  rss=$root/log/$name.rss
   start=${EPOCHREALTIME/./}
   (
     cd "$dir" || exit 1
@@ -172,9 +212,9 @@ while IFS=$'\t' read -r name want expect writes command; do
     # A clean environment, but the sanitizers' options of a make test-asan run.
     exec env -i PATH=/usr/bin:/bin HOME="$dir" XDG_STATE_HOME="$dir/.state" \
       ASAN_OPTIONS="${ASAN_OPTIONS:-}" UBSAN_OPTIONS="${UBSAN_OPTIONS:-}" \
-      XDG_CONFIG_HOME="$dir/.config" JOBGEN_DATA_DIR="$REPO" \
-      timeout -k 2 "$time_limit" "$jobgen" "${args[@]}"
-  ) >"$out" 2>"$err" </dev/null
+      XDG_CONFIG_HOME="$dir/.config" JOBGEN_DATA_DIR="$REPO" "${case_env[@]}" \
+      "$python" "$here/peak_rss.py" "$rss" timeout -k 2 "$time_limit" "$jobgen" "${args[@]}"
+  ) >"$stdout" 2>"$err" </dev/null
   code=$?
   elapsed=$((${EPOCHREALTIME/./} - start))
   seconds=$(printf '%d.%02d' $((elapsed / 1000000)) $((elapsed / 10000 % 100)))
@@ -187,6 +227,14 @@ while IFS=$'\t' read -r name want expect writes command; do
   fi
   if [[ $expect != - ]] && ! grep -qF -- "$expect" "$err"; then
     problems+=("stderr lacks: $expect")
+  fi
+  kib=$(cat "$rss" 2>/dev/null || echo 0)
+  if ((kib > peak_kib)); then
+    peak_kib=$kib
+    peak_case=$name
+  fi
+  if [[ -n $vm_limit ]] && ((kib > rss_limit_kib)); then
+    problems+=("peak resident memory $((kib / 1024)) MiB, above $((rss_limit_kib / 1024)) MiB")
   fi
   after=$(snapshot)
   allowed=()
@@ -215,5 +263,6 @@ while IFS=$'\t' read -r name want expect writes command; do
   fi
 done <"$here/cases.tsv"
 
+echo "peak resident memory: $((peak_kib / 1024)) MiB ($peak_case); limit $((rss_limit_kib / 1024)) MiB"
 echo "$tried tried, $clean clean"
 ((tried > 0 && tried == clean))

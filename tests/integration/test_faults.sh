@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Fault injection: slurmctld frozen and killed mid-watch and mid-submit, jobgen killed with -9
-# during a submit, bad tokens on both backends, slurmrestd stopped, and a fake slurmrestd answering
-# 500 / HTML / truncated / empty-200 / nested garbage / Slurm's error -1. Afterwards every job jobgen
-# submitted is compared with what Slurm says, and the test prints three counts that must be 0:
-# jobs misreported (ledger or output disagrees with Slurm), jobs lost from the ledger (Slurm has a
-# job tagged by jobgen that the ledger cannot name), jobs cancelled that were not asked for.
+# during a submit, bad tokens on both backends, slurmrestd stopped, a job STOPPED with a signal,
+# and a fake slurmrestd answering 500 / HTML / truncated / empty-200 / nested garbage / Slurm's
+# error -1 / "{}" / a job id that is text / a state no Slurm has / a body that never ends / nothing
+# at all; then per-task cancels of an array and a task id of a plain job (in a ledger of their
+# own). Afterwards every job jobgen submitted is compared with what Slurm says, and the test prints
+# three counts that must be 0: jobs misreported (ledger or output disagrees with Slurm), jobs lost
+# from the ledger (Slurm has a job tagged by jobgen that the ledger cannot name), jobs cancelled
+# that were not asked for.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=submit_lib.sh
 source "$(dirname "$0")/submit_lib.sh"
@@ -137,15 +140,36 @@ sleep 0.5
 expect_rc 1 "REST status with slurmrestd stopped" "$JOBGEN" status --backend rest "$r"
 "$CLUSTER_SH" restart "$JOBGEN_CLUSTER_DIR" slurmrestd
 
-# --- a slurmrestd answering garbage --------------------------------------------------------------
-r_state=$(ledger_state "$r" rest)
-for mode in 500 html truncated empty200 nested unspecified text200; do
+# --- a job in a state beyond RUNNING/PENDING: alive, named as Slurm names it ---------------------
+scancel -s STOP "$b"
+for ((i = 0; i < 50; i++)); do [[ $(squeue -h -j "$b" -o %T) == STOPPED ]] && break; sleep 0.1; done
+expect_rc 0 "status of a STOPPED job" "$JOBGEN" status "$b"
+grep -q "STOPPED" "$WORK/out.txt" || fail "the STOPPED job is not shown as such: $(cat "$WORK/out.txt")"
+[[ $(ledger_state "$b") == STOPPED ]] || fail "ledger: job $b is $(ledger_state "$b"), not STOPPED"
+expect_rc 0 "plain status lists the STOPPED job among the unfinished" "$JOBGEN" status
+grep -q "^$b .*STOPPED" "$WORK/out.txt" || fail "plain status lost the STOPPED job: $(cat "$WORK/out.txt")"
+scancel -s CONT "$b"
+echo "ok: a STOPPED job stays alive in status and the ledger"
+
+# start_fake MODE : a misbehaving slurmrestd; sets $fake to its URL.
+start_fake() {
   rm -f port
-  python3 "$HERE/fake_slurmrestd.py" "$mode" port &
+  python3 "$HERE/fake_slurmrestd.py" "$1" port &
   FAKE_PID=$!
   for ((i = 0; i < 50; i++)); do [[ -s port ]] && break; sleep 0.1; done
-  export JOBGEN_REST_API_VERSION=v0.0.38
   fake="http://127.0.0.1:$(cat port)"
+}
+stop_fake() {
+  kill "$FAKE_PID"
+  wait "$FAKE_PID" 2>/dev/null || true
+  FAKE_PID=
+}
+
+# --- a slurmrestd answering garbage --------------------------------------------------------------
+r_state=$(ledger_state "$r" rest)
+for mode in 500 html truncated empty200 nested unspecified text200 emptyobj stringid; do
+  start_fake "$mode"
+  export JOBGEN_REST_API_VERSION=v0.0.38
   expect_rc 1 "REST status against a server answering '$mode'" \
     env SLURMRESTD_URL="$fake" "$JOBGEN" status --backend rest "$r"
   # (A 200 whose JSON carries an empty errors[] is how slurmrestd confirms a cancellation, so
@@ -156,13 +180,84 @@ for mode in 500 html truncated empty200 nested unspecified text200; do
     [[ $rc -ne 0 ]] || fail "cancel against '$mode' claimed success: $(cat out.txt)"
   fi
   unset JOBGEN_REST_API_VERSION
-  kill "$FAKE_PID"
-  wait "$FAKE_PID" 2>/dev/null || true
-  FAKE_PID=
+  stop_fake
   [[ $(ledger_state "$r" rest) == "$r_state" ]] ||
     fail "answer '$mode' changed the ledger: job $r is $(ledger_state "$r" rest), was $r_state"
 done
 echo "ok: garbage answers are failures and leave the ledger alone"
+
+# --- a body that never ends: refused at the cap, in bounded memory --------------------------------
+start_fake endless
+rc=0
+JOBGEN_REST_API_VERSION=v0.0.38 SLURMRESTD_URL="$fake" python3 "$HERE/../hostile/peak_rss.py" \
+  rss.txt "$JOBGEN" status --backend rest "$r" >out.txt 2>&1 || rc=$?
+stop_fake
+[[ $rc -eq 1 ]] || fail "an endless answer: exit $rc: $(head -c 600 out.txt)"
+grep -q "longer than 64 MiB" out.txt || fail "an endless answer: no cap named: $(head -c 600 out.txt)"
+rss_mib=$(($(cat rss.txt) / 1024))
+((rss_mib <= 256)) || fail "an endless answer took $rss_mib MiB of resident memory"
+[[ $(ledger_state "$r" rest) == "$r_state" ]] || fail "an endless answer changed the ledger"
+echo "ok: an endless answer stops at 64 MiB (peak resident memory $rss_mib MiB), exit 1"
+
+# --- a server that accepts and never answers: the call ends within its budget ---------------------
+start_fake silent
+rc=0
+started=$SECONDS
+JOBGEN_REST_API_VERSION=v0.0.38 JOBGEN_REST_TIMEOUT=3 SLURMRESTD_URL="$fake" \
+  "$JOBGEN" status --backend rest "$r" >out.txt 2>&1 || rc=$?
+took=$((SECONDS - started))
+stop_fake
+[[ $rc -eq 1 ]] || fail "a silent server: exit $rc: $(head -c 600 out.txt)"
+((took <= 6)) || fail "a silent server held status for $took s (JOBGEN_REST_TIMEOUT=3)"
+grep -q "did not answer within 3 s" out.txt || fail "a silent server: $(head -c 600 out.txt)"
+grep -q "127.0.0.1" out.txt || fail "a silent server: which one is not said: $(cat out.txt)"
+echo "ok: a silent server ends status after $took s, naming the server"
+
+# --- a state no Slurm version has: alive, verbatim, kept among the unfinished ---------------------
+start_fake unknownstate
+expect_rc 0 "REST status of a job in a state jobgen does not know" \
+  env JOBGEN_REST_API_VERSION=v0.0.38 SLURMRESTD_URL="$fake" "$JOBGEN" status --backend rest "$r"
+stop_fake
+grep -q "FROBNICATING" "$WORK/out.txt" || fail "the unknown state is not shown: $(cat "$WORK/out.txt")"
+[[ $(ledger_state "$r" rest) == FROBNICATING ]] ||
+  fail "ledger: job $r is $(ledger_state "$r" rest), not FROBNICATING"
+expect_rc 0 "the real slurmrestd again" "$JOBGEN" status --backend rest "$r"
+[[ $(ledger_state "$r" rest) == "$r_state" ]] || fail "the real state did not come back"
+echo "ok: an unknown state is alive and shown verbatim; the next real answer replaces it"
+
+# --- cancels are recorded per accepted id (a ledger of their own: not counted below) --------------
+: >"$WORK/more-jobs"
+(
+  export XDG_STATE_HOME=$WORK/state-tasks
+  write_spec tasks.yaml jg-tasks "$(hold_command) {{learning_rate}}"
+  out=$("$JOBGEN" submit tasks.yaml --launcher python --target rtx2080ti --gpus 1 --json \
+    --sweep learning_rate=1e-4,2e-4,3e-4 --sweep-parallel 1) || fail "sweep submit failed"
+  arr=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["job_id"])' <<<"$out")
+  echo "$arr" >>"$WORK/more-jobs"
+  wait_state "${arr}_0" RUNNING
+  # A pending task: Slurm drops it from the array at once, without a record of its own.
+  expect_rc 0 "cancel one pending task" "$JOBGEN" cancel "${arr}_2"
+  grep -q "${arr}_2: CANCELLED" "$WORK/out.txt" || fail "cancelled task: $(cat "$WORK/out.txt")"
+  expect_rc 0 "status still shows the task cancelled with jobgen" "$JOBGEN" status "$arr"
+  grep -q "^${arr}_2 .*CANCELLED" "$WORK/out.txt" || fail "task 2 vanished: $(cat "$WORK/out.txt")"
+  # Another task cancelled by someone else is a failure, not hidden by the first cancel.
+  scancel "${arr}_0"
+  wait_state "${arr}_0" CANCELLED
+  expect_rc 4 "a task someone else cancelled" "$JOBGEN" status "$arr"
+  # A task id of a job that is no array: nothing to cancel, nothing recorded.
+  write_spec plain.yaml jg-tasks "$(hold_command)"
+  p=$("$JOBGEN" submit plain.yaml --launcher python --target rtx2080ti --gpus 1 --json |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["job_id"])')
+  echo "$p" >>"$WORK/more-jobs"
+  wait_state "$p" RUNNING
+  expect_rc 3 "cancel a task of a job that is no array" "$JOBGEN" cancel "${p}_7"
+  [[ $(job_field "$p" JobState) == RUNNING ]] || fail "job $p was cancelled by '${p}_7'"
+  scancel "$p"
+  wait_state "$p" CANCELLED
+  expect_rc 4 "the plain job cancelled by someone else" "$JOBGEN" status "$p"
+) || fail "per-id cancels"
+while read -r id; do scancel "$id" 2>/dev/null || true; done <"$WORK/more-jobs"
+echo "ok: cancels are recorded per id that Slurm accepted"
 
 # --- the watch outlived all of it ------------------------------------------------------------------
 release_held

@@ -2,7 +2,9 @@
 # The local runner (--backend local; no Slurm involved): a job runs in the background with
 # SLURM_JOB_ID and CUDA_VISIBLE_DEVICES set, `status` follows it to COMPLETED, `logs` prints its
 # output, a failing job is FAILED with its exit code, and `cancel` stops a real running process
-# (its process group), leaving CANCELLED.
+# (its process group), leaving CANCELLED. A job whose processes died without a word (SIGKILL, a
+# reboot) while its group number went to another process is FAILED, and that process is never
+# signalled.
 set -euo pipefail
 : "${JOBGEN:?path of the jobgen binary}"
 WORK=$(mktemp -d)
@@ -46,11 +48,37 @@ echo "ok: $(tail -n1 status.txt)"
 spec slow "'sleep 120'"
 id=$(submit slow.yaml)
 sleep 0.5
-pgid=$(cat "$XDG_STATE_HOME/jobgen/local/jobs/$id/pid")
+pgid=$(cut -d' ' -f1 "$XDG_STATE_HOME/jobgen/local/jobs/$id/pid")
 kill -0 -- "-$pgid" || fail "no process group $pgid for local job $id"
 "$JOBGEN" status --backend local "$id" | grep -q RUNNING || fail "slow job not RUNNING"
 "$JOBGEN" cancel --backend local "$id" >/dev/null
 "$JOBGEN" status --backend local "$id" >cancelled.txt || true  # exit 4: not COMPLETED
 grep -q CANCELLED cancelled.txt || fail "not CANCELLED after cancel: $(cat cancelled.txt)"
 if pgrep -g "$pgid" -x sleep >/dev/null; then fail "the job's sleep survived the cancel"; fi
+echo "ok: cancel stopped the job's process group"
+
+# The job and its supervisor are killed with SIGKILL (no exit status is left); afterwards its
+# group and supervisor numbers belong to an unrelated process (as after a reboot).
+spec victim "'sleep 120'"
+id=$(submit victim.yaml)
+sleep 0.5
+pid_file=$XDG_STATE_HOME/jobgen/local/jobs/$id/pid
+read -r pgid _ start boot <"$pid_file"
+"$JOBGEN" status --backend local "$id" | grep -q RUNNING || fail "victim job not RUNNING"
+kill -KILL -- "-$pgid"
+setsid sleep 120 &
+other=$!
+for ((i = 0; i < 50; i++)); do [[ $(ps -o pgid= -p "$other" | tr -d ' ') == "$other" ]] && break; sleep 0.1; done
+echo "$other $other $start $boot" >"$pid_file"
+set +e
+"$JOBGEN" status --backend local "$id" >reused.txt
+code=$?
+"$JOBGEN" cancel --backend local "$id" >cancel-reused.txt 2>&1
+set -e
+[[ $code -eq 4 ]] || fail "status of a job whose group number was reused exited $code: $(cat reused.txt)"
+grep -q "FAILED" reused.txt || fail "$(cat reused.txt)"
+grep -q "not this job" reused.txt || fail "no reason given: $(cat reused.txt)"
+kill -0 "$other" || fail "cancel killed process $other, which is not the job"
+kill "$other"
+echo "ok: a reused group number is not the job: FAILED, and process $other was left alone"
 echo "PASS"

@@ -114,6 +114,10 @@ TEST_CASE("one learning-rate format, URLs lose their credentials") {
   CHECK(util::redact_url("http://h:6820/") == "http://h:6820/");
   CHECK(util::redact_url("https://h:1/a@b") == "https://h:1/***");
   CHECK(util::redact_url("unix:/run/s.sock") == "unix:/run/s.sock");
+  CHECK(util::redact_urls_in("GET http://h:1/t/s3cret failed: timed out (at 'https://u:p@h/x')") ==
+        "GET http://h:1/*** failed: timed out (at 'https://***@h/***')");
+  CHECK(util::redact_urls_in("no url here") == "no url here");
+  CHECK(util::redact_urls_in("GET http://h:1/x/y: too long.") == "GET http://h:1/***: too long.");
 }
 
 TEST_CASE("read_file: only regular files, at most 16 MiB, never blocking") {

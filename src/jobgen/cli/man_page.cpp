@@ -44,6 +44,10 @@ The job ledger is $XDG_STATE_HOME/jobgen/jobs.db (default ~/.local/state/jobgen/
 The rest backend: the slurmrestd URL (overrides the profile's), the token, and a pinned API
 version (default: discovered from the server).
 .TP
+.B JOBGEN_REST_TIMEOUT\fR, \fBJOBGEN_REST_MAX_RESPONSE_MIB
+The rest backend: seconds one request of a command may take, retries included (default 30), and
+the longest answer read, in MiB (default 64).
+.TP
 .B JOBGEN_LOCAL_GPUS\fR, \fBCUDA_VISIBLE_DEVICES
 The GPUs the local backend hands out, as a comma\-separated list.
 )";

@@ -79,7 +79,12 @@ size_t write_body(char* data, size_t size, size_t count, void* user) {
     sink->too_long = true;
     return 0;  // libcurl ends the transfer (CURLE_WRITE_ERROR)
   }
-  sink->body->append(data, n);
+  // Grow to at most the limit: a body near the limit then never holds twice the limit in memory
+  // (std::string would double past it).
+  std::string& body = *sink->body;
+  if (sink->limit > 0 && body.size() + n > body.capacity())
+    body.reserve(std::min(sink->limit, std::max(2 * body.capacity(), body.size() + n)));
+  body.append(data, n);
   return n;
 }
 
@@ -205,10 +210,11 @@ HttpResult CurlHttpClient::send(const HttpRequest& request) {
   lib.easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);
   lib.slist_free_all(headers);
   if (code != CURLE_OK && sink.too_long) {
-    return std::unexpected(
-        HttpFailure{request.method + " " + where(request) + ": the answer is longer than " +
-                        std::to_string(request.max_body_bytes >> 20) + " MiB, the limit",
-                    true});
+    return std::unexpected(HttpFailure{request.method + " " + where(request) +
+                                           ": the answer is longer than " +
+                                           std::to_string(request.max_body_bytes >> 20) +
+                                           " MiB, the limit (JOBGEN_REST_MAX_RESPONSE_MIB sets it)",
+                                       true, false});
   }
   if (code != CURLE_OK) {
     std::string detail = errbuf[0] ? errbuf : lib.easy_strerror(code);

@@ -46,6 +46,7 @@ struct HttpResponse {
 struct HttpFailure {
   std::string message;     // what went wrong, without header values
   bool maybe_sent = true;  // false only when the connection was never made
+  bool repeatable = true;  // false: asking again gets the same (an answer over the size limit)
 };
 
 using HttpResult = std::expected<HttpResponse, HttpFailure>;

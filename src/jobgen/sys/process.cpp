@@ -382,8 +382,10 @@ bool write_by_rename(const std::string& tmp, const std::string& path, const char
   if (const auto stat = read_proc_stat(supervisor)) record.start = stat->start;
   record.boot = boot_id();
   const std::string text = format_group_record(record);
+  // Without its record the job could never be followed nor cancelled: end the whole group (this
+  // process too, so the caller sees the failure) rather than leave it running untracked.
   if (!write_by_rename(plan.pid_tmp, plan.pid_path, text.data(), static_cast<int>(text.size())))
-    ::_exit(1);
+    ::kill(0, SIGKILL);
   ::_exit(0);
 }
 

@@ -14,5 +14,8 @@
 namespace jobgen::util {
 
 std::string redact_url(std::string_view url);
+// Every URL inside a message (a word containing "://", up to a blank, quote or bracket) redacted
+// as redact_url does; the rest of the text unchanged.
+std::string redact_urls_in(std::string_view text);
 
 }  // namespace jobgen::util

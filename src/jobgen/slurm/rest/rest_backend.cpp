@@ -75,6 +75,7 @@ Expected<sys::HttpResponse> RestBackend::send(const std::string& method, const s
   const int attempts = std::max(1, config_.attempts);
   int attempt = 1;
   bool out_of_time = false;
+  bool refused = false;  // an answer jobgen will not take (over the size limit)
   for (;; ++attempt) {
     // Each attempt gets what is left of the call's budget (RestConfig::budget), at most its own.
     using std::chrono::milliseconds;
@@ -95,6 +96,10 @@ Expected<sys::HttpResponse> RestBackend::send(const std::string& method, const s
     } else {
       last = result.error().message;
       if (!retry_any_failure && result.error().maybe_sent) break;  // never re-send a POST
+      if (!result.error().repeatable) {
+        refused = true;
+        break;
+      }
     }
     if (attempt >= attempts) break;
     if (clock_.now() + delay >= deadline_) {
@@ -107,8 +112,8 @@ Expected<sys::HttpResponse> RestBackend::send(const std::string& method, const s
   std::string where = endpoint_.unix_socket.empty() ? util::redact_url(endpoint_.base_url)
                                                     : "unix:" + endpoint_.unix_socket;
   // The call is named by jobgen's own API path: the base URL's path may hold a secret.
-  std::string text = "cannot reach slurmrestd at " + where + " (" + method + " " + path +
-                     "): " + util::redact_url(last);
+  std::string text = (refused ? "slurmrestd at " : "cannot reach slurmrestd at ") + where + " (" +
+                     method + " " + path + "): " + util::redact_urls_in(last);
   if (attempt > 1) text += " (" + std::to_string(attempt) + " attempts)";
   if (out_of_time || clock_.now() >= deadline_)
     text += "; it did not answer within " +
@@ -119,7 +124,8 @@ Expected<sys::HttpResponse> RestBackend::send(const std::string& method, const s
     text +=
         ". The request may or may not have arrived: check with `jobgen status` before "
         "submitting again";
-  text += ". Is slurmrestd running? (URL from SLURMRESTD_URL or the profile's rest.url)";
+  if (!refused)
+    text += ". Is slurmrestd running? (URL from SLURMRESTD_URL or the profile's rest.url)";
   Error error{text, {}, Exit::failure};
   error.transient = true;
   return std::unexpected(clean(std::move(error)));
