@@ -60,10 +60,18 @@ hold_command() {
 }
 release_held() { touch "$WORK/release"; }
 
-# write_spec FILE NAME COMMAND [extra yaml lines...]
+# The stand-in training program every test command runs through (trainer.sh): it receives the
+# settings the plan depends on, as the plan/job contract requires, then runs the test's command.
+# Copied to $WORK: a Slurm root's jobs see /tmp, not the source tree.
+cp "$(dirname "${BASH_SOURCE[0]}")/trainer.sh" "$WORK/trainer.sh"
+TRAINER="bash $WORK/trainer.sh --micro-batch {{micro_batch}} --grad-accum {{grad_accum}} --grad-checkpointing {{grad_checkpointing}} --precision {{precision}} --"
+
+# write_spec FILE NAME COMMAND [extra yaml lines...]: COMMAND runs through $TRAINER unless it
+# takes {{micro_batch}} itself.
 write_spec() {
   local file=$1 name=$2 command=$3
   shift 3
+  [[ $command == *"{{micro_batch}}"* ]] || command="$TRAINER $command"
   {
     echo "name: $name"
     echo "model: gpt2"

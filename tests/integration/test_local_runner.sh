@@ -7,12 +7,18 @@
 # signalled.
 set -euo pipefail
 : "${JOBGEN:?path of the jobgen binary}"
+HERE=$(cd "$(dirname "$0")" && pwd)
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK"
 export XDG_STATE_HOME=$WORK/state JOBGEN_LOCAL_GPUS=0,1
 fail() { echo "FAIL: $*"; exit 1; }
-spec() { printf 'name: %s\nmodel: gpt2\nseq_len: 512\nsteps: 10\ncommand: %s\n' "$1" "$2" >"$1.yaml"; }
+# The command runs through the stand-in training program, which receives the planned settings.
+trainer="bash $HERE/trainer.sh --micro-batch {{micro_batch}} --grad-accum {{grad_accum}} --precision {{precision}} --"
+spec() { # NAME 'COMMAND'
+  local command=${2#\'}
+  printf "name: %s\nmodel: gpt2\nseq_len: 512\nsteps: 10\ncommand: '%s'\n" "$1" "$trainer ${command%\'}" >"$1.yaml"
+}
 submit() { "$JOBGEN" submit "$@" --backend local --launcher python --target rtx2080ti --gpus 2 | tail -n1; }
 wait_done() { # ID : until status is no longer RUNNING (max 20 s)
   local i

@@ -127,7 +127,7 @@ echo "ok: OOM at micro-batch 1 -> checkpointing on (${ckpt} ${ckpt_retries[*]})"
 # first stage's retry, so the run still ends with both stages done.
 write_spec stages.yaml jg-stages "bash train.sh {{micro_batch}} {{grad_accum}}" \
   "micro_batch: 4" "effective_batch: 32" "grad_checkpointing: off" "recover: true" \
-  "stages:" "  - name: first" "  - name: second" "    command: 'echo second stage ran'"
+  "stages:" "  - name: first" "  - name: second" "    command: 'echo second stage ran {{micro_batch}} {{grad_accum}}'"
 out=$("$JOBGEN" submit stages.yaml --target rtx2080ti --gpus 1 --launcher python --json) ||
   fail "submit of the two-stage spec failed"
 read -r s1 s2 < <(python3 -c '

@@ -54,7 +54,7 @@ rest status "$arr" >arr.txt || fail "status of array $arr: $(cat arr.txt)"
 echo "ok: 3-task array $arr; $then ran after $first"
 
 # 5. A failing job: FAILED with its exit code, and status exits 4 (jobs failed).
-write_spec bad.yaml jg-rest-bad "exit 3"
+write_spec bad.yaml jg-rest-bad 'bash -c "exit 3"'
 bad=$(submit bad.yaml --target rtx2080ti --gpus 1 --backend rest)
 wait_state "$bad" FAILED
 set +e

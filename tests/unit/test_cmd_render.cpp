@@ -199,10 +199,12 @@ TEST_CASE("jobgen render --test warns when the command cannot be shortened") {
   const std::filesystem::path dir = tmpl;
   std::ofstream(dir / "epochs.yaml") << "name: e\nmodel: gpt2\nseq_len: 512\nepochs: 3\n"
                                         "dataset_size: 10000\nlauncher: python\n"
-                                        "command: python train.py --num_train_epochs 3\n";
+                                        "command: python train.py --num_train_epochs 3 "
+                                        "--bs {{micro_batch}} --accum {{grad_accum}}\n";
   std::ofstream(dir / "steps.yaml") << "name: s\nmodel: gpt2\nseq_len: 512\nsteps: 1000\n"
                                        "launcher: python\n"
-                                       "command: python train.py --max-steps {{max_steps}}\n";
+                                       "command: python train.py --max-steps {{max_steps}} "
+                                       "--bs {{micro_batch}} --accum {{grad_accum}}\n";
   auto r = run_cli({"render", (dir / "epochs.yaml").string(), "--target", "l40s", "--test"});
   CHECK(r.code == 0);
   CHECK(r.err.find("--test cannot shorten this run") != std::string::npos);

@@ -364,7 +364,7 @@ TEST_CASE("time limits and chains beyond what Slurm can take are refused") {
   REQUIRE(prof.has_value());
   auto spec = plan::parse_job_spec(
       "name: t\nmodel: bert-base\nseq_len: 128\nsteps: 1000000000000\n"
-      "checkpoint: {resumable: true}\ncommand: train.py\n",
+      "checkpoint: {resumable: true}\ncommand: train.py --bs {{micro_batch}} --ga {{grad_accum}}\n",
       "s.yaml");
   REQUIRE(spec.has_value());
   plan::PlanOptions options;

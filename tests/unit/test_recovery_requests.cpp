@@ -31,7 +31,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kBase = "model: gpt2\nseq_len: 512\nsteps: 10\ncommand: python train.py\n";
+const std::string kBase =
+    "model: gpt2\nseq_len: 512\nsteps: 10\ncommand: python train.py --bs {{micro_batch}} "
+    "--accum {{grad_accum}} --gc {{grad_checkpointing}} --precision {{precision}}\n";
 
 struct Markov {
   profile::Catalog catalog;

@@ -47,7 +47,7 @@ checkpoint:
   size_gb: 11
   resumable: true
   dir: /scratch/$USER/ckpt
-command: python train.py --bs {{micro_batch}} --steps {{max_steps}} --out {{checkpoint_dir}}
+command: python train.py --bs {{micro_batch}} --accum {{grad_accum}} --steps {{max_steps}} --out {{checkpoint_dir}} --{{precision}}
 )",
                                 "job.yaml");
   REQUIRE_MESSAGE(s.has_value(), s.error().message);
@@ -284,8 +284,9 @@ TEST_CASE("request test mode and sweeps") {
   auto script = render_script(test::bundled_templates(), r->input);
   REQUIRE_MESSAGE(script.has_value(), script.error().message);
   CHECK(script->find("mkdir -p -- logs /scratch/\"${USER}\"/ckpt\n") != std::string::npos);
-  CHECK(script->find("--bs \"${JOBGEN_SWEEP_micro_batch}\" --steps \"${JOBGEN_SWEEP_max_steps}\" "
-                     "--out /scratch/\"${USER}\"/ckpt &") != std::string::npos);
+  CHECK(script->find("--bs \"${JOBGEN_SWEEP_micro_batch}\" --accum ") != std::string::npos);
+  CHECK(script->find("--steps \"${JOBGEN_SWEEP_max_steps}\" --out /scratch/\"${USER}\"/ckpt --") !=
+        std::string::npos);
 }
 
 TEST_CASE("request --partition: one of the group's, several only where the profile allows") {

@@ -211,7 +211,8 @@ std::filesystem::path submit_dir() {
   REQUIRE(mkdtemp(tmpl) != nullptr);
   const std::filesystem::path dir = tmpl;
   std::ofstream(dir / "job.yaml") << "name: train\nmodel: gpt2\nseq_len: 512\nsteps: 100\n"
-                                     "command: python train.py\nlauncher: python\n";
+                                     "command: python train.py --bs {{micro_batch}} --ga "
+                                     "{{grad_accum}}\nlauncher: python\n";
   return dir;
 }
 }  // namespace

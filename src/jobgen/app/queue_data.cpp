@@ -251,7 +251,9 @@ plan::QueueSnapshot fetch_queue(slurm::Backend& backend, const profile::Profile&
       snap.slurm_not_asked[id] = "GPUs free now and nothing pending";
       continue;
     }
-    auto request = render::build_render_input(profile, request_spec, row, render::RequestOptions{});
+    render::RequestOptions header;
+    header.header_only = true;
+    auto request = render::build_render_input(profile, request_spec, row, header);
     if (!request) {
       snap.slurm_not_asked[id] = request.error().message;
       continue;

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "jobgen/estimate/estimate.hpp"
+#include "jobgen/plan/contract.hpp"
 #include "jobgen/plan/planner.hpp"
 
 namespace jobgen::plan {
@@ -25,7 +26,9 @@ std::vector<BatchOption> batch_options(const JobSpec& spec, const profile::Profi
   setup.precision = row.precision;
   std::vector<bool> settings;
   if (spec.grad_checkpointing != GradCheckpointing::on) settings.push_back(false);
-  if (spec.grad_checkpointing != GradCheckpointing::off) settings.push_back(true);
+  if (spec.grad_checkpointing != GradCheckpointing::off &&
+      (spec.grad_checkpointing == GradCheckpointing::on || receives_checkpointing(spec)))
+    settings.push_back(true);
   const int64_t per_micro = std::max(1, row.world_size());
   const int top = std::max(1, row.micro_batch);
   std::vector<BatchOption> out;

@@ -41,10 +41,11 @@ std::string BatchRange::to_string() const {
 
 const std::vector<std::string>& known_placeholders() {
   static const std::vector<std::string> names{
-      "micro_batch",    "grad_accum",        "gpus_per_node", "nodes",
-      "world_size",     "effective_batch",   "learning_rate", "max_steps",
-      "epochs",         "seq_len",           "precision",     "job_name",
-      "checkpoint_dir", "grad_checkpointing"};
+      "micro_batch",    "grad_accum",         "gpus_per_node",
+      "nodes",          "world_size",         "effective_batch",
+      "learning_rate",  "max_steps",          "epochs",
+      "seq_len",        "precision",          "job_name",
+      "checkpoint_dir", "grad_checkpointing", "global_micro_batch"};
   return names;
 }
 

@@ -29,7 +29,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -99,6 +101,17 @@ struct Recovery {
 // The placeholders the planner fills into `command` ({{name}}); see placeholder_values().
 const std::vector<std::string>& known_placeholders();
 
+// `flags:` the training script's own flags for settings jobgen plans, so that the command receives
+// them (plan/contract.hpp): a boolean setting's flag is appended to the command when the plan
+// turns the setting on; precision has one flag per value ({bf16: --bf16, fp16: --fp16}).
+struct CommandFlags {
+  std::string grad_checkpointing;
+  std::string flash_attention;
+  std::string compile;
+  std::map<std::string, std::string> precision;  // precision name (as in the spec) -> flag
+  SourceLoc loc;
+};
+
 struct JobSpec {
   std::string name;    // job name (Slurm --job-name); defaults to "train"
   std::string source;  // file it was read from, for messages
@@ -143,6 +156,8 @@ struct JobSpec {
   // advice): `launcher` says how jobgen starts it (plan/launcher.hpp).
   std::string command;
   SourceLoc command_loc;
+  std::set<std::string> command_placeholders;  // the {{names}} `command` uses
+  CommandFlags flags;
   Launcher launcher = Launcher::torchrun;                // `jobgen render --launcher` overrides it
   std::vector<std::pair<std::string, std::string>> env;  // exported in this order
   std::optional<estimate::EmpiricalMemory> empirical_memory;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "jobgen/plan/contract.hpp"
 #include "jobgen/plan/planner_steps.hpp"
 
 namespace jobgen::plan::detail {
@@ -144,6 +145,14 @@ Config plan_checkpointing(const JobSpec& spec, est::TrainingSetup setup, const e
   off.grad_checkpointing = false;
   on.grad_checkpointing = true;
   Config without = plan_config(spec, off, hw);
+  // "auto" switches checkpointing on only where the command can receive it (plan/contract.hpp).
+  if (!receives_checkpointing(spec)) {
+    if (!without.fits && plan_config(spec, on, hw).fits)
+      row.checkpointing_note =
+          "fits only with activation checkpointing, which the command cannot switch on: add "
+          "'flags: {grad_checkpointing: --gradient_checkpointing}' (your script's flag)";
+    return without;
+  }
   Config with = plan_config(spec, on, hw);
   if (!without.fits && with.fits) {
     row.checkpointing_note =

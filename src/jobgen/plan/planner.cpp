@@ -296,6 +296,8 @@ std::string format_money(double amount, const std::string& currency) {
 std::map<std::string, std::string> placeholder_values(const JobSpec& spec, const PlanRow& row) {
   std::map<std::string, std::string> v;
   v["micro_batch"] = std::to_string(row.micro_batch);
+  // One forward over every GPU: the batch a DataParallel script (one process, all GPUs) takes.
+  v["global_micro_batch"] = std::to_string(int64_t{row.micro_batch} * row.world_size());
   v["grad_accum"] = std::to_string(row.grad_accum);
   v["gpus_per_node"] = std::to_string(row.gpus_per_node);
   v["nodes"] = std::to_string(row.nodes);

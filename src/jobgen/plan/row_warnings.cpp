@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "jobgen/plan/contract.hpp"
 #include "jobgen/plan/planner_steps.hpp"
 #include "jobgen/util/checked.hpp"
 #include "jobgen/util/slurm_time.hpp"
@@ -157,6 +158,8 @@ void add_row_warnings(PlanRow& row, const JobSpec& spec, const Candidate& cand,
   add_memory_warnings(row, spec, cand, chosen, hw);
   add_mig_warning(row, cand, hw);
   add_time_limit_warning(row, spec);
+  for (const ContractGap& gap : contract_gaps(spec, row, spec.launcher))
+    if (gap.refused) row.warnings.push_back(gap_warning(gap));
 }
 
 }  // namespace jobgen::plan::detail

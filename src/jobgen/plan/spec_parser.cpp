@@ -40,6 +40,7 @@ const std::vector<std::string> kStageKeys{"name",
                                           "lr_base_batch",
                                           "checkpoint",
                                           "command",
+                                          "flags",
                                           "launcher",
                                           "env",
                                           "empirical_memory",
@@ -91,6 +92,7 @@ void SpecParser::apply(const YAML::Node& map, JobSpec& spec, const std::string& 
   read_recover(map, spec, what);
   read_time_limit(map, spec, what);
   read_command(map, spec, what);
+  read_flags(map, spec, what);
   read_launcher(map, spec, what);
   read_env(map, spec, what);
   read_empirical(map, spec, what);

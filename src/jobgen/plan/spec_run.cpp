@@ -69,7 +69,9 @@ void SpecParser::read_checkpoint(const YAML::Node& map, JobSpec& spec, const std
   (void)what;
 }
 
-void SpecParser::check_placeholders(const YAML::Node& node, const std::string& text) {
+void SpecParser::check_placeholders(const YAML::Node& node, JobSpec& spec) {
+  const std::string& text = spec.command;
+  spec.command_placeholders.clear();
   // Names that are near misses of a known placeholder are typos; other names may be filled by
   // a --sweep key, so they are accepted here and checked when rendering.
   for (size_t open = text.find("{{"); open != std::string::npos; open = text.find("{{", open + 2)) {
@@ -87,6 +89,7 @@ void SpecParser::check_placeholders(const YAML::Node& node, const std::string& t
                            "have at most " + std::to_string(kMaxPlaceholderName));
       return;
     }
+    spec.command_placeholders.insert(name);
     const auto& known = known_placeholders();
     if (std::find(known.begin(), known.end(), name) != known.end()) continue;
     if (auto guess = closest_match(name, known); !guess.empty()) {
@@ -109,9 +112,51 @@ void SpecParser::read_command(const YAML::Node& map, JobSpec& spec, const std::s
   if (!text) return;
   spec.command = *text;
   spec.command_loc = r_.at(node);
-  check_placeholders(node, spec.command);
+  check_placeholders(node, spec);
   if (auto found = launcher_in_command(leading_words(spec.command))) {
     r_.problem(node, launcher_in_command_advice(*found));
+  }
+}
+
+// `flags: {grad_checkpointing: --gradient-checkpointing, precision: {bf16: --bf16}}`.
+void SpecParser::read_flags(const YAML::Node& map, JobSpec& spec, const std::string& what) {
+  const YAML::Node node = map["flags"];
+  if (!node || node.IsNull()) return;
+  const std::string example =
+      "(e.g. 'flags: {grad_checkpointing: --gradient_checkpointing, precision: {bf16: --bf16}}')";
+  if (!r_.expect_map(node, "'flags' in " + what + " " + example)) return;
+  r_.check_keys(node, {"grad_checkpointing", "flash_attention", "compile", "precision"}, "'flags'");
+  spec.flags.loc = r_.at(node);
+  const auto flag = [&](const YAML::Node& holder, const std::string& key,
+                        const std::string& where) -> std::optional<std::string> {
+    auto text = r_.string(holder, key, where);
+    if (!text) return std::nullopt;
+    if (util::trim(*text).empty() || text->find("{{") != std::string::npos) {
+      r_.problem(holder[key], "'" + key + "' in " + where + " must be the script's flag, e.g. --" +
+                                  key + " (no placeholders)");
+      return std::nullopt;
+    }
+    return std::string(util::trim(*text));
+  };
+  if (auto v = flag(node, "grad_checkpointing", "'flags'")) spec.flags.grad_checkpointing = *v;
+  if (auto v = flag(node, "flash_attention", "'flags'")) spec.flags.flash_attention = *v;
+  if (auto v = flag(node, "compile", "'flags'")) spec.flags.compile = *v;
+  const YAML::Node precision = node["precision"];
+  if (!precision || precision.IsNull()) return;
+  if (!r_.expect_map(precision,
+                     "'precision' in 'flags' (one flag per precision, e.g. {bf16: "
+                     "--bf16, fp16: --fp16})"))
+    return;
+  for (const auto& entry : precision) {
+    const std::string name = entry.first.as<std::string>("");
+    if (!estimate::parse_precision(name)) {
+      r_.problem(entry.first, "'" + util::shorten(name) +
+                                  "' in 'flags.precision' is not a precision (" +
+                                  "bf16, amp-bf16, amp-fp16, fp32, tf32, ...)");
+      continue;
+    }
+    if (auto v = flag(precision, name, "'flags.precision'"))
+      spec.flags.precision[std::string(estimate::to_string(*estimate::parse_precision(name)))] = *v;
   }
 }
 

@@ -70,7 +70,9 @@ class SpecParser {
   void read_recover(const YAML::Node& map, JobSpec& spec, const std::string& what);
   void read_time_limit(const YAML::Node& map, JobSpec& spec, const std::string& what);
   void read_checkpoint(const YAML::Node& map, JobSpec& spec, const std::string& what);
-  void check_placeholders(const YAML::Node& node, const std::string& text);
+  // Checks the placeholders of spec.command and records their names (spec.command_placeholders).
+  void check_placeholders(const YAML::Node& node, JobSpec& spec);
+  void read_flags(const YAML::Node& map, JobSpec& spec, const std::string& what);
   void read_command(const YAML::Node& map, JobSpec& spec, const std::string& what);
   void read_launcher(const YAML::Node& map, JobSpec& spec, const std::string& what);
   // Names are checked here, with their line:col, rather than when a script is rendered: `plan`

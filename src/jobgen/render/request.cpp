@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "jobgen/plan/contract.hpp"
 #include "jobgen/render/request_placement.hpp"
 #include "jobgen/util/checked.hpp"
 #include "jobgen/util/slurm_time.hpp"
@@ -183,7 +184,14 @@ Expected<void> set_run(const profile::Profile& prof, const plan::JobSpec& spec,
   in.log_dir = opt.log_dir;
   in.checkpoint_dir = spec.checkpoint.dir;
   in.environment = spec.env;
+  // The plan reaches the job: every setting its fit depends on, or a refusal naming each one.
+  const auto gaps = opt.header_only ? std::vector<plan::ContractGap>{}
+                                    : plan::contract_gaps(spec, row, in.launcher);
+  if (const std::string problem = plan::contract_problem(gaps); !problem.empty())
+    return invalid(problem, spec.command_loc);
+  for (const auto& gap : gaps) req.warnings.push_back(plan::gap_warning(gap));
   in.command_text = spec.command;
+  for (const auto& flag : plan::planned_flags(spec, row)) in.command_text += " " + flag;
   in.command_loc = spec.command_loc;
   in.generated_by = opt.generated_by;
   in.placeholders = plan::placeholder_values(spec, row);

@@ -59,6 +59,9 @@ int signal_lead_s(double checkpoint_gb, double write_gbs = kDefaultStorageWriteG
 
 struct RequestOptions {
   std::optional<Launcher> launcher;  // --launcher; nullopt: the job spec's `launcher`
+  // Only the #SBATCH request is wanted (a test-only submission for a start estimate): the run
+  // command is not held to the plan/job contract (plan/contract.hpp).
+  bool header_only = false;
   bool test_mode = false;
   int test_steps = 10;
   std::vector<SweepParam> sweep;

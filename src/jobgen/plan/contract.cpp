@@ -1,0 +1,99 @@
+#include "jobgen/plan/contract.hpp"
+
+#include <fmt/format.h>
+
+namespace jobgen::plan {
+
+namespace {
+
+bool uses(const JobSpec& spec, const char* name) {
+  return spec.command_placeholders.contains(name);
+}
+
+// DeepSpeed reads micro-batch and accumulation from the config jobgen writes for it.
+bool deepspeed_config(const JobSpec& spec, Launcher launcher) {
+  return launcher == Launcher::deepspeed && uses(spec, "deepspeed_config");
+}
+
+// The command names the planned precision itself ("--bf16", "--mixed_precision bf16").
+bool names_precision(const JobSpec& spec, estimate::Precision precision) {
+  const std::string name(estimate::to_string(precision));
+  if (uses(spec, "precision") || spec.flags.precision.contains(name)) return true;
+  std::string bare = name.starts_with("amp-") ? name.substr(4) : name;
+  return spec.command.find(bare) != std::string::npos;
+}
+
+}  // namespace
+
+// A spec without a command yet is planned as if its command will receive everything: there is
+// nothing to hold the plan to (render refuses a spec without a command anyway).
+bool receives_checkpointing(const JobSpec& spec) {
+  return spec.command.empty() || uses(spec, "grad_checkpointing") ||
+         !spec.flags.grad_checkpointing.empty();
+}
+
+std::vector<ContractGap> contract_gaps(const JobSpec& spec, const PlanRow& row, Launcher launcher) {
+  std::vector<ContractGap> gaps;
+  if (spec.command.empty()) return gaps;
+  if (!uses(spec, "micro_batch") && !uses(spec, "global_micro_batch") &&
+      !deepspeed_config(spec, launcher)) {
+    gaps.push_back({"the micro-batch", fmt::format("micro-batch {} per GPU", row.micro_batch),
+                    "add '--batch-size {{micro_batch}}' (your script's flag) to 'command', or "
+                    "{{global_micro_batch}} for a DataParallel script that takes the total",
+                    true});
+  }
+  if (row.grad_accum > 1 && !uses(spec, "grad_accum") && !deepspeed_config(spec, launcher)) {
+    gaps.push_back({"gradient accumulation",
+                    fmt::format("gradient accumulation over {} micro-batches", row.grad_accum),
+                    "add '--gradient-accumulation-steps {{grad_accum}}' to 'command'", true});
+  }
+  if (row.grad_checkpointing && !receives_checkpointing(spec)) {
+    gaps.push_back({"activation checkpointing", "activation checkpointing on",
+                    "add 'flags: {grad_checkpointing: --gradient_checkpointing}' (your script's "
+                    "flag) to the job spec, or pass {{grad_checkpointing}} (true/false)",
+                    true});
+  }
+  if (spec.compile && !uses(spec, "compile") && spec.flags.compile.empty()) {
+    gaps.push_back(
+        {"torch.compile", "torch.compile on", "add 'flags: {compile: --torch_compile}'", false});
+  }
+  // fp32 is every trainer's default: only a mixed or reduced precision must be asked for.
+  if (row.precision != estimate::Precision::fp32 && !names_precision(spec, row.precision)) {
+    const std::string name(estimate::to_string(row.precision));
+    gaps.push_back({"the precision", "precision " + name,
+                    "pass {{precision}}, or add 'flags: {precision: {" + name + ": --bf16}}'",
+                    false});
+  }
+  return gaps;
+}
+
+std::string contract_problem(const std::vector<ContractGap>& gaps) {
+  std::string text;
+  for (const auto& gap : gaps) {
+    if (!gap.refused) continue;
+    text += (text.empty() ? "" : "\n") + std::string("  ") + gap.planned + ": " + gap.remedy;
+  }
+  if (text.empty()) return "";
+  return "the plan depends on settings the job's command never receives, so the job would not "
+         "run as planned (it could run out of memory):\n" +
+         text;
+}
+
+std::string gap_warning(const ContractGap& gap) {
+  return "the command never receives " + gap.setting + ": " + gap.remedy +
+         (gap.refused ? " (render and submit refuse this row until it does)" : "");
+}
+
+std::vector<std::string> planned_flags(const JobSpec& spec, const PlanRow& row) {
+  std::vector<std::string> out;
+  if (row.grad_checkpointing && !spec.flags.grad_checkpointing.empty())
+    out.push_back(spec.flags.grad_checkpointing);
+  if (spec.flash_attention && !spec.flags.flash_attention.empty())
+    out.push_back(spec.flags.flash_attention);
+  if (spec.compile && !spec.flags.compile.empty()) out.push_back(spec.flags.compile);
+  const auto precision = spec.flags.precision.find(std::string(estimate::to_string(row.precision)));
+  if (precision != spec.flags.precision.end()) out.push_back(precision->second);
+  return out;
+}
+
+}  // namespace jobgen::plan

@@ -1,0 +1,45 @@
+// The plan/job contract: what a plan assumes must reach the running job. The settings the job's
+// memory fit depends on (micro-batch, gradient accumulation above 1, activation checkpointing)
+// must reach the command, through a {{placeholder}}, the spec's `flags:`, or for DeepSpeed the
+// config jobgen writes ({{deepspeed_config}}); a job whose command cannot receive one of them is
+// refused (render, submit) and its plan row marked. Settings that change speed more than fit
+// (precision, torch.compile, flash attention) only warn when they cannot reach the job.
+//
+// Pure: reads the job spec (its command's placeholders and flags) and a plan row. A spec without a
+// command is held to nothing yet.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "jobgen/plan/jobspec.hpp"
+#include "jobgen/plan/launcher.hpp"
+#include "jobgen/plan/planner.hpp"
+
+namespace jobgen::plan {
+
+// A planned setting the command would not receive.
+struct ContractGap {
+  std::string setting;  // "the micro-batch", "activation checkpointing", ...
+  std::string planned;  // with the row's value: "micro-batch 8 per GPU"
+  std::string remedy;   // a one-line example of how to pass it
+  bool refused = true;  // false: a speed setting, warned about only
+};
+
+// What of `row` the command of `spec` (with its flags, started by `launcher`) does not receive.
+std::vector<ContractGap> contract_gaps(const JobSpec& spec, const PlanRow& row, Launcher launcher);
+
+// Whether the command can switch activation checkpointing on ({{grad_checkpointing}} or a flag):
+// `grad_checkpointing: auto` and recovery only choose "on" where it can.
+bool receives_checkpointing(const JobSpec& spec);
+
+// One message for the refused gaps ("" when none): what is missing and how to pass each.
+std::string contract_problem(const std::vector<ContractGap>& gaps);
+// The row warning of one gap, the same for every row ("the command never receives the
+// micro-batch: ...; render and submit refuse it").
+std::string gap_warning(const ContractGap& gap);
+
+// The flags of `spec.flags` that the row turns on, in order, to append to the command.
+std::vector<std::string> planned_flags(const JobSpec& spec, const PlanRow& row);
+
+}  // namespace jobgen::plan

@@ -1,0 +1,126 @@
+// The plan/job contract (plan/contract.hpp): what the plan depends on reaches the command, or
+// render refuses naming it; `flags:` carries boolean settings; auto checkpointing only where the
+// command can take it.
+#include <doctest/doctest.h>
+
+#include "jobgen/plan/contract.hpp"
+#include "jobgen/render/request.hpp"
+#include "planner_fixtures.hpp"
+
+using namespace jobgen;
+using namespace jobgen::plan;
+using jobgen::test::kSmall;
+using jobgen::test::markov;
+using jobgen::test::opts;
+using jobgen::test::plan_for;
+using jobgen::test::spec_from;
+
+namespace {
+
+// GR00T-like: a 3B model whose batch needs checkpointing on a 24 GB card.
+const std::string kBig = R"(name: big
+model: gpt2-xl
+seq_len: 1024
+effective_batch: 64
+steps: 1000
+learning_rate: 1e-4
+)";
+
+const PlanRow& first_fitting(const PlanReport& report) {
+  for (const auto& row : report.rows)
+    if (row.fits) return row;
+  return report.rows.front();
+}
+
+}  // namespace
+
+TEST_CASE("contract: micro-batch, accumulation and checkpointing must reach the command") {
+  auto spec =
+      spec_from(kBig + "grad_checkpointing: on\ncommand: train.py --lr {{learning_rate}}\n");
+  const auto report = plan_for(
+      kBig + "grad_checkpointing: on\ncommand: train.py --lr {{learning_rate}}\n", opts("l40s", 1));
+  const PlanRow& row = first_fitting(report);
+  REQUIRE(row.grad_checkpointing);
+  auto gaps = contract_gaps(spec, row, Launcher::torchrun);
+  const std::string problem = contract_problem(gaps);
+  CHECK(problem.find("micro-batch " + std::to_string(row.micro_batch) + " per GPU") !=
+        std::string::npos);
+  CHECK(problem.find("activation checkpointing on: add 'flags: {grad_checkpointing:") !=
+        std::string::npos);
+  if (row.grad_accum > 1) CHECK(problem.find("gradient accumulation over") != std::string::npos);
+  // The row says so too, and render refuses with the command's location.
+  CHECK(std::ranges::any_of(row.warnings, [](const std::string& w) {
+    return w.find("never receives activation checkpointing") != std::string::npos;
+  }));
+  const auto request = render::build_render_input(markov(), spec, row, {});
+  REQUIRE_FALSE(request);
+  CHECK(request.error().exit == Exit::invalid_input);
+  CHECK(request.error().where.line == 8);
+
+  // Everything passed: no gap; the flag is appended to the command.
+  spec = spec_from(kBig +
+                   "grad_checkpointing: on\nflags: {grad_checkpointing: --gradient_checkpointing, "
+                   "precision: {amp-bf16: --bf16}}\n"
+                   "command: train.py --bs {{micro_batch}} --ga {{grad_accum}}\n");
+  gaps = contract_gaps(spec, row, Launcher::torchrun);
+  CHECK(gaps.empty());
+  const auto ok = render::build_render_input(markov(), spec, row, {});
+  REQUIRE_MESSAGE(ok, ok.error().message);
+  CHECK(ok->input.command_text ==
+        "train.py --bs {{micro_batch}} --ga {{grad_accum}} --gradient_checkpointing --bf16");
+  CHECK(ok->warnings.empty());
+}
+
+TEST_CASE("contract: a DataParallel script takes the total, speed settings only warn") {
+  const std::string text =
+      std::string(kSmall) + std::string(
+                                "command: train.py --batch {{global_micro_batch}}\n"
+                                "compile: true\n");
+  const auto spec = spec_from(text);
+  const auto report = plan_for(text, opts("l40s", 4));
+  const PlanRow& row = report.rows.front();
+  const auto values = placeholder_values(spec, row);
+  CHECK(values.at("global_micro_batch") == std::to_string(row.micro_batch * row.world_size()));
+  const auto gaps = contract_gaps(spec, row, Launcher::python);
+  CHECK(contract_problem(gaps).empty());
+  REQUIRE(gaps.size() == 2);  // torch.compile and the precision: warned, not refused
+  CHECK_FALSE(gaps[0].refused);
+  CHECK_FALSE(gaps[1].refused);
+  const auto request = render::build_render_input(markov(), spec, row, {});
+  REQUIRE(request);
+  CHECK(request->warnings.size() == 2);
+}
+
+TEST_CASE("contract: auto checkpointing is switched on only where the command can take it") {
+  const std::string without = kBig + "command: train.py --bs {{micro_batch}} --ga {{grad_accum}}\n";
+  const std::string with =
+      kBig +
+      "flags: {grad_checkpointing: --gc}\ncommand: train.py --bs {{micro_batch}} "
+      "--ga {{grad_accum}}\n";
+  const auto off = plan_for(without, opts("rtx4090"));
+  const auto on = plan_for(with, opts("rtx4090"));
+  CHECK(std::ranges::none_of(off.rows, [](const PlanRow& r) { return r.grad_checkpointing; }));
+  CHECK(std::ranges::any_of(on.rows, [](const PlanRow& r) { return r.grad_checkpointing; }));
+  // A spec without a command yet is planned freely (render refuses it anyway).
+  const auto free = plan_for(kBig, opts("rtx4090"));
+  CHECK(std::ranges::any_of(free.rows, [](const PlanRow& r) { return r.grad_checkpointing; }));
+}
+
+TEST_CASE("contract: flags are checked where they are written") {
+  auto bad = parse_job_spec(
+      std::string(kSmall) + std::string("flags: {grad_checkpoint: --gc}\ncommand: x\n"), "s.yaml");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().message.find("grad_checkpoint") != std::string::npos);
+  bad = parse_job_spec(
+      std::string(kSmall) + std::string("flags: {compile: '--c {{micro_batch}}'}\ncommand: x\n"),
+      "s.yaml");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().message.find("no placeholders") != std::string::npos);
+  bad = parse_job_spec(
+      std::string(kSmall) + std::string("flags: {precision: {fp64: --double}}\ncommand: x\n"),
+      "s.yaml");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().message.find("'fp64' in 'flags.precision' is not a precision") !=
+        std::string::npos);
+  CHECK(bad.error().where.line == 7);
+}
