@@ -95,7 +95,7 @@ scontrol update PartitionName=markov_gpu Nodes="$partition_nodes"
 sed -e '/nodes: classt25$/,/gpus_per_node:/s/gpus_per_node: 4/gpus_per_node: 8/' \
   -e 's/nodes: classt\[21-22\]$/nodes: classt[21-22,26]/' \
   "$JOBGEN_SOURCE_DIR/cluster-profiles/markov.yaml" >"$tmp/stale.yaml"
-printf 'name: drift\nmodel: gpt2\nseq_len: 512\nsteps: 10\ncommand: sleep 1\n' >"$tmp/spec.yaml"
+printf 'name: drift\nmodel: gpt2\nseq_len: 512\nsteps: 10\ncommand: train.py --bs {{micro_batch}} --ga {{grad_accum}}\n' >"$tmp/spec.yaml"
 jg plan "$tmp/spec.yaml" --profile "$tmp/stale.yaml" --json >"$tmp/plan.json" 2>"$tmp/plan.err" ||
   fail "plan with the stale profile: $(cat "$tmp/plan.err")"
 grep -q "disagrees with the cluster: .*classt25: profile gpu:gpu4090:8, cluster gpu:gpu4090:4" \

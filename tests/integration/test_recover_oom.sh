@@ -7,7 +7,8 @@
 # retried by a plain `watch`. `jobgen calibrate` then learns from the attempts that ran out of
 # GPU memory. Out of memory at micro-batch 1, the retry turns activation checkpointing on. A
 # two-stage run's second stage, cancelled by Slurm when the first fails, is submitted again after
-# the first stage's retry.
+# the first stage's retry. A run submitted with its own profile file recovers when watched from
+# another directory without --profile, from the job spec as submitted although the file changed.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=submit_lib.sh
 source "$(dirname "$0")/submit_lib.sh"
@@ -158,4 +159,30 @@ end1=$(job_field "$first_retry" EndTime)
 log=$(job_field "$second_retry" StdOut)
 grep -q "second stage ran" "$log" || fail "stage 2's retry log $log: $(cat "$log")"
 echo "ok: two stages: $s1 OOM -> $first_retry; $s2 cancelled by Slurm -> $second_retry after it"
+
+# The run carries its own plan: profile and job spec as submitted, kept in the ledger.
+mkdir -p own elsewhere
+sed 's/^cluster: markov$/cluster: mylab/' "$JOBGEN_SOURCE_DIR/cluster-profiles/markov.yaml" >own/mylab.yaml
+write_spec own/oom.yaml jg-own "bash $WORK/train.sh {{micro_batch}} {{grad_accum}}" \
+  "micro_batch: 4" "effective_batch: 16" "grad_checkpointing: off" \
+  "checkpoint: {resumable: true}" "recover: true"
+own_out=$(cd own && "$JOBGEN" submit oom.yaml --profile mylab.yaml --target rtx2080ti --gpus 1 \
+  --launcher python --json) || fail "submit with --profile mylab.yaml failed"
+own_first=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["job_id"])' <<<"$own_out")
+SUBMITTED+=("$own_first")
+sed -i 's/^steps: 10$/steps: 20/' own/oom.yaml  # edited after the submission
+set +e
+(cd elsewhere && timeout 110 "$JOBGEN" watch --interval 0.3 --max-interval 1 "$own_first") \
+  >own-watch.out 2>own-watch.err
+code=$?
+set -e
+cat own-watch.err
+[[ $code -eq 0 ]] || fail "watch without --profile exited $code: $(cat own-watch.out)"
+mapfile -t own_retries < <(sed -n 's/.*resubmitted as job \([0-9]*\).*/\1/p' own-watch.err)
+SUBMITTED+=("${own_retries[@]}")
+((${#own_retries[@]} >= 1)) || fail "the run submitted with its own profile was not retried"
+grep -q "oom.yaml changed since job $own_first was submitted" own-watch.err ||
+  fail "the changed job spec is not reported: $(cat own-watch.err)"
+[[ $(job_field "${own_retries[-1]}" JobState) == COMPLETED ]] || fail "the last retry did not complete"
+echo "ok: a run with its own profile recovered from another directory ($own_first ${own_retries[*]})"
 echo "PASS"

@@ -4,8 +4,10 @@
 #include <doctest/doctest.h>
 
 #include "jobgen/plan/contract.hpp"
+#include "jobgen/render/renderer.hpp"
 #include "jobgen/render/request.hpp"
 #include "planner_fixtures.hpp"
+#include "render_fixtures.hpp"
 
 using namespace jobgen;
 using namespace jobgen::plan;
@@ -53,9 +55,12 @@ TEST_CASE("contract: micro-batch, accumulation and checkpointing must reach the 
     return w.find("never receives activation checkpointing") != std::string::npos;
   }));
   const auto request = render::build_render_input(markov(), spec, row, {});
-  REQUIRE_FALSE(request);
-  CHECK(request.error().exit == Exit::invalid_input);
-  CHECK(request.error().where.line == 8);
+  REQUIRE(request);
+  const auto script = render::render_script(test::bundled_templates(), request->input);
+  REQUIRE_FALSE(script);
+  CHECK(script.error().exit == Exit::invalid_input);
+  CHECK(script.error().where.line == 8);
+  CHECK(script.error().message.find("activation checkpointing") != std::string::npos);
 
   // Everything passed: no gap; the flag is appended to the command.
   spec = spec_from(kBig +

@@ -106,11 +106,22 @@ TEST_CASE("ledger: a job is (backend, cluster, id), intents are confirmed by tag
   REQUIRE(confirmed->size() == 1);
   CHECK(confirmed->front().last_state == "PENDING");
 
+  // A run carries its own plan: the job spec and profile as submitted.
+  auto carried = record("78");
+  carried.spec_text = "name: x\nmodel: gpt2\n";
+  carried.profile_path = "/home/u/ws4090.yaml";
+  carried.profile_text = "cluster: ws4090\n";
+  REQUIRE(ledger->insert(carried));
+  const auto back = ledger->find("78")->front();
+  CHECK(back.spec_text == carried.spec_text);
+  CHECK(back.profile_path == carried.profile_path);
+  CHECK(back.profile_text == carried.profile_text);
+
   auto doomed = record("");
   doomed.tag = "fedcba9876543210";
   REQUIRE(ledger->insert(doomed));
   REQUIRE(ledger->forget_intent("fedcba9876543210"));
-  CHECK(ledger->count().value() == 3);
+  CHECK(ledger->count().value() == 4);
 
   REQUIRE(ledger->record_cancel(slurm6, "6", 1'900'000'000));
   CHECK(ledger->find("6", {"cli", ""})->front().cancel_requested == 1'900'000'000);

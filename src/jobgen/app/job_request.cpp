@@ -202,7 +202,14 @@ Expected<JobRequest> build_job_request(const Context& ctx, const JobRequestOptio
   JOBGEN_TRY_ASSIGN(const std::optional<render::Launcher> launcher, requested_launcher(opts));
   JobRequest job;
   JOBGEN_TRY_ASSIGN(job.sweep, parse_sweeps(opts.sweeps));
-  auto spec = plan::load_job_spec(ctx.fs, opts.jobspec);
+  auto spec = opts.jobspec_text ? plan::parse_job_spec(*opts.jobspec_text, opts.jobspec)
+                                : plan::load_job_spec(ctx.fs, opts.jobspec);
+  if (spec && opts.jobspec_text) {
+    if (auto ok = plan::resolve_model_files(*spec, ctx.fs,
+                                            std::filesystem::path(opts.jobspec).parent_path());
+        !ok)
+      return std::unexpected(ok.error());
+  }
   if (!spec) return std::unexpected(with_examples_hint(ctx, opts.jobspec, spec.error()));
   job.spec = std::move(*spec);
   JOBGEN_TRY_ASSIGN(job.templates, load_template_set(ctx, prof));

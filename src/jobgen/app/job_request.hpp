@@ -11,6 +11,7 @@
 // every stage's launcher.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ namespace jobgen::app {
 
 struct JobRequestOptions {
   std::string jobspec = "jobgen.yaml";
+  // The job spec's text as submitted (a retry's, from the ledger) instead of the file's now; the
+  // model files it names are still read next to `jobspec`. Never written to request_json.
+  std::optional<std::string> jobspec_text;
   std::string target;
   int gpus = 0;
   int nodes = 0;

@@ -2,10 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "jobgen/app/jobs.hpp"
 #include "jobgen/app/run_history.hpp"
 #include "jobgen/app/run_request.hpp"
 #include "jobgen/app/submission.hpp"
+#include "jobgen/profile/builtin_catalog.hpp"
+#include "jobgen/profile/profile_loader.hpp"
 #include "jobgen/run/failure.hpp"
 #include "jobgen/run/recovery.hpp"
 #include "jobgen/slurm/job_files.hpp"
@@ -16,6 +20,11 @@ namespace jobgen::app {
 namespace {
 
 namespace fs = std::filesystem;
+
+std::optional<std::string> to_optional(Expected<std::string> text) {
+  if (!text) return std::nullopt;
+  return std::move(*text);
+}
 
 // The last `bytes` of a regular file ("" when it cannot be read): never the whole log.
 std::string read_tail(const sys::FileSystem& files, const fs::path& path, std::size_t bytes) {
@@ -161,16 +170,68 @@ class Recoverer {
       ctx_.report.warning(ok.error().message);
   }
 
+  // The session plans retries with the profile the run was submitted with (the ledger keeps it):
+  // `watch` may run anywhere, with another profile or none. Restores the session's own after.
+  class SubmittedProfile {
+   public:
+    SubmittedProfile(JobSession& s, std::optional<profile::Profile> profile,
+                     std::optional<profile::Catalog> catalog)
+        : s_(s),
+          profile_(std::exchange(s.profile, std::move(profile))),
+          catalog_(std::exchange(s.catalog, std::move(catalog))) {}
+    ~SubmittedProfile() {
+      s_.profile = std::move(profile_);
+      s_.catalog = std::move(catalog_);
+    }
+    SubmittedProfile(const SubmittedProfile&) = delete;
+    SubmittedProfile& operator=(const SubmittedProfile&) = delete;
+
+   private:
+    JobSession& s_;
+    std::optional<profile::Profile> profile_;
+    std::optional<profile::Catalog> catalog_;
+  };
+
+  // The profile record `r` was submitted with, parsed again; nullopt for a record without one
+  // (older jobgen), an error when it no longer loads.
+  Expected<std::optional<std::pair<profile::Profile, profile::Catalog>>> submitted_profile(
+      const ledger::JobRecord& r) {
+    if (r.profile_text.empty()) return std::nullopt;
+    profile::Catalog catalog = s_.catalog ? *s_.catalog : profile::builtin_catalog();
+    profile::ProfileLoad load = profile::load_profile(r.profile_text, r.profile_path, catalog);
+    if (!load.profile)
+      return invalid("the profile job " + r.job_id + " was submitted with (" + r.profile_path +
+                     ") no longer loads: " +
+                     (load.problems.empty() ? std::string("?") : load.problems.front().message));
+    catalog.gpus.insert(catalog.gpus.end(), load.profile->gpus.begin(), load.profile->gpus.end());
+    if (auto now = ctx_.fs.read_file(r.profile_path); now && *now != r.profile_text)
+      ctx_.report.note(r.profile_path + " changed since job " + r.job_id +
+                       " was submitted: its retry plans with the profile as submitted");
+    return std::pair{std::move(*load.profile), std::move(catalog)};
+  }
+
   // Errors are reasons to give up (recorded by the caller); nullopt: the policy gave up.
   Expected<std::optional<Retry>> decide_and_submit(const ledger::JobRecord& r,
                                                    const run::Failure& failure, const Limit& limit,
                                                    const std::string& dependency_retry) {
     JOBGEN_TRY_ASSIGN(RecordedRequest recorded, parse_request_json(r.request_json));
+    JOBGEN_TRY_ASSIGN(auto recorded_profile, submitted_profile(r));
+    std::optional<SubmittedProfile> as_submitted;
+    if (recorded_profile)
+      as_submitted.emplace(s_, std::move(recorded_profile->first),
+                           std::move(recorded_profile->second));
     if (!s_.profile || !s_.catalog || s_.profile->name != r.cluster)
       return invalid("the job ran on cluster '" + r.cluster + "': watch with --profile " +
                      r.cluster + " to recover it");
     const bool local = r.backend == "local";
     JobRequestOptions opts = recorded.options;
+    // The job spec as submitted, not as the file reads now.
+    if (!r.spec_text.empty()) {
+      opts.jobspec_text = r.spec_text;
+      if (auto now = ctx_.fs.read_file(opts.jobspec); now && text_hash(*now) != r.spec_hash)
+        ctx_.report.note(opts.jobspec + " changed since job " + r.job_id +
+                         " was submitted: its retry plans the job spec as submitted");
+    }
     JOBGEN_TRY_ASSIGN(JobRequest planned,
                       build_job_request(ctx_, opts, *s_.profile, *s_.catalog, local));
     run::RunFacts facts = run_facts(s_, planned, r, limit.effective());
@@ -187,12 +248,12 @@ class Recoverer {
     JOBGEN_TRY_ASSIGN(auto prepared, prepare_stages(ctx_, s_, job, opts, local));
     for (auto& p : prepared) p.request.input.sbatch.working_dir = r.work_dir;
     JOBGEN_TRY_ASSIGN(slurm::Backend * backend, s_.backend_for(r.backend, r.cluster));
-    auto spec_text = ctx_.fs.read_file(opts.jobspec);
+    const std::optional<std::string> spec_text =
+        opts.jobspec_text ? opts.jobspec_text : to_optional(ctx_.fs.read_file(opts.jobspec));
     const SubmitFlags flags{false, false, false, true, opts.jobspec};
     const RunInfo run{r.run_id.empty() ? r.tag : r.run_id, r.attempt + 1, limit.base};
     JOBGEN_TRY_ASSIGN(const Submitted submitted,
-                      submit_stages(ctx_, flags, s_, job, *backend,
-                                    spec_text ? std::optional(*spec_text) : std::nullopt, prepared,
+                      submit_stages(ctx_, flags, s_, job, *backend, spec_text, prepared,
                                     decision.next.after, run));
     if (submitted.empty()) return invalid("the retry was not submitted");
     const std::string id = submitted.back().second;

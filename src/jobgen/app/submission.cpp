@@ -244,6 +244,12 @@ class Submission {
     record.job_name = sbatch.job_name;
     record.spec_path = fs::absolute(opts_.jobspec).string();
     record.spec_hash = spec_text_ ? text_hash(*spec_text_) : "";
+    record.spec_text = spec_text_.value_or("");
+    // The profile as submitted: recovery plans retries from it wherever `watch` runs.
+    if (!prof.source.empty()) {
+      record.profile_path = fs::absolute(prof.source).string();
+      if (auto text = ctx_.fs.read_file(prof.source)) record.profile_text = std::move(*text);
+    }
     record.script_path =
         (s_.state.scripts() /
          fmt::format("{}-{}-{}-{}{}.sh", s_.backend_name, prof.name,

@@ -39,7 +39,12 @@ struct JobRecord {
   std::string target;   // node group / GPU target the plan chose
   std::string job_name;
   std::string spec_path;
-  std::string spec_hash;    // hex digest of the job spec text
+  std::string spec_hash;  // hex digest of the job spec text
+  // The job spec and cluster profile as submitted (texts, and the profile's file): a retry plans
+  // what was submitted, from any directory, without --profile.
+  std::string spec_text;
+  std::string profile_path;
+  std::string profile_text;
   std::string script_path;  // the rendered script, kept under the state directory
   std::string plan_json;
   int64_t submit_time = 0;

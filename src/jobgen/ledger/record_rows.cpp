@@ -76,6 +76,9 @@ void bind_record(sqlite3_stmt* stmt, const JobRecord& r) {
   b.real(r.measured_step_time_s);
   b.real(r.peak_gpu_memory_gib);
   b.text(r.cancelled_ids);
+  b.text(r.spec_text);
+  b.text(r.profile_path);
+  b.text(r.profile_text);
   b.int64(util::unix_seconds(std::chrono::system_clock::now()));
 }
 
@@ -140,15 +143,18 @@ JobRecord read_record(sqlite3_stmt* stmt) {
   r.measured_step_time_s = c.opt_real();
   r.peak_gpu_memory_gib = c.opt_real();
   r.cancelled_ids = c.text();
+  r.spec_text = c.text();
+  r.profile_path = c.text();
+  r.profile_text = c.text();
   return r;
 }
 
 }  // namespace
 
 Expected<void> Ledger::insert(const JobRecord& r) {
-  const std::string sql =
-      std::string("INSERT INTO jobs (") + kColumns +
-      ", updated_time) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+  const std::string sql = std::string("INSERT INTO jobs (") + kColumns +
+                          ", updated_time) VALUES "
+                          "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
   if (exec_retry(db_, "BEGIN IMMEDIATE;") != SQLITE_OK) return db_error(db_, "cannot lock");
   Statement s;
   if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.stmt, nullptr) != SQLITE_OK) {

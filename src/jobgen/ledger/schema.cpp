@@ -70,6 +70,10 @@ constexpr std::pair<const char*, const char*> kAddedColumns[] = {
     {"peak_gpu_memory_gib", "REAL"},
     // The ids whose cancellation was accepted (a job's, or single tasks of an array).
     {"cancelled_ids", "TEXT NOT NULL DEFAULT ''"},
+    // The job spec and profile as submitted (app/recovery.hpp plans retries from them).
+    {"spec_text", "TEXT NOT NULL DEFAULT ''"},
+    {"profile_path", "TEXT NOT NULL DEFAULT ''"},
+    {"profile_text", "TEXT NOT NULL DEFAULT ''"},
 };
 
 constexpr int kBusyTimeoutMs = 30'000;

@@ -60,6 +60,9 @@ struct RenderInput {
   std::vector<std::string> command_argv;
   std::string command_text;
   SourceLoc command_loc;  // where the command was written (job spec line:col), for its errors
+  // What the plan depends on that the command never receives (plan/contract.hpp), "" when
+  // nothing: rendering refuses it, after the command's own mistakes.
+  std::string contract_problem;
   std::map<std::string, std::string> placeholders;
   // Placeholders whose values are the job spec's own text, in which $NAME / ${NAME} expand when
   // the job runs (checkpoint_dir: "/scratch/$USER/ckpt"). Other values are always literal.

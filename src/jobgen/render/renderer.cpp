@@ -301,6 +301,8 @@ Expected<Vars> template_data(const RenderInput& in) {
   if (!command_line) return at_command(command_line.error());
   const auto program_line = quote(program.launcher_argv);
   if (!program_line) return at_command(program_line.error());
+  if (!in.contract_problem.empty())
+    return at_command(Error{in.contract_problem, {}, Exit::invalid_input});
 
   Vars v;
   set_layout(v, in);

@@ -187,9 +187,9 @@ Expected<void> set_run(const profile::Profile& prof, const plan::JobSpec& spec,
   // The plan reaches the job: every setting its fit depends on, or a refusal naming each one.
   const auto gaps = opt.header_only ? std::vector<plan::ContractGap>{}
                                     : plan::contract_gaps(spec, row, in.launcher);
-  if (const std::string problem = plan::contract_problem(gaps); !problem.empty())
-    return invalid(problem, spec.command_loc);
-  for (const auto& gap : gaps) req.warnings.push_back(plan::gap_warning(gap));
+  in.contract_problem = plan::contract_problem(gaps);  // refused when rendered
+  for (const auto& gap : gaps)
+    if (!gap.refused) req.warnings.push_back(plan::gap_warning(gap));
   in.command_text = spec.command;
   for (const auto& flag : plan::planned_flags(spec, row)) in.command_text += " " + flag;
   in.command_loc = spec.command_loc;
