@@ -184,6 +184,14 @@ TEST_CASE("request for untyped gres is pinned to its group: feature, node list o
   auto header = sbatch_directives(r->input.sbatch);
   REQUIRE(header.has_value());
   CHECK(std::ranges::find(*header, "--exclude=classt[06,21-25]") != header->end());
+  // The scheduler's node list of the partition: a GPU node the profile does not know (classt26)
+  // is excluded too; a node in two groups (classt21 listed again) is named once; the group's own
+  // nodes never.
+  RequestOptions live;
+  live.partition_nodes["markov_gpu"] = {"classt01", "classt21", "classt26", "classt21", "classt06"};
+  auto known = build_render_input(prof, spec(), row("rtx2080ti", 1, 4, 1), live);
+  REQUIRE(known.has_value());
+  CHECK(known->input.sbatch.exclude == "classt[06,21-26]");
   // A feature only the group's nodes carry is the shorter way.
   for (auto& g : prof.node_groups) {
     if (g.name == "rtx2080ti") g.constraint = "rtx2080ti";

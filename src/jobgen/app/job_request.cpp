@@ -149,8 +149,30 @@ struct StageInputs {
   const plan::PlanOptions& plan_opts;  // its node count is set per stage (plan::nodes_to_plan)
   const render::RequestOptions& req_opts;
   bool by_queue = false;               // --target auto without --row
-  const QueueAccess* queue = nullptr;  // set when by_queue
+  const QueueAccess* queue = nullptr;  // the scheduler, when submitting (--target auto needs it)
 };
+
+// For a row of an untyped-gres group, the nodes the scheduler lists in each partition now (ONE
+// query: Backend::nodes), so that the job excludes every other node, also those the profile does
+// not know; without a scheduler, or when it cannot answer (a warning), the profile's node lists.
+render::RequestOptions with_live_partitions(const Context& ctx, const StageInputs& in,
+                                            const plan::PlanRow& row) {
+  render::RequestOptions req = in.req_opts;
+  const profile::NodeGroup* group = in.prof.find_group(row.group);
+  if (in.queue == nullptr || in.queue->backend == nullptr || req.local || group == nullptr ||
+      group->gres_type || !group->constraint.empty() || !row.mig_profile.empty())
+    return req;
+  auto nodes = in.queue->backend->nodes();
+  if (!nodes) {
+    ctx.report.warning("the partition's nodes could not be listed (" + nodes.error().message +
+                       "): the job excludes only the other GPU nodes the profile knows");
+    return req;
+  }
+  for (const auto& node : *nodes)
+    for (const auto& partition : node.partitions)
+      req.partition_nodes[partition].push_back(node.name);
+  return req;
+}
 
 // One stage: its plan, the chosen row (--row, the first to finish for --target auto, else the
 // recommendation) with a recovery attempt's settings, and its render request, whose warnings go
@@ -181,8 +203,9 @@ Expected<StageRequest> build_stage(const Context& ctx, const JobRequestOptions& 
       chosen = run::apply_attempt(st, a, chosen);
     }
   }
-  JOBGEN_TRY_ASSIGN(render::RenderRequest req,
-                    render::build_render_input(in.prof, st, chosen, in.req_opts));
+  JOBGEN_TRY_ASSIGN(
+      render::RenderRequest req,
+      render::build_render_input(in.prof, st, chosen, with_live_partitions(ctx, in, chosen)));
   if (opts.attempt) apply_attempt_request(*opts.attempt, opts.attempt_number, req.input);
   req.input.stage = stage;
   for (const auto& w : req.warnings) ctx.report.warning(w);

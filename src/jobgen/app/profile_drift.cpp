@@ -30,6 +30,15 @@ json read_records(const Context& ctx) {
   return doc.is_object() ? doc : json::object();
 }
 
+// The profile's record is keyed by its real file: "ws.yaml", "./ws.yaml" and the absolute path
+// (or a symlink to it) are one profile.
+std::string profile_key(const profile::Profile& profile) {
+  std::error_code ec;
+  const auto real =
+      std::filesystem::weakly_canonical(std::filesystem::absolute(profile.source), ec);
+  return ec ? profile.source : real.string();
+}
+
 // The hash of the profile's text as it is now; "" when it cannot be read (then nothing matches).
 std::string profile_hash(const Context& ctx, const profile::Profile& profile) {
   auto text = ctx.fs.read_file(profile.source);
@@ -57,7 +66,7 @@ void remember_drift(const Context& ctx, const profile::Profile& profile,
   const std::string hash = profile_hash(ctx, profile);
   if (hash.empty()) return;
   json records = read_records(ctx);
-  records[profile.source] = {
+  records[profile_key(profile)] = {
       {"hash", hash}, {"checked_at", util::unix_seconds(ctx.clock.now())}, {"differences", lines}};
   if (auto ok = ctx.fs.write_file(drift_path(ctx), records.dump(2) + "\n", 0600); !ok)
     ctx.report.warning(ok.error().message + " (the profile check result is not remembered)");
@@ -65,7 +74,7 @@ void remember_drift(const Context& ctx, const profile::Profile& profile,
 
 void warn_known_drift(const Context& ctx, const profile::Profile& profile) {
   const json records = read_records(ctx);
-  const auto it = records.find(profile.source);
+  const auto it = records.find(profile_key(profile));
   if (it == records.end() || !it->is_object()) return;
   const json& r = *it;
   if (!r.contains("hash") || !r["hash"].is_string() ||

@@ -30,6 +30,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,6 +60,10 @@ int signal_lead_s(double checkpoint_gb, double write_gbs = kDefaultStorageWriteG
 
 struct RequestOptions {
   std::optional<Launcher> launcher;  // --launcher; nullopt: the job spec's `launcher`
+  // The nodes the scheduler lists in each partition now ("partition" -> node names), when the
+  // caller asked it (submit): an untyped-gres job then excludes every node outside its group,
+  // also those the profile does not know. Empty: the profile's knowledge only.
+  std::map<std::string, std::vector<std::string>> partition_nodes;
   // Only the #SBATCH request is wanted (a test-only submission for a start estimate): the run
   // command is not held to the plan/job contract (plan/contract.hpp).
   bool header_only = false;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include "jobgen/util/hostlist.hpp"
@@ -58,9 +59,12 @@ Expected<void> check_nodelist(const profile::NodeGroup& group, const plan::PlanR
 
 // Untyped gres ("gpu:4") matches every GPU node of the partition, so a job planned for this group
 // could land on another GPU model: keep it on the group with the group's feature, else its node
-// list when the job takes every node of it, else by excluding the partition's other nodes.
+// list when the job takes every node of it, else by excluding the partition's other nodes: those
+// of the profile's other groups and, when the scheduler was asked (`live`, the partition's nodes
+// now), every node it lists that is not the group's. Each node is named once.
 void pin_to_group(const profile::Profile& prof, const profile::NodeGroup& group,
-                  const profile::Partition& part, const plan::PlanRow& row, job::SbatchOptions& s) {
+                  const profile::Partition& part, const plan::PlanRow& row,
+                  const std::vector<std::string>* live, job::SbatchOptions& s) {
   if (!group.constraint.empty()) {
     s.constraint = group.constraint;
     return;
@@ -69,12 +73,15 @@ void pin_to_group(const profile::Profile& prof, const profile::NodeGroup& group,
     s.nodelist = group.hostlist;
     return;
   }
-  std::vector<std::string> others;
+  std::set<std::string> others;
   for (const auto& g : prof.node_groups) {
     if (&g == &group || std::ranges::find(g.partitions, part.name) == g.partitions.end()) continue;
-    others.insert(others.end(), g.nodes.begin(), g.nodes.end());
+    others.insert(g.nodes.begin(), g.nodes.end());
   }
-  if (!others.empty()) s.exclude = util::compress_hostlist(others);
+  if (live != nullptr) others.insert(live->begin(), live->end());
+  for (const auto& own : group.nodes) others.erase(own);
+  if (!others.empty())
+    s.exclude = util::compress_hostlist(std::vector<std::string>(others.begin(), others.end()));
 }
 
 // --partition: names the group's partitions; several only where the profile allows it. The
@@ -211,7 +218,11 @@ Expected<void> set_placement(const profile::Profile& prof, const Placement& at,
     JOBGEN_TRY(check_nodelist(*at.group, row, opt.nodelist));
     s.nodelist = opt.nodelist;
   }
-  if (!share.gres_type && !in.local) pin_to_group(prof, *at.group, *at.partition, row, s);
+  if (!share.gres_type && !in.local) {
+    const auto live = opt.partition_nodes.find(at.partition->name);
+    pin_to_group(prof, *at.group, *at.partition, row,
+                 live == opt.partition_nodes.end() ? nullptr : &live->second, s);
+  }
   s.account = opt.account;
   s.qos = choose_qos(*at.partition, opt);
   return {};
