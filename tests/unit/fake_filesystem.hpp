@@ -56,6 +56,8 @@ class MapFileSystem final : public sys::FileSystem {
     return sys::FileChunk{text.substr(static_cast<std::size_t>(offset), max_bytes), text.size()};
   }
 
+  std::optional<std::uint64_t> available_bytes(const Path&) const override { return available; }
+
   bool is_file(const Path& path) const override { return files.contains(key(path)); }
 
   bool is_directory(const Path& path) const override {
@@ -187,7 +189,8 @@ class MapFileSystem final : public sys::FileSystem {
   std::map<std::string, unsigned> modes;     // where not the default (0644 files, 0755 dirs)
   std::map<std::string, Time> modified;      // where not the epoch
   unsigned umask = 022;
-  mutable int tail_reads = 0;  // successful read_tail calls
+  mutable int tail_reads = 0;              // successful read_tail calls
+  std::optional<std::uint64_t> available;  // what available_bytes answers for every path
 
  private:
   static std::string key(const Path& path) {

@@ -8,6 +8,7 @@
 #include "jobgen/app/queue_data.hpp"
 #include "jobgen/app/resources.hpp"
 #include "jobgen/render/renderer.hpp"
+#include "jobgen/sys/user.hpp"
 #include "jobgen/util/slurm_time.hpp"
 #include "jobgen/util/strings.hpp"
 
@@ -242,6 +243,7 @@ Expected<JobRequest> build_job_request(const Context& ctx, const JobRequestOptio
 
   plan::PlanOptions plan_opts;
   plan_opts.target = automatic ? std::string() : opts.target;
+  plan_opts.user = sys::current_user(ctx.env);
   if (opts.gpus > 0) plan_opts.gpus = opts.gpus;
   const std::optional<plan::Calibration> calibration = load_calibration(ctx);
   if (calibration) plan_opts.calibration = &*calibration;

@@ -72,6 +72,7 @@ Expected<Exit> run_plan(Context& ctx, const PlanCliOptions& opts) {
 
   plan::PlanOptions options;
   options.target = opts.target;
+  options.user = sys::current_user(ctx.env);
   if (opts.gpus > 0) options.gpus = opts.gpus;
   if (opts.nodes > 0) options.nodes = opts.nodes;
   const std::optional<plan::Calibration> calibration = app::load_calibration(ctx.app());

@@ -83,6 +83,11 @@ struct Checkpoint {
   double size_gb = 0;      // one checkpoint on disk, GB; 0 = unknown
   bool resumable = false;  // the command resumes from its latest checkpoint when restarted
   std::string dir;         // where checkpoints go (created by the rendered script); may be empty
+  // How often one is written (at most one of them; neither: once) and how many the script keeps
+  // (nullopt: all): plan/storage.hpp sizes the disk they need at peak.
+  std::optional<int64_t> every_steps;
+  std::optional<double> every_minutes;
+  std::optional<int> keep;
 };
 
 // `recover:` (docs/jobspec.md, "Recovery"): `true`, or a mapping {attempts, change_batch}.

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "jobgen/plan/planner_steps.hpp"
+#include "jobgen/plan/storage.hpp"
 #include "jobgen/util/strings.hpp"
 #include "jobgen/util/units.hpp"
 
@@ -278,6 +279,13 @@ Expected<PlanReport> make_plan(const JobSpec& spec, const profile::Profile& prof
     add_rows(report, spec, prof, options, cands, skipped);
   }
   for (auto& s : skipped) report.notes.push_back("skipped " + s);
+  // Checkpoints beyond their storage area's quota would fail the run when it saves.
+  for (auto& row : report.rows) {
+    const auto need = checkpoint_need(spec, row, prof, options.user);
+    if (!need) continue;
+    if (std::string problem = quota_problem(*need); !problem.empty())
+      row.warnings.push_back(problem + " (submit refuses it without --force)");
+  }
   if (report.rows.empty()) {
     std::string why;
     for (const auto& s : skipped) why += "; " + s;

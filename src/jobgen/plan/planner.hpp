@@ -52,6 +52,7 @@ struct PlanOptions {
   std::optional<int> nodes;
   // Step-time corrections learnt from finished runs (`jobgen calibrate`); none when null.
   const Calibration* calibration = nullptr;
+  std::string user;  // for $USER in storage paths (plan/storage.hpp); "" = unknown
 };
 
 struct PlanRow {

@@ -59,8 +59,20 @@ void SpecParser::read_time_limit(const YAML::Node& map, JobSpec& spec, const std
 void SpecParser::read_checkpoint(const YAML::Node& map, JobSpec& spec, const std::string& what) {
   const YAML::Node node = map["checkpoint"];
   if (!node || node.IsNull()) return;
-  if (!r_.expect_map(node, "'checkpoint' (size_gb, resumable, dir)")) return;
-  r_.check_keys(node, {"size_gb", "resumable", "dir"}, "'checkpoint'");
+  if (!r_.expect_map(node,
+                     "'checkpoint' (size_gb, resumable, dir, every_steps or every_minutes, "
+                     "keep)"))
+    return;
+  r_.check_keys(node, {"size_gb", "resumable", "dir", "every_steps", "every_minutes", "keep"},
+                "'checkpoint'");
+  if (auto v = r_.integer_in(node, "every_steps", "'checkpoint'", 1, kMaxSteps))
+    spec.checkpoint.every_steps = *v;
+  if (auto v = r_.number_in(node, "every_minutes", "'checkpoint'", 0.1, 1e7))
+    spec.checkpoint.every_minutes = *v;
+  if (auto v = r_.integer_in(node, "keep", "'checkpoint'", 1, 1'000'000))
+    spec.checkpoint.keep = static_cast<int>(*v);
+  if (spec.checkpoint.every_steps && spec.checkpoint.every_minutes)
+    r_.problem(node, "'checkpoint' has both every_steps and every_minutes: give one");
   if (auto v = r_.number_in(node, "size_gb", "'checkpoint'", 0, kMaxGb)) {
     spec.checkpoint.size_gb = *v;
   }

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "jobgen/plan/contract.hpp"
+#include "jobgen/plan/storage.hpp"
 #include "jobgen/render/request_placement.hpp"
 #include "jobgen/util/checked.hpp"
 #include "jobgen/util/slurm_time.hpp"
@@ -243,6 +244,13 @@ std::vector<std::string> plan_summary(const plan::PlanRow& row, const RequestOpt
   return lines;
 }
 
+// Where checkpoints go and how much they need at once, for the script's header.
+void add_checkpoint_line(const profile::Profile& prof, const plan::JobSpec& spec,
+                         const plan::PlanRow& row, std::vector<std::string>& lines) {
+  if (const auto need = plan::checkpoint_need(spec, row, prof, ""))
+    lines.push_back(plan::describe_need(*need));
+}
+
 }  // namespace
 
 Expected<RenderRequest> build_render_input(const profile::Profile& prof, const plan::JobSpec& spec,
@@ -266,6 +274,7 @@ Expected<RenderRequest> build_render_input(const profile::Profile& prof, const p
   JOBGEN_TRY(detail::set_placement(prof, at, spec, row, opt, share, in));
   set_logs(opt, in.sbatch);
   in.plan_summary = plan_summary(row, opt);
+  add_checkpoint_line(prof, spec, row, in.plan_summary);
   return req;
 }
 

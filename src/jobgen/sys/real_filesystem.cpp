@@ -4,6 +4,7 @@
 // block forever on a FIFO.
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -233,6 +234,17 @@ Expected<FileChunk> RealFileSystem::read_from(const fs::path& path, uint64_t off
       offset >= size ? 0 : static_cast<std::size_t>(std::min<uint64_t>(size - offset, max_bytes));
   JOBGEN_TRY_ASSIGN(auto text, read_at(fd.get(), offset, length, path));
   return FileChunk{std::move(text), size};
+}
+
+std::optional<uint64_t> RealFileSystem::available_bytes(const fs::path& path) const {
+  if (path.empty()) return std::nullopt;
+  std::error_code ec;
+  for (fs::path at = fs::absolute(path, ec); !ec; at = at.parent_path()) {
+    struct statvfs st {};
+    if (::statvfs(at.c_str(), &st) == 0) return uint64_t{st.f_bavail} * st.f_frsize;
+    if (errno != ENOENT || at == at.parent_path()) return std::nullopt;
+  }
+  return std::nullopt;
 }
 
 bool RealFileSystem::is_file(const fs::path& path) const {

@@ -85,6 +85,9 @@ class FileSystem {
                                     unsigned mode = 0600) = 0;
   // What is at `path`; nullopt when nothing is (or it cannot be looked at).
   virtual std::optional<FileStatus> status(const std::filesystem::path& path) const = 0;
+  // Bytes an unprivileged user may still write on the filesystem that holds `path` (statvfs of
+  // its nearest existing ancestor); nullopt when none can be looked at.
+  virtual std::optional<std::uint64_t> available_bytes(const std::filesystem::path& path) const = 0;
   // Directories directly inside `dir` (symlinks followed), sorted by name; empty if `dir` does
   // not exist.
   virtual std::vector<std::filesystem::path> list_directories(
@@ -127,6 +130,7 @@ class RealFileSystem final : public FileSystem {
                                std::size_t max_bytes) const override;
   Expected<FileChunk> read_from(const std::filesystem::path& path, std::uint64_t offset,
                                 std::size_t max_bytes) const override;
+  std::optional<std::uint64_t> available_bytes(const std::filesystem::path& path) const override;
   bool is_file(const std::filesystem::path& path) const override;
   bool is_directory(const std::filesystem::path& path) const override;
   std::vector<std::filesystem::path> list_files(const std::filesystem::path& dir) const override;

@@ -1,0 +1,51 @@
+#include "jobgen/app/storage_check.hpp"
+
+#include <fmt/format.h>
+
+#include "jobgen/plan/storage.hpp"
+#include "jobgen/sys/user.hpp"
+
+namespace jobgen::app {
+
+namespace {
+
+// The stage's own job spec (its overrides), or the top level's.
+const plan::JobSpec& stage_spec(const JobRequest& job, const StageRequest& stage) {
+  for (const auto& st : job.spec.stages)
+    if (st.name == stage.stage) return st;
+  return job.spec;
+}
+
+}  // namespace
+
+Expected<void> check_checkpoint_storage(const Context& ctx, const JobRequest& job,
+                                        const profile::Profile& prof, bool force) {
+  const std::string user = sys::current_user(ctx.env);
+  std::vector<std::string> problems;
+  for (const StageRequest& stage : job.stages) {
+    const auto need = plan::checkpoint_need(stage_spec(job, stage), stage.row, prof, user);
+    if (!need) continue;
+    const std::string who = stage.stage.empty() ? "" : "stage " + stage.stage + ": ";
+    ctx.report.note(who + plan::describe_need(*need));
+    if (std::string problem = plan::quota_problem(*need); !problem.empty())
+      problems.push_back(who + problem);
+    if (!need->dir.empty() && need->dir.front() == '/') {
+      const auto free = ctx.fs.available_bytes(need->dir);
+      if (free && need->peak_gb * 1e9 > static_cast<double>(*free))
+        problems.push_back(
+            fmt::format("{}checkpoints need {:.3g} GB at peak, but the filesystem "
+                        "of {} has {:.3g} GB free",
+                        who, need->peak_gb, need->dir, static_cast<double>(*free) / 1e9));
+    }
+  }
+  if (problems.empty()) return {};
+  std::string text;
+  for (const auto& p : problems) text += (text.empty() ? "" : "\n  ") + p;
+  if (force) {
+    ctx.report.warning(text + " (submitted anyway: --force)");
+    return {};
+  }
+  return invalid(text + "\n  (--force submits it anyway)");
+}
+
+}  // namespace jobgen::app
