@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "jobgen/plan/contract.hpp"
+#include "jobgen/plan/report.hpp"
 #include "jobgen/render/renderer.hpp"
 #include "jobgen/render/request.hpp"
 #include "planner_fixtures.hpp"
@@ -128,4 +129,31 @@ TEST_CASE("contract: flags are checked where they are written") {
   CHECK(bad.error().message.find("'fp64' in 'flags.precision' is not a precision") !=
         std::string::npos);
   CHECK(bad.error().where.line == 7);
+}
+
+TEST_CASE("plan and script count the same chain of jobs") {
+  const std::string text =
+      "name: bertchain\nmodel: bert-base\nseq_len: 128\nepochs: 1\ndataset_size: 400000000\n"
+      "checkpoint: {size_gb: 1, resumable: true, dir: /scratch/$USER/c}\n"
+      "command: train.py --bs {{micro_batch}} --ga {{grad_accum}} --steps {{max_steps}}\n";
+  const auto report = plan_for(text, opts("rtx2080ti", 1));
+  const PlanRow& row = report.rows.front();
+  REQUIRE(row.chain_jobs > 1);
+  const auto request = render::build_render_input(markov(), spec_from(text), row, {});
+  REQUIRE(request);
+  CHECK(request->input.chain_links == row.chain_jobs);
+  CHECK(std::ranges::any_of(row.warnings, [&](const std::string& w) {
+    return w.find("chain of " + std::to_string(row.chain_jobs) + " jobs") != std::string::npos;
+  }));
+}
+
+TEST_CASE("the plan's header names the safety levels it used") {
+  const auto measured = plan_for(std::string(kSmall) +
+                                     "empirical_memory: {base_gb: 5, per_sample_gb: 1.2, "
+                                     "overhead_gb: 2}\n",
+                                 opts("l40s"));
+  CHECK(render_text(measured).find("90/100/100% of the VRAM") != std::string::npos);
+  CHECK(render_markdown(measured).find("90/100/100% of the VRAM") != std::string::npos);
+  const auto modelled = plan_for(kSmall, opts("l40s"));
+  CHECK(render_text(modelled).find("80/90/100% of usable memory") != std::string::npos);
 }

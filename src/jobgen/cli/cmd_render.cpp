@@ -95,8 +95,7 @@ Expected<Exit> run_render(Context& ctx, const RenderCliOptions& opts) {
     return Exit::ok;
   }
   std::vector<fs::path> created;
-  for (std::size_t i = 0; i < scripts.size(); ++i) {
-    const auto& [path, script] = scripts[i];
+  for (const auto& [path, script] : scripts) {
     const bool existed = ctx.fs.status(path).has_value();
     if (auto written = ctx.fs.write_file(path, script, 0700); !written) {
       for (const auto& made : created) (void)ctx.fs.remove(made);

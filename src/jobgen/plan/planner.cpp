@@ -6,9 +6,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "jobgen/plan/planner_steps.hpp"
 #include "jobgen/plan/storage.hpp"
+#include "jobgen/util/slurm_time.hpp"
 #include "jobgen/util/strings.hpp"
 #include "jobgen/util/units.hpp"
 
@@ -238,6 +240,7 @@ PlanReport report_header(const JobSpec& spec, const profile::Profile& prof,
     report.lora_base_given = spec.base_dtype != est::BaseDtype::automatic;
   }
   report.grad_checkpointing = spec.grad_checkpointing;
+  report.empirical_memory = spec.empirical_memory.has_value();
   report.flash_attention = spec.flash_attention;
   report.target_batch = spec.effective_batch;
   report.fixed_micro_batch = spec.micro_batch;
@@ -294,6 +297,18 @@ Expected<PlanReport> make_plan(const JobSpec& spec, const profile::Profile& prof
   }
   detail::recommend(report, spec);
   return report;
+}
+
+std::optional<int64_t> padded_time_limit_s(double estimate_s) {
+  const double padded = std::max(0.0, estimate_s) * 1.2 + 600;
+  // Checked in double first: a run of 10^12 steps (or an mfu of 1e-300) gave "--time=-15:-15:00".
+  if (!std::isfinite(padded) || padded > static_cast<double>(util::kMaxSlurmTimeS)) {
+    return std::nullopt;
+  }
+  const int64_t quarter = 15 * 60;
+  const int64_t limit = (static_cast<int64_t>(std::ceil(padded)) + quarter - 1) / quarter * quarter;
+  if (limit > util::kMaxSlurmTimeS) return std::nullopt;
+  return limit;
 }
 
 std::string format_money(double amount, const std::string& currency) {

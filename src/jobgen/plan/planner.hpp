@@ -142,6 +142,9 @@ struct PlanReport {
   bool lora_base_given = false;
   GradCheckpointing grad_checkpointing = GradCheckpointing::automatic;
   bool flash_attention = true;
+  // `empirical_memory`: the levels are the user's measured footprint against 90/100/100% of the
+  // VRAM (estimate::MaxMicroBatch), not 80/90/100% of the usable memory.
+  bool empirical_memory = false;
   std::optional<BatchRange> target_batch;
   std::optional<int> fixed_micro_batch;
   std::string length;  // "20,000 steps" or "3 epochs x 1,000,000 samples"
@@ -212,6 +215,12 @@ Expected<const PlanRow*> choose_row(const PlanReport& report, int wanted);
 
 // "$12.34" for USD, else "12.34 EUR".
 std::string format_money(double amount, const std::string& currency);
+
+// A job's time limit for an estimated run time: estimate x 1.2 + 10 minutes (startup, data
+// loading, final checkpoint), rounded up to whole 15 minutes; nullopt when that is not finite or
+// longer than Slurm can express. The chain of a run longer than its partition allows has
+// ceil(padded / max time) jobs, in the plan and in the script alike.
+std::optional<int64_t> padded_time_limit_s(double estimate_s);
 
 // Values for the run command's {{placeholders}} (known_placeholders()) from a planned row.
 std::map<std::string, std::string> placeholder_values(const JobSpec& spec, const PlanRow& row);

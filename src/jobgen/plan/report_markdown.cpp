@@ -128,10 +128,15 @@ std::string options_section(const PlanReport& r) {
         ok && row.cost ? format_money(*row.cost, r.currency) : (ok ? "-" : "does not fit"),
         cell(row_notes(row)));
   }
+  out += r.empirical_memory
+             ? "\nMax c/r/a: the largest per-GPU micro-batch whose measured footprint "
+               "(empirical_memory) fits in 90/100/100% of the VRAM (conservative/recommended/"
+               "aggressive; your overhead is the margin)."
+             : "\nMax c/r/a: the largest per-GPU micro-batch that fits in 80/90/100% of the "
+               "usable memory (conservative/recommended/aggressive).";
   out +=
-      "\nMax c/r/a: the largest per-GPU micro-batch that fits in 80/90/100% of the usable "
-      "memory (conservative/recommended/aggressive). The planned micro-batch is at most the "
-      "recommended one, chosen with the accumulation to reach the target effective batch.\n";
+      " The planned micro-batch is at most the recommended one, chosen with the accumulation to "
+      "reach the target effective batch.\n";
   return out;
 }
 

@@ -219,11 +219,16 @@ std::string header_text(const PlanReport& r) {
                                      : "no target batch (accumulation 1)";
   if (r.fixed_micro_batch) batch += fmt::format(", micro-batch fixed at {}", *r.fixed_micro_batch);
   out += wrap(fmt::format("batch     {}; length {}", batch, r.length), 2, 12);
-  out += wrap(fmt::format("profile   {}{}; micro-batch c/r/a = largest that fits in {:.0f}/{:.0f}/"
-                          "{:.0f}% of usable memory",
-                          r.profile, r.target.empty() ? "" : ", target " + r.target,
-                          100 * est::kConservativeUse, 100 * est::kRecommendedUse,
-                          100 * est::kAggressiveUse),
+  const std::string levels =
+      r.empirical_memory
+          ? "micro-batch c/r/a = largest whose measured footprint (empirical_memory) fits in "
+            "90/100/100% of the VRAM: your overhead is the margin"
+          : fmt::format(
+                "micro-batch c/r/a = largest that fits in {:.0f}/{:.0f}/{:.0f}% of usable "
+                "memory",
+                100 * est::kConservativeUse, 100 * est::kRecommendedUse, 100 * est::kAggressiveUse);
+  out += wrap(fmt::format("profile   {}{}; {}", r.profile,
+                          r.target.empty() ? "" : ", target " + r.target, levels),
               2, 12);
   return out;
 }

@@ -123,17 +123,20 @@ void add_mig_warning(PlanRow& row, const Candidate& cand, const est::Hardware& h
   if (cand.gpus_per_node > 1) row.runnable = false;
 }
 
-// A run longer than the partition's max time: the chain of jobs it needs.
+// A run longer than the partition's max time: the chain of jobs it needs, counted as the script
+// will (render/request.cpp): the padded time limit over the maximum. A resumable run whose padded
+// limit alone is over is chained too; one that cannot resume fits with its margin cut.
 void add_time_limit_warning(PlanRow& row, const JobSpec& spec) {
-  const bool over = row.fits && row.partition_max_time_s &&
-                    row.total_time_s > static_cast<double>(*row.partition_max_time_s);
-  if (!over) return;
+  if (!row.fits || !row.partition_max_time_s) return;
+  const auto max_s = static_cast<double>(*row.partition_max_time_s);
+  const std::optional<int64_t> padded = padded_time_limit_s(row.total_time_s);
+  const double needed = padded ? static_cast<double>(*padded) : row.total_time_s * 1.2;
+  const bool chained = spec.checkpoint.resumable && needed > max_s;
+  if (!chained && row.total_time_s <= max_s) return;
   row.within_time_limit = false;
   // Clamped: a run of 10^12 steps must not wrap the count (render refuses such chains).
-  row.chain_jobs = static_cast<int>(std::min<int64_t>(
-      util::to_int64(std::ceil(row.total_time_s / static_cast<double>(*row.partition_max_time_s)))
-          .value_or(INT32_MAX),
-      INT32_MAX));
+  row.chain_jobs = static_cast<int>(
+      std::min<int64_t>(util::to_int64(std::ceil(needed / max_s)).value_or(INT32_MAX), INT32_MAX));
   const std::string limit = util::format_slurm_time(*row.partition_max_time_s);
   row.warnings.push_back(
       spec.checkpoint.resumable

@@ -17,18 +17,6 @@
 
 namespace jobgen::render {
 
-std::optional<int64_t> padded_time_limit_s(double estimate_s) {
-  const double padded = std::max(0.0, estimate_s) * 1.2 + 600;
-  // Checked in double first: a run of 10^12 steps (or an mfu of 1e-300) gave "--time=-15:-15:00".
-  if (!std::isfinite(padded) || padded > static_cast<double>(util::kMaxSlurmTimeS)) {
-    return std::nullopt;
-  }
-  const int64_t quarter = 15 * 60;
-  const int64_t limit = (static_cast<int64_t>(std::ceil(padded)) + quarter - 1) / quarter * quarter;
-  if (limit > util::kMaxSlurmTimeS) return std::nullopt;
-  return limit;
-}
-
 int signal_lead_s(double checkpoint_gb, double write_gbs) {
   const double write_s = write_gbs > 0 ? 1.5 * checkpoint_gb / write_gbs : 0;
   const int lead = static_cast<int>(std::ceil((write_s + 30) / 10)) * 10;

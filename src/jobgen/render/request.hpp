@@ -51,9 +51,8 @@ inline constexpr int kDefaultSweepParallel = 4;
 // A chain longer than this is a plan gone wrong (a run of years), not a job to submit.
 inline constexpr int64_t kMaxChainLinks = 1000;
 
-// estimate x 1.2 + 10 minutes (startup, data loading, final checkpoint), rounded up to whole
-// 15 minutes; nullopt when that is not finite or longer than Slurm can express.
-std::optional<int64_t> padded_time_limit_s(double estimate_s);
+// The job's time limit for an estimate (plan/planner.hpp): plan's chain counts use the same.
+using plan::padded_time_limit_s;
 
 // 1.5 x checkpoint size / write speed + 30 s, rounded up to 10 s, at least 90 s.
 int signal_lead_s(double checkpoint_gb, double write_gbs = kDefaultStorageWriteGbs);
