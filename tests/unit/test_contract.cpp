@@ -3,6 +3,9 @@
 // command can take it.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <string>
+
 #include "jobgen/plan/contract.hpp"
 #include "jobgen/plan/report.hpp"
 #include "jobgen/render/renderer.hpp"

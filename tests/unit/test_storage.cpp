@@ -2,6 +2,10 @@
 // land, the quota; and the job spec keys that say so.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <string>
+
 #include "jobgen/plan/storage.hpp"
 #include "planner_fixtures.hpp"
 
@@ -13,7 +17,7 @@ using jobgen::test::opts;
 using jobgen::test::plan_for;
 using jobgen::test::spec_from;
 
-TEST_CASE("storage: written, kept and peak; the area by the longest path, $USER either way") {
+TEST_CASE("storage: written, kept and peak, the area by the longest path, $USER either way") {
   // markov: home /home/$USER (23.8 GB quota), scratch /scratch/$USER (none).
   const std::string base = std::string(kSmall);  // 2,000 steps
   auto spec =
