@@ -237,7 +237,7 @@ JobInfo LocalBackend::read_job(const std::string& id, const json& meta) const {
   // may have left its status in between, so only a second miss means "no exit status".
   if (read_exit_file(dir, cancelled, job)) return job;
   if (!group && !cancelled) {
-    // The job's group leader writes the pid file before anything runs: without one, the job is
+    // The job's group leader writes the pid file as it starts the job: without one, the job is
     // being submitted right now, or its submission was interrupted before it started.
     const auto written = mtime(dir / "meta.json");
     const int64_t now = util::unix_seconds(clock_.now());

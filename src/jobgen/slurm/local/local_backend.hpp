@@ -1,10 +1,12 @@
 // The local runner: no Slurm, e.g. a two-GPU workstation. A job is the rendered local script run
 // in the background in its own session, with SLURM_JOB_ID-like variables and
-// CUDA_VISIBLE_DEVICES set, under <dir>/jobs/<ID>/: script.sh, meta.json, pid (process group),
-// exit ("exit N" / "signal N", written when it ends), cancelled (marker).
+// CUDA_VISIBLE_DEVICES set, under <dir>/jobs/<ID>/: script.sh, meta.json, pid (the process
+// group's record, sys::GroupRecord), exit ("exit N" / "signal N", written when it ends), cancelled
+// (marker).
 //
 // States: exit file -> COMPLETED / FAILED (code) / CANCELLED; no exit file and the process group
-// alive -> RUNNING; a dead group means "read the exit file again" (the supervisor writes it and
+// alive as recorded (its supervisor, by start time and boot: never another process that got the
+// number) -> RUNNING; a dead group means "read the exit file again" (the supervisor writes it and
 // then exits, so it may have appeared after the first read); still none -> FAILED ("ended without
 // an exit status": killed with SIGKILL or the machine rebooted). Cancel: SIGTERM to the process
 // group, SIGKILL after `grace`.
