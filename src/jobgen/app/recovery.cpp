@@ -13,6 +13,7 @@
 #include "jobgen/run/failure.hpp"
 #include "jobgen/run/recovery.hpp"
 #include "jobgen/slurm/job_files.hpp"
+#include "jobgen/sys/user.hpp"
 #include "jobgen/util/strings.hpp"
 
 namespace jobgen::app {
@@ -243,11 +244,14 @@ class Recoverer {
     }
     opts.attempt = decision.next;
     opts.attempt_number = r.attempt + 1;
+    JOBGEN_TRY_ASSIGN(slurm::Backend * backend, s_.backend_for(r.backend, r.cluster));
+    // The scheduler at hand, as for a submit: a retry of an untyped-gres group excludes every node
+    // outside it that Slurm lists now (job_request.hpp).
+    const QueueAccess scheduler{backend, sys::current_user(ctx_.env), unix_now(ctx_)};
     JOBGEN_TRY_ASSIGN(JobRequest job,
-                      build_job_request(ctx_, opts, *s_.profile, *s_.catalog, local));
+                      build_job_request(ctx_, opts, *s_.profile, *s_.catalog, local, &scheduler));
     JOBGEN_TRY_ASSIGN(auto prepared, prepare_stages(ctx_, s_, job, opts, local));
     for (auto& p : prepared) p.request.input.sbatch.working_dir = r.work_dir;
-    JOBGEN_TRY_ASSIGN(slurm::Backend * backend, s_.backend_for(r.backend, r.cluster));
     const std::optional<std::string> spec_text =
         opts.jobspec_text ? opts.jobspec_text : to_optional(ctx_.fs.read_file(opts.jobspec));
     const SubmitFlags flags{false, false, false, true, opts.jobspec};
