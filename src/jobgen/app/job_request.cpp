@@ -151,6 +151,8 @@ struct StageInputs {
   const render::RequestOptions& req_opts;
   bool by_queue = false;               // --target auto without --row
   const QueueAccess* queue = nullptr;  // the scheduler, when submitting (--target auto needs it)
+  // The scheduler's nodes, listed once for every stage (with_live_partitions); nullopt until asked.
+  mutable std::optional<Expected<std::vector<slurm::NodeInfo>>> nodes;
 };
 
 // For a row of an untyped-gres group, the nodes the scheduler lists in each partition now (ONE
@@ -163,12 +165,14 @@ render::RequestOptions with_live_partitions(const Context& ctx, const StageInput
   if (in.queue == nullptr || in.queue->backend == nullptr || req.local || group == nullptr ||
       group->gres_type || !group->constraint.empty() || !row.mig_profile.empty())
     return req;
-  auto nodes = in.queue->backend->nodes();
-  if (!nodes) {
-    ctx.report.warning("the partition's nodes could not be listed (" + nodes.error().message +
-                       "): the job excludes only the other GPU nodes the profile knows");
-    return req;
+  if (!in.nodes) {
+    in.nodes = in.queue->backend->nodes();
+    if (!*in.nodes)
+      ctx.report.warning("the partition's nodes could not be listed (" + in.nodes->error().message +
+                         "): the job excludes only the other GPU nodes the profile knows");
   }
+  const auto& nodes = *in.nodes;
+  if (!nodes) return req;
   for (const auto& node : *nodes)
     for (const auto& partition : node.partitions)
       req.partition_nodes[partition].push_back(node.name);
@@ -249,7 +253,8 @@ Expected<JobRequest> build_job_request(const Context& ctx, const JobRequestOptio
   if (calibration) plan_opts.calibration = &*calibration;
   JOBGEN_TRY_ASSIGN(const render::RequestOptions req_opts,
                     request_options(opts, launcher, job.sweep, local));
-  const StageInputs inputs{prof, catalog, plan_opts, req_opts, automatic && opts.row == 0, queue};
+  const StageInputs inputs{prof,  catalog, plan_opts, req_opts, automatic && opts.row == 0,
+                           queue, {}};
 
   for (const plan::JobSpec* st : stages) {
     const render::Launcher stage_launcher = launcher.value_or(st->launcher);

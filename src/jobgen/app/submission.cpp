@@ -149,7 +149,14 @@ class Submission {
         job_(job),
         backend_(backend),
         spec_text_(std::move(spec_text)),
-        run_(std::move(run)) {}
+        run_(std::move(run)) {
+    // The profile as submitted, read once for every stage: recovery plans retries from it
+    // wherever `watch` runs.
+    if (s.profile && !s.profile->source.empty()) {
+      profile_path_ = fs::absolute(s.profile->source).string();
+      if (auto text = ctx.fs.read_file(s.profile->source)) profile_text_ = std::move(*text);
+    }
+  }
 
   const Submitted& submitted() const { return submitted_; }
 
@@ -245,11 +252,8 @@ class Submission {
     record.spec_path = fs::absolute(opts_.jobspec).string();
     record.spec_hash = spec_text_ ? text_hash(*spec_text_) : "";
     record.spec_text = spec_text_.value_or("");
-    // The profile as submitted: recovery plans retries from it wherever `watch` runs.
-    if (!prof.source.empty()) {
-      record.profile_path = fs::absolute(prof.source).string();
-      if (auto text = ctx_.fs.read_file(prof.source)) record.profile_text = std::move(*text);
-    }
+    record.profile_path = profile_path_;
+    record.profile_text = profile_text_;
     record.script_path =
         (s_.state.scripts() /
          fmt::format("{}-{}-{}-{}{}.sh", s_.backend_name, prof.name,
@@ -329,6 +333,8 @@ class Submission {
   JobRequest& job_;
   slurm::Backend& backend_;
   std::optional<std::string> spec_text_;
+  std::string profile_path_;
+  std::string profile_text_;
   std::optional<RunInfo> run_;
   const fs::path cwd_ = fs::current_path();
   Submitted submitted_;  // stage, job id
