@@ -50,6 +50,18 @@ export OMP_NUM_THREADS=4
 export PYTHONUNBUFFERED=1
 export NCCL_DEBUG=WARN
 export HF_HOME=/scratch/"${USER}"'/hf cache'
+# The launcher's config as planned (docs/jobspec.md, "Launcher configs"), written next to this
+# job's log before the launcher starts; its path is $JOBGEN_LAUNCHER_CONFIG.
+JOBGEN_LAUNCHER_CONFIG=$(cd -- logs && pwd -P)/"$SLURM_JOB_NAME-${jobgen_task:-$SLURM_JOB_ID}.accelerate.json"
+export JOBGEN_LAUNCHER_CONFIG
+jobgen_config=(
+  '{'
+  '  "distributed_type": "MULTI_GPU",'
+  '  "main_process_ip": "'"${MASTER_ADDR}"'",'
+  '  "main_process_port": '"${MASTER_PORT}"
+  '}'
+)
+printf '%s\n' "${jobgen_config[@]}" >"$JOBGEN_LAUNCHER_CONFIG"
 
 # Slurm sends USR1 to this script 90 s before the time limit (--signal=B:...).
 # The trap forwards USR1 to the training processes (1 level(s) below the launched
@@ -74,7 +86,8 @@ forward_signal() {  # signal, levels below the launched process
 trap 'forward_signal USR1 1' USR1
 trap 'forward_signal TERM 0' TERM
 
-accelerate launch --num_machines=1 --num_processes=1 --main_process_port="$MASTER_PORT" \
+# The process count, precision and distributed type come from the config jobgen wrote.
+accelerate launch --config_file="$JOBGEN_LAUNCHER_CONFIG" \
   train.py --model bert-base --batch-size 32 --grad-accum 2 --lr 0.0001 --max-steps 100000 --output-dir /scratch/alice/bert &
 training_pid=$!
 # A trapped signal interrupts `wait`; wait again until the training has really exited.

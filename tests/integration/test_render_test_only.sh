@@ -24,6 +24,10 @@ learning_rate: 1e-4
 checkpoint: {size_gb: 1, resumable: true, dir: ckpt}
 command: python train.py --bs {{micro_batch}} --accum {{grad_accum}} --steps {{max_steps}}
 YAML
+# DeepSpeed's config (written by jobgen) must reach the command: the same job for that launcher.
+sed 's/--steps {{max_steps}}$/--steps {{max_steps}} --deepspeed_config {{deepspeed_config}}/' job.yaml >ds.yaml
+grep -q deepspeed_config ds.yaml || { echo "FAIL: ds.yaml has no {{deepspeed_config}}"; exit 1; }
+spec=job.yaml
 
 # name|gpus per node|max nodes per job (MIG: slices) from the profile, not hard-coded here.
 (cd "$JOBGEN_SOURCE_DIR" && "$JOBGEN" profile show markov --json) >profile.json
@@ -43,7 +47,7 @@ render_and_test() {  # name, render args...
   local name=$1
   shift
   local script="scripts/$name.sh" out
-  if ! (cd "$JOBGEN_SOURCE_DIR" && "$JOBGEN" render "$tmp/job.yaml" "$@" -o "$tmp/$script") 2>"$tmp/render.err"; then
+  if ! (cd "$JOBGEN_SOURCE_DIR" && "$JOBGEN" render "$tmp/$spec" "$@" -o "$tmp/$script") 2>"$tmp/render.err"; then
     echo "FAIL: jobgen render $* :"
     cat "$tmp/render.err"
     failures=$((failures + 1))
@@ -60,6 +64,8 @@ render_and_test() {  # name, render args...
 
 while IFS='|' read -r group gpus max_nodes; do
   for launcher in torchrun deepspeed accelerate python srun; do
+    spec=job.yaml
+    [[ $launcher == deepspeed ]] && spec=ds.yaml
     render_and_test "$group-$launcher-1" --target "$group" --gpus 1 --nodes 1 --launcher "$launcher"
     if ((gpus > 1)); then
       render_and_test "$group-$launcher-$gpus" --target "$group" --gpus "$gpus" --nodes 1 --launcher "$launcher"
@@ -68,6 +74,7 @@ while IFS='|' read -r group gpus max_nodes; do
       render_and_test "$group-$launcher-${max_nodes}x$gpus" --target "$group" --gpus "$gpus" --nodes "$max_nodes" --launcher "$launcher"
     fi
   done
+  spec=job.yaml
   render_and_test "$group-test" --target "$group" --gpus 1 --test
   render_and_test "$group-sweep" --target "$group" --gpus 1 --sweep micro_batch=4,8 --sweep max_steps=10,20
 done <groups.txt

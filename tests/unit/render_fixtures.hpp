@@ -56,6 +56,15 @@ inline render::RenderInput markov_input(render::Launcher launcher, const std::st
                      "micro-batch 32, accumulation 2, estimated 3.6 h"};
   in.checkpoint_dir = "/scratch/alice/bert/ckpt";
   in.generated_by = {"jobgen", "render", "--target", gres_type};
+  // accelerate reads the config jobgen writes (plan/launcher_config.hpp); a short one here.
+  if (launcher == render::Launcher::accelerate) {
+    in.config_suffix = "accelerate.json";
+    in.config_lines = {{"{", false},
+                       {"  \"distributed_type\": \"MULTI_GPU\",", false},
+                       {"  \"main_process_ip\": \"$MASTER_ADDR\",", true},
+                       {"  \"main_process_port\": $MASTER_PORT", true},
+                       {"}", false}};
+  }
   return in;
 }
 

@@ -277,15 +277,12 @@ TEST_CASE("launch lines: a .py script, python -m MODULE and an executable, for e
       "--node_rank=\"$SLURM_NODEID\" --num_gpus=2 --master_addr=\"$MASTER_ADDR\" "
       "--master_port=\"$MASTER_PORT\" \"$@\"' deepspeed-node \\\n";
   const std::string acc_multi =
-      "  bash -c 'exec accelerate launch --multi_gpu --num_machines=\"$SLURM_NNODES\" "
-      "--machine_rank=\"$SLURM_NODEID\" --num_processes=4 --main_process_ip=\"$MASTER_ADDR\" "
-      "--main_process_port=\"$MASTER_PORT\" \"$@\"' accelerate-node \\\n";
+      "  bash -c 'exec accelerate launch --config_file=\"$JOBGEN_LAUNCHER_CONFIG\" "
+      "--machine_rank=\"$SLURM_NODEID\" \"$@\"' accelerate-node \\\n";
   const std::string tr_one = "torchrun --standalone --nnodes=1 --nproc-per-node=2 \\\n  ";
   const std::string tr_multi = "--rdzv-endpoint=\"$MASTER_ADDR:$MASTER_PORT\" \\\n  ";
   const std::string ds_one = "deepspeed --num_gpus=2 --master_port=\"$MASTER_PORT\" \\\n  ";
-  const std::string acc_one =
-      "accelerate launch --num_machines=1 --num_processes=2 --main_process_port=\"$MASTER_PORT\" "
-      "\\\n  --multi_gpu ";
+  const std::string acc_one = "accelerate launch --config_file=\"$JOBGEN_LAUNCHER_CONFIG\" \\\n  ";
   const std::string srun_task = "\"$@\"' jobgen-task \\\n  ";
   const std::vector<Case> cases = {
       {Launcher::torchrun, 1, "train.py --lr {{learning_rate}}", tr_one + "train.py --lr 0.0001 &"},

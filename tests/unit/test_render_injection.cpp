@@ -82,7 +82,19 @@ render::RenderInput nasty_input(Launcher l, int nodes, bool local, const fs::pat
   in.log_dir = "lo gs;$(touch pwned-logdir)";
   in.checkpoint_dir = "ck'pt;$(touch pwned-ckpt)`id`/$SLURM_JOB_NAME";
   in.plan_summary = {"summary $(touch pwned-summary) `id` 'q' \"dq\"\nsecond line"};
+  // A launcher config whose lines hold shell syntax: written verbatim, only $MASTER_ADDR expands.
+  in.config_suffix = "deepspeed.json";
+  in.config_lines = {{"{", false},
+                     {"  \"evil\": \"$(touch pwned-config)`id`'\\\"$HOME\",", false},
+                     {"  \"addr\": \"$MASTER_ADDR\" $(touch pwned-expanding)", true},
+                     {"}", false}};
   return in;
+}
+
+// The config file the script wrote, as the launcher reads it.
+std::string expected_config(bool local) {
+  return std::string("{\n  \"evil\": \"$(touch pwned-config)`id`'\\\"$HOME\",\n  \"addr\": \"") +
+         (local ? "127.0.0.1" : "node1") + "\" $(touch pwned-expanding)\n}\n";
 }
 
 std::vector<std::string> expected_args() {
@@ -174,6 +186,8 @@ TEST_CASE("render injection: metacharacters reach the command as exactly the int
       CHECK(written->start_time.has_value());
     }
     CHECK(fs::is_directory(sandbox / "ck'pt;$(touch pwned-ckpt)`id`" / "inj"));
+    CHECK(read_all(sandbox / "lo gs;$(touch pwned-logdir)" / "inj-4242.deepspeed.json") ==
+          expected_config(r.local));
     fs::remove_all(sandbox);
   }
 }

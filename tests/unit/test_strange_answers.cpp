@@ -7,10 +7,10 @@
 
 #include "fake_http.hpp"
 #include "jobgen/run/failure.hpp"
-#include "jobgen/slurm/bounded_json.hpp"
 #include "jobgen/slurm/job_state.hpp"
 #include "jobgen/slurm/records.hpp"
 #include "jobgen/slurm/rest/rest_backend.hpp"
+#include "jobgen/util/bounded_json.hpp"
 #include "jobgen/util/yaml_reader.hpp"
 
 using namespace jobgen;
@@ -137,15 +137,15 @@ TEST_CASE("REST: the limits come from the environment, checked") {
 TEST_CASE("bounded JSON: deep nesting and huge records are refused, streamed records are not") {
   std::string why;
   const std::string deep = std::string(100, '[') + std::string(100, ']');
-  CHECK(parse_bounded(deep, nullptr, &why).is_discarded());
+  CHECK(util::parse_bounded(deep, nullptr, &why).is_discarded());
   CHECK(why.find("nested deeper than 64") != std::string::npos);
-  CHECK_FALSE(parse_bounded(std::string(60, '[') + std::string(60, ']')).is_discarded());
+  CHECK_FALSE(util::parse_bounded(std::string(60, '[') + std::string(60, ']')).is_discarded());
 
   std::string wide = "{\"jobs\":[{\"x\":[";
   for (int i = 0; i < 250'000; ++i) wide += "1,";
   wide += "1]}]}";
   why.clear();
-  CHECK(parse_bounded(wide, nullptr, &why).is_discarded());
+  CHECK(util::parse_bounded(wide, nullptr, &why).is_discarded());
   CHECK(why.find("more than 200000 values") != std::string::npos);
   CHECK_FALSE(decode_job_list(wide, "GET /jobs"));
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "jobgen/app/calibration_file.hpp"
+#include "jobgen/app/profile_drift.hpp"
 #include "jobgen/app/queue_data.hpp"
 #include "jobgen/app/resources.hpp"
 #include "jobgen/render/renderer.hpp"
@@ -150,6 +151,7 @@ struct StageInputs {
   const plan::PlanOptions& plan_opts;  // its node count is set per stage (plan::nodes_to_plan)
   const render::RequestOptions& req_opts;
   bool by_queue = false;               // --target auto without --row
+  bool force = false;                  // submit --force
   const QueueAccess* queue = nullptr;  // the scheduler, when submitting (--target auto needs it)
   // The scheduler's nodes, listed once for every stage (with_live_partitions); nullopt until asked.
   mutable std::optional<Expected<std::vector<slurm::NodeInfo>>> nodes;
@@ -158,21 +160,30 @@ struct StageInputs {
 // For a row of an untyped-gres group, the nodes the scheduler lists in each partition now (ONE
 // query: Backend::nodes), so that the job excludes every other node, also those the profile does
 // not know; without a scheduler, or when it cannot answer (a warning), the profile's node lists.
-render::RequestOptions with_live_partitions(const Context& ctx, const StageInputs& in,
-                                            const plan::PlanRow& row) {
+Expected<render::RequestOptions> with_live_partitions(const Context& ctx, const StageInputs& in,
+                                                      const plan::PlanRow& row) {
   render::RequestOptions req = in.req_opts;
   const profile::NodeGroup* group = in.prof.find_group(row.group);
   if (in.queue == nullptr || in.queue->backend == nullptr || req.local || group == nullptr ||
       group->gres_type || !group->constraint.empty() || !row.mig_profile.empty())
     return req;
-  if (!in.nodes) {
-    in.nodes = in.queue->backend->nodes();
-    if (!*in.nodes)
-      ctx.report.warning("the partition's nodes could not be listed (" + in.nodes->error().message +
-                         "): the job excludes only the other GPU nodes the profile knows");
-  }
+  if (!in.nodes) in.nodes = in.queue->backend->nodes();
   const auto& nodes = *in.nodes;
-  if (!nodes) return req;
+  if (!nodes) {
+    const std::string why =
+        "the partition's nodes could not be listed (" + nodes.error().message + ")";
+    const auto leaks = known_pin_leaks(ctx, in.prof, group->name);
+    if (leaks.empty() || in.force) {
+      ctx.report.warning(why + ": the job excludes only the other GPU nodes the profile knows");
+      return req;
+    }
+    return invalid(fmt::format(
+        "{}, and 'jobgen profile check' found GPU nodes outside group '{}' that its untyped gpu "
+        "jobs may reach ({}): the job could run on another GPU type than planned. Add those "
+        "nodes to the profile (or give the group a feature constraint), try again when the "
+        "scheduler answers, or pass --force",
+        why, group->name, util::printable(leaks.front(), 200)));
+  }
   for (const auto& node : *nodes)
     for (const auto& partition : node.partitions)
       req.partition_nodes[partition].push_back(node.name);
@@ -208,9 +219,9 @@ Expected<StageRequest> build_stage(const Context& ctx, const JobRequestOptions& 
       chosen = run::apply_attempt(st, a, chosen);
     }
   }
-  JOBGEN_TRY_ASSIGN(
-      render::RenderRequest req,
-      render::build_render_input(in.prof, st, chosen, with_live_partitions(ctx, in, chosen)));
+  JOBGEN_TRY_ASSIGN(const render::RequestOptions live, with_live_partitions(ctx, in, chosen));
+  JOBGEN_TRY_ASSIGN(render::RenderRequest req,
+                    render::build_render_input(in.prof, st, chosen, live));
   if (opts.attempt) apply_attempt_request(*opts.attempt, opts.attempt_number, req.input);
   req.input.stage = stage;
   for (const auto& w : req.warnings) ctx.report.warning(w);
@@ -253,8 +264,8 @@ Expected<JobRequest> build_job_request(const Context& ctx, const JobRequestOptio
   if (calibration) plan_opts.calibration = &*calibration;
   JOBGEN_TRY_ASSIGN(const render::RequestOptions req_opts,
                     request_options(opts, launcher, job.sweep, local));
-  const StageInputs inputs{prof,  catalog, plan_opts, req_opts, automatic && opts.row == 0,
-                           queue, {}};
+  const StageInputs inputs{prof,       catalog, plan_opts, req_opts, automatic && opts.row == 0,
+                           opts.force, queue,   {}};
 
   for (const plan::JobSpec* st : stages) {
     const render::Launcher stage_launcher = launcher.value_or(st->launcher);

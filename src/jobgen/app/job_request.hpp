@@ -56,6 +56,9 @@ struct JobRequestOptions {
   // --no-requeue, and the script exports JOBGEN_ATTEMPT (and JOBGEN_RESUME=1 when it resumes).
   std::optional<run::AttemptSettings> attempt;
   int attempt_number = 1;
+  // submit --force: go on where a known pin leak could not be closed (the scheduler's nodes could
+  // not be listed) and past a checkpoint need above the storage's quota.
+  bool force = false;
 };
 
 struct StageRequest {

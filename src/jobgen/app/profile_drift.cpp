@@ -72,23 +72,50 @@ void remember_drift(const Context& ctx, const profile::Profile& profile,
     ctx.report.warning(ok.error().message + " (the profile check result is not remembered)");
 }
 
-void warn_known_drift(const Context& ctx, const profile::Profile& profile) {
+namespace {
+
+struct KnownDrift {
+  std::vector<std::string> lines;
+  std::optional<int64_t> checked_at;
+};
+
+// The remembered check of this very profile text, when there is one.
+std::optional<KnownDrift> known_drift(const Context& ctx, const profile::Profile& profile) {
   const json records = read_records(ctx);
   const auto it = records.find(profile_key(profile));
-  if (it == records.end() || !it->is_object()) return;
+  if (it == records.end() || !it->is_object()) return std::nullopt;
   const json& r = *it;
   if (!r.contains("hash") || !r["hash"].is_string() ||
       r["hash"].get<std::string>() != profile_hash(ctx, profile))
-    return;  // the profile changed since: the old differences say nothing about it
-  if (!r.contains("differences") || !r["differences"].is_array() || r["differences"].empty())
-    return;
-  std::vector<std::string> lines;
-  for (const auto& line : r["differences"])
-    if (line.is_string()) lines.push_back(line.get<std::string>());
-  std::optional<int64_t> at;
+    return std::nullopt;  // the profile changed since: the old differences say nothing about it
+  KnownDrift known;
+  if (r.contains("differences") && r["differences"].is_array())
+    for (const auto& line : r["differences"])
+      if (line.is_string()) known.lines.push_back(line.get<std::string>());
   if (r.contains("checked_at") && r["checked_at"].is_number_integer())
-    at = r["checked_at"].get<int64_t>();
-  if (!lines.empty()) ctx.report.warning(drift_message(profile, lines, at));
+    known.checked_at = r["checked_at"].get<int64_t>();
+  return known;
+}
+
+}  // namespace
+
+void warn_known_drift(const Context& ctx, const profile::Profile& profile) {
+  const auto known = known_drift(ctx, profile);
+  if (known && !known->lines.empty())
+    ctx.report.warning(drift_message(profile, known->lines, known->checked_at));
+}
+
+std::vector<std::string> known_pin_leaks(const Context& ctx, const profile::Profile& profile,
+                                         const std::string& group) {
+  std::vector<std::string> leaks;
+  const auto known = known_drift(ctx, profile);
+  if (!known) return leaks;
+  // site::to_line of a pin_leak: "pin_leak NODE: profile untyped gpu jobs of group G kept on ..."
+  const std::string of_group = " of group " + group + " kept on ";
+  for (const auto& line : known->lines)
+    if (line.starts_with("pin_leak ") && line.find(of_group) != std::string::npos)
+      leaks.push_back(line);
+  return leaks;
 }
 
 }  // namespace jobgen::app

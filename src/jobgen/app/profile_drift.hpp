@@ -33,4 +33,9 @@ void remember_drift(const Context& ctx, const profile::Profile& profile,
 // Warns when a remembered check of this very profile text found differences.
 void warn_known_drift(const Context& ctx, const profile::Profile& profile);
 
+// The pin leaks of node group `group` that a remembered check of this very profile text found
+// (profile check lines: a GPU node outside the group its untyped-gres jobs may reach).
+std::vector<std::string> known_pin_leaks(const Context& ctx, const profile::Profile& profile,
+                                         const std::string& group);
+
 }  // namespace jobgen::app

@@ -46,7 +46,6 @@ struct SubmitOptions {
   app::JobRequestOptions request;
   bool test_only = false;
   bool dry_run = false;
-  bool force = false;
   bool json = false;
   std::string after;
 };
@@ -108,7 +107,7 @@ Expected<Exit> run_submit(Context& ctx, const SubmitOptions& opts) {
   } else if (!local) {
     app::warn_known_drift(ctx.app(), *s.profile);
   }
-  JOBGEN_TRY(app::check_checkpoint_storage(ctx.app(), job, *s.profile, opts.force));
+  JOBGEN_TRY(app::check_checkpoint_storage(ctx.app(), job, *s.profile, opts.request.force));
   JOBGEN_TRY_ASSIGN(auto prepared, app::prepare_stages(ctx.app(), s, job, opts.request, local));
   std::string after = opts.after;
   if (!opts.dry_run && !opts.test_only) {
@@ -139,7 +138,7 @@ void add_submit_command(CLI::App& app, Context& ctx, Action& action) {
   sub->add_flag("--test-only", opts->test_only,
                 "Ask the scheduler when the job would start; submit nothing (sbatch --test-only)");
   sub->add_flag("--dry-run", opts->dry_run, "Print the scripts and commands; submit nothing");
-  sub->add_flag("--force", opts->force,
+  sub->add_flag("--force", opts->request.force,
                 "Submit although the checkpoints exceed their storage quota or free space");
   sub->add_option("--after", opts->after, "Start only after this job completed successfully");
   sub->add_flag("--json", opts->json, "Print {\"job_id\": ...}");

@@ -27,7 +27,8 @@ std::vector<BatchOption> batch_options(const JobSpec& spec, const profile::Profi
   std::vector<bool> settings;
   if (spec.grad_checkpointing != GradCheckpointing::on) settings.push_back(false);
   if (spec.grad_checkpointing != GradCheckpointing::off &&
-      (spec.grad_checkpointing == GradCheckpointing::on || receives_checkpointing(spec)))
+      (spec.grad_checkpointing == GradCheckpointing::on ||
+       receives_checkpointing(spec, spec.launcher)))
     settings.push_back(true);
   const int64_t per_micro = std::max(1, row.world_size());
   const int top = std::max(1, row.micro_batch);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "jobgen/plan/launcher_config.hpp"
+
 namespace jobgen::plan {
 
 namespace {
@@ -10,9 +12,39 @@ bool uses(const JobSpec& spec, const char* name) {
   return spec.command_placeholders.contains(name);
 }
 
-// DeepSpeed reads micro-batch and accumulation from the config jobgen writes for it.
+// DeepSpeed reads micro-batch, accumulation and precision from the config jobgen writes for it.
 bool deepspeed_config(const JobSpec& spec, Launcher launcher) {
-  return launcher == Launcher::deepspeed && uses(spec, "deepspeed_config");
+  return config_kind(spec, launcher) == ConfigKind::deepspeed && uses(spec, "deepspeed_config");
+}
+
+// accelerate exports its config's DeepSpeed accumulation to the script (it overrides the
+// script's own) and its mixed precision, which the script's Accelerator uses.
+bool accelerate_deepspeed(const JobSpec& spec, Launcher launcher) {
+  return launcher == Launcher::accelerate && estimate::is_deepspeed(spec.strategy);
+}
+
+// A plan the launcher cannot run as planned: DeepSpeed runs ZeRO, never FSDP.
+void launcher_gaps(const JobSpec& spec, const PlanRow& row, Launcher launcher,
+                   std::vector<ContractGap>& gaps) {
+  if (launcher == Launcher::deepspeed && estimate::is_fsdp(spec.strategy)) {
+    gaps.push_back(
+        {"the strategy",
+         fmt::format("strategy {} under the deepspeed launcher",
+                     estimate::to_string(spec.strategy)),
+         fmt::format("DeepSpeed shards with ZeRO, not FSDP: set 'strategy: {}' (the same "
+                     "sharding), or 'launcher: torchrun' or 'accelerate' for FSDP",
+                     spec.strategy == estimate::Strategy::fsdp_full_shard ? "zero3" : "zero2"),
+         true});
+  }
+  if (config_kind(spec, launcher) == ConfigKind::deepspeed && !uses(spec, "deepspeed_config")) {
+    const int64_t train = int64_t{row.micro_batch} * row.grad_accum * row.world_size();
+    gaps.push_back({"the DeepSpeed config jobgen writes",
+                    fmt::format("DeepSpeed with strategy {} (micro-batch {}, train batch {})",
+                                estimate::to_string(spec.strategy), row.micro_batch, train),
+                    "add '--deepspeed_config {{deepspeed_config}}' to 'command' (your script's "
+                    "flag; the HF Trainer's is '--deepspeed {{deepspeed_config}}')",
+                    true});
+  }
 }
 
 // The command names the planned precision itself ("--bf16", "--mixed_precision bf16").
@@ -27,14 +59,17 @@ bool names_precision(const JobSpec& spec, estimate::Precision precision) {
 
 // A spec without a command yet is planned as if its command will receive everything: there is
 // nothing to hold the plan to (render refuses a spec without a command anyway).
-bool receives_checkpointing(const JobSpec& spec) {
+bool receives_checkpointing(const JobSpec& spec, Launcher launcher) {
+  // accelerate's FSDP checkpoints the wrapped layers itself (plan/launcher_config.hpp).
   return spec.command.empty() || uses(spec, "grad_checkpointing") ||
-         !spec.flags.grad_checkpointing.empty();
+         !spec.flags.grad_checkpointing.empty() ||
+         (launcher == Launcher::accelerate && estimate::is_fsdp(spec.strategy));
 }
 
 std::vector<ContractGap> contract_gaps(const JobSpec& spec, const PlanRow& row, Launcher launcher) {
   std::vector<ContractGap> gaps;
   if (spec.command.empty()) return gaps;
+  launcher_gaps(spec, row, launcher, gaps);
   if (!uses(spec, "micro_batch") && !uses(spec, "global_micro_batch") &&
       !deepspeed_config(spec, launcher)) {
     gaps.push_back({"the micro-batch", fmt::format("micro-batch {} per GPU", row.micro_batch),
@@ -42,23 +77,28 @@ std::vector<ContractGap> contract_gaps(const JobSpec& spec, const PlanRow& row, 
                     "{{global_micro_batch}} for a DataParallel script that takes the total",
                     true});
   }
-  if (row.grad_accum > 1 && !uses(spec, "grad_accum") && !deepspeed_config(spec, launcher)) {
+  if (row.grad_accum > 1 && !uses(spec, "grad_accum") && !deepspeed_config(spec, launcher) &&
+      !accelerate_deepspeed(spec, launcher)) {
     gaps.push_back({"gradient accumulation",
                     fmt::format("gradient accumulation over {} micro-batches", row.grad_accum),
                     "add '--gradient-accumulation-steps {{grad_accum}}' to 'command'", true});
   }
-  if (row.grad_checkpointing && !receives_checkpointing(spec)) {
+  if (row.grad_checkpointing && !receives_checkpointing(spec, launcher)) {
     gaps.push_back({"activation checkpointing", "activation checkpointing on",
                     "add 'flags: {grad_checkpointing: --gradient_checkpointing}' (your script's "
                     "flag) to the job spec, or pass {{grad_checkpointing}} (true/false)",
                     true});
   }
-  if (spec.compile && !uses(spec, "compile") && spec.flags.compile.empty()) {
+  if (spec.compile && !uses(spec, "compile") && spec.flags.compile.empty() &&
+      launcher != Launcher::accelerate) {
     gaps.push_back(
         {"torch.compile", "torch.compile on", "add 'flags: {compile: --torch_compile}'", false});
   }
   // fp32 is every trainer's default: only a mixed or reduced precision must be asked for.
-  if (row.precision != estimate::Precision::fp32 && !names_precision(spec, row.precision)) {
+  const bool config_precision =
+      deepspeed_config(spec, launcher) || launcher == Launcher::accelerate;
+  if (row.precision != estimate::Precision::fp32 && !config_precision &&
+      !names_precision(spec, row.precision)) {
     const std::string name(estimate::to_string(row.precision));
     gaps.push_back({"the precision", "precision " + name,
                     "pass {{precision}}, or add 'flags: {precision: {" + name + ": --bf16}}'",

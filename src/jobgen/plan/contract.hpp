@@ -1,9 +1,11 @@
 // The plan/job contract: what a plan assumes must reach the running job. The settings the job's
 // memory fit depends on (micro-batch, gradient accumulation above 1, activation checkpointing)
-// must reach the command, through a {{placeholder}}, the spec's `flags:`, or for DeepSpeed the
-// config jobgen writes ({{deepspeed_config}}); a job whose command cannot receive one of them is
-// refused (render, submit) and its plan row marked. Settings that change speed more than fit
-// (precision, torch.compile, flash attention) only warn when they cannot reach the job.
+// must reach the command, through a {{placeholder}}, the spec's `flags:`, or the launcher config
+// jobgen writes (plan/launcher_config.hpp: DeepSpeed's, which the command must then take as
+// {{deepspeed_config}}; accelerate's, which jobgen's launcher line passes); a job whose command
+// cannot receive one of them, or whose launcher cannot run the planned strategy (FSDP under
+// DeepSpeed), is refused (render, submit) and its plan row marked. Settings that change speed more
+// than fit (precision, torch.compile, flash attention) only warn when they cannot reach the job.
 //
 // Pure: reads the job spec (its command's placeholders and flags) and a plan row. A spec without a
 // command is held to nothing yet.
@@ -29,9 +31,9 @@ struct ContractGap {
 // What of `row` the command of `spec` (with its flags, started by `launcher`) does not receive.
 std::vector<ContractGap> contract_gaps(const JobSpec& spec, const PlanRow& row, Launcher launcher);
 
-// Whether the command can switch activation checkpointing on ({{grad_checkpointing}} or a flag):
-// `grad_checkpointing: auto` and recovery only choose "on" where it can.
-bool receives_checkpointing(const JobSpec& spec);
+// Whether the job can switch activation checkpointing on ({{grad_checkpointing}}, a flag, or
+// accelerate's FSDP config): `grad_checkpointing: auto` and recovery only choose "on" where it can.
+bool receives_checkpointing(const JobSpec& spec, Launcher launcher);
 
 // One message for the refused gaps ("" when none): what is missing and how to pass each.
 std::string contract_problem(const std::vector<ContractGap>& gaps);

@@ -40,12 +40,23 @@ std::string BatchRange::to_string() const {
 }
 
 const std::vector<std::string>& known_placeholders() {
-  static const std::vector<std::string> names{
-      "micro_batch",    "grad_accum",         "gpus_per_node",
-      "nodes",          "world_size",         "effective_batch",
-      "learning_rate",  "max_steps",          "epochs",
-      "seq_len",        "precision",          "job_name",
-      "checkpoint_dir", "grad_checkpointing", "global_micro_batch"};
+  static const std::vector<std::string> names{"micro_batch",
+                                              "grad_accum",
+                                              "gpus_per_node",
+                                              "nodes",
+                                              "world_size",
+                                              "effective_batch",
+                                              "learning_rate",
+                                              "max_steps",
+                                              "epochs",
+                                              "seq_len",
+                                              "precision",
+                                              "job_name",
+                                              "checkpoint_dir",
+                                              "grad_checkpointing",
+                                              "global_micro_batch",
+                                              "deepspeed_config",
+                                              "accelerate_config"};
   return names;
 }
 
@@ -173,8 +184,32 @@ Expected<JobSpec> parse_job_spec(std::string_view yaml_text, const std::string& 
 }
 
 namespace {
+Expected<void> read_launcher_config(UserLauncherConfig& config, const sys::FileSystem& fs,
+                                    const std::filesystem::path& base_dir) {
+  std::filesystem::path path = config.path;
+  if (path.is_relative()) path = base_dir / path;
+  const auto status = fs.status(path);
+  if (status && status->kind == sys::FileStatus::Kind::file &&
+      status->size > kMaxLauncherConfigBytes) {
+    return invalid(fmt::format("the launcher config '{}' has {} bytes; a launcher config has at "
+                               "most {} (is it the right file?)",
+                               config.path, status->size, kMaxLauncherConfigBytes),
+                   config.loc);
+  }
+  Expected<std::string> text = fs.read_file(path);
+  if (!text) {
+    return fail("cannot read the launcher config '" + config.path + "' (" + path.string() + ": " +
+                    text.error().message + "); give a path relative to the job spec",
+                text.error().exit, config.loc);
+  }
+  config.text = std::move(*text);
+  config.path = path.string();
+  return {};
+}
+
 Expected<void> resolve_one(JobSpec& spec, const sys::FileSystem& fs,
                            const std::filesystem::path& base_dir) {
+  if (spec.launcher_config) JOBGEN_TRY(read_launcher_config(*spec.launcher_config, fs, base_dir));
   if (spec.model_file.empty()) return {};
   std::filesystem::path path = spec.model_file;
   if (path.is_relative()) path = base_dir / path;

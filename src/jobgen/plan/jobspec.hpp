@@ -117,6 +117,15 @@ struct CommandFlags {
   SourceLoc loc;
 };
 
+// `launcher_config:` the user's own config for a launcher that reads one (a DeepSpeed JSON, an
+// accelerate YAML or JSON), relative to the job spec. jobgen keeps what the plan does not decide
+// and warns where it says otherwise than the plan (plan/launcher_config.hpp).
+struct UserLauncherConfig {
+  std::string path;  // as written
+  std::string text;  // the file, read by resolve_model_files()
+  SourceLoc loc;     // the `launcher_config:` value
+};
+
 struct JobSpec {
   std::string name;    // job name (Slurm --job-name); defaults to "train"
   std::string source;  // file it was read from, for messages
@@ -163,7 +172,8 @@ struct JobSpec {
   SourceLoc command_loc;
   std::set<std::string> command_placeholders;  // the {{names}} `command` uses
   CommandFlags flags;
-  Launcher launcher = Launcher::torchrun;                // `jobgen render --launcher` overrides it
+  Launcher launcher = Launcher::torchrun;  // `jobgen render --launcher` overrides it
+  std::optional<UserLauncherConfig> launcher_config;
   std::vector<std::pair<std::string, std::string>> env;  // exported in this order
   std::optional<estimate::EmpiricalMemory> empirical_memory;
   Recovery recover;
@@ -185,9 +195,12 @@ struct JobSpec {
   int64_t steps_for(int effective_batch) const;
 };
 
+inline constexpr std::size_t kMaxLauncherConfigBytes = 1 << 20;
+
 Expected<JobSpec> parse_job_spec(std::string_view yaml_text, const std::string& source);
 
-// Reads and parses every `model:` file of `spec` and its stages, relative to `base_dir`.
+// Reads and parses every `model:` file of `spec` and its stages, and reads their
+// `launcher_config:` files (at most kMaxLauncherConfigBytes), relative to `base_dir`.
 Expected<void> resolve_model_files(JobSpec& spec, const sys::FileSystem& fs,
                                    const std::filesystem::path& base_dir);
 

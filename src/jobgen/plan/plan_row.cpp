@@ -146,7 +146,7 @@ Config plan_checkpointing(const JobSpec& spec, est::TrainingSetup setup, const e
   on.grad_checkpointing = true;
   Config without = plan_config(spec, off, hw);
   // "auto" switches checkpointing on only where the command can receive it (plan/contract.hpp).
-  if (!receives_checkpointing(spec)) {
+  if (!receives_checkpointing(spec, spec.launcher)) {
     if (!without.fits && plan_config(spec, on, hw).fits)
       row.checkpointing_note =
           "fits only with activation checkpointing, which the command cannot switch on: add "

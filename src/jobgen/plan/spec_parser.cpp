@@ -42,6 +42,7 @@ const std::vector<std::string> kStageKeys{"name",
                                           "command",
                                           "flags",
                                           "launcher",
+                                          "launcher_config",
                                           "env",
                                           "empirical_memory",
                                           "recover",
@@ -94,6 +95,9 @@ void SpecParser::apply(const YAML::Node& map, JobSpec& spec, const std::string& 
   read_command(map, spec, what);
   read_flags(map, spec, what);
   read_launcher(map, spec, what);
+  if (auto v = r_.string(map, "launcher_config", what)) {
+    spec.launcher_config = UserLauncherConfig{*v, {}, r_.at(map["launcher_config"])};
+  }
   read_env(map, spec, what);
   read_empirical(map, spec, what);
 }

@@ -16,6 +16,7 @@
 
 #include "jobgen/job/sbatch_options.hpp"
 #include "jobgen/plan/launcher.hpp"
+#include "jobgen/plan/launcher_config.hpp"
 #include "jobgen/util/error.hpp"
 
 namespace jobgen::render {
@@ -68,6 +69,11 @@ struct RenderInput {
   // the job runs (checkpoint_dir: "/scratch/$USER/ckpt"). Other values are always literal.
   std::set<std::string> expanding_placeholders;
   std::vector<std::pair<std::string, std::string>> environment;  // exported in this order
+  // The config file the launcher reads (plan/launcher_config.hpp), written by the script into the
+  // log directory as <job name>-<job id>.<config_suffix> before the launcher starts, its path in
+  // $JOBGEN_LAUNCHER_CONFIG; no lines = none. An `expands` line has $MASTER_ADDR / $MASTER_PORT.
+  std::string config_suffix;
+  std::vector<plan::ConfigLine> config_lines;
   std::vector<std::string> plan_summary;  // printed by the script when it starts
   std::string log_dir = "logs";
   std::string checkpoint_dir;              // created by the preamble; $NAME expands at run time

@@ -75,6 +75,11 @@ Expected<void> check_input(const RenderInput& in, const std::vector<std::string>
   if (auto found = plan::launcher_in_command(argv)) {
     return invalid(plan::launcher_in_command_advice(*found));
   }
+  if (in.launcher == Launcher::accelerate && in.config_lines.empty()) {
+    return invalid(
+        "the accelerate launcher reads the config jobgen writes for it, and this script has none "
+        "(build the render input from a plan: render/request.hpp)");
+  }
   if (in.local && in.nodes > 1) {
     return invalid("a local run has one node: use --nodes 1 or a Slurm backend");
   }
@@ -238,6 +243,14 @@ Expected<void> set_lists(Vars& v, const RenderInput& in) {
   for (const auto& line : in.plan_summary) summary.push_back(mus::data("line", line));
   v.set("plan_summary", summary);
   v.set("has_plan_summary", !in.plan_summary.empty());
+  mus::data config{mus::data::type::list};
+  for (const auto& line : in.config_lines) {
+    config.push_back(mus::data("config_line",
+                               line.expands ? quote_expanding(line.text) : shell_word(line.text)));
+  }
+  v.set("launcher_config", !in.config_lines.empty());
+  v.set("config_suffix", in.config_suffix);
+  v.set("config_lines", config);
   return {};
 }
 

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "jobgen/plan/contract.hpp"
+#include "jobgen/plan/launcher_config.hpp"
 #include "jobgen/plan/storage.hpp"
 #include "jobgen/render/request_placement.hpp"
 #include "jobgen/util/checked.hpp"
@@ -156,6 +157,33 @@ Expected<void> set_time_limit(const profile::Partition& part, const plan::JobSpe
   return {};
 }
 
+// The config the launcher reads, written by the script; the command receives its path.
+Expected<void> set_launcher_config(const plan::JobSpec& spec, const plan::PlanRow& row,
+                                   const RequestOptions& opt, RenderRequest& req) {
+  RenderInput& in = req.input;
+  if (opt.header_only) return {};
+  JOBGEN_TRY(plan::check_config_placeholders(spec, in.launcher));
+  JOBGEN_TRY_ASSIGN(const auto config, plan::launcher_config(spec, row, in.launcher));
+  if (!config) return {};
+  for (const auto& p : opt.sweep) {
+    if (p.key == "micro_batch" || p.key == "grad_accum" || p.key == "global_micro_batch") {
+      return invalid(fmt::format(
+          "--sweep {}: the {} config jobgen writes holds the planned value for every array task, "
+          "so the tasks would not run what they say; plan each value instead (micro_batch: N in "
+          "the job spec, or --row)",
+          p.key, config->kind == plan::ConfigKind::deepspeed ? "DeepSpeed" : "accelerate"));
+    }
+  }
+  in.config_suffix = config->suffix;
+  in.config_lines = config->lines;
+  const std::string placeholder = plan::config_placeholder(config->kind);
+  in.placeholders[placeholder] = "$JOBGEN_LAUNCHER_CONFIG";
+  in.expanding_placeholders.insert(placeholder);
+  req.warnings.insert(req.warnings.end(), config->warnings.begin(), config->warnings.end());
+  in.plan_summary.push_back(config->summary);
+  return {};
+}
+
 // What the script runs: the launcher, the command and its placeholders, the environment, the
 // sweep; in test mode {{max_steps}} (with a warning when the command cannot take it).
 Expected<void> set_run(const profile::Profile& prof, const plan::JobSpec& spec,
@@ -198,7 +226,7 @@ Expected<void> set_run(const profile::Profile& prof, const plan::JobSpec& spec,
   }
   in.placeholders["checkpoint_dir"] = in.checkpoint_dir;
   in.expanding_placeholders = {"checkpoint_dir"};
-  return {};
+  return set_launcher_config(spec, row, opt, req);
 }
 
 // Log files ("%x-%j", or "%x-%A_%a" for an array) and --array for a sweep.
@@ -261,7 +289,10 @@ Expected<RenderRequest> build_render_input(const profile::Profile& prof, const p
   JOBGEN_TRY(set_time_limit(*at.partition, spec, row, opt, req));
   JOBGEN_TRY(detail::set_placement(prof, at, spec, row, opt, share, in));
   set_logs(opt, in.sbatch);
-  in.plan_summary = plan_summary(row, opt);
+  // After the plan's own lines: the launcher config's, added by set_run.
+  std::vector<std::string> summary = plan_summary(row, opt);
+  summary.insert(summary.end(), in.plan_summary.begin(), in.plan_summary.end());
+  in.plan_summary = std::move(summary);
   add_checkpoint_line(prof, spec, row, in.plan_summary);
   return req;
 }

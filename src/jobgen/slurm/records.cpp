@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "jobgen/slurm/bounded_json.hpp"
 #include "jobgen/slurm/gres.hpp"
 #include "jobgen/slurm/job_state.hpp"
+#include "jobgen/util/bounded_json.hpp"
 #include "jobgen/util/strings.hpp"
 
 namespace jobgen::slurm {
@@ -207,7 +207,7 @@ PartitionInfo decode_partition(const json& j) {
 Expected<json> parse_object(std::string_view body, std::string_view what,
                             const json::parser_callback_t& callback = nullptr) {
   std::string too_big;
-  json doc = parse_bounded(body, callback, &too_big);
+  json doc = util::parse_bounded(body, callback, &too_big);
   if (!too_big.empty())
     return fail(std::string(what) + " answered with a document jobgen will not read: " + too_big);
   if (doc.is_discarded() || !doc.is_object()) {

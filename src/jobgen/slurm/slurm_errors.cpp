@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "jobgen/slurm/backend.hpp"
-#include "jobgen/slurm/bounded_json.hpp"
+#include "jobgen/util/bounded_json.hpp"
 #include "jobgen/util/strings.hpp"
 
 namespace jobgen::slurm {
@@ -65,7 +65,7 @@ SlurmMessages decode_messages(std::string_view body) {
       return true;
     return key == "errors" || key == "warnings";
   };
-  const json doc = parse_bounded(body, keep_messages);
+  const json doc = util::parse_bounded(body, keep_messages);
   if (!doc.is_object()) return {};
   return messages_of(doc);
 }

@@ -4,7 +4,7 @@
 #include <array>
 #include <nlohmann/json.hpp>
 
-#include "jobgen/slurm/bounded_json.hpp"
+#include "jobgen/util/bounded_json.hpp"
 
 namespace jobgen::slurm {
 
@@ -63,7 +63,7 @@ std::vector<std::string> versions_in_openapi(std::string_view openapi_json) {
         return depth == 1 && in_paths;
       };
   std::vector<std::string> out;
-  if (!parse_bounded(openapi_json, names).is_object()) return out;
+  if (!util::parse_bounded(openapi_json, names).is_object()) return out;
   for (const auto& path : paths) {
     constexpr std::string_view prefix = "/slurm/v";
     if (!path.starts_with(prefix)) continue;

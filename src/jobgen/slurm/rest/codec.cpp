@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "jobgen/slurm/bounded_json.hpp"
 #include "jobgen/slurm/gres.hpp"
+#include "jobgen/util/bounded_json.hpp"
 #include "jobgen/util/strings.hpp"
 
 namespace jobgen::slurm {
@@ -235,7 +235,7 @@ Expected<std::string> encode_submit(const RestDialect& d, const job::SbatchOptio
 }
 
 Expected<RestSubmitted> decode_submit(std::string_view body) {
-  const json doc = parse_bounded(body);
+  const json doc = util::parse_bounded(body);
   if (!doc.is_object())
     return fail("slurmrestd answered the submission with something that is not a JSON object (" +
                 std::to_string(body.size()) + " bytes); whether the job was created is unknown");

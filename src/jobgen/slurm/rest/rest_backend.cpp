@@ -1,6 +1,6 @@
 #include "jobgen/slurm/rest/rest_backend.hpp"
 
-#include "jobgen/slurm/bounded_json.hpp"
+#include "jobgen/util/bounded_json.hpp"
 #include "jobgen/util/redact.hpp"
 #include "jobgen/util/slurm_time.hpp"
 
@@ -37,7 +37,7 @@ bool plain_number(std::string_view id) {
 
 // A JSON object carrying Slurm's "errors" list: how every slurmrestd version answers.
 bool slurm_envelope(std::string_view body) {
-  const auto doc = parse_bounded(body);
+  const auto doc = util::parse_bounded(body);
   if (!doc.is_object()) return false;
   const auto errors = doc.find("errors");
   return errors != doc.end() && errors->is_array();

@@ -1,8 +1,9 @@
-#include "jobgen/slurm/bounded_json.hpp"
+#include "jobgen/util/bounded_json.hpp"
 
+#include <algorithm>
 #include <vector>
 
-namespace jobgen::slurm {
+namespace jobgen::util {
 
 namespace {
 
@@ -81,6 +82,39 @@ class Counter {
 
 }  // namespace
 
+namespace {
+// Line and column (1-based) of the byte at `offset` of `text`.
+SourceLoc location_of(std::string_view text, std::size_t offset, const std::string& source) {
+  offset = std::min(offset, text.size());
+  int line = 1;
+  std::size_t line_start = 0;
+  for (std::size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') ++line, line_start = i + 1;
+  }
+  return SourceLoc{source, line, static_cast<int>(offset - line_start) + 1};
+}
+}  // namespace
+
+Expected<json> parse_json_file(std::string_view text, const std::string& source) {
+  Counter counter;
+  const json::parser_callback_t bounded = [&](int depth, Event event, json& parsed) {
+    return counter.on(depth, event, parsed, nullptr);
+  };
+  try {
+    return json::parse(text, bounded, true, true);
+  } catch (const TooBig& e) {
+    return invalid("this JSON file is too large to be a config: " + e.why, SourceLoc{source, 1, 1});
+  } catch (const json::parse_error& e) {
+    // nlohmann's byte is 1-based and points just past the offending character.
+    const std::size_t at = e.byte > 0 ? e.byte - 1 : 0;
+    std::string what = e.what();
+    // "[json.exception.parse_error.101] parse error at line 1, column 2: syntax error ...".
+    if (const auto colon = what.find(": ", what.find("parse error")); colon != std::string::npos)
+      what = what.substr(colon + 2);
+    return invalid("not valid JSON: " + what, location_of(text, at, source));
+  }
+}
+
 json parse_bounded(std::string_view body, const json::parser_callback_t& callback,
                    std::string* why) {
   Counter counter;
@@ -95,4 +129,4 @@ json parse_bounded(std::string_view body, const json::parser_callback_t& callbac
   }
 }
 
-}  // namespace jobgen::slurm
+}  // namespace jobgen::util
