@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What `jobgen status` tells: a failing job's FAILED state and exit code (exit status 4 = jobs
 # failed), a job pending for resources explained in plain words ("waiting for 4 free RTX 4090
-# GPUs"), and `jobgen cancel` of a running and a pending job (CANCELLED in Slurm and in status).
+# GPUs"), `jobgen cancel` of a running and a pending job (CANCELLED in Slurm and in status), of
+# an ended one (nothing to cancel, said so), and `jobgen logs` of a job nobody knows (exit 3).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=submit_lib.sh
 source "$(dirname "$0")/submit_lib.sh"
@@ -39,6 +40,14 @@ set +e
 "$JOBGEN" status "$holder" "$waiter" >status.txt
 set -e
 [[ $(grep -c CANCELLED status.txt) -eq 2 ]] || fail "status after cancel: $(cat status.txt)"
+# Cancelling a job that has ended cancels nothing, and says so.
+"$JOBGEN" cancel "$holder" >again.txt || fail "cancel of an ended job failed: $(cat again.txt)"
+grep -q "^$holder: CANCELLED.*(it had already ended: nothing was cancelled)$" again.txt ||
+  fail "cancel of an ended job: $(cat again.txt)"
+# A job nobody knows has no log to show.
+rc=0
+"$JOBGEN" logs 999999 >logs.txt 2>&1 || rc=$?
+[[ $rc -eq 3 ]] && grep -q "no such job" logs.txt || fail "logs of an unknown job: exit $rc: $(cat logs.txt)"
 # With no ids: the ledger's unfinished jobs; all three ended, so none are left.
 "$JOBGEN" status >none.txt || true
 grep -q "No unfinished jobs" none.txt || fail "status without ids: $(cat none.txt)"

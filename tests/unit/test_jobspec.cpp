@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -195,10 +196,19 @@ TEST_CASE("job spec: the run length is steps or epochs with a dataset size") {
         std::string::npos);
 }
 
-TEST_CASE("job spec: problems are counted when there are several") {
-  const Error e = parse_error("name: x\nmodel: bert-base\nseq_len: 8\nsteps: 1\nfoo: 1\nbar: 2\n");
-  CHECK(e.where.line == 5);
-  CHECK(e.message.find("and 1 more problem") != std::string::npos);
+TEST_CASE("job spec: every problem at once, each with its place and a suggestion") {
+  const Error e =
+      parse_error("name: x\nmodle: bert-base\nseq_len: 8\nsteps: 1\nfoo: 1\nlauncher: torchrum\n");
+  CHECK(e.where.line == 2);
+  CHECK(e.message.find("did you mean 'model'") != std::string::npos);
+  std::vector<int> lines;
+  for (const Error& more : e.more) lines.push_back(more.where.line);
+  CHECK(std::ranges::find(lines, 5) != lines.end());  // foo
+  const auto launcher = std::ranges::find_if(e.more, [](const Error& m) {
+    return m.where.line == 6 && m.message.find("did you mean 'torchrun'") != std::string::npos;
+  });
+  CHECK(launcher != e.more.end());
+  for (const Error& more : e.more) CHECK(more.where.file == "spec.yaml");
 }
 
 TEST_CASE("job spec: stages inherit the top level and override what they set") {

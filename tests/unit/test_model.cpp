@@ -82,16 +82,17 @@ TEST_CASE("model files: derived params, preset overrides, errors with line:col")
   CHECK(kind.error().where.line == 4);
   CHECK(kind.error().where.col == 7);
 
-  // Every problem, each at its place: the first in the error's place, the others listed.
+  // Every problem, each at its place: the first in the error's place, the others after it.
   auto many = model::parse_architecture(
       "layers: x\nhidden: 64\nheads: 4\ndropout: maybe\nvocabb: 3\n", "m.yaml");
   REQUIRE_FALSE(many);
   CHECK(many.error().where.line == 1);
   CHECK(many.error().message.find("'layers' must be a whole number") != std::string::npos);
-  CHECK(many.error().message.find("m.yaml:4:10: 'dropout' must be true or false") !=
-        std::string::npos);
-  CHECK(many.error().message.find(
-            "m.yaml:5:1: unknown model key 'vocabb'; did you mean 'vocab'?") != std::string::npos);
+  REQUIRE(many.error().more.size() == 2);
+  CHECK(format_error(many.error().more[0]) ==
+        "jobgen: error: m.yaml:4:10: 'dropout' must be true or false");
+  CHECK(format_error(many.error().more[1]) ==
+        "jobgen: error: m.yaml:5:1: unknown model key 'vocabb'; did you mean 'vocab'?");
 }
 
 TEST_CASE("options: CLI spellings round-trip, typos get a suggestion") {

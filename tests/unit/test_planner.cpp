@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "jobgen/plan/report.hpp"
 #include "jobgen/util/build_config.hpp"
 #include "planner_fixtures.hpp"
 
@@ -600,4 +601,26 @@ TEST_CASE("planner: the plan says what a LoRA base is stored in, and how to chan
   CHECK(half.rows.front().max_micro.recommended >= implied.rows.front().max_micro.recommended);
   CHECK(half.rows.front().memory.total < implied.rows.front().memory.total);
   CHECK(plan_for(kSmall, opts("l40s")).lora_base.empty());
+}
+
+TEST_CASE("planner: a run in epochs shows the steps and time of one epoch") {
+  // 2 epochs of 10,000 samples at an effective batch of 256: ceil(20000 / 256) = 79 steps in all,
+  // ceil(10000 / 256) = 40 in one pass over the data (its last batch partial).
+  const auto report = test::plan_for(
+      "name: e\nmodel: bert-base\nseq_len: 128\neffective_batch: 256\nepochs: 2\n"
+      "dataset_size: 10000\nlearning_rate: 1e-4\n",
+      test::opts("l40s", 1));
+  const plan::PlanRow& row = report.rows.front();
+  REQUIRE(row.runnable);
+  CHECK(row.steps == 79);
+  CHECK(row.steps_per_epoch == 40);
+  CHECK(row.epoch_time_s == doctest::Approx(row.total_time_s * 40 / 79));
+  const auto json = plan::plan_json(report);
+  CHECK(json["options"][0]["steps_per_epoch"] == 40);
+  CHECK(json["options"][0]["epoch_time_s"].get<double>() == doctest::Approx(row.epoch_time_s));
+  CHECK(plan::render_text(report).find(" epoch ") != std::string::npos);
+  // A run in steps has no epoch.
+  const auto steps = test::plan_for(test::kSmall, test::opts("l40s", 1));
+  CHECK(steps.rows.front().steps_per_epoch == 0);
+  CHECK(plan::plan_json(steps)["options"][0]["epoch_time_s"].is_null());
 }

@@ -190,6 +190,22 @@ TEST_CASE("profile drift: one warning, the first lines shown, the check's time w
   CHECK(remembered.find("more") == std::string::npos);
 }
 
+TEST_CASE("profile drift: the lines about the planned groups come first") {
+  profile::Profile p = markov();
+  // classt25 is the RTX 4090 node; the rest are about other groups.
+  const std::vector<std::string> lines = {
+      "node_removed classt02: profile gpu:gpu2080:4, cluster -",
+      "cpus_changed classt03: profile 32, cluster 16",
+      "partitions_changed classt04: profile markov_gpu, cluster -",
+      "gpus_changed classt25: profile gpu:gpu4090:4, cluster gpu:gpu4090:2"};
+  const std::string text = app::drift_message(p, lines, std::nullopt, {"rtx4090"});
+  CHECK_MESSAGE(text.starts_with("profile 'markov' disagrees with the cluster: gpus_changed "
+                                 "classt25: profile gpu:gpu4090:4, cluster gpu:gpu4090:2; "
+                                 "node_removed classt02"),
+                text);
+  CHECK(text.find("and 1 more") != std::string::npos);
+}
+
 TEST_CASE("profile check: a drained node with its reason, drained for long after a week") {
   const profile::Profile prof = markov();
   slurm::ClusterState cluster = markov_cluster();

@@ -150,7 +150,7 @@ TEST_CASE("loader: defaults and resolution") {
   CHECK(g.memory_mib == 65536);
 }
 
-TEST_CASE("loader: parse_profile returns the first problem and counts the rest") {
+TEST_CASE("loader: parse_profile returns the first problem and every other with its place") {
   auto r = parse_profile(
       "cluster: t\npartitions: [{name: gpu}]\nnode_groups:\n  - name: g\n    nodes: n1\n"
       "    cpus: 0\n    memory: 1G\n    gpu: t4\n    gpus_per_node: 0\n",
@@ -159,7 +159,8 @@ TEST_CASE("loader: parse_profile returns the first problem and counts the rest")
   CHECK(r.error().exit == jobgen::Exit::invalid_input);
   CHECK(r.error().where.line == 6);
   CHECK(r.error().where.col == 11);
-  CHECK(r.error().message.find("and 1 more problems") != std::string::npos);
+  REQUIRE(r.error().more.size() == 1);
+  CHECK(r.error().more[0].where.line == 9);
 }
 
 TEST_CASE("loader: more problems found by the validator") {

@@ -13,6 +13,7 @@
 #include "jobgen/cli/app.hpp"
 #include "jobgen/plan/planner.hpp"
 #include "jobgen/plan/queue.hpp"
+#include "jobgen/plan/report.hpp"
 #include "jobgen/profile/profile_loader.hpp"
 #include "jobgen/slurm/sbatch/command_text.hpp"
 #include "jobgen/slurm/sbatch/sbatch_backend.hpp"
@@ -557,4 +558,23 @@ TEST_CASE("jobgen plan without a reachable cluster: the plan, and 'queue data un
         std::string::npos);
   CHECK(never.commands.empty());
   CHECK(run_plan(never, {"--queue", "--offline"}).code == 2);
+}
+
+TEST_CASE("queue lines count a MIG group's slices as slices") {
+  const int64_t now = 1'800'000'000;
+  plan::PlanReport report;
+  report.rows = {row(1, "busy", 3600), row(2, "free", 3 * 3600)};
+  report.ranking = {1, 2};
+  plan::GroupInfo busy;
+  busy.name = "busy";
+  plan::GroupInfo free;
+  free.name = "free";
+  free.mig_profile = "1g.12gb";
+  report.groups = {busy, free};
+  plan::apply_queue(report, snapshot(now));
+  const std::string text = plan::render_text(report);
+  CHECK_MESSAGE(
+      text.find("busy: 0 of 8 GPUs free now, 3 jobs pending for 24 GPUs") != std::string::npos,
+      text);
+  CHECK(text.find("free: 6 of 8 MIG slices free now, nothing pending") != std::string::npos);
 }

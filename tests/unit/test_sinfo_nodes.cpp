@@ -289,6 +289,23 @@ TEST_CASE("SbatchBackend::nodes and cluster: one sinfo each, text in, errors kep
   CHECK(nodes.error().transient);  // may pass next time
 }
 
+TEST_CASE("a machine with no Slurm configuration: one line saying so, not Slurm's three") {
+  test::RecordingCommandRunner runner;
+  runner.answer(1, "",
+                "sinfo: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host\n"
+                "sinfo: error: fetch_config: DNS SRV lookup failed\n"
+                "sinfo: error: _establish_config_source: failed to fetch config\n"
+                "sinfo: fatal: Could not establish a configuration source\n");
+  SbatchBackend backend(runner, {});
+  const auto nodes = backend.nodes();
+  REQUIRE_FALSE(nodes);
+  CHECK(nodes.error().message.starts_with(
+      "no Slurm cluster is reachable from here: sinfo found no Slurm configuration"));
+  CHECK(nodes.error().message.find("res_nsearch") == std::string::npos);
+  CHECK(nodes.error().message.find("SLURM_CONF") != std::string::npos);
+  CHECK(nodes.error().exit == Exit::failure);
+}
+
 TEST_CASE("scontrol -o show node: every node, a node in no partition included (22.05 and 24.11)") {
   const UtcZone utc;  // the reason's stamp is slurmctld's local time; captured in UTC
   for (const char* version : {"22.05", "24.11"}) {

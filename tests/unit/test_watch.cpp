@@ -266,3 +266,37 @@ TEST_CASE("watch on a terminal: what recovery says stays above the redrawn table
   // Later redraws move up over the table only: the message is never inside a cleared region.
   CHECK(after.find("\x1b[2F\x1b[J") != std::string::npos);
 }
+
+TEST_CASE("an array's tasks are shown in task order, its pending rest last") {
+  struct Newest final : Backend {
+    std::string name() const override { return "cli"; }
+    Expected<SubmitResult> submit(const SubmitRequest&) override { return fail("unused"); }
+    Expected<std::vector<JobInfo>> jobs(const JobQuery&) override {
+      // squeue's order: the pending rest first, then the newest task first.
+      auto task = [](std::string id, std::optional<int64_t> task_id, JobState state) {
+        JobInfo j;
+        j.id = std::move(id);
+        j.array_job_id = 90;
+        j.array_task_id = task_id;
+        j.state = state;
+        j.job_number = j.id;
+        return j;
+      };
+      return std::vector<JobInfo>{
+          task("90_[3-5]", std::nullopt, JobState::pending), task("90_2", 2, JobState::running),
+          task("90_10", 10, JobState::running), task("90_1", 1, JobState::running)};
+    }
+    Expected<slurm::CancelResult> cancel(const std::vector<std::string>&) override { return {}; }
+    Expected<ClusterState> cluster() override { return ClusterState{}; }
+  } backend;
+  Tracked t;
+  t.id = "90";
+  t.array_size = 11;
+  t.in_ledger = true;
+  sys::RealFileSystem fs;
+  const auto views = query_jobs(backend, {t}, fs, 1'800'000'000);
+  REQUIRE(views);
+  std::vector<std::string> ids;
+  for (const auto& v : *views) ids.push_back(v.info.id);
+  CHECK(ids == std::vector<std::string>{"90_1", "90_2", "90_10", "90_[3-5]"});
+}

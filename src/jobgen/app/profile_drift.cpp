@@ -1,5 +1,7 @@
 #include "jobgen/app/profile_drift.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -47,8 +49,34 @@ std::string profile_hash(const Context& ctx, const profile::Profile& profile) {
 
 }  // namespace
 
-std::string drift_message(const profile::Profile& profile, const std::vector<std::string>& lines,
-                          std::optional<int64_t> checked_at) {
+namespace {
+
+// Whether a check line is about one of `groups`: a pin leak of the group, or a node of it (the
+// line's subject, "kind SUBJECT: ...").
+bool about(const profile::Profile& profile, const std::string& line,
+           const std::vector<std::string>& groups) {
+  const auto colon = line.find(':');
+  const auto space = line.find(' ');
+  const std::string subject =
+      space != std::string::npos && colon != std::string::npos && colon > space
+          ? line.substr(space + 1, colon - space - 1)
+          : "";
+  for (const auto& name : groups) {
+    if (line.find(" of group " + name + " ") != std::string::npos) return true;
+    const profile::NodeGroup* g = profile.find_group(name);
+    if (g && std::ranges::find(g->nodes, subject) != g->nodes.end()) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string drift_message(const profile::Profile& profile, std::vector<std::string> lines,
+                          std::optional<int64_t> checked_at,
+                          const std::vector<std::string>& groups) {
+  // What concerns the groups at hand first: the rest may hide under "and N more".
+  std::stable_partition(lines.begin(), lines.end(),
+                        [&](const std::string& l) { return about(profile, l, groups); });
   std::string shown;
   for (std::size_t i = 0; i < lines.size() && i < kShown; ++i)
     shown += (i == 0 ? "" : "; ") + util::printable(lines[i], 200);
@@ -99,10 +127,11 @@ std::optional<KnownDrift> known_drift(const Context& ctx, const profile::Profile
 
 }  // namespace
 
-void warn_known_drift(const Context& ctx, const profile::Profile& profile) {
+void warn_known_drift(const Context& ctx, const profile::Profile& profile,
+                      const std::vector<std::string>& groups) {
   const auto known = known_drift(ctx, profile);
   if (known && !known->lines.empty())
-    ctx.report.warning(drift_message(profile, known->lines, known->checked_at));
+    ctx.report.warning(drift_message(profile, known->lines, known->checked_at, groups));
 }
 
 std::vector<std::string> known_pin_leaks(const Context& ctx, const profile::Profile& profile,

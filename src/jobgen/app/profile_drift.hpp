@@ -20,18 +20,22 @@
 
 namespace jobgen::app {
 
-// One warning for `lines` (profile check lines), the first few of them shown; `checked_at`
-// (Unix s) when they are remembered rather than live.
-std::string drift_message(const profile::Profile& profile, const std::vector<std::string>& lines,
-                          std::optional<int64_t> checked_at);
+// One warning for `lines` (profile check lines), the first few of them shown, those about node
+// groups `groups` (the plan's, the submission's) first; `checked_at` (Unix s) when they are
+// remembered rather than live.
+std::string drift_message(const profile::Profile& profile, std::vector<std::string> lines,
+                          std::optional<int64_t> checked_at,
+                          const std::vector<std::string>& groups = {});
 
 // Records `lines` (empty: the profile agreed) for `profile`, now. Failures are warnings: the
 // record only serves later warnings.
 void remember_drift(const Context& ctx, const profile::Profile& profile,
                     const std::vector<std::string>& lines);
 
-// Warns when a remembered check of this very profile text found differences.
-void warn_known_drift(const Context& ctx, const profile::Profile& profile);
+// Warns when a remembered check of this very profile text found differences (those about
+// `groups` first).
+void warn_known_drift(const Context& ctx, const profile::Profile& profile,
+                      const std::vector<std::string>& groups = {});
 
 // The pin leaks of node group `group` that a remembered check of this very profile text found
 // (profile check lines: a GPU node outside the group its untyped-gres jobs may reach).

@@ -18,6 +18,42 @@
 
 namespace jobgen::app {
 
+std::string gres_mismatch_hint(const slurm::ClusterState& cluster, const job::SbatchOptions& sbatch,
+                               const std::string& profile_name) {
+  std::map<std::string, int> offered;  // gres "type:count" per node -> nodes
+  bool partition_found = false;
+  for (const auto& p : cluster.partitions) partition_found |= p.name == sbatch.partition;
+  // "gpu:TYPE:N" or "gpu:N": what one node must offer.
+  const auto parts = util::split(sbatch.gres, ':');
+  const std::string asked_type = parts.size() == 3 ? std::string(parts[1]) : "";
+  const int64_t asked = parts.empty() ? 0 : util::parse_int(parts.back()).value_or(0);
+  bool one_offers = false;  // a node of the partition has what the job asks for
+  for (const auto& node : cluster.nodes) {
+    if (std::ranges::find(node.partitions, sbatch.partition) == node.partitions.end()) continue;
+    int64_t of_type = 0;
+    for (const auto& g : node.gpus) {
+      ++offered[(g.type.empty() ? std::string("(untyped)") : g.type) + " x" +
+                std::to_string(g.total)];
+      if (asked_type.empty() || g.type == asked_type) of_type += g.total;
+    }
+    one_offers |= asked > 0 && of_type >= asked;
+  }
+  const std::string who = "profile '" + profile_name + "'";
+  if (!partition_found && !cluster.partitions.empty()) {
+    std::string names;
+    for (const auto& p : cluster.partitions) names += (names.empty() ? "" : ", ") + p.name;
+    return who + " names partition '" + sbatch.partition + "', which this cluster does not have (" +
+           names + "): is it the profile for this cluster?";
+  }
+  // The partition has what was asked: the refusal is about something else (limits, QoS, time).
+  if (offered.empty() || one_offers) return "";
+  std::string have;
+  for (const auto& [gres, nodes] : offered)
+    have += (have.empty() ? "" : ", ") + gres + " on " + std::to_string(nodes) + " node(s)";
+  return "the job asks for --gres=" + sbatch.gres + " per node; partition " + sbatch.partition +
+         " offers gpu:" + have + " (" + who + " disagrees with the cluster?)";
+}
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -43,35 +79,13 @@ std::string new_tag() {
   return fmt::format("{:016x}", bits);
 }
 
-// Checks a profile made for another cluster, or the wrong gres names, before blaming the user:
-// what the partition's nodes really offer next to what the job asks for.
+// Checks a profile made for another cluster, or the wrong gres names, before blaming the user.
 std::string mismatch_hint(JobSession& s, const job::SbatchOptions& sbatch) {
   auto backend = s.backend();
   if (!backend) return "";
   auto cluster = (*backend)->cluster();
   if (!cluster) return "";
-  std::map<std::string, int> offered;  // gres "type:count" per node -> nodes
-  bool partition_found = false;
-  for (const auto& p : cluster->partitions) partition_found |= p.name == sbatch.partition;
-  for (const auto& node : cluster->nodes) {
-    if (std::ranges::find(node.partitions, sbatch.partition) == node.partitions.end()) continue;
-    for (const auto& g : node.gpus)
-      ++offered[(g.type.empty() ? std::string("(untyped)") : g.type) + " x" +
-                std::to_string(g.total)];
-  }
-  const std::string who = "profile '" + s.cluster_name() + "'";
-  if (!partition_found && !cluster->partitions.empty()) {
-    std::string names;
-    for (const auto& p : cluster->partitions) names += (names.empty() ? "" : ", ") + p.name;
-    return who + " names partition '" + sbatch.partition + "', which this cluster does not have (" +
-           names + "): is it the profile for this cluster?";
-  }
-  if (offered.empty()) return "";
-  std::string have;
-  for (const auto& [gres, nodes] : offered)
-    have += (have.empty() ? "" : ", ") + gres + " on " + std::to_string(nodes) + " node(s)";
-  return "the job asks for --gres=" + sbatch.gres + " per node; partition " + sbatch.partition +
-         " offers gpu:" + have + " (" + who + " disagrees with the cluster?)";
+  return gres_mismatch_hint(*cluster, sbatch, s.cluster_name());
 }
 
 std::string profile_note(const JobSession& s) {

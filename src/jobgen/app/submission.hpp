@@ -14,8 +14,17 @@
 
 #include "jobgen/app/job_request.hpp"
 #include "jobgen/app/session.hpp"
+#include "jobgen/job/sbatch_options.hpp"
+#include "jobgen/slurm/backend.hpp"
 
 namespace jobgen::app {
+
+// When the scheduler refused a request: whether the partition's nodes offer what the job asks
+// for per node (--gres), and if not, what they offer ("... (profile 'x' disagrees with the
+// cluster?)"); a partition the cluster lacks is named. "" when the partition has what was asked
+// (the refusal is about something else) or the cluster listed no GPU nodes there.
+std::string gres_mismatch_hint(const slurm::ClusterState& cluster, const job::SbatchOptions& sbatch,
+                               const std::string& profile_name);
 
 // How `jobgen submit` was asked to submit.
 struct SubmitFlags {

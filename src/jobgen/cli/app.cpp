@@ -31,6 +31,7 @@ void StreamReporter::problem(const Error& error) {
   // Messages quote input files (names, bad values): an escape sequence there must not reach the
   // terminal as one.
   err_ << util::escape_controls(format_error(error)) << '\n';
+  for (const Error& next : error.more) err_ << util::escape_controls(format_error(next)) << '\n';
 }
 
 void report(Context& ctx, const Error& error) {

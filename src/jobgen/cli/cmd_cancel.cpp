@@ -2,8 +2,10 @@
 // backend. Ids are checked first (anything that is not a job id is refused before a scheduler
 // command runs), an id the scheduler does not know is "no such job" (exit 3) on every backend, and
 // the ledger records what the scheduler then reports (CANCELLED, or how the job had already
-// ended), never an assumed state.
+// ended), never an assumed state. A job that had ended before the cancellation reached it (the
+// scheduler refused it, or it ended otherwise) is said to have been cancelled by nothing.
 #include <algorithm>
+#include <set>
 
 #include "jobgen/app/jobs.hpp"
 #include "jobgen/app/session.hpp"
@@ -26,12 +28,14 @@ Expected<Exit> run_cancel(Context& ctx, const CancelOptions& options) {
   app::JobSession& session = *opened;
   JOBGEN_TRY_ASSIGN(auto groups, session.jobs->tracked(options.ids));
   std::vector<std::string> unknown;
+  std::set<std::string> accepted;  // the ids the scheduler took a cancellation for
   for (const auto& group : groups) {
     JOBGEN_TRY_ASSIGN(auto backend, session.backend_for(group.backend, group.cluster));
     std::vector<std::string> ids;
     for (const auto& t : group.jobs) ids.push_back(t.id);
     JOBGEN_TRY_ASSIGN(auto cancelled, backend->cancel(ids));
     session.jobs->record_cancel_requests(group, cancelled.accepted);
+    accepted.insert(cancelled.accepted.begin(), cancelled.accepted.end());
     unknown.insert(unknown.end(), cancelled.unknown.begin(), cancelled.unknown.end());
   }
   // What the scheduler now says is what is reported and recorded.
@@ -44,10 +48,15 @@ Expected<Exit> run_cancel(Context& ctx, const CancelOptions& options) {
     for (const auto& v : *views) {
       if (!v.from_scheduler && !v.vanished && v.info.state == slurm::JobState::unknown) continue;
       if (std::ranges::find(unknown, v.job.id) != unknown.end()) continue;  // said below
+      // Slurm refused it as already ended (never on the ledger's word alone: a requeued job
+      // runs again), or it ended otherwise before the cancellation reached it.
+      const bool missed =
+          slurm::is_finished(v.info.state) &&
+          (!accepted.contains(v.job.id) || v.info.state != slurm::JobState::cancelled);
       ctx.out << util::printable(v.info.id, 40) << ": "
               << util::printable(
                      slurm::describe(v.info, app::unix_now(ctx.app()), std::nullopt, session.names))
-              << '\n';
+              << (missed ? " (it had already ended: nothing was cancelled)" : "") << '\n';
     }
   }
   if (!unknown.empty()) return std::unexpected(slurm::unknown_jobs_error(unknown));

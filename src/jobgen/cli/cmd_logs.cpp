@@ -153,6 +153,12 @@ Expected<Exit> run_logs(Context& ctx, const LogsOptions& options) {
                     session.jobs->tracked({options.id}));
   JOBGEN_TRY_ASSIGN(const std::vector<slurm::JobView> views, session.jobs->poll(groups));
   JOBGEN_TRY(one_task(options.id, views));
+  if (std::ranges::all_of(views, [](const slurm::JobView& v) {
+        return !v.job.in_ledger && !v.from_scheduler && !v.vanished && !v.unconfirmed;
+      })) {
+    return fail("no such job: neither the scheduler nor jobgen's ledger knows job " + options.id,
+                Exit::not_found);
+  }
   JOBGEN_TRY_ASSIGN(const std::filesystem::path path, log_path(session, options, groups, views));
   const bool exists = ctx.fs.is_file(path);
   if (!exists && !options.follow) {

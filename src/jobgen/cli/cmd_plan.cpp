@@ -80,8 +80,11 @@ Expected<Exit> run_plan(Context& ctx, const PlanCliOptions& opts) {
   JOBGEN_TRY_ASSIGN(plan::PlanReport report, plan::make_plan(*spec, prof, catalog, options));
   if (!opts.no_queue && !opts.offline) {
     plan::QueueSnapshot snapshot = queue_snapshot(ctx, opts, prof, catalog, *spec, report);
-    if (!snapshot.profile_drift.empty())
-      warn(ctx, app::drift_message(prof, snapshot.profile_drift, std::nullopt));
+    if (!snapshot.profile_drift.empty()) {
+      std::vector<std::string> groups;
+      for (const auto& g : report.groups) groups.push_back(g.name);
+      warn(ctx, app::drift_message(prof, snapshot.profile_drift, std::nullopt, groups));
+    }
     plan::apply_queue(report, std::move(snapshot));
   }
 

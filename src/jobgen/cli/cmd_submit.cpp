@@ -99,13 +99,17 @@ Expected<Exit> run_submit(Context& ctx, const SubmitOptions& opts) {
   JOBGEN_TRY_ASSIGN(auto job, app::build_job_request(ctx.app(), opts.request, *s.profile,
                                                      *s.catalog, local, &queue));
   std::optional<std::vector<std::string>> live_drift;  // when --target auto asked the cluster
-  for (const auto& stage : job.stages)
+  std::vector<std::string> groups;                     // the node groups the stages run on
+  for (const auto& stage : job.stages) {
     if (stage.profile_drift) live_drift = stage.profile_drift;
+    groups.push_back(stage.row.group);
+  }
   if (live_drift) {
     app::remember_drift(ctx.app(), *s.profile, *live_drift);
-    if (!live_drift->empty()) warn(ctx, app::drift_message(*s.profile, *live_drift, std::nullopt));
+    if (!live_drift->empty())
+      warn(ctx, app::drift_message(*s.profile, *live_drift, std::nullopt, groups));
   } else if (!local) {
-    app::warn_known_drift(ctx.app(), *s.profile);
+    app::warn_known_drift(ctx.app(), *s.profile, groups);
   }
   JOBGEN_TRY(app::check_checkpoint_storage(ctx.app(), job, *s.profile, opts.request.force));
   JOBGEN_TRY_ASSIGN(auto prepared, app::prepare_stages(ctx.app(), s, job, opts.request, local));

@@ -138,12 +138,9 @@ void read_key(Architecture& a, const YAML::Node& key, const YAML::Node& v, util:
   r.problem(key, msg);
 }
 
-// The problems as one error: the first with its place, the others listed in the message.
+// The problems as one error: the first with its place, the others after it.
 Error joined(const Diagnostics& problems) {
-  Error e = problems.front();
-  for (std::size_t i = 1; i < problems.size(); ++i) e.message += "\n  " + format_error(problems[i]);
-  e.exit = Exit::invalid_input;
-  return e;
+  return all_problems(problems);
 }
 
 }  // namespace

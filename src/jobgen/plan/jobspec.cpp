@@ -172,14 +172,7 @@ Expected<JobSpec> parse_job_spec(std::string_view yaml_text, const std::string& 
     }
   }
 
-  if (!problems.empty()) {
-    Error first = problems.front();
-    if (problems.size() > 1) {
-      first.message += " (and " + std::to_string(problems.size() - 1) + " more problem" +
-                       (problems.size() > 2 ? "s" : "") + ")";
-    }
-    return std::unexpected(first);
-  }
+  if (!problems.empty()) return std::unexpected(all_problems(std::move(problems)));
   return spec;
 }
 

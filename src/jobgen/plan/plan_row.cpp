@@ -213,6 +213,15 @@ void add_cost(PlanRow& row, const Candidate& cand) {
   }
 }
 
+// A run counted in epochs: the optimizer steps of one pass over the data and its share of the
+// total time (the last epoch's partial batch counts as a step, as data loaders do by default).
+void set_epoch(PlanRow& row, const JobSpec& spec) {
+  if (!spec.epochs || !spec.dataset_size || row.effective_batch <= 0 || row.steps <= 0) return;
+  row.steps_per_epoch = (*spec.dataset_size + row.effective_batch - 1) / row.effective_batch;
+  row.epoch_time_s =
+      row.total_time_s * static_cast<double>(row.steps_per_epoch) / static_cast<double>(row.steps);
+}
+
 }  // namespace
 
 PlanRow plan_row(const JobSpec& spec, const profile::Profile& prof, const Candidate& cand,
@@ -225,6 +234,7 @@ PlanRow plan_row(const JobSpec& spec, const profile::Profile& prof, const Candid
   fill_from_config(row, spec, chosen);
   if (correction != nullptr) apply_correction(row, *correction);
   add_cost(row, cand);
+  set_epoch(row, spec);
   row.runnable = row.fits;
   add_row_warnings(row, spec, cand, chosen, hw);
   return row;

@@ -93,6 +93,10 @@ struct PlanRow {
   double samples_per_s = 0;
   double tokens_per_s = 0;
   double gpu_hours = 0;
+  // A run counted in epochs (`epochs` with `dataset_size`): optimizer steps of one pass over the
+  // data, and its time; 0 otherwise.
+  int64_t steps_per_epoch = 0;
+  double epoch_time_s = 0;
   std::optional<double> cost;
   int chain_jobs = 1;  // jobs needed under the partition's max time (1 = fits in one)
   bool within_time_limit = true;

@@ -53,6 +53,8 @@ json row_json(const PlanRow& row) {
   j["runnable"] = row.runnable;
   j["step_time_s"] = row.step_time_s;
   j["total_time_s"] = row.total_time_s;
+  j["steps_per_epoch"] = row.steps_per_epoch > 0 ? json(row.steps_per_epoch) : json(nullptr);
+  j["epoch_time_s"] = row.steps_per_epoch > 0 ? json(row.epoch_time_s) : json(nullptr);
   j["scaling_efficiency"] = row.scaling_efficiency;
   j["samples_per_s"] = row.samples_per_s;
   j["tokens_per_s"] = row.tokens_per_s;

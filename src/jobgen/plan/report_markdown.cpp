@@ -108,21 +108,31 @@ std::string row_notes(const PlanRow& row) {
 
 std::string options_section(const PlanReport& r) {
   std::string out = "## Options\n\n";
-  out +=
+  const bool epochs =
+      std::ranges::any_of(r.rows, [](const PlanRow& row) { return row.steps_per_epoch > 0; });
+  out += fmt::format(
       "| # | Option | Micro-batch | Max c/r/a | Accum. | Effective batch | Learning rate | "
-      "Checkpointing | Peak memory | Step | Total time | Scaling | GPU-hours | Cost | Notes |\n";
-  out += "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+      "Checkpointing | Peak memory | Step | Total time{} | Scaling | GPU-hours | Cost | Notes |\n",
+      epochs ? " | Per epoch" : "");
+  out += fmt::format("|---|---|---|---|---|---|---|---|---|---|---|{}---|---|---|---|\n",
+                     epochs ? "---|" : "");
   for (const PlanRow& row : r.rows) {
     const bool ok = row.runnable;
+    const std::string epoch =
+        !epochs ? ""
+        : ok && row.steps_per_epoch > 0
+            ? fmt::format(" | {} ({} steps)", util::format_duration(row.epoch_time_s),
+                          row.steps_per_epoch)
+            : " | -";
     out += fmt::format(
-        "| {} | {} | {} | {}/{}/{} | {} | {} | {} | {} | {:.1f} / {:.1f} GiB | {} | {} | {} | {} "
+        "| {} | {} | {} | {}/{}/{} | {} | {} | {} | {} | {:.1f} / {:.1f} GiB | {} | {}{} | {} | {} "
         "| {} | {} |\n",
         row.id, cell(row.label()), row.micro_batch, row.max_micro.conservative,
         row.max_micro.recommended, row.max_micro.aggressive, row.grad_accum, row.effective_batch,
         row.learning_rate ? util::format_learning_rate(*row.learning_rate) : "-",
         row.grad_checkpointing ? "on" : "off", row.memory.total, row.capacity_gib,
         ok ? fmt::format("{:.3g} s", row.step_time_s) : "-",
-        ok ? util::format_duration(row.total_time_s) : "-",
+        ok ? util::format_duration(row.total_time_s) : "-", epoch,
         ok ? fmt::format("{:.0f}%", 100 * row.scaling_efficiency) : "-",
         ok ? fmt::format("{:.1f}", row.gpu_hours) : "-",
         ok && row.cost ? format_money(*row.cost, r.currency) : (ok ? "-" : "does not fit"),

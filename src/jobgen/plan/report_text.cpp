@@ -134,12 +134,14 @@ std::string group_header(const PlanReport& r, const GroupInfo& g) {
 
 // The last guard of the documented width: a line still longer (absurd numbers in a table) is
 // continued on the next line, indented.
-std::string group_line(const GroupQueue& g) {
+// A MIG group's gres counts are slices, not GPUs.
+std::string group_line(const GroupQueue& g, bool mig) {
+  const char* unit = mig ? "MIG slices" : "GPUs";
   std::string line =
-      fmt::format("{}: {} of {} GPUs free now", g.group, g.free_gpus(), g.total_gpus());
+      fmt::format("{}: {} of {} {} free now", g.group, g.free_gpus(), g.total_gpus(), unit);
   line += g.pending_jobs == 0 ? ", nothing pending"
-                              : fmt::format(", {} job{} pending for {} GPUs", g.pending_jobs,
-                                            g.pending_jobs == 1 ? "" : "s", g.pending_gpus);
+                              : fmt::format(", {} job{} pending for {} {}", g.pending_jobs,
+                                            g.pending_jobs == 1 ? "" : "s", g.pending_gpus, unit);
   if (g.own_pending_jobs) line += fmt::format(" ({} yours)", *g.own_pending_jobs);
   if (g.excluded_nodes > 0)
     line += fmt::format("; {} node{} down, drained, reserved or unknown to Slurm", g.excluded_nodes,
@@ -160,8 +162,12 @@ std::string queue_text(const PlanReport& r) {
   std::string out = "\nQueue (" + q.source + ")\n";
   for (const GroupQueue& g : q.groups) {
     bool planned = false;
-    for (const GroupInfo& info : r.groups) planned |= info.name == g.group;
-    if (planned) out += wrap(group_line(g), 2, 4);
+    bool mig = false;
+    for (const GroupInfo& info : r.groups) {
+      planned |= info.name == g.group;
+      mig |= info.name == g.group && !info.mig_profile.empty();
+    }
+    if (planned) out += wrap(group_line(g, mig), 2, 4);
   }
   if (!r.finish_ranking.empty()) {
     const size_t shown = std::min<size_t>(r.finish_ranking.size(), 10);
@@ -234,7 +240,8 @@ std::string header_text(const PlanReport& r) {
 }
 
 // One option's cells in its group's table.
-std::vector<std::string> row_cells(const PlanReport& r, const PlanRow& row, bool lr_varies) {
+std::vector<std::string> row_cells(const PlanReport& r, const PlanRow& row, bool lr_varies,
+                                   bool epochs) {
   std::vector<std::string> c{std::to_string(row.id),
                              count_label(row),
                              std::to_string(row.micro_batch),
@@ -248,11 +255,12 @@ std::vector<std::string> row_cells(const PlanReport& r, const PlanRow& row, bool
   if (row.runnable) {
     c.push_back(step_text(row.step_time_s));
     c.push_back(util::format_duration(row.total_time_s));
+    if (epochs) c.push_back(util::format_duration(row.epoch_time_s));
     c.push_back(fmt::format("{:.0f}%", 100 * row.scaling_efficiency));
     c.push_back(fmt::format("{:.1f}", row.gpu_hours));
     c.push_back(row.cost ? format_money(*row.cost, r.currency) : "-");
   } else {
-    for (int i = 0; i < 4; ++i) c.emplace_back("-");
+    for (int i = 0; i < (epochs ? 5 : 4); ++i) c.emplace_back("-");
     c.emplace_back(row.fits ? "not runnable" : "no fit");
   }
   return c;
@@ -263,9 +271,11 @@ std::vector<std::string> row_cells(const PlanReport& r, const PlanRow& row, bool
 std::string group_text(const PlanReport& r, const GroupInfo& g, bool lr_varies) {
   std::vector<std::string> head{"#", "GPUs", "micro", "max c/r/a", "accum", "batch"};
   if (lr_varies) head.emplace_back("LR");
-  for (const char* h : {"ckpt", "mem GiB", "step", "total", "scale", "GPU-h", "cost"}) {
-    head.emplace_back(h);
-  }
+  const bool epochs =
+      std::ranges::any_of(r.rows, [](const PlanRow& row) { return row.steps_per_epoch > 0; });
+  for (const char* h : {"ckpt", "mem GiB", "step", "total"}) head.emplace_back(h);
+  if (epochs) head.emplace_back("epoch");
+  for (const char* h : {"scale", "GPU-h", "cost"}) head.emplace_back(h);
   std::vector<std::vector<std::string>> cells{head};
   std::vector<std::pair<std::string, std::vector<int>>> shared;
   const auto note = [&](const std::string& text, int id) {
@@ -277,7 +287,7 @@ std::string group_text(const PlanReport& r, const GroupInfo& g, bool lr_varies) 
   for (const PlanRow& row : r.rows) {
     if (row.group != g.name || row.mig_profile != g.mig_profile) continue;
     ++rows;
-    cells.push_back(row_cells(r, row, lr_varies));
+    cells.push_back(row_cells(r, row, lr_varies, epochs));
     if (!row.checkpointing_note.empty()) note(row.checkpointing_note, row.id);
     if (!row.calibration_note.empty()) note(row.calibration_note, row.id);
     for (const auto& w : row.warnings) note(w, row.id);

@@ -248,13 +248,7 @@ Expected<Catalog> parse_catalog(std::string_view yaml_text, const std::string& s
       }
     }
   }
-  if (!problems.empty()) {
-    Error first = problems.front();
-    if (problems.size() > 1) {
-      first.message += " (and " + std::to_string(problems.size() - 1) + " more problems)";
-    }
-    return std::unexpected(first);
-  }
+  if (!problems.empty()) return std::unexpected(all_problems(std::move(problems)));
   return catalog;
 }
 

@@ -285,12 +285,7 @@ Expected<Profile> parse_profile(std::string_view yaml, const std::string& source
                                 const Catalog& catalog) {
   ProfileLoad load = load_profile(yaml, source, catalog);
   if (load.profile) return std::move(*load.profile);
-  Error first = load.problems.front();
-  if (load.problems.size() > 1) {
-    first.message += " (and " + std::to_string(load.problems.size() - 1) +
-                     " more problems; run 'jobgen profile validate " + source + "')";
-  }
-  return std::unexpected(first);
+  return std::unexpected(all_problems(std::move(load.problems)));
 }
 
 }  // namespace jobgen::profile

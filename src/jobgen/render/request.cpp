@@ -250,8 +250,13 @@ std::vector<std::string> plan_summary(const plan::PlanRow& row, const RequestOpt
       row.grad_accum, row.effective_batch,
       row.learning_rate ? ", learning rate " + util::format_learning_rate(*row.learning_rate)
                         : ""));
-  lines.push_back(fmt::format("estimated {:.1f} h for {} steps ({:.2f} s per step)",
-                              row.total_time_s / 3600.0, row.steps, row.step_time_s));
+  lines.push_back(
+      fmt::format("estimated {} for {} steps ({:.2f} s per step{})",
+                  util::format_duration(row.total_time_s), row.steps, row.step_time_s,
+                  row.steps_per_epoch > 0
+                      ? fmt::format("; {} per epoch of {} steps",
+                                    util::format_duration(row.epoch_time_s), row.steps_per_epoch)
+                      : ""));
   for (const auto& p : opt.sweep) {
     lines.push_back(fmt::format("sweep {} over {} (each array task takes one value)", p.key,
                                 fmt::join(p.values, ", ")));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 
 #include "jobgen/slurm/job_files.hpp"
@@ -168,6 +169,7 @@ Expected<std::vector<JobView>> query_jobs(Backend& backend, const std::vector<Tr
   std::vector<JobView> views;
   const JobIndex index(jobs);
   for (const auto& t : tracked) {
+    const std::size_t first = views.size();
     bool any = false;
     for (const std::size_t i : mine(jobs, index, t)) {
       const JobInfo& job = jobs[i];
@@ -186,6 +188,12 @@ Expected<std::vector<JobView>> query_jobs(Backend& backend, const std::vector<Tr
       for (auto& view : resolve_forgotten(t, fs, now)) views.push_back(std::move(view));
     }
     add_cancelled_tasks(t, views);
+    // An array's tasks in task order (squeue lists them newest first), its pending rest last.
+    std::stable_sort(views.begin() + static_cast<std::ptrdiff_t>(first), views.end(),
+                     [](const JobView& a, const JobView& b) {
+                       return a.info.array_task_id.value_or(INT64_MAX) <
+                              b.info.array_task_id.value_or(INT64_MAX);
+                     });
   }
   return views;
 }

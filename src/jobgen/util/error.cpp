@@ -19,21 +19,32 @@ std::string format_error(const Error& error) {
   return out;
 }
 
+Error all_problems(Diagnostics problems) {
+  Error first = std::move(problems.front());
+  first.exit = Exit::invalid_input;
+  first.more.assign(std::make_move_iterator(problems.begin() + 1),
+                    std::make_move_iterator(problems.end()));
+  return first;
+}
+
 namespace {
+// Edits between `a` and `b`, a swap of two neighbouring characters counting as one ("modle" is
+// one edit from "model"): the optimal string alignment distance.
 size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  std::vector<size_t> before(b.size() + 1), prev(b.size() + 1), row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
     row[0] = i;
     for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      const size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
-      row[j] = std::min({above + 1, row[j - 1] + 1, substitute});
-      diagonal = above;
+      row[j] =
+          std::min({prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        row[j] = std::min(row[j], before[j - 2] + 1);
     }
+    before.swap(prev);
+    prev.swap(row);
   }
-  return row[b.size()];
+  return prev[b.size()];
 }
 }  // namespace
 

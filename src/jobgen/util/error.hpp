@@ -37,6 +37,9 @@ struct Error {
   // A request with effects (a submission) may have taken effect although it failed (it timed out
   // after it was sent): never repeat it blindly, reconcile instead.
   bool uncertain = false;
+  // The other problems found with this one (every mistake of a file), each printed on its own
+  // line after it, with its own place.
+  std::vector<Error> more = {};
 };
 
 template <class T>
@@ -44,6 +47,10 @@ using Expected = std::expected<T, Error>;
 
 // A list of problems, for validators that report everything they find instead of the first.
 using Diagnostics = std::vector<Error>;
+
+// Every problem as one invalid-input error: the first, with the others in `more`. `problems` must
+// not be empty.
+Error all_problems(Diagnostics problems);
 
 inline std::unexpected<Error> fail(std::string message, Exit exit = Exit::failure,
                                    SourceLoc where = {}) {

@@ -89,6 +89,18 @@ Expected<sys::CommandResult> SbatchBackend::run(std::vector<std::string> argv,
 
 Error SbatchBackend::command_error(std::string_view command, std::string_view err,
                                    std::string_view probe_id) {
+  // No slurm.conf and no DNS SRV record of a configless controller: Slurm's own lines (resolver
+  // errors, fetch_config, fatal) say only that, three times over.
+  if (err.find("Could not establish a configuration source") != std::string_view::npos) {
+    Error error{"no Slurm cluster is reachable from here: " + std::string(command) +
+                    " found no Slurm configuration (no slurm.conf, no DNS SRV record of a "
+                    "controller); set SLURM_CONF to the cluster's slurm.conf, or run jobgen on a "
+                    "login node",
+                {},
+                Exit::failure};
+    error.transient = true;  // a configless cluster's DNS may answer again
+    return error;
+  }
   std::string message = explain_slurm_error(command, err);
   SlurmFault fault = classify_error_text(err);
   // A command that waited out Slurm's MessageTimeout did not get through: no need to ask again.

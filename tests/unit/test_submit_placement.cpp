@@ -1,7 +1,9 @@
-// A known pin leak that submit cannot close: a remembered `profile check` found a GPU node
-// outside an untyped-gres group that its jobs may reach, and the scheduler's node list (which
-// would let --exclude name that node) cannot be read now. submit refuses (exit 2, nothing
-// submitted) unless --force, which goes on with the profile's own exclusions and a warning.
+// Where submit's job may land, and what it says when the scheduler refuses one:
+// - a known pin leak that submit cannot close: a remembered `profile check` found a GPU node
+//   outside an untyped-gres group that its jobs may reach, and the scheduler's node list (which
+//   would let --exclude name that node) cannot be read now. submit refuses (exit 2, nothing
+//   submitted) unless --force, which goes on with the profile's own exclusions and a warning;
+// - a refused request blames the profile only when the partition lacks what the job asked for.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -11,6 +13,7 @@
 #include <sstream>
 
 #include "jobgen/app/profile_drift.hpp"
+#include "jobgen/app/submission.hpp"
 #include "jobgen/cli/app.hpp"
 #include "jobgen/profile/profile_loader.hpp"
 #include "profile_test_data.hpp"
@@ -111,4 +114,32 @@ TEST_CASE("submit refuses a known pin leak it cannot close, unless --force") {
   CHECK(sbatch_calls == 2);
   ::unsetenv("XDG_STATE_HOME");
   fs::remove_all(dir);
+}
+
+TEST_CASE("a refused request blames the profile only when the partition lacks what was asked") {
+  slurm::ClusterState cluster;
+  cluster.partitions.push_back({});
+  cluster.partitions.back().name = "gpu";
+  slurm::NodeInfo node;
+  node.name = "n1";
+  node.partitions = {"gpu"};
+  node.gpus = {{"a100", 4, 0}};
+  cluster.nodes = {node};
+  job::SbatchOptions asked;
+  asked.partition = "gpu";
+  asked.gres = "gpu:a100:4";
+  // The cluster offers it: the refusal is about limits, QoS or time, not the profile.
+  CHECK(app::gres_mismatch_hint(cluster, asked, "lab").empty());
+  asked.gres = "gpu:a100:8";
+  CHECK(app::gres_mismatch_hint(cluster, asked, "lab") ==
+        "the job asks for --gres=gpu:a100:8 per node; partition gpu offers gpu:a100 x4 on 1 "
+        "node(s) (profile 'lab' disagrees with the cluster?)");
+  asked.gres = "gpu:v100:1";
+  CHECK_FALSE(app::gres_mismatch_hint(cluster, asked, "lab").empty());
+  asked.gres = "gpu:2";  // untyped: any GPU type counts
+  CHECK(app::gres_mismatch_hint(cluster, asked, "lab").empty());
+  asked.partition = "cpu";
+  CHECK(app::gres_mismatch_hint(cluster, asked, "lab")
+            .starts_with(
+                "profile 'lab' names partition 'cpu', which this cluster does not have (gpu)"));
 }
