@@ -14,6 +14,7 @@
 #include "jobgen/app/job_request.hpp"
 #include "jobgen/app/run_request.hpp"
 #include "jobgen/cli/app.hpp"
+#include "jobgen/ledger/ledger.hpp"
 #include "jobgen/plan/jobspec.hpp"
 #include "jobgen/profile/catalog.hpp"
 #include "jobgen/profile/profile_loader.hpp"
@@ -337,5 +338,46 @@ TEST_CASE("submit --time: the header's limit, the partition's maximum, a bad val
   CHECK(r.code == static_cast<int>(Exit::invalid_input));
   CHECK(r.err.find("--time: invalid time limit \"1:xx\"") != std::string::npos);
   CHECK(runner.commands.empty());
+  fs::remove_all(dir);
+}
+
+TEST_CASE(
+    "submit --set: the run keeps the job spec with the values in place, and a retry plans it") {
+  const fs::path dir = temp_dir();
+  std::ofstream(dir / "job.yaml") << kBase << "launcher: python\nrecover: true\n";
+  test::RecordingCommandRunner runner;
+  runner.responder = [](const sys::Command& c) -> Expected<sys::CommandResult> {
+    if (c.argv[0] == "sbatch") return sys::CommandResult{0, "4242\n", ""};
+    return sys::CommandResult{0, "", ""};
+  };
+  const auto r = run_cli(runner,
+                         {"submit", (dir / "job.yaml").string(), "--target", "rtx2080ti", "--gpus",
+                          "1", "--backend", "cli", "--set", "micro_batch=3"},
+                         dir / "state");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  auto ledger = ledger::Ledger::open(dir / "state" / "jobgen" / "jobs.db");
+  REQUIRE(ledger);
+  const auto found = ledger->find("4242");
+  REQUIRE(found);
+  REQUIRE_FALSE(found->empty());
+  const ledger::JobRecord& record = found->front();
+  CHECK(record.spec_text.find("micro_batch: 3\n") != std::string::npos);
+  auto recorded = app::parse_request_json(record.request_json);
+  REQUIRE_MESSAGE(recorded, recorded.error().message);
+  CHECK(recorded->options.sets == std::vector<std::string>{"micro_batch=3"});
+  CHECK(recorded->settings.micro_batch == 3);
+
+  // The retry plans the stored text: micro-batch 3 although the file says nothing of it.
+  app::JobRequestOptions retry = recorded->options;
+  retry.jobspec_text = record.spec_text;
+  const Markov m = markov();
+  std::ostringstream out, err;
+  sys::RealEnvironment env;
+  sys::RealFileSystem files;
+  test::FakeClock clock{1'800'000'000};
+  cli::Context ctx{out, err, env, files, clock, false, nullptr};
+  auto job = app::build_job_request(ctx.app(), retry, m.profile, m.catalog, false);
+  REQUIRE_MESSAGE(job, job.error().message);
+  CHECK(job->stages.front().row.micro_batch == 3);
   fs::remove_all(dir);
 }

@@ -242,7 +242,7 @@ Expected<JobRequest> build_job_request(const Context& ctx, const JobRequestOptio
   JobRequest job;
   JOBGEN_TRY_ASSIGN(job.sweep, parse_sweeps(opts.sweeps));
   auto spec = opts.jobspec_text ? plan::parse_job_spec(*opts.jobspec_text, opts.jobspec)
-                                : plan::load_job_spec(ctx.fs, opts.jobspec);
+                                : plan::load_job_spec(ctx.fs, opts.jobspec, opts.sets);
   if (spec && opts.jobspec_text) {
     if (auto ok = plan::resolve_model_files(*spec, ctx.fs,
                                             std::filesystem::path(opts.jobspec).parent_path());

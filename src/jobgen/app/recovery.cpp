@@ -1,5 +1,7 @@
 #include "jobgen/app/recovery.hpp"
 
+#include "jobgen/plan/spec_overrides.hpp"
+
 #include <fmt/format.h>
 
 #include <utility>
@@ -229,7 +231,11 @@ class Recoverer {
     // The job spec as submitted, not as the file reads now.
     if (!r.spec_text.empty()) {
       opts.jobspec_text = r.spec_text;
-      if (auto now = ctx_.fs.read_file(opts.jobspec); now && text_hash(*now) != r.spec_hash)
+      // With the run's --set values in place, as submit stored it.
+      const auto now = ctx_.fs.read_file(opts.jobspec);
+      const auto as_run = now ? plan::apply_overrides(*now, opts.jobspec, opts.sets)
+                              : Expected<plan::Overridden>(std::unexpected(now.error()));
+      if (as_run && text_hash(as_run->text) != r.spec_hash)
         ctx_.report.note(opts.jobspec + " changed since job " + r.job_id +
                          " was submitted: its retry plans the job spec as submitted");
     }

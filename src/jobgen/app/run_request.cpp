@@ -34,6 +34,7 @@ std::string request_json(const JobRequestOptions& opts, const StageRequest& stag
                    {"test", opts.test},
                    {"test_steps", opts.test_steps},
                    {"sweeps", opts.sweeps},
+                   {"sets", opts.sets},
                    {"sweep_parallel", opts.sweep_parallel},
                    {"stage", stage.stage},
                    {"nodelist", opts.nodelist},
@@ -63,6 +64,8 @@ Expected<RecordedRequest> parse_request_json(std::string_view text) {
     o.test = j.at("test").get<bool>();
     o.test_steps = j.at("test_steps").get<int>();
     o.sweeps = j.at("sweeps").get<std::vector<std::string>>();
+    // absent in records of jobgen before --set
+    o.sets = j.value("sets", std::vector<std::string>{});
     o.sweep_parallel = j.at("sweep_parallel").get<int>();
     o.stage = j.at("stage").get<std::string>();
     o.nodelist = j.at("nodelist").get<std::string>();

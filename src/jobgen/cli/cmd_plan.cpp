@@ -40,6 +40,7 @@ struct PlanCliOptions {
   bool no_queue = false;
   bool offline = false;
   std::string backend;
+  std::vector<std::string> sets;  // --set KEY=VALUE
 };
 
 // A plan without queue data is still a plan: a frozen slurmctld or a hung slurmrestd may cost
@@ -65,7 +66,7 @@ plan::QueueSnapshot queue_snapshot(Context& ctx, const PlanCliOptions& opts,
 }
 
 Expected<Exit> run_plan(Context& ctx, const PlanCliOptions& opts) {
-  Expected<plan::JobSpec> spec = plan::load_job_spec(ctx.fs, opts.jobspec);
+  Expected<plan::JobSpec> spec = plan::load_job_spec(ctx.fs, opts.jobspec, opts.sets);
   if (!spec) return std::unexpected(app::with_examples_hint(ctx.app(), opts.jobspec, spec.error()));
   JOBGEN_TRY_ASSIGN(profile::Catalog catalog, app::load_catalog(ctx.app()));
   JOBGEN_TRY_ASSIGN(profile::Profile prof, app::load_profile(ctx.app(), opts.profile, catalog));
@@ -115,6 +116,8 @@ void add_plan_command(CLI::App& app, Context& ctx, Action& action) {
   sub->add_option("--gpus", opts->gpus, "Only this many GPUs (MIG: slices) per node")
       ->check(CLI::PositiveNumber);
   sub->add_option("--nodes", opts->nodes, "Only this many nodes")->check(CLI::PositiveNumber);
+  sub->add_option("--set", opts->sets,
+                  "KEY=VALUE: a job spec key for this run, e.g. --set micro_batch=8 (repeatable)");
   CLI::Option* json = sub->add_flag("--json", opts->json, "Print the plan as JSON");
   CLI::Option* markdown =
       sub->add_flag("--markdown", opts->markdown, "Print a Markdown report with Mermaid charts");

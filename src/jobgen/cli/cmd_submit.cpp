@@ -26,6 +26,7 @@
 #include "jobgen/cli/commands.hpp"
 #include "jobgen/cli/job_options.hpp"
 #include "jobgen/plan/report.hpp"
+#include "jobgen/plan/spec_overrides.hpp"
 #include "jobgen/render/renderer.hpp"
 #include "jobgen/render/sbatch_header.hpp"
 #include "jobgen/site/request_check.hpp"
@@ -90,7 +91,12 @@ Expected<std::string> check_dependency(app::JobSession& s, const std::string& af
 
 Expected<Exit> run_submit(Context& ctx, const SubmitOptions& opts) {
   JOBGEN_TRY(check_after_id(opts.after));
-  auto spec_text = ctx.fs.read_file(opts.request.jobspec);
+  // Stored with the run, --set values in place: a retry replays them.
+  std::optional<std::string> spec_text;
+  if (auto text = ctx.fs.read_file(opts.request.jobspec)) {
+    auto with_sets = plan::apply_overrides(*text, opts.request.jobspec, opts.request.sets);
+    if (with_sets) spec_text = std::move(with_sets->text);  // else build_job_request says why
+  }
   JOBGEN_TRY_ASSIGN(auto session, app::open_job_session(ctx.app(), opts.common, true));
   app::JobSession& s = *session;
   const bool local = s.backend_name == "local";
@@ -123,9 +129,7 @@ Expected<Exit> run_submit(Context& ctx, const SubmitOptions& opts) {
   }
   const app::SubmitFlags flags{opts.test_only, opts.dry_run, opts.json, false,
                                opts.request.jobspec};
-  JOBGEN_TRY(app::submit_stages(ctx.app(), flags, s, job, *backend,
-                                spec_text ? std::optional(*spec_text) : std::nullopt, prepared,
-                                after));
+  JOBGEN_TRY(app::submit_stages(ctx.app(), flags, s, job, *backend, spec_text, prepared, after));
   return Exit::ok;
 }
 

@@ -38,6 +38,9 @@ void add_job_request_options(CLI::App* sub, app::JobRequestOptions& opts, const 
   sub->add_option("--test-steps", opts.test_steps, "Steps of a --test run")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  sub->add_option("--set", opts.sets,
+                  "KEY=VALUE: a job spec key for this run, e.g. --set micro_batch=8; planned and "
+                  "kept with the run like the file's own (repeatable)");
   sub->add_option("--sweep", opts.sweeps,
                   "key=v1,v2,...: ONE job array over every combination (repeatable)");
   sub->add_option("--sweep-parallel", opts.sweep_parallel,

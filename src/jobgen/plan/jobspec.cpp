@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 
+#include "jobgen/plan/spec_overrides.hpp"
 #include "jobgen/plan/spec_parser.hpp"
 #include "jobgen/util/checked.hpp"
 #include "jobgen/util/names.hpp"
@@ -232,7 +233,8 @@ Expected<void> resolve_model_files(JobSpec& spec, const sys::FileSystem& fs,
   return {};
 }
 
-Expected<JobSpec> load_job_spec(const sys::FileSystem& fs, const std::filesystem::path& path) {
+Expected<JobSpec> load_job_spec(const sys::FileSystem& fs, const std::filesystem::path& path,
+                                const std::vector<std::string>& sets) {
   Expected<std::string> text = fs.read_file(path);
   if (!text && text.error().exit == Exit::not_found && !fs.is_directory(path)) {
     return fail("no job spec at '" + path.string() +
@@ -241,8 +243,9 @@ Expected<JobSpec> load_job_spec(const sys::FileSystem& fs, const std::filesystem
                 Exit::not_found);
   }
   if (!text) return std::unexpected(text.error());
-  Expected<JobSpec> spec = parse_job_spec(*text, path.string());
-  if (!spec) return spec;
+  JOBGEN_TRY_ASSIGN(const Overridden overridden, apply_overrides(*text, path.string(), sets));
+  Expected<JobSpec> spec = parse_job_spec(overridden.text, path.string());
+  if (!spec) return std::unexpected(at_overrides(spec.error(), overridden));
   if (auto ok = resolve_model_files(*spec, fs, path.parent_path()); !ok) {
     return std::unexpected(ok.error());
   }

@@ -204,8 +204,10 @@ Expected<JobSpec> parse_job_spec(std::string_view yaml_text, const std::string& 
 Expected<void> resolve_model_files(JobSpec& spec, const sys::FileSystem& fs,
                                    const std::filesystem::path& base_dir);
 
-// Reads `path`, parses it and resolves model files next to it. A missing file is Exit::not_found
-// with a hint to write jobgen.yaml (docs/jobspec.md).
-Expected<JobSpec> load_job_spec(const sys::FileSystem& fs, const std::filesystem::path& path);
+// Reads `path`, with `sets` (--set KEY=VALUE, plan/spec_overrides.hpp) in place, parses it and
+// resolves model files next to it. A missing file is Exit::not_found with a hint to write
+// jobgen.yaml (docs/jobspec.md).
+Expected<JobSpec> load_job_spec(const sys::FileSystem& fs, const std::filesystem::path& path,
+                                const std::vector<std::string>& sets = {});
 
 }  // namespace jobgen::plan
