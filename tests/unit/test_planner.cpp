@@ -43,6 +43,10 @@ TEST_CASE("planner: targets by alias, gres type and group name, unknown targets 
   CHECK(plan_for(kSmall, opts("gpu4090")).rows.front().group == "rtx4090");
   CHECK(plan_for(kSmall, opts("rtx2080ti")).rows.size() == 4 + 3);  // 1..4, 2..4 nodes
   CHECK(plan_for(kSmall, opts("h100nvl_1g.12gb")).rows.size() == 1);
+  // A slice also by NVIDIA's profile name, whatever gres type the site gave it.
+  const auto slice = plan_for(kSmall, opts("1g.12gb"));
+  REQUIRE(slice.rows.size() == 1);
+  CHECK(slice.rows.front().gres == "gpu:h100nvl_1g.12gb:1");
   CHECK(plan_for(kSmall).rows.size() == 7 + 4 + 7 + 1 + 4);
 
   auto bad = plan::make_plan(spec_from(kSmall), markov(), catalog(), opts("l40z"));

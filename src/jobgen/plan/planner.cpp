@@ -56,8 +56,10 @@ Expected<std::vector<Selected>> select_groups(const profile::Profile& prof,
   for (const auto& g : prof.node_groups) {
     if (g.gres_type && util::lower(*g.gres_type) == want) out.push_back({&g, ""});
     if (g.mig) {
+      // A slice by its gres type or by NVIDIA's profile name, whatever the site calls it.
       for (const auto& s : g.mig->slices) {
-        if (util::lower(s.gres_type) == want) out.push_back({&g, s.gres_type});
+        if (util::lower(s.gres_type) == want || util::lower(s.profile) == want)
+          out.push_back({&g, s.gres_type});
       }
     }
   }
@@ -78,6 +80,8 @@ Expected<std::vector<Selected>> select_groups(const profile::Profile& prof,
   for (const auto& g : prof.node_groups) {
     names.push_back(g.name);
     if (g.gres_type) names.push_back(*g.gres_type);
+    if (g.mig)
+      for (const auto& slice : g.mig->slices) names.push_back(slice.profile);
     if (const profile::GpuSpec* gpu = catalog.find(g.gpu)) {
       names.push_back(gpu->id);
       for (const auto& a : gpu->aliases) names.push_back(a);
