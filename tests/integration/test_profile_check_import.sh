@@ -150,6 +150,15 @@ check_import "$tmp/live.yaml" "import --live (cli)"
 jg profile import --live --backend rest --cluster markov -o "$tmp/live-rest.yaml" \
   2>"$tmp/live-rest.err" || fail "profile import --live --backend rest failed"
 check_import "$tmp/live-rest.yaml" "import --live (rest)"
+# Imported through slurmrestd: the profile keeps using it.
+grep -q '^backend: rest$' "$tmp/live-rest.yaml" && grep -q '^  url: "' "$tmp/live-rest.yaml" ||
+  fail "import --live --backend rest wrote no rest backend: $(grep -A3 '^backend' "$tmp/live-rest.yaml")"
+# --gres-conf applies to a live import too (the physical GPUs behind MIG slices).
+jg profile import --live --cluster markov --gres-conf "$JOBGEN_CLUSTER_DIR/etc/gres.conf" \
+  -o "$tmp/live-gres.yaml" 2>/dev/null || fail "profile import --live --gres-conf failed"
+grep -q "^# Imported by .* and $JOBGEN_CLUSTER_DIR/etc/gres.conf" "$tmp/live-gres.yaml" ||
+  fail "import --live ignored --gres-conf: $(head -n1 "$tmp/live-gres.yaml")"
+check_import "$tmp/live-gres.yaml" "import --live with gres.conf"
 # slurmrestd v0.0.40+ (24.11) does not mark the default partition, sinfo does: the import says so.
 if grep -q 'default: true' "$tmp/live.yaml" && ! grep -q 'default: true' "$tmp/live-rest.yaml"; then
   grep -q "no partition is marked as Slurm's default" "$tmp/live-rest.err" ||

@@ -242,3 +242,24 @@ TEST_CASE("import: the nodes left out are one hostlist, in slurm.conf's order") 
   CHECK(std::ranges::find(imported.notes, "GPU nodes in no partition are left out: g[8-10]") !=
         imported.notes.end());
 }
+
+TEST_CASE("import through slurmrestd writes backend rest and its settings") {
+  auto conf = site::parse_slurm_conf(kSlurmConf, "slurm.conf");
+  REQUIRE(conf.has_value());
+  conf->backend = "rest";
+  conf->rest =
+      profile::RestSettings{"http://127.0.0.1:6820", "v0.0.40", "/etc/jobgen/token", false, ""};
+  const auto imported = site::write_imported_profile(*conf, real_catalog(), "the live cluster");
+  CHECK(imported.yaml.find("backend: rest\nrest:\n  url: \"http://127.0.0.1:6820\"\n  "
+                           "api_version: \"v0.0.40\"\n  token_file: \"/etc/jobgen/token\"\n") !=
+        std::string::npos);
+  const auto load = profile::load_profile(imported.yaml, "nu.yaml", real_catalog());
+  for (const auto& p : load.problems) {
+    CAPTURE(p.message);
+    CHECK(p.message.find("is TODO") != std::string::npos);  // only the admin's TODOs
+  }
+  // Without a cluster name the TODO says where a live import takes it from.
+  conf->cluster_name.clear();
+  CHECK(site::write_imported_profile(*conf, real_catalog(), "x").yaml.find("--cluster NAME") !=
+        std::string::npos);
+}

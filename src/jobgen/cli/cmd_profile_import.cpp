@@ -40,7 +40,31 @@ Expected<site::SlurmConf> live_conf(Context& ctx, const ImportOptions& opts) {
          "no partition is marked as Slurm's default (slurmrestd's API v0.0.40 and later do "
          "not say which one is): if the cluster has one, add 'default: true' to it");
   }
-  return site::slurm_conf_from_cluster(state, opts.cluster);
+  site::SlurmConf conf = site::slurm_conf_from_cluster(state, opts.cluster);
+  if (session->backend_name == "rest") {
+    // The settings the import reached slurmrestd with: the profile's, under the environment's
+    // overrides (rest_backend.hpp); never a token itself.
+    profile::RestSettings rest = session->profile && session->profile->rest
+                                     ? *session->profile->rest
+                                     : profile::RestSettings{};
+    if (auto url = ctx.env.get("SLURMRESTD_URL"); url && !url->empty()) rest.url = *url;
+    if (auto v = ctx.env.get("JOBGEN_REST_API_VERSION"); v && !v->empty()) rest.api_version = *v;
+    if (!rest.url.empty()) {
+      conf.backend = "rest";
+      conf.rest = rest;
+    }
+  }
+  return conf;
+}
+
+// gres.conf's physical devices (MIG layouts) for either source.
+Expected<void> apply_gres(Context& ctx, const ImportOptions& opts, site::SlurmConf& conf,
+                          std::string& origin) {
+  if (opts.gres_conf.empty()) return {};
+  JOBGEN_TRY_ASSIGN(auto gres, ctx.fs.read_file(opts.gres_conf));
+  JOBGEN_TRY(site::apply_gres_conf(gres, opts.gres_conf, conf));
+  origin += " and " + opts.gres_conf;
+  return {};
 }
 
 Expected<Exit> run_import(Context& ctx, const ImportOptions& opts) {
@@ -50,21 +74,16 @@ Expected<Exit> run_import(Context& ctx, const ImportOptions& opts) {
   }
   if (opts.live) {
     JOBGEN_TRY_ASSIGN(auto conf, live_conf(ctx, opts));
-    const std::string origin =
+    std::string origin =
         "the live cluster (backend " +
         (opts.session.backend.empty() ? std::string("of the profile") : opts.session.backend) + ")";
+    JOBGEN_TRY(apply_gres(ctx, opts, conf, origin));
     return write_out(ctx, opts, site::write_imported_profile(conf, catalog, origin));
   }
   JOBGEN_TRY_ASSIGN(auto text, ctx.fs.read_file(opts.slurm_conf));
   JOBGEN_TRY_ASSIGN(auto conf, site::parse_slurm_conf(text, opts.slurm_conf));
   std::string origin = opts.slurm_conf;
-  if (!opts.gres_conf.empty()) {
-    JOBGEN_TRY_ASSIGN(auto gres, ctx.fs.read_file(opts.gres_conf));
-    if (auto ok = site::apply_gres_conf(gres, opts.gres_conf, conf); !ok) {
-      return std::unexpected(ok.error());
-    }
-    origin += " and " + opts.gres_conf;
-  }
+  JOBGEN_TRY(apply_gres(ctx, opts, conf, origin));
   return write_out(ctx, opts, site::write_imported_profile(conf, catalog, origin));
 }
 

@@ -87,11 +87,13 @@ class Writer {
     line("# Slurm cannot know interconnects, prices or availability: add them where the comments");
     line("# say. Every TODO must be filled in: `jobgen profile validate` reports each one.");
     if (conf_.cluster_name.empty()) {
-      todo("cluster: TODO", "the cluster's name (slurm.conf has no ClusterName)");
+      todo("cluster: TODO",
+           "the cluster's name (slurm.conf's ClusterName; a --live import "
+           "takes it from --cluster NAME)");
     } else {
       line("cluster: " + quote(conf_.cluster_name));
     }
-    line("backend: cli                     # or rest, with a 'rest:' section (README)");
+    write_backend();
     line("");
     write_partitions();
     line("");
@@ -368,6 +370,21 @@ class Writer {
     line("    # interconnect: {intra: pcie, inter: ethernet, inter_bandwidth: \"10 Gb/s\"}");
     line("    # price_per_gpu_hour: 1.00");
     line("    # availability: \"\"");
+  }
+
+  // The backend the cluster was read through: a live import over slurmrestd keeps its settings.
+  void write_backend() {
+    if (conf_.backend != "rest" || !conf_.rest) {
+      line("backend: cli                     # or rest, with a 'rest:' section (README)");
+      return;
+    }
+    line("backend: rest");
+    line("rest:");
+    line("  url: " + quote(conf_.rest->url));
+    if (!conf_.rest->api_version.empty()) line("  api_version: " + quote(conf_.rest->api_version));
+    if (!conf_.rest->token_file.empty()) line("  token_file: " + quote(conf_.rest->token_file));
+    if (!conf_.rest->ca_bundle.empty()) line("  ca_bundle: " + quote(conf_.rest->ca_bundle));
+    if (conf_.rest->allow_scontrol_token) line("  allow_scontrol_token: true");
   }
 
   const SlurmConf& conf_;

@@ -27,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "jobgen/profile/profile.hpp"
 #include "jobgen/util/error.hpp"
 
 namespace jobgen::site {
@@ -54,6 +55,10 @@ struct ConfPartition {
 
 struct SlurmConf {
   std::string cluster_name;
+  // How jobgen reaches the cluster it was read from: "cli", or "rest" with the settings a live
+  // import through slurmrestd used (written as the profile's `backend` and `rest:`).
+  std::string backend = "cli";
+  std::optional<profile::RestSettings> rest;
   std::vector<ConfNode> nodes;
   std::vector<ConfPartition> partitions;
   std::vector<std::string> notes;  // what was read but cannot be described (NodeSets, Include)
