@@ -52,6 +52,10 @@ micro_batch: 8
   CHECK(spec->micro_batch == 8);
   CHECK(spec->checkpoint.size_gb == doctest::Approx(2));
   CHECK_FALSE(spec->checkpoint.resumable);
+  // Applied again to its own result it changes nothing: a run's stored text replays as planned.
+  const std::vector<std::string> sets{"seq_len=256", "checkpoint={size_gb: 2, resumable: false}",
+                                      "micro_batch=8", "seq_len=512"};
+  CHECK(apply_overrides(out->text, "job.yaml", sets)->text == out->text);
   // No --set: the text as it was.
   CHECK(apply_overrides(kSpec, "job.yaml", {})->text == kSpec);
 }

@@ -8,6 +8,7 @@
 #include "jobgen/app/profile_drift.hpp"
 #include "jobgen/app/queue_data.hpp"
 #include "jobgen/app/resources.hpp"
+#include "jobgen/plan/spec_overrides.hpp"
 #include "jobgen/render/renderer.hpp"
 #include "jobgen/sys/user.hpp"
 #include "jobgen/util/slurm_time.hpp"
@@ -241,8 +242,9 @@ Expected<JobRequest> build_job_request(const Context& ctx, const JobRequestOptio
   JOBGEN_TRY_ASSIGN(const std::optional<render::Launcher> launcher, requested_launcher(opts));
   JobRequest job;
   JOBGEN_TRY_ASSIGN(job.sweep, parse_sweeps(opts.sweeps));
-  auto spec = opts.jobspec_text ? plan::parse_job_spec(*opts.jobspec_text, opts.jobspec)
-                                : plan::load_job_spec(ctx.fs, opts.jobspec, opts.sets);
+  auto spec = opts.jobspec_text
+                  ? plan::parse_job_spec_with(*opts.jobspec_text, opts.jobspec, opts.sets)
+                  : plan::load_job_spec(ctx.fs, opts.jobspec, opts.sets);
   if (spec && opts.jobspec_text) {
     if (auto ok = plan::resolve_model_files(*spec, ctx.fs,
                                             std::filesystem::path(opts.jobspec).parent_path());

@@ -41,8 +41,8 @@ struct JobRequestOptions {
   bool test = false;
   int test_steps = 10;
   std::vector<std::string> sweeps;
-  // --set KEY=VALUE (plan/spec_overrides.hpp): applied to the job spec file's text; a run's stored
-  // text (jobspec_text) has them in place already.
+  // --set KEY=VALUE (plan/spec_overrides.hpp): applied to the job spec's text (jobspec_text, else
+  // the file's); applying them again to a run's stored text changes nothing.
   std::vector<std::string> sets;
   int sweep_parallel = render::kDefaultSweepParallel;
   std::string stage;  // "" = every stage

@@ -91,19 +91,22 @@ Expected<std::string> check_dependency(app::JobSession& s, const std::string& af
 
 Expected<Exit> run_submit(Context& ctx, const SubmitOptions& opts) {
   JOBGEN_TRY(check_after_id(opts.after));
-  // Stored with the run, --set values in place: a retry replays them.
+  // The job spec is read once: what is planned is what is stored with the run, --set values in
+  // place (a retry replays them).
+  app::JobRequestOptions request = opts.request;
   std::optional<std::string> spec_text;
-  if (auto text = ctx.fs.read_file(opts.request.jobspec)) {
-    auto with_sets = plan::apply_overrides(*text, opts.request.jobspec, opts.request.sets);
+  if (auto text = ctx.fs.read_file(request.jobspec)) {
+    auto with_sets = plan::apply_overrides(*text, request.jobspec, request.sets);
     if (with_sets) spec_text = std::move(with_sets->text);  // else build_job_request says why
+    request.jobspec_text = std::move(*text);
   }
   JOBGEN_TRY_ASSIGN(auto session, app::open_job_session(ctx.app(), opts.common, true));
   app::JobSession& s = *session;
   const bool local = s.backend_name == "local";
   JOBGEN_TRY_ASSIGN(slurm::Backend * backend, s.backend());
   const app::QueueAccess queue{backend, sys::current_user(ctx.env), app::unix_now(ctx.app())};
-  JOBGEN_TRY_ASSIGN(auto job, app::build_job_request(ctx.app(), opts.request, *s.profile,
-                                                     *s.catalog, local, &queue));
+  JOBGEN_TRY_ASSIGN(
+      auto job, app::build_job_request(ctx.app(), request, *s.profile, *s.catalog, local, &queue));
   std::optional<std::vector<std::string>> live_drift;  // when --target auto asked the cluster
   std::vector<std::string> groups;                     // the node groups the stages run on
   for (const auto& stage : job.stages) {

@@ -243,9 +243,8 @@ Expected<JobSpec> load_job_spec(const sys::FileSystem& fs, const std::filesystem
                 Exit::not_found);
   }
   if (!text) return std::unexpected(text.error());
-  JOBGEN_TRY_ASSIGN(const Overridden overridden, apply_overrides(*text, path.string(), sets));
-  Expected<JobSpec> spec = parse_job_spec(overridden.text, path.string());
-  if (!spec) return std::unexpected(at_overrides(spec.error(), overridden));
+  Expected<JobSpec> spec = parse_job_spec_with(*text, path.string(), sets);
+  if (!spec) return spec;
   if (auto ok = resolve_model_files(*spec, fs, path.parent_path()); !ok) {
     return std::unexpected(ok.error());
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "jobgen/plan/jobspec.hpp"
 #include "jobgen/plan/spec_parser.hpp"
 #include "jobgen/util/strings.hpp"
 
@@ -75,6 +76,14 @@ Expected<Overridden> apply_overrides(std::string_view text, const std::string& s
   }
   for (const auto& line : lines) out.text += line + "\n";
   return out;
+}
+
+Expected<JobSpec> parse_job_spec_with(std::string_view text, const std::string& source,
+                                      const std::vector<std::string>& sets) {
+  JOBGEN_TRY_ASSIGN(const Overridden overridden, apply_overrides(text, source, sets));
+  Expected<JobSpec> spec = parse_job_spec(overridden.text, source);
+  if (!spec) return std::unexpected(at_overrides(spec.error(), overridden));
+  return spec;
 }
 
 Error at_overrides(Error error, const Overridden& overridden) {

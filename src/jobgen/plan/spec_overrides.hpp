@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "jobgen/plan/jobspec.hpp"
 #include "jobgen/util/error.hpp"
 
 namespace jobgen::plan {
@@ -26,6 +27,12 @@ struct Overridden {
 
 Expected<Overridden> apply_overrides(std::string_view text, const std::string& source,
                                      const std::vector<std::string>& sets);
+
+// parse_job_spec of `text` with `sets` in place; a problem on a --set's line names the --set.
+// Applying the same sets again changes nothing, so a text stored with them in place (a run's)
+// parses the same with or without them.
+Expected<JobSpec> parse_job_spec_with(std::string_view text, const std::string& source,
+                                      const std::vector<std::string>& sets);
 
 // An error in the job spec at a line a --set wrote points at that --set instead (and so does each
 // of `more`).
