@@ -87,4 +87,30 @@ grep -q "not this job" reused.txt || fail "no reason given: $(cat reused.txt)"
 kill -0 "$other" || fail "cancel killed process $other, which is not the job"
 kill "$other"
 echo "ok: a reused group number is not the job: FAILED, and process $other was left alone"
+
+# A job spec with stages runs them one after another, as Slurm's afterok would: the second waits
+# (PENDING, Dependency) while the first runs, then runs; both end COMPLETED, in order.
+staged() { # FIRST_STAGE_COMMAND
+  printf 'name: staged\nmodel: gpt2\nseq_len: 512\nsteps: 10\n' >staged.yaml
+  printf "command: '%s bash -c \"%s; echo \$SLURM_JOB_NAME >>%s/order\"'\n" "$trainer" "$1" "$WORK" >>staged.yaml
+  printf 'stages:\n  - name: pretrain\n  - name: lora\n    finetune: lora\n' >>staged.yaml
+  "$JOBGEN" submit staged.yaml --backend local --launcher python --target rtx2080ti --gpus 1 --json |
+    grep -o '"job_id": *"[0-9]*"' | grep -o '[0-9]*' | tail -n2
+}
+mapfile -t ids < <(staged "sleep 1.5")
+[[ ${#ids[@]} -eq 2 ]] || fail "submit of two stages gave ids: ${ids[*]}"
+"$JOBGEN" status --backend local "${ids[1]}" >waiting.txt || true
+grep -q PENDING waiting.txt || fail "the second stage is not PENDING while the first runs: $(cat waiting.txt)"
+wait_done "${ids[1]}"
+"$JOBGEN" status --backend local "${ids[1]}" | grep -q COMPLETED || fail "second stage not COMPLETED"
+[[ $(wc -l <order) -eq 2 ]] || fail "two stages should have written two lines: $(cat order)"
+echo "ok: stages ${ids[*]} ran one after the other; waiting: $(grep PENDING waiting.txt | head -n1)"
+
+# A failed first stage: the second never runs and is CANCELLED (DependencyNeverSatisfied).
+mapfile -t ids < <(staged "exit 3")
+wait_done "${ids[1]}"
+"$JOBGEN" status --backend local "${ids[1]}" >never.txt || true
+grep -q "CANCELLED" never.txt || fail "second stage after a failed one: $(cat never.txt)"
+[[ $(wc -l <order) -eq 2 ]] || fail "a stage ran after a failed one: $(cat order)"
+echo "ok: after a failed stage the next was cancelled: $(grep CANCELLED never.txt | head -n1)"
 echo "PASS"

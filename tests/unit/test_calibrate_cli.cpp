@@ -27,8 +27,8 @@ test::CliResult run_in(const std::filesystem::path& state, const std::vector<std
 nlohmann::json plan(const std::filesystem::path& state) {
   const std::string spec =
       (std::filesystem::path(jobgen::build::source_dir()) / "examples" / "jobgen.yaml").string();
-  const auto r =
-      run_in(state, {"plan", spec, "--target", "l40s", "--gpus", "1", "--json", "--offline"});
+  const auto r = run_in(state, {"plan", spec, "--stage", "sft", "--target", "l40s", "--gpus", "1",
+                                "--json", "--offline"});
   REQUIRE_MESSAGE(r.code == 0, r.err);
   return nlohmann::json::parse(r.out);
 }

@@ -254,3 +254,59 @@ TEST_CASE("local runner in memory: log paths are what jobs() reported (no query)
   CHECK(logs->std_out == "/w/train-4.out");
   CHECK(logs->std_err == "/w/train-4.out");
 }
+
+TEST_CASE("local runner in memory: a stage waits for the job it depends on (afterok)") {
+  Local local;
+  REQUIRE(local.backend.submit(request("pretrain")));
+  auto lora = request("lora");
+  lora.options.dependency = "afterok:1";
+  const auto second = local.backend.submit(lora);
+  REQUIRE(second);
+  REQUIRE(local.processes.spawned.size() == 2);
+  const auto& after = local.processes.spawned[1].after;
+  REQUIRE(after);
+  CHECK(after->exit_file == Local::job("1", "exit"));
+  CHECK(after->cancelled == Local::job("1", "cancelled"));
+  CHECK(after->group == test::FakeProcessGroups::fake_record(4242));
+  CHECK(after->waiting == Local::job("2", "waiting"));
+  CHECK(after->never == Local::job("2", "dependency"));
+  CHECK_FALSE(local.processes.spawned[0].after);
+
+  // Waiting: PENDING on its dependency, as squeue shows it.
+  auto waiting = local.one("2");
+  CHECK(waiting.state == JobState::pending);
+  CHECK(waiting.reason == "Dependency");
+  CHECK(waiting.dependency == "afterok:1");
+  CHECK_FALSE(waiting.start_time);
+
+  // The supervisor removed its marker: the stage runs.
+  local.files.files.erase(Local::job("2", "waiting"));
+  CHECK(local.one("2").state == JobState::running);
+
+  // The dependency failed: the supervisor left why and "exit 1"; the job is CANCELLED as Slurm
+  // cancels it under --kill-on-invalid-dep=yes, not FAILED with an exit code of its own.
+  local.files.files[Local::job("2", "dependency")] =
+      "the job it depends on did not succeed: exit 3\n";
+  local.files.files[Local::job("2", "exit")] = "exit 1\n";
+  const auto never = local.one("2");
+  CHECK(never.state == JobState::cancelled);
+  CHECK(never.reason == "DependencyNeverSatisfied");
+}
+
+TEST_CASE(
+    "local runner in memory: dependencies it cannot honour are refused before anything starts") {
+  Local local;
+  for (const std::string dependency : {"afterany:1", "afterok:1:2", "afterok:abc", "singleton"}) {
+    auto r = request("lora");
+    r.options.dependency = dependency;
+    const auto refused = local.backend.submit(r);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().message.find("afterok:ID") != std::string::npos);
+  }
+  auto r = request("lora");
+  r.options.dependency = "afterok:7";  // no such job: nothing to wait for
+  const auto missing = local.backend.submit(r);
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().message.find("local job 7") != std::string::npos);
+  CHECK(local.processes.spawned.empty());
+}

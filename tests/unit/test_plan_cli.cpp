@@ -28,13 +28,28 @@ TEST_CASE("jobgen plan prints the table and the recommendation") {
 }
 
 TEST_CASE("jobgen plan --json parses and has one option per candidate") {
-  const auto r = run_cli({"plan", example("jobgen.yaml"), "--target", "l40s", "--json"});
+  const auto r =
+      run_cli({"plan", example("jobgen.yaml"), "--target", "l40s", "--json", "--stage", "sft"});
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j.at("options").size() == 7);
   CHECK(j.at("target") == "l40s");
-  CHECK(j.at("job").at("name") == "llama3b-sft");
+  CHECK(j.at("job").at("name") == "sft");
   CHECK(j.at("recommendations").at("fastest").at("option").is_number_integer());
+
+  // Without --stage, a job spec with stages is planned stage by stage, with the whole run.
+  const auto all = run_cli({"plan", example("jobgen.yaml"), "--target", "l40s", "--json"});
+  REQUIRE(all.code == 0);
+  const auto staged = nlohmann::json::parse(all.out);
+  CHECK(staged.at("job").at("name") == "llama3b-sft");
+  REQUIRE(staged.at("stages").size() == 2);
+  CHECK(staged.at("stages").at(0).at("plan").at("options").size() == 7);
+  CHECK(staged.at("whole_run").at("recommendations").at("balanced").at("total_time_s") > 0);
+
+  const auto missing = run_cli({"plan", example("jobgen.yaml"), "--stage", "dpo"});
+  CHECK(missing.code == 3);
+  CHECK(missing.err.find("no stage 'dpo'") != std::string::npos);
+  CHECK(missing.err.find("stages: sft, lora") != std::string::npos);
 }
 
 TEST_CASE("jobgen plan --markdown and --profile") {

@@ -278,3 +278,88 @@ TEST_CASE("RealCommandRunner: a timeout kills the command's children too") {
   CHECK_FALSE(std::filesystem::exists(dir / "child-survived"));
   std::filesystem::remove_all(dir);
 }
+
+namespace {
+
+// Polls the local runner until every job in `ids` is finished (at most 20 s).
+std::vector<slurm::JobInfo> until_finished(slurm::LocalBackend& backend,
+                                           const std::vector<std::string>& ids) {
+  std::vector<slurm::JobInfo> jobs;
+  for (int i = 0; i < 400; ++i) {
+    jobs = backend.jobs({ids}).value();
+    if (std::ranges::all_of(jobs, [](const auto& j) { return slurm::is_finished(j.state); })) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  return jobs;
+}
+
+}  // namespace
+
+TEST_CASE("local runner: stages chain with afterok, and a failed stage cancels the next") {
+  const auto dir = temp_dir("chain");
+  sys::RealClock clock;
+  slurm::LocalBackendOptions options;
+  options.dir = dir / "state";
+  sys::RealFileSystem files;
+  sys::RealProcessGroups processes;
+  slurm::LocalBackend backend(clock, files, processes, options);
+
+  slurm::SubmitRequest first;
+  first.script = "#!/bin/bash\nsleep 1.5\necho first >>" + (dir / "order").string() + "\n";
+  first.options.job_name = "pretrain";
+  first.options.output = (dir / "%x-%j.out").string();
+  const auto one = backend.submit(first);
+  REQUIRE(one);
+  slurm::SubmitRequest second = first;
+  second.script = "#!/bin/bash\necho second >>" + (dir / "order").string() + "\n";
+  second.options.job_name = "lora";
+  second.options.dependency = "afterok:" + one->job_id;
+  const auto two = backend.submit(second);
+  REQUIRE(two);
+  const auto waiting = backend.jobs({two->job_id}).value();
+  REQUIRE(waiting.size() == 1);
+  CHECK(waiting[0].state == slurm::JobState::pending);
+  CHECK(waiting[0].reason == "Dependency");
+
+  auto jobs = until_finished(backend, {one->job_id, two->job_id});
+  CHECK(jobs[0].state == slurm::JobState::completed);
+  CHECK(jobs[1].state == slurm::JobState::completed);
+  CHECK(slurp(dir / "order") == "first\nsecond\n");
+
+  // A stage after a failed one never runs; one after that one neither (a chain of three).
+  slurm::SubmitRequest failing = first;
+  failing.script = "#!/bin/bash\nexit 3\n";
+  const auto bad = backend.submit(failing);
+  REQUIRE(bad);
+  second.options.dependency = "afterok:" + bad->job_id;
+  const auto skipped = backend.submit(second);
+  REQUIRE(skipped);
+  second.options.dependency = "afterok:" + skipped->job_id;
+  const auto skipped_too = backend.submit(second);
+  REQUIRE(skipped_too);
+  jobs = until_finished(backend, {bad->job_id, skipped->job_id, skipped_too->job_id});
+  CHECK(jobs[0].state == slurm::JobState::failed);
+  CHECK(jobs[1].state == slurm::JobState::cancelled);
+  CHECK(jobs[1].reason == "DependencyNeverSatisfied");
+  CHECK(jobs[2].state == slurm::JobState::cancelled);
+  CHECK(slurp(dir / "order") == "first\nsecond\n");
+  CHECK(slurp(options.dir / "jobs" / skipped->job_id / "dependency") ==
+        "the job it depends on did not succeed: exit 3\n");
+
+  // Cancelling a waiting stage ends its wait at once.
+  slurm::SubmitRequest slow = first;
+  slow.script = "#!/bin/bash\nsleep 30\n";
+  const auto running = backend.submit(slow);
+  REQUIRE(running);
+  second.options.dependency = "afterok:" + running->job_id;
+  const auto pending = backend.submit(second);
+  REQUIRE(pending);
+  const auto start = std::chrono::steady_clock::now();
+  REQUIRE(backend.cancel({pending->job_id, running->job_id}));
+  CHECK(std::chrono::steady_clock::now() - start < 2s);
+  jobs = backend.jobs({running->job_id, pending->job_id}).value();
+  CHECK(jobs[0].state == slurm::JobState::cancelled);
+  CHECK(jobs[1].state == slurm::JobState::cancelled);
+  CHECK(slurp(dir / "order") == "first\nsecond\n");
+  std::filesystem::remove_all(dir);
+}

@@ -515,7 +515,7 @@ Run run_plan(test::RecordingCommandRunner& runner, std::vector<std::string> args
       args.begin(),
       {"plan",
        (std::filesystem::path(jobgen::build::source_dir()) / "examples/jobgen.yaml").string(),
-       "--profile", "markov"});
+       "--profile", "markov", "--stage", "sft"});
   const int code = cli::run(args, ctx);
   ::unsetenv("XDG_STATE_HOME");
   std::filesystem::remove_all(state);

@@ -77,8 +77,10 @@ TEST_CASE("squeue --json of Slurm 22.05: states, exit codes, arrays, reasons") {
   orphan.reason = "DependencyNeverSatisfied";
   CHECK(explain_reason(orphan).starts_with("will never start: a job it depends on did not"));
   orphan.state = JobState::cancelled;
-  CHECK(explain_reason(orphan) == "cancelled by Slurm: a job it depended on did not succeed");
-  CHECK(describe(orphan, 0, {}) == "CANCELLED by Slurm: a job it depended on did not succeed");
+  CHECK(explain_reason(orphan) ==
+        "cancelled by the scheduler: a job it depended on did not succeed");
+  CHECK(describe(orphan, 0, {}) ==
+        "CANCELLED by the scheduler: a job it depended on did not succeed");
 
   // Array 10 with 4 tasks: each task has its own Slurm job number; "10" names all of them.
   int tasks = 0;

@@ -106,16 +106,12 @@ Expected<std::vector<const plan::JobSpec*>> selected_stages(const plan::JobSpec&
     stages.push_back(&spec);
     return stages;
   }
-  for (const auto& st : spec.stages) {
-    if (opts.stage.empty() || st.name == opts.stage) stages.push_back(&st);
+  if (!opts.stage.empty()) {
+    JOBGEN_TRY_ASSIGN(const plan::JobSpec* one, spec.stage(opts.stage));
+    stages.push_back(one);
+    return stages;
   }
-  if (stages.empty()) {
-    std::vector<std::string> names;
-    for (const auto& st : spec.stages) names.push_back(st.name);
-    return fail(fmt::format("no stage '{}' in {}; stages: {}", opts.stage, opts.jobspec,
-                            fmt::join(names, ", ")),
-                Exit::not_found);
-  }
+  for (const auto& st : spec.stages) stages.push_back(&st);
   return stages;
 }
 

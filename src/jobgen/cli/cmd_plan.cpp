@@ -1,7 +1,9 @@
-// `jobgen plan [JOBSPEC] [--target T] [--profile P] [--gpus N] [--nodes N] [--json|--markdown]
-//  [--queue|--no-queue|--offline] [--backend B]`: reads the job spec (./jobgen.yaml by default),
-// the GPU catalog and the cluster profile, and prints the planner's options and recommendation
-// (plan/planner.hpp, plan/report.hpp).
+// `jobgen plan [JOBSPEC] [--target T] [--profile P] [--gpus N] [--nodes N] [--stage S]
+//  [--json|--markdown] [--queue|--no-queue|--offline] [--backend B]`: reads the job spec
+// (./jobgen.yaml by default), the GPU catalog and the cluster profile, and prints the planner's
+// options and recommendation (plan/planner.hpp, plan/report.hpp). A job spec with stages is
+// planned stage by stage with the whole run's totals (plan/staged_plan.hpp); the queue ranks the
+// first stage (the later ones start after it).
 //
 // Queue: unless --no-queue or --offline, the plan asks the profile's scheduler (or --backend's)
 // for free GPUs, pending demand and start estimates (app/queue_data.hpp, at most 2 + groups
@@ -41,6 +43,7 @@ struct PlanCliOptions {
   bool offline = false;
   std::string backend;
   std::vector<std::string> sets;  // --set KEY=VALUE
+  std::string stage;              // --stage: plan one stage of a staged job spec
 };
 
 // A plan without queue data is still a plan: a frozen slurmctld or a hung slurmrestd may cost
@@ -65,6 +68,20 @@ plan::QueueSnapshot queue_snapshot(Context& ctx, const PlanCliOptions& opts,
                           app::unix_now(ctx.app()));
 }
 
+// Ranks `report` by expected finish with the scheduler's queue (unavailable: said in the report);
+// a profile the cluster contradicts is warned about.
+void with_queue(Context& ctx, const PlanCliOptions& opts, const profile::Profile& prof,
+                const profile::Catalog& catalog, const plan::JobSpec& spec,
+                plan::PlanReport& report) {
+  plan::QueueSnapshot snapshot = queue_snapshot(ctx, opts, prof, catalog, spec, report);
+  if (!snapshot.profile_drift.empty()) {
+    std::vector<std::string> groups;
+    for (const auto& g : report.groups) groups.push_back(g.name);
+    warn(ctx, app::drift_message(prof, snapshot.profile_drift, std::nullopt, groups));
+  }
+  plan::apply_queue(report, std::move(snapshot));
+}
+
 Expected<Exit> run_plan(Context& ctx, const PlanCliOptions& opts) {
   Expected<plan::JobSpec> spec = plan::load_job_spec(ctx.fs, opts.jobspec, opts.sets);
   if (!spec) return std::unexpected(app::with_examples_hint(ctx.app(), opts.jobspec, spec.error()));
@@ -75,19 +92,32 @@ Expected<Exit> run_plan(Context& ctx, const PlanCliOptions& opts) {
   options.target = opts.target;
   options.user = sys::current_user(ctx.env);
   if (opts.gpus > 0) options.gpus = opts.gpus;
-  if (opts.nodes > 0) options.nodes = opts.nodes;
   const std::optional<plan::Calibration> calibration = app::load_calibration(ctx.app());
   if (calibration) options.calibration = &*calibration;
-  JOBGEN_TRY_ASSIGN(plan::PlanReport report, plan::make_plan(*spec, prof, catalog, options));
-  if (!opts.no_queue && !opts.offline) {
-    plan::QueueSnapshot snapshot = queue_snapshot(ctx, opts, prof, catalog, *spec, report);
-    if (!snapshot.profile_drift.empty()) {
-      std::vector<std::string> groups;
-      for (const auto& g : report.groups) groups.push_back(g.name);
-      warn(ctx, app::drift_message(prof, snapshot.profile_drift, std::nullopt, groups));
+  if (!spec->stages.empty()) {
+    if (opts.stage.empty()) {
+      JOBGEN_TRY_ASSIGN(plan::StagedPlan staged,
+                        plan::make_staged_plan(*spec, prof, catalog, options));
+      // The queue decides when the first stage starts; each later one starts after it.
+      if (!opts.no_queue && !opts.offline && !staged.stages.empty()) {
+        plan::PlanReport& first = staged.stages.front().report;
+        with_queue(ctx, opts, prof, catalog, spec->stages.front(), first);
+      }
+      ctx.out << (opts.json       ? plan::render_json(staged)
+                  : opts.markdown ? plan::render_markdown(staged)
+                                  : plan::render_text(staged));
+      return Exit::ok;
     }
-    plan::apply_queue(report, std::move(snapshot));
+    JOBGEN_TRY_ASSIGN(const plan::JobSpec* stage, spec->stage(opts.stage));
+    plan::JobSpec one = *stage;
+    *spec = std::move(one);
+  } else if (!opts.stage.empty()) {
+    return std::unexpected(
+        Error{opts.jobspec + " has no stages; leave out --stage", {}, Exit::invalid_input});
   }
+  options.nodes = plan::nodes_to_plan(spec->launcher, opts.nodes);
+  JOBGEN_TRY_ASSIGN(plan::PlanReport report, plan::make_plan(*spec, prof, catalog, options));
+  if (!opts.no_queue && !opts.offline) with_queue(ctx, opts, prof, catalog, *spec, report);
 
   if (opts.json) {
     ctx.out << plan::render_json(report);
@@ -116,6 +146,9 @@ void add_plan_command(CLI::App& app, Context& ctx, Action& action) {
   sub->add_option("--gpus", opts->gpus, "Only this many GPUs (MIG: slices) per node")
       ->check(CLI::PositiveNumber);
   sub->add_option("--nodes", opts->nodes, "Only this many nodes")->check(CLI::PositiveNumber);
+  sub->add_option("--stage", opts->stage,
+                  "Plan only this stage of a job spec with stages (default: every stage and the "
+                  "whole run)");
   sub->add_option("--set", opts->sets,
                   "KEY=VALUE: a job spec key for this run, e.g. --set micro_batch=8 (repeatable)");
   CLI::Option* json = sub->add_flag("--json", opts->json, "Print the plan as JSON");

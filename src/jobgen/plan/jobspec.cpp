@@ -11,6 +11,7 @@
 #include "jobgen/plan/spec_parser.hpp"
 #include "jobgen/util/checked.hpp"
 #include "jobgen/util/names.hpp"
+#include "jobgen/util/strings.hpp"
 #include "jobgen/util/yaml_reader.hpp"
 
 #include "jobgen/util/enum_names.hpp"
@@ -249,6 +250,17 @@ Expected<JobSpec> load_job_spec(const sys::FileSystem& fs, const std::filesystem
     return std::unexpected(ok.error());
   }
   return spec;
+}
+
+Expected<const JobSpec*> JobSpec::stage(const std::string& wanted) const {
+  std::vector<std::string> names;
+  for (const auto& st : stages) {
+    if (st.name == wanted) return &st;
+    names.push_back(st.name);
+  }
+  return fail(fmt::format("no stage '{}' in {}; stages: {}", wanted, source,
+                          names.empty() ? "none" : util::join(names, ", ")),
+              Exit::not_found);
 }
 
 }  // namespace jobgen::plan

@@ -13,8 +13,8 @@
 //   ...) is invalid, at the command's line:col, with the `launcher:` to set instead.
 // - Exactly one of `steps` or (`epochs` and `dataset_size`) is required.
 // - Stages: each entry of `stages:` is a complete JobSpec made of the top-level values overridden
-//   by the stage's own keys (stages do not nest). The planner plans the top level; render and
-//   submit use the stages.
+//   by the stage's own keys (stages do not nest). plan, render and submit use the stages
+//   (plan/staged_plan.hpp); the top level alone is never run.
 //
 // - Limits (docs/jobspec.md, "Limits"): every number is range-checked where it is read, at its
 //   line:col, so that products computed later (steps x step time, epochs x samples) stay far from
@@ -193,6 +193,9 @@ struct JobSpec {
 
   // Optimizer steps for an effective batch: `steps`, or ceil(epochs x dataset_size / batch).
   int64_t steps_for(int effective_batch) const;
+
+  // The stage called `name` (Exit::not_found, listing the stages, when there is none).
+  Expected<const JobSpec*> stage(const std::string& name) const;
 };
 
 inline constexpr std::size_t kMaxLauncherConfigBytes = 1 << 20;

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "jobgen/plan/planner.hpp"
+#include "jobgen/plan/staged_plan.hpp"
 
 namespace jobgen::plan {
 
@@ -25,6 +26,17 @@ nlohmann::ordered_json plan_json(const PlanReport& report);
 std::string render_json(const PlanReport& report);  // plan_json(report).dump(2) + "\n"
 
 std::string render_markdown(const PlanReport& report);
+
+// A staged plan (staged_plan.hpp): every stage's report as above (text: under "Stage i of n:
+// NAME"; Markdown: one heading level down), then the whole run: the same-GPUs options with each
+// stage's time and the totals, the fastest / cheapest / balanced run and what render and submit
+// run. JSON: {"job", "currency", "stages": [{"name", "plan": plan_json}], "whole_run":
+// {"same_gpus", "recommendations", "chosen", "notes"}}, an option being {"label", "stages":
+// [{"stage", "option"}], "total_time_s", "gpu_hours", "cost"}.
+std::string render_text(const StagedPlan& plan);
+nlohmann::ordered_json plan_json(const StagedPlan& plan);
+std::string render_json(const StagedPlan& plan);
+std::string render_markdown(const StagedPlan& plan);
 
 // An option's expected start as JSON: {"basis": "slurm"|"free_now"|"unknown", "in_s", "at"
 // (Unix seconds, from the snapshot's time `now`), "text"}; submit --json uses it too.

@@ -302,7 +302,7 @@ std::string explain_reason(const JobInfo& job, const GresNames& names) {
   if (head == "DependencyNeverSatisfied") {
     // jobgen's stages and --after ask Slurm to cancel such a job (--kill-on-invalid-dep=yes).
     if (job.state == JobState::cancelled)
-      return "cancelled by Slurm: a job it depended on did not succeed";
+      return "cancelled by the scheduler: a job it depended on did not succeed";
     return "will never start: a job it depends on did not succeed (cancel it with 'jobgen cancel " +
            job.id + "')";
   }
@@ -382,7 +382,7 @@ std::string describe(const JobInfo& job, int64_t now, std::optional<int64_t> est
       } else if (job.exit_code && job.state != JobState::cancelled) {
         text += " (exit code " + std::to_string(*job.exit_code) + ")";
       } else if (job.reason == "DependencyNeverSatisfied" && job.state == JobState::cancelled) {
-        text += " by Slurm: a job it depended on did not succeed";
+        text += " by the scheduler: a job it depended on did not succeed";
       } else if (!job.reason.empty() && job.reason != "None") {
         text += ": " + job.reason;
       }

@@ -236,6 +236,10 @@ struct DetachedPlan {
   std::vector<std::string> args, env;
   std::vector<char*> argv, envp;
   std::string cwd, out_path, err_path, exit_path, exit_tmp, pid_path, pid_tmp;
+  // The job this one waits for (AfterJob), as paths and the texts its /proc entry must show.
+  bool after = false;
+  std::string after_exit, after_cancelled, after_stat, after_pgrp, after_start, after_boot;
+  std::string waiting, never, never_tmp;
 
   explicit DetachedPlan(const DetachedJob& job)
       : args(job.argv),
@@ -248,7 +252,20 @@ struct DetachedPlan {
         exit_path(job.exit_file.string()),
         exit_tmp(exit_path + ".tmp"),
         pid_path(job.pid_file.string()),
-        pid_tmp(pid_path + ".tmp") {}
+        pid_tmp(pid_path + ".tmp") {
+    if (!job.after) return;
+    const AfterJob& a = *job.after;
+    after = true;
+    after_exit = a.exit_file.string();
+    after_cancelled = a.cancelled.string();
+    after_stat = "/proc/" + std::to_string(a.group.supervisor) + "/stat";
+    after_pgrp = std::to_string(a.group.pgid);
+    after_start = a.group.start;
+    after_boot = a.group.boot;
+    waiting = a.waiting.string();
+    never = a.never.string();
+    never_tmp = never + ".tmp";
+  }
 };
 
 // What process_group_alive needs from /proc/PID/stat.
@@ -269,29 +286,33 @@ std::string read_small(const char* path, std::size_t size) {
   return text;
 }
 
+// Field `n` (1-based, as proc(5) numbers them; n >= 3) of a /proc/PID/stat text, "" when absent.
+// "pid (comm) S ppid pgrp ..."; comm may hold spaces and parentheses: fields count from after the
+// last ')'. Allocates nothing: a supervisor calls it between fork and exec.
+std::string_view stat_field(std::string_view text, int n) {
+  const std::size_t close = text.rfind(')');
+  if (close == std::string_view::npos) return {};
+  std::size_t pos = close + 1;
+  for (int field = 3;; ++field) {
+    pos = text.find_first_not_of(" \n", pos);
+    if (pos == std::string_view::npos) return {};
+    const std::size_t end = std::min(text.find_first_of(" \n", pos), text.size());
+    if (field == n) return text.substr(pos, end - pos);
+    pos = end;
+  }
+}
+
 std::optional<ProcStat> read_proc_stat(int pid) {
   const std::string path = "/proc/" + std::to_string(pid) + "/stat";
   const std::string text = read_small(path.c_str(), 1024);
-  // "pid (comm) S ppid pgrp ..."; comm may hold spaces and parentheses: parse after the last ')'.
-  const std::size_t close = text.rfind(')');
-  if (close == std::string::npos) return std::nullopt;
-  std::vector<std::string> fields;  // fields[0] is field 3 (state)
-  std::size_t pos = close + 1;
-  while (fields.size() < 20) {
-    pos = text.find_first_not_of(' ', pos);
-    if (pos == std::string::npos) return std::nullopt;
-    const std::size_t end = text.find(' ', pos);
-    fields.push_back(text.substr(pos, end - pos));
-    if (end == std::string::npos) break;
-    pos = end;
-  }
-  if (fields.size() < 20 || fields[0].empty()) return std::nullopt;
+  const std::string_view state = stat_field(text, 3), pgrp = stat_field(text, 5),
+                         start = stat_field(text, 22);
+  if (state.empty() || start.empty()) return std::nullopt;
   ProcStat stat;
-  stat.state = fields[0][0];
-  if (std::from_chars(fields[2].data(), fields[2].data() + fields[2].size(), stat.pgrp).ec !=
-      std::errc())
+  stat.state = state[0];
+  if (std::from_chars(pgrp.data(), pgrp.data() + pgrp.size(), stat.pgrp).ec != std::errc())
     return std::nullopt;
-  stat.start = fields[19];
+  stat.start = std::string(start);
   return stat;
 }
 
@@ -330,9 +351,77 @@ bool write_by_rename(const std::string& tmp, const std::string& path, const char
   ::_exit(127);
 }
 
-// The supervisor: starts the job, passes on a cancel that arrived before the job existed, and
-// records how the job ended.
+// Reads up to `size` - 1 bytes of a small file into `buf` without allocating; its length, or -1.
+int read_raw(const char* path, char* buf, int size) {
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  const ssize_t n = ::read(fd, buf, static_cast<size_t>(size - 1));
+  ::close(fd);
+  buf[n > 0 ? n : 0] = '\0';
+  return n >= 0 ? static_cast<int>(n) : -1;
+}
+
+// process_group_alive for the awaited job, without allocating (between fork and exec).
+bool awaited_group_alive(const DetachedPlan& plan) {
+  char boot[64];
+  const int len = read_raw("/proc/sys/kernel/random/boot_id", boot, sizeof boot);
+  if (len <= 0 || plan.after_boot.empty() || plan.after_start.empty()) return false;
+  std::string_view id(boot, static_cast<std::size_t>(len));
+  while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.remove_suffix(1);
+  if (id != plan.after_boot) return false;
+  char stat[1024];
+  const int n = read_raw(plan.after_stat.c_str(), stat, sizeof stat);
+  if (n <= 0) return false;
+  const std::string_view text(stat, static_cast<std::size_t>(n)), state = stat_field(text, 3);
+  return !state.empty() && state[0] != 'Z' && state[0] != 'X' &&
+         stat_field(text, 5) == plan.after_pgrp && stat_field(text, 22) == plan.after_start;
+}
+
+// The awaited job cannot succeed any more: the job never runs, as Slurm cancels a job whose
+// dependency can never be satisfied.
+[[noreturn]] void never_start(const DetachedPlan& plan, const char* why, const char* status) {
+  char text[256];
+  const int len = std::snprintf(text, sizeof text, "%s%s\n", why, status);
+  write_by_rename(plan.never_tmp, plan.never, text, std::min(len, int{sizeof text} - 1));
+  ::unlink(plan.waiting.c_str());
+  write_by_rename(plan.exit_tmp, plan.exit_path, "exit 1\n", 7);
+  ::_exit(0);
+}
+
+// Waits, polling each second, until the awaited job succeeded (and returns) or cannot any more,
+// or a stop signal ends the wait (both exit). The signals stay blocked: sigtimedwait takes them.
+void await_dependency(const DetachedPlan& plan, const sigset_t& stop_signals) {
+  for (;;) {
+    char status[64];
+    if (read_raw(plan.after_exit.c_str(), status, sizeof status) >= 0) {
+      if (std::strcmp(status, "exit 0\n") == 0 &&
+          ::access(plan.after_cancelled.c_str(), F_OK) != 0) {
+        ::unlink(plan.waiting.c_str());
+        return;
+      }
+      status[std::strcspn(status, "\n")] = '\0';
+      never_start(plan, "the job it depends on did not succeed: ",
+                  ::access(plan.after_cancelled.c_str(), F_OK) == 0 ? "cancelled" : status);
+    }
+    // Its supervisor writes the exit file and then exits: read it once more before giving up.
+    if (!awaited_group_alive(plan) && read_raw(plan.after_exit.c_str(), status, sizeof status) < 0)
+      never_start(plan, "the job it depends on ended without an exit status", "");
+    const timespec second{1, 0};
+    const int sig = ::sigtimedwait(&stop_signals, nullptr, &second);
+    if (sig > 0) {
+      char text[32];
+      const int len = std::snprintf(text, sizeof text, "signal %d\n", sig);
+      ::unlink(plan.waiting.c_str());
+      write_by_rename(plan.exit_tmp, plan.exit_path, text, len);
+      ::_exit(0);
+    }
+  }
+}
+
+// The supervisor: waits for the job it depends on, if any; starts the job, passes on a cancel
+// that arrived before the job existed, and records how the job ended.
 [[noreturn]] void supervise(DetachedPlan& plan, const sigset_t& stop_signals) {
+  if (plan.after) await_dependency(plan, stop_signals);
   const pid_t child = ::fork();
   if (child == 0) exec_job(plan, stop_signals);
   sigset_t pending;

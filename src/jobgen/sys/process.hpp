@@ -56,16 +56,6 @@ class RealCommandRunner final : public CommandRunner {
 // "sbatch --parsable --test-only" for messages; arguments with spaces are quoted.
 std::string format_command(const std::vector<std::string>& argv);
 
-struct DetachedJob {
-  std::vector<std::string> argv;
-  std::map<std::string, std::string> env;  // added to the current environment
-  std::filesystem::path cwd;
-  std::filesystem::path stdout_path;  // appended to; created if missing
-  std::filesystem::path stderr_path;  // empty = same file as stdout
-  std::filesystem::path pid_file;     // receives its GroupRecord, written before return
-  std::filesystem::path exit_file;    // written by the supervisor when the job ends
-};
-
 // A detached job's process group as its pid file records it: the group id, and what tells the
 // group apart from a later one with the same number (after the job's group ended, or a reboot):
 // the supervisor's pid and start time (field 22 of /proc/PID/stat, clock ticks since boot) and
@@ -81,6 +71,31 @@ struct GroupRecord {
 };
 std::string format_group_record(const GroupRecord& record);
 std::optional<GroupRecord> parse_group_record(std::string_view text);
+
+// Another detached job that must end successfully before a job starts (Slurm's afterok): its
+// exit file must read "exit 0" and its `cancelled` marker must not exist. The supervisor waits
+// for that before it starts the job, removing `waiting` when the wait ends. When it can never
+// happen (the other job failed, was cancelled, or its group, as `group` records it, is gone
+// without an exit file) the job does not run: `never` receives the reason, the exit file
+// "exit 1". A stop signal while waiting ends the wait as it would end the job ("signal N").
+struct AfterJob {
+  std::filesystem::path exit_file;
+  std::filesystem::path cancelled;
+  GroupRecord group;
+  std::filesystem::path waiting;  // this job's marker, created before the job is spawned
+  std::filesystem::path never;    // this job's "dependency never satisfied" file
+};
+
+struct DetachedJob {
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> env;  // added to the current environment
+  std::filesystem::path cwd;
+  std::filesystem::path stdout_path;  // appended to; created if missing
+  std::filesystem::path stderr_path;  // empty = same file as stdout
+  std::filesystem::path pid_file;     // receives its GroupRecord, written before return
+  std::filesystem::path exit_file;    // written by the supervisor when the job ends
+  std::optional<AfterJob> after;      // start only after that job succeeded
+};
 
 // Starts the job and returns its process group id (its GroupRecord is written to pid_file).
 Expected<int> spawn_detached(const DetachedJob& job);

@@ -72,17 +72,13 @@ bool LocalBackend::read_exit_file(const fs::path& dir, bool cancelled, JobInfo& 
 namespace {
 
 // The GPUs the job gets: the first `wanted` of the machine's (or 0..wanted-1 when it lists
-// none); a sweep or a dependency is not something this runner can do.
+// none); a sweep is not something this runner can do.
 Expected<std::vector<std::string>> local_devices(const job::SbatchOptions& o,
                                                  std::vector<std::string> devices) {
   if (!o.array.empty()) {
     return invalid(
         "the local runner cannot run a sweep (job array); submit it to a Slurm "
         "backend, or run the values one by one");
-  }
-  if (!o.dependency.empty()) {
-    return invalid("the local runner cannot chain jobs (dependency " + o.dependency +
-                   "); run the stages one after another, or use a Slurm backend");
   }
   const auto gpu = parse_gpu_gres(o.gres);
   const int wanted = gpu ? gpu->count * std::max(1, o.nodes) : 0;
@@ -139,9 +135,34 @@ Expected<std::string> LocalBackend::new_job_id() {
   }
 }
 
+// The job a dependency names: "afterok:ID" of a local job that has started (its pid file
+// exists), as Slurm's afterok; the other dependency kinds are not something this runner does.
+Expected<sys::AfterJob> LocalBackend::awaited(const std::string& dependency) const {
+  const std::string id = dependency.starts_with("afterok:") ? dependency.substr(8) : "";
+  if (!local_job_id(id)) {
+    return invalid("the local runner chains jobs only as afterok:ID (one local job), not '" +
+                   dependency + "'; use a Slurm backend");
+  }
+  const fs::path dir = job_dir(id);
+  const auto pid_text = fs_.read_file(dir / "pid");
+  const auto group = pid_text ? sys::parse_group_record(*pid_text) : std::nullopt;
+  if (!group)
+    return fail("local job " + id + " (the dependency) has not started: no " +
+                (dir / "pid").string());
+  sys::AfterJob after;
+  after.exit_file = dir / "exit";
+  after.cancelled = dir / "cancelled";
+  after.group = *group;
+  return after;
+}
+
 Expected<SubmitResult> LocalBackend::submit(const SubmitRequest& request) {
   const auto& o = request.options;
   JOBGEN_TRY_ASSIGN(const std::vector<std::string> devices, local_devices(o, options_.gpus));
+  std::optional<sys::AfterJob> after;
+  if (!o.dependency.empty()) {
+    JOBGEN_TRY_ASSIGN(after, awaited(o.dependency));
+  }
   if (request.test_only) {
     SubmitResult answer;
     answer.estimated_start = util::unix_seconds(clock_.now());
@@ -176,6 +197,12 @@ Expected<SubmitResult> LocalBackend::submit(const SubmitRequest& request) {
   spec.stderr_path = err;
   spec.pid_file = dir / "pid";
   spec.exit_file = dir / "exit";
+  if (after) {
+    after->waiting = dir / "waiting";
+    after->never = dir / "dependency";
+    JOBGEN_TRY(fs_.write_file(after->waiting, o.dependency + "\n", 0644));
+    spec.after = std::move(after);
+  }
 
   json meta{{"name", job.name},
             {"submit_time", util::unix_seconds(clock_.now())},
@@ -186,6 +213,7 @@ Expected<SubmitResult> LocalBackend::submit(const SubmitRequest& request) {
             {"cuda_visible_devices", spec.env["CUDA_VISIBLE_DEVICES"]},
             {"tag", request.tag}};
   if (o.time_limit_s) meta["time_limit_s"] = *o.time_limit_s;
+  if (!o.dependency.empty()) meta["dependency"] = o.dependency;
   JOBGEN_TRY(fs_.write_file(dir / "meta.json", meta.dump(2), 0644));
   JOBGEN_TRY(processes_.spawn(spec));
   SubmitResult result;
@@ -224,12 +252,28 @@ JobInfo LocalBackend::read_job(const std::string& id, const json& meta) const {
   job.submit_time = meta.value("submit_time", int64_t{0});
   job.start_time = job.submit_time;
   if (meta.contains("time_limit_s")) job.time_limit_s = meta["time_limit_s"].get<int64_t>();
+  job.dependency = meta.value("dependency", "");
 
   const bool cancelled = exists(dir / "cancelled");
-  if (read_exit_file(dir, cancelled, job)) return job;
+  if (read_exit_file(dir, cancelled, job)) {
+    // Why is in that file; the reason is Slurm's own, which the rest of jobgen knows.
+    if (exists(dir / "dependency")) {
+      job.state = JobState::cancelled;
+      job.reason = "DependencyNeverSatisfied";
+      job.start_time.reset();
+    }
+    return job;
+  }
   std::optional<sys::GroupRecord> group;
   if (const auto pid_text = fs_.read_file(dir / "pid")) group = sys::parse_group_record(*pid_text);
   if (group && processes_.alive(*group)) {
+    // Its supervisor removes the marker when the job it waits for has succeeded.
+    if (const auto waiting = fs_.read_file(dir / "waiting")) {
+      job.state = JobState::pending;
+      job.reason = "Dependency";
+      job.start_time.reset();
+      return job;
+    }
     job.state = JobState::running;
     return job;
   }

@@ -13,7 +13,11 @@
 // Ids are job numbers only (a job directory name); anything else is refused, so no path and no
 // foreign process group is ever touched. A submission's tag is kept in meta.json (the job's
 // comment "jobgen:<tag>"), so a submit killed before it recorded the id can be reconciled.
-// Not supported here: job arrays (sweeps) and dependencies (stages); submit says so.
+// Dependencies (stages): "afterok:ID" of another local job; its supervisor waits for that job
+// (sys::AfterJob) and the job is PENDING (Dependency) meanwhile; a dependency that failed, was
+// cancelled or vanished leaves it CANCELLED (DependencyNeverSatisfied), as Slurm with
+// --kill-on-invalid-dep=yes. Not supported: job arrays (sweeps), other dependency kinds; submit
+// says so.
 // Files go through the sys::FileSystem it is given and processes through sys::ProcessGroups, so
 // its tests can run it in memory.
 #pragma once
@@ -58,6 +62,7 @@ class LocalBackend final : public Backend {
   std::optional<int64_t> mtime(const std::filesystem::path& path) const;
   bool exists(const std::filesystem::path& path) const { return fs_.status(path).has_value(); }
   Expected<std::string> new_job_id();
+  Expected<sys::AfterJob> awaited(const std::string& dependency) const;
 
   sys::Clock& clock_;
   sys::FileSystem& fs_;
