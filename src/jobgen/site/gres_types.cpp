@@ -55,7 +55,31 @@ const GpuSpec* find_full(std::string_view name, const Catalog& catalog) {
   return nullptr;
 }
 
+// A slice type's prefix: "a100" of "a100_3g.20gb", "" for a bare profile.
+std::string slice_head(const std::string& type) {
+  const auto cut = type.find_last_of("_-");
+  return cut == std::string::npos ? std::string() : type.substr(0, cut);
+}
+
+// The model a catalog id names, without memory and form factor: "a100" of "a100-40g-sxm".
+std::string_view model_of(const GpuSpec& gpu) {
+  return std::string_view(gpu.id).substr(0, gpu.id.find('-'));
+}
+
 }  // namespace
+
+std::vector<const GpuSpec*> gpus_with_slice(const std::string& type, const std::string& mig_profile,
+                                            const Catalog& catalog) {
+  // The prefix's catalog GPU is one variant of the model the site means: "a100" is the 80GB SXM4
+  // by the catalog's short alias, and the A100 40GB's slices are named "a100_..." too.
+  const GpuSpec* named = find_full(slice_head(type), catalog);
+  std::vector<const GpuSpec*> out;
+  for (const auto& gpu : catalog.gpus) {
+    if (named != nullptr && model_of(gpu) != model_of(*named)) continue;
+    if (gpu.find_mig(mig_profile) != nullptr) out.push_back(&gpu);
+  }
+  return out;
+}
 
 const GpuSpec* gpu_for_gres_type(const std::string& type, const Catalog& catalog,
                                  const GpuSpec* full, std::string& mig_profile) {
@@ -70,13 +94,9 @@ const GpuSpec* gpu_for_gres_type(const std::string& type, const Catalog& catalog
       return gpu;
     }
     if (full != nullptr && full->find_mig(mig_profile)) return full;
-    const GpuSpec* only = nullptr;
-    for (const auto& gpu : catalog.gpus) {
-      if (!gpu.find_mig(mig_profile)) continue;
-      if (only != nullptr) return nullptr;  // several GPUs have it: the admin must say which
-      only = &gpu;
-    }
-    return only;
+    // Several GPUs that have it: the admin must say which.
+    const auto candidates = gpus_with_slice(type, mig_profile, catalog);
+    return candidates.size() == 1 ? candidates.front() : nullptr;
   }
   if (const GpuSpec* gpu = find_full(type, catalog)) return gpu;
   // "<gpu>_<N>g": a site alias of the MIG profile of N GB, when that names one profile.

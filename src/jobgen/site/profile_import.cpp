@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <map>
 #include <set>
 
 #include "jobgen/site/gres_types.hpp"
+#include "jobgen/site/mig_import.hpp"
 #include "jobgen/slurm/records.hpp"
 #include "jobgen/util/hostlist.hpp"
 #include "jobgen/util/slurm_time.hpp"
@@ -20,7 +20,6 @@ namespace {
 
 using profile::Catalog;
 using profile::GpuSpec;
-using profile::MigProfileSpec;
 
 std::string quote(std::string_view s) {
   std::string out = "\"";
@@ -29,53 +28,6 @@ std::string quote(std::string_view s) {
     out += c;
   }
   return out + '"';
-}
-
-struct Slice {
-  std::string type;
-  std::string profile;
-  int count = 0;
-  const MigProfileSpec* spec = nullptr;
-};
-
-// First fit of the node's slices onto `gpus` physical GPUs within each GPU's compute and memory
-// slices and the profiles' instance limits; empty when they do not fit, or when a GPU would be
-// left without slices (the device count then cannot be the MIG GPUs: the admin must say).
-std::vector<std::vector<std::pair<const Slice*, int>>> lay_out(const std::vector<Slice>& slices,
-                                                               int gpus) {
-  struct Gpu {
-    int compute = 0, memory = 0;
-    std::map<const Slice*, int> used;
-  };
-  std::vector<Gpu> layout(static_cast<size_t>(gpus));
-  for (const auto& s : slices) {
-    for (int k = 0; k < s.count; ++k) {
-      bool placed = false;
-      for (auto& g : layout) {
-        const int have = g.used[&s];
-        if (g.compute + s.spec->compute_slices <= s.spec->compute_total &&
-            g.memory + s.spec->memory_slices <= s.spec->memory_total &&
-            have < s.spec->max_instances) {
-          g.compute += s.spec->compute_slices;
-          g.memory += s.spec->memory_slices;
-          g.used[&s] = have + 1;
-          placed = true;
-          break;
-        }
-      }
-      if (!placed) return {};
-    }
-  }
-  std::vector<std::vector<std::pair<const Slice*, int>>> out;
-  for (const auto& g : layout) {
-    std::vector<std::pair<const Slice*, int>> kinds;
-    for (const auto& s : slices)
-      if (const auto it = g.used.find(&s); it != g.used.end() && it->second > 0)
-        kinds.emplace_back(&s, it->second);
-    if (kinds.empty()) return {};
-    out.push_back(std::move(kinds));
-  }
-  return out;
 }
 
 class Writer {
@@ -197,9 +149,13 @@ class Writer {
     // Nodes of identical hardware, in the order slurm.conf names them.
     std::vector<std::pair<std::string, std::vector<const ConfNode*>>> classes;
     for (const auto& n : conf_.nodes) {
+      std::string devices;
+      for (const auto& [type, files] : n.gpu_devices)
+        devices += type + "=" +
+                   util::join(std::vector<std::string>(files.begin(), files.end()), ",") + ";";
       const std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}", n.cpus, n.memory_mib, n.gres,
                                           util::join(n.features, ","), n.weight.value_or(-1),
-                                          util::join(n.partitions, ","), n.physical_gpus);
+                                          util::join(n.partitions, ","), devices);
       auto it = std::ranges::find_if(classes, [&](const auto& c) { return c.first == key; });
       if (it == classes.end()) {
         classes.push_back({key, {&n}});
@@ -237,13 +193,12 @@ class Writer {
       result_.notes.push_back("GPU nodes in no partition are left out: " + in_conf_order(homeless));
   }
 
-  // The node's gres: full GPUs with their catalog GPU, and MIG slices, whose GPU is known when
-  // every slice names a profile of one catalog GPU (mig_known).
+  // The node's gres: full GPUs with their catalog GPU, and MIG slices with the catalog GPUs
+  // they can be slices of and the one they are (mig_import.hpp).
   struct NodeGpus {
     std::vector<std::pair<const slurm::GresCount*, const GpuSpec*>> full;
-    std::vector<Slice> slices;
-    const GpuSpec* mig_gpu = nullptr;
-    bool mig_known = true;
+    std::vector<GresSlice> slices;
+    MigGpu mig;
   };
 
   NodeGpus node_gpus(const std::vector<slurm::GresCount>& entries) const {
@@ -261,12 +216,15 @@ class Writer {
       std::string mig;
       const GpuSpec* gpu = gpu_for_gres_type(e.type, catalog_, full_gpu, mig);
       if (mig.empty()) continue;
-      Slice s{e.type, mig, e.total, gpu ? gpu->find_mig(mig) : nullptr};
-      if (gpu == nullptr || s.spec == nullptr || (out.mig_gpu && out.mig_gpu != gpu))
-        out.mig_known = false;
-      if (gpu != nullptr) out.mig_gpu = gpu;
-      out.slices.push_back(s);
+      GresSlice s{e.type, mig, e.total, gpu, {}};
+      // A profile the type does not tell is only known to be of the GPU the type names.
+      if (mig != "?") s.candidates = gpus_with_slice(e.type, mig, catalog_);
+      // A bare slice name beside a full GPU is that GPU's.
+      if (gpu != nullptr && std::ranges::find(s.candidates, gpu) == s.candidates.end())
+        s.candidates.push_back(gpu);
+      out.slices.push_back(std::move(s));
     }
+    out.mig = resolve_mig_gpu(out.slices);
     return out;
   }
 
@@ -274,9 +232,7 @@ class Writer {
   void write_class(const std::string& hosts, const ConfNode& node,
                    const std::vector<slurm::GresCount>& entries) {
     const NodeGpus gpus = node_gpus(entries);
-    int full_count = 0;
     for (const auto& [e, gpu] : gpus.full) {
-      full_count += e->total;
       const bool shared = gpus.full.size() + (gpus.slices.empty() ? 0 : 1) > 1;
       if (shared && e->type.empty()) {
         result_.notes.push_back(hosts +
@@ -297,25 +253,21 @@ class Writer {
       write_defaults(node, std::max(1, e->total));
       write_tail();
     }
-    if (!gpus.slices.empty()) write_mig_group(hosts, node, gpus, full_count);
+    if (!gpus.slices.empty()) write_mig_group(hosts, node, gpus);
   }
 
-  // The MIG group: the node's GPUs that are not full GPUs, and their slices.
-  void write_mig_group(const std::string& hosts, const ConfNode& node, const NodeGpus& gpus,
-                       int full_count) {
-    const GpuSpec* mig_gpu = gpus.mig_gpu;
-    write_common(group_name(mig_gpu ? mig_gpu->id + "-mig" : "mig"), hosts, node);
-    write_gpu(gpus.mig_known ? mig_gpu : nullptr, gpus.slices.front().type);
-    const int mig_gpus = node.physical_gpus > full_count ? node.physical_gpus - full_count : 0;
-    if (mig_gpus == 0) {
-      todo("    gpus_per_node: TODO",
-           "physical GPUs in MIG mode (give --gres-conf, or count them on the node)");
+  // The MIG group: the node's GPUs in MIG mode, and their slices.
+  void write_mig_group(const std::string& hosts, const ConfNode& node, const NodeGpus& gpus) {
+    const GpuSpec* gpu = gpus.mig.gpu;
+    write_common(group_name(gpu ? gpu->id + "-mig" : "mig"), hosts, node);
+    if (gpu != nullptr) {
+      write_gpu(gpu, gpus.slices.front().type);
     } else {
-      line(fmt::format("    gpus_per_node: {}          # physical GPUs in MIG mode (gres.conf)",
-                       mig_gpus));
+      todo("    gpu: TODO", gpus.mig.why + " (`jobgen gpus`; or define it under 'gpus:')");
     }
+    const int mig_gpus = write_mig_count(hosts, node, gpus.slices);
     line("    mig:");
-    write_mig_slices(gpus.slices, mig_gpus, gpus.mig_known);
+    write_mig_slices(gpus.slices, mig_gpus);
     line("      max_slices_per_job: 1        # the site's rule");
     int per_node = 0;
     for (const auto& s : gpus.slices) per_node += s.count;
@@ -323,13 +275,54 @@ class Writer {
     write_tail();
   }
 
+  // gpus_per_node of a MIG group, returned (0 for a TODO): the GPU devices gres.conf's
+  // MultipleFiles= name for every slice type; else the fewest GPUs that hold the slices, as an
+  // inference to check; else a TODO. A device file per slice (File=) counts slices, not GPUs.
+  int write_mig_count(const std::string& hosts, const ConfNode& node,
+                      const std::vector<GresSlice>& slices) {
+    std::set<std::string> devices;
+    bool every_type = true;
+    for (const auto& s : slices) {
+      const auto it = node.gpu_devices.find(util::lower(s.type));
+      if (it == node.gpu_devices.end()) {
+        every_type = false;
+      } else {
+        devices.insert(it->second.begin(), it->second.end());
+      }
+    }
+    if (every_type && !devices.empty()) {
+      line(
+          fmt::format("    gpus_per_node: {}          # physical GPUs in MIG mode (gres.conf's "
+                      "MultipleFiles)",
+                      devices.size()));
+      return static_cast<int>(devices.size());
+    }
+    if (const int fewest = fewest_gpus(slices); fewest > 0) {
+      line(
+          fmt::format("    gpus_per_node: {}          # inferred: the fewest GPUs that hold these "
+                      "slices (check with `nvidia-smi -L`)",
+                      fewest));
+      result_.notes.push_back(fmt::format(
+          "{}: gpus_per_node {} of the MIG group is inferred from its slices' profiles (no "
+          "gres.conf MultipleFiles= names their GPUs): check it with `nvidia-smi -L`",
+          hosts, fewest));
+      return fewest;
+    }
+    todo("    gpus_per_node: TODO",
+         "physical GPUs in MIG mode: count them on the node (`nvidia-smi -L`), or give a "
+         "gres.conf whose MultipleFiles= name each slice's /dev/nvidiaN (a File= per slice "
+         "names slices, not GPUs)");
+    return 0;
+  }
+
   // The slices alike on every MIG GPU when the counts divide evenly, else a layout per GPU
   // inferred from the counts, else TODOs for what the counts do not tell.
-  void write_mig_slices(const std::vector<Slice>& slices, int mig_gpus, bool mig_known) {
-    bool uniform = mig_gpus > 0 && mig_known;
-    for (const auto& s : slices) uniform = uniform && s.count % mig_gpus == 0;
-    std::vector<std::vector<std::pair<const Slice*, int>>> layout;
-    if (mig_known && mig_gpus > 0 && !uniform) layout = lay_out(slices, mig_gpus);
+  void write_mig_slices(const std::vector<GresSlice>& slices, int mig_gpus) {
+    const bool named =
+        std::ranges::all_of(slices, [](const GresSlice& s) { return s.profile != "?"; });
+    const bool uniform = named && fits_evenly(slices, mig_gpus);
+    SliceLayout layout;
+    if (!uniform) layout = lay_out(slices, mig_gpus);
     if (uniform) {
       line("      slices:");
       for (const auto& s : slices) {
@@ -347,7 +340,7 @@ class Writer {
                            quote(s->profile), n, quote(s->type)));
         }
       }
-    } else if (mig_known) {
+    } else if (named) {
       // The slice types are known, not how many GPUs they are spread over.
       line("      slices:");
       for (const auto& s : slices) {

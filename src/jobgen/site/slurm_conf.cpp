@@ -203,6 +203,21 @@ Expected<ConfPartition> make_partition(const std::map<std::string, std::string>&
   return part;
 }
 
+// The device files a gres.conf key names: comma-separated hostlist expressions.
+Expected<std::vector<std::string>> device_files(const Record& rec, const char* key) {
+  std::vector<std::string> files;
+  const std::string value = rec.get(key);
+  if (value.empty()) return files;
+  for (const auto part : util::split_top(value, ',')) {
+    auto expanded = util::expand_hostlist(util::trim(part));
+    if (!expanded) {
+      return invalid(fmt::format("{}={}: {}", key, value, expanded.error().message), rec.loc);
+    }
+    for (auto& f : *expanded) files.push_back(std::move(f));
+  }
+  return files;
+}
+
 }  // namespace
 
 Expected<SlurmConf> parse_slurm_conf(std::string_view text, const std::string& source) {
@@ -263,40 +278,28 @@ Expected<SlurmConf> parse_slurm_conf(std::string_view text, const std::string& s
 }
 
 Expected<void> apply_gres_conf(std::string_view text, const std::string& source, SlurmConf& conf) {
-  std::map<std::string, std::set<std::string>> devices;  // node -> GPU device files
+  for (auto& node : conf.nodes) node.gpu_devices.clear();
   for (const Record& rec : read_records(text, source)) {
     if (!util::iequals(rec.get("name"), "gpu")) continue;
-    std::vector<std::string> files;
-    for (const char* key : {"file", "files", "multiplefiles"}) {
-      const std::string value = rec.get(key);
-      if (value.empty()) continue;
-      for (const auto part : util::split_top(value, ',')) {
-        auto expanded = util::expand_hostlist(util::trim(part));
-        if (!expanded) {
-          return invalid(fmt::format("{}={}: {}", key, value, expanded.error().message), rec.loc);
-        }
-        for (auto& f : *expanded) {
-          // A MIG slice lists its GPU's /dev/nvidiaN with the nvidia-caps files of the slice:
-          // only the GPU's own device counts as a physical GPU.
-          if (f.find("nvidia-caps") == std::string::npos) files.push_back(std::move(f));
-        }
-      }
-    }
-    std::vector<std::string> targets;
+    // File= is read for its errors only: its files are gres units, not GPUs (slurm_conf.hpp).
+    for (const char* key : {"file", "files"}) JOBGEN_TRY(device_files(rec, key));
+    JOBGEN_TRY_ASSIGN(auto files, device_files(rec, "multiplefiles"));
+    // A MIG slice lists its GPU's /dev/nvidiaN with the nvidia-caps files of the slice: only the
+    // GPU's own device is a physical GPU.
+    std::erase_if(files, [](const auto& f) { return f.find("nvidia-caps") != std::string::npos; });
+    if (files.empty()) continue;
+    std::set<std::string> targets;
     if (const std::string names = rec.get("nodename"); !names.empty()) {
       auto expanded = util::expand_hostlist(names);
       if (!expanded) {
         return invalid(fmt::format("NodeName={}: {}", names, expanded.error().message), rec.loc);
       }
-      targets = std::move(*expanded);
-    } else {
-      for (const auto& n : conf.nodes) targets.push_back(n.name);
+      targets.insert(expanded->begin(), expanded->end());
     }
-    for (const auto& t : targets) devices[t].insert(files.begin(), files.end());
-  }
-  for (auto& node : conf.nodes) {
-    if (const auto it = devices.find(node.name); it != devices.end()) {
-      node.physical_gpus = static_cast<int>(it->second.size());
+    const std::string type = util::lower(rec.get("type"));
+    for (auto& node : conf.nodes) {
+      if (targets.empty() || targets.contains(node.name))
+        node.gpu_devices[type].insert(files.begin(), files.end());
     }
   }
   return {};

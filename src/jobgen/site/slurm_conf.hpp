@@ -12,9 +12,12 @@
 // UNLIMITED; times as util/slurm_time.hpp (seconds here).
 //
 // gres.conf: lines with NodeName=<hostlist> apply to those nodes, lines without to every node.
-// Only the physical GPU count is taken from it: the distinct /dev/nvidiaN (or other) device
-// files named by File= and MultipleFiles= of Name=gpu lines, so that a MIG node's slices can be
-// laid out per physical GPU. The scheduler-visible types and counts are slurm.conf's Gres=.
+// Only the GPUs behind MIG slices are taken from it, so that a node's slices can be laid out per
+// physical GPU: the GPU device files (/dev/nvidiaN or other, not /dev/nvidia-caps/*) that the
+// MultipleFiles= of Name=gpu lines name, by Type=. A File= file is one gres unit, a whole GPU
+// or one MIG slice (File=/dev/nvidia-caps/nvidia-cap21, or a device file per slice), so File=
+// tells how many slices there are, never the GPUs they are cut from. The scheduler-visible
+// types and counts are slurm.conf's Gres=.
 //
 // Errors: invalid(...) with file:line:col for a bad hostlist, number or time; unknown keys and
 // records are not errors (slurm.conf has hundreds of keys jobgen does not need).
@@ -23,6 +26,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,7 +44,9 @@ struct ConfNode {
   std::vector<std::string> features;
   std::optional<int64_t> weight;
   std::vector<std::string> partitions;  // filled from the PartitionName lines
-  int physical_gpus = 0;                // from gres.conf device files; 0 = not known
+  // gres.conf's MultipleFiles= GPU device files by Type= in lower case ("" untyped): the
+  // physical GPUs behind those slices. Empty without a gres.conf or without MultipleFiles=.
+  std::map<std::string, std::set<std::string>> gpu_devices;
 };
 
 struct ConfPartition {
@@ -66,7 +72,7 @@ struct SlurmConf {
 
 Expected<SlurmConf> parse_slurm_conf(std::string_view text, const std::string& source);
 
-// Sets physical_gpus of the nodes of `conf` from gres.conf text.
+// Sets gpu_devices of the nodes of `conf` from gres.conf text.
 Expected<void> apply_gres_conf(std::string_view text, const std::string& source, SlurmConf& conf);
 
 }  // namespace jobgen::site
