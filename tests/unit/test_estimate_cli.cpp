@@ -91,3 +91,36 @@ TEST_CASE("jobgen estimate: errors name the problem and suggest a fix") {
                               "lots", "--seq-len", "128"});
   CHECK(micro.code == 2);
 }
+
+TEST_CASE("jobgen estimate --baseline: a measurement elsewhere anchors this estimate's time") {
+  const std::vector<std::string> base{"estimate", "--model",     "bert-base", "--gpu",
+                                      "h100",     "--seq-len",   "512",       "--micro-batch",
+                                      "32",       "--precision", "amp-fp16",  "--json"};
+  const auto plain = run_cli(base);
+  REQUIRE_MESSAGE(plain.code == 0, plain.err);
+  // The same setting measured on the same GPU: the estimate becomes the measurement.
+  auto same = base;
+  same.insert(same.end(), {"--baseline", "{gpu: h100, micro_batch: 32, step_time_s: 0.5}"});
+  const auto anchored = run_cli(same);
+  REQUIRE_MESSAGE(anchored.code == 0, anchored.err);
+  const auto j = nlohmann::json::parse(anchored.out);
+  CHECK(j["throughput"]["step_time_s"].get<double>() == doctest::Approx(0.5));
+  CHECK(j["calibration_note"].get<std::string>().starts_with(
+      "anchored on your measurement: 500 ms/step on NVIDIA H100"));
+  // On 4 V100s: this estimate moves by the measured / estimated ratio there.
+  auto other = base;
+  other.insert(other.end(),
+               {"--baseline", "{gpu: v100, gpus: 4, micro_batch: 32, step_time_s: 1.06}"});
+  const auto v100 = run_cli(other);
+  REQUIRE_MESSAGE(v100.code == 0, v100.err);
+  const double ratio = nlohmann::json::parse(v100.out)["throughput"]["step_time_s"].get<double>() /
+                       nlohmann::json::parse(plain.out)["throughput"]["step_time_s"].get<double>();
+  CHECK(ratio > 1.2);  // the V100s measured slower than the model says
+
+  auto typo = base;
+  typo.insert(typo.end(), {"--baseline", "{gpu: v10, step_time_s: 1}"});
+  const auto bad = run_cli(typo);
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("--baseline:1:1: 'baseline': unknown GPU 'v10'") != std::string::npos);
+  CHECK(bad.err.find("did you mean 'v100'") != std::string::npos);
+}

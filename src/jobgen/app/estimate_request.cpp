@@ -5,6 +5,7 @@
 
 #include "jobgen/app/calibration_file.hpp"
 #include "jobgen/app/profile_lookup.hpp"
+#include "jobgen/plan/baseline.hpp"
 #include "jobgen/plan/calibration.hpp"
 #include "jobgen/plan/jobspec.hpp"
 
@@ -175,6 +176,22 @@ Expected<EstimateResult> run_estimate(const Context& ctx, const EstimateRequest&
   const auto correction = find_calibration(ctx, setup, hw);
   if (correction) hw.memory_scale = correction->memory_factor;
   EstimateResult result{estimate::estimate(setup, hw, micro, o.accumulation, o.explain), hw, ""};
+  if (!o.baseline.empty()) {  // the user's measurement replaces calibration's step time
+    JOBGEN_TRY_ASSIGN(const plan::Baseline baseline,
+                      plan::parse_baseline(o.baseline, "--baseline"));
+    JOBGEN_TRY_ASSIGN(const profile::Catalog catalog, load_catalog(ctx));
+    JOBGEN_TRY_ASSIGN(const plan::Anchor anchor,
+                      plan::anchor_for(baseline, setup, result.estimate.micro_batch, {}, catalog));
+    plan::CalibrationEntry scaled;
+    scaled.factor = anchor.factor;
+    estimate::Throughput& t = result.estimate.throughput;
+    plan::apply_step_calibration(scaled, t.step_time_s, t.samples_per_s, t.tokens_per_s);
+    t.mfu /= anchor.factor;
+    result.calibrated = plan::anchor_text(anchor);
+    if (correction && correction->memory_factor > 1)
+      result.calibrated += "; " + plan::calibration_note(*correction);
+    return result;
+  }
   if (correction) {
     estimate::Throughput& t = result.estimate.throughput;
     plan::apply_step_calibration(*correction, t.step_time_s, t.samples_per_s, t.tokens_per_s);

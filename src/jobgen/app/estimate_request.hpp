@@ -42,6 +42,7 @@ struct EstimateRequest {
   double inter_gbs = 0;
   double mfu = 0;
   std::string empirical;
+  std::string baseline;  // a measured run, YAML mapping (plan/baseline.hpp): anchors the time
   bool explain = false;  // keep every term's formula and inputs
 };
 

@@ -140,7 +140,9 @@ void print_human(std::ostream& out, const estimate::Estimate& e, const estimate:
       "(micro-batch {} x accumulation {} x {} GPUs)\n",
       t.samples_per_s, t.tokens_per_s, t.step_time_s, e.micro_batch, e.accumulation,
       s.world_size());
-  if (!calibrated.empty()) out << "  " << calibrated << " ('jobgen calibrate')\n";
+  if (!calibrated.empty())
+    out << "  " << calibrated << (calibrated.starts_with("anchored") ? "" : " ('jobgen calibrate')")
+        << "\n";
   out << fmt::format(
       "  {:.3g} TFLOP/sample ({:.3g} model) at {:.1f} TFLOPS: MFU {:.2f}; compute {:.3f} s per "
       "micro-batch, exposed communication {:.3f} s, optimizer {:.3f} s; scaling efficiency "
@@ -240,6 +242,9 @@ void add_override_options(CLI::App* sub, app::EstimateRequest& o) {
       ->check(CLI::Range(0.001, 1.0));
   sub->add_option("--empirical", o.empirical,
                   "Measured memory BASE,PER_SAMPLE,OVERHEAD in GB (e.g. 5,1.2,2)");
+  sub->add_option("--baseline", o.baseline,
+                  "A measured run to anchor the time on, e.g. '{gpu: v100, gpus: 4, micro_batch: "
+                  "32, step_time_s: 1.06}' (keys as the job spec's baseline:)");
 }
 
 }  // namespace

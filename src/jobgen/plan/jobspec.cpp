@@ -263,4 +263,19 @@ Expected<const JobSpec*> JobSpec::stage(const std::string& wanted) const {
               Exit::not_found);
 }
 
+Expected<Baseline> parse_baseline(std::string_view yaml_text, const std::string& source) {
+  JOBGEN_TRY_ASSIGN(YAML::Node node, util::load_yaml(yaml_text, source));
+  Diagnostics problems;
+  YamlReader reader(source, problems);
+  YAML::Node map;
+  map["baseline"] = node;
+  JobSpec spec;
+  detail::read_baseline(reader, map, spec);
+  if (!problems.empty()) return std::unexpected(all_problems(std::move(problems)));
+  if (!spec.baseline)
+    return invalid("--baseline needs a mapping such as '{gpu: v100, step_time_s: 1.06}'",
+                   {source, 1, 1});
+  return *spec.baseline;
+}
+
 }  // namespace jobgen::plan

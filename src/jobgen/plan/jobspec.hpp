@@ -39,6 +39,7 @@
 
 #include "jobgen/estimate/training.hpp"
 #include "jobgen/model/architecture.hpp"
+#include "jobgen/plan/baseline.hpp"
 #include "jobgen/plan/launcher.hpp"
 #include "jobgen/sys/system.hpp"
 #include "jobgen/util/enum_names.hpp"
@@ -180,6 +181,9 @@ struct JobSpec {
   // `time_limit`: the job's Slurm time limit in seconds instead of the plan's padded estimate
   // (`jobgen submit --time` overrides it); nullopt = the plan's.
   std::optional<int64_t> time_limit_s;
+
+  // `baseline`: a measured run every option's time is anchored on (baseline.hpp).
+  std::optional<Baseline> baseline;
 
   std::vector<JobSpec> stages;  // complete specs (top level + the stage's overrides)
   SourceLoc loc;                // the mapping this spec was read from

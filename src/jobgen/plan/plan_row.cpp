@@ -196,7 +196,9 @@ void fill_from_config(PlanRow& row, const JobSpec& spec, const Config& chosen) {
 void apply_correction(PlanRow& row, const CalibrationEntry& correction) {
   apply_step_calibration(correction, row.step_time_s, row.samples_per_s, row.tokens_per_s);
   row.total_time_s *= correction.factor;
-  row.calibration_note = calibration_note(correction);
+  // A baseline's factor alone (no runs behind it) is stated once, in the report's header.
+  if (correction.runs > 0 || correction.oom_runs > 0 || correction.memory_factor > 1)
+    row.calibration_note = calibration_note(correction);
   row.calibration_factor = correction.factor;
   row.calibration_memory_factor = correction.memory_factor;
 }

@@ -217,6 +217,14 @@ void add_rows(PlanReport& report, const JobSpec& spec, const profile::Profile& p
                                        : nullptr;
     est::Hardware measured = hw;  // what finished runs measured raises the memory estimate
     if (correction != nullptr) measured.memory_scale = correction->memory_factor;
+    // A measured baseline times every option (baseline.hpp): it replaces calibration's step time.
+    CalibrationEntry anchored;
+    if (report.anchor) {
+      if (correction != nullptr) anchored = *correction;
+      anchored.runs = 0;
+      anchored.factor = anchored.ratio = report.anchor->factor;
+      correction = &anchored;
+    }
     PlanRow row = detail::plan_row(spec, prof, cand, measured, correction);
     row.id = static_cast<int>(report.rows.size()) + 1;
     report.rows.push_back(std::move(row));
@@ -271,6 +279,9 @@ Expected<PlanReport> make_plan(const JobSpec& spec, const profile::Profile& prof
   JOBGEN_TRY_ASSIGN(std::vector<Selected> selected, select_groups(prof, catalog, options.target));
 
   PlanReport report = report_header(spec, prof, options);
+  if (spec.baseline) {
+    JOBGEN_TRY_ASSIGN(report.anchor, anchor_for(spec, catalog));
+  }
   std::vector<std::string> skipped;
   for (const Selected& sel : selected) {
     const NodeGroup& g = *sel.group;

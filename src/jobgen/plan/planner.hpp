@@ -166,6 +166,8 @@ struct PlanReport {
   std::vector<int> finish_ranking;
   std::optional<Recommendation> finishes_first;
   std::vector<std::string> notes;  // plan-wide remarks (skipped groups, nothing fits, ...)
+  // The measured run every option's time is anchored on (baseline.hpp); absent without one.
+  std::optional<Anchor> anchor;
 
   const PlanRow* row(int id) const;
 };

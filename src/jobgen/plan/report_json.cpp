@@ -185,6 +185,15 @@ json plan_json(const PlanReport& r) {
              {"balanced", recommendation_json(r.balanced)}}},
            {"ranking", r.ranking},
            {"notes", r.notes}};
+  out["anchor"] = r.anchor
+                      ? json{{"measured_step_time_s", r.anchor->measured_step_s},
+                             {"estimated_step_time_s", r.anchor->estimated_step_s},
+                             {"factor", r.anchor->factor},
+                             {"setting", r.anchor->setting},
+                             {"steps", r.anchor->steps > 0 ? json(r.anchor->steps) : json(nullptr)},
+                             {"source", r.anchor->source},
+                             {"text", anchor_text(*r.anchor)}}
+                      : json(nullptr);
   add_queue_json(r, out);
   return out;
 }

@@ -236,6 +236,7 @@ std::string header_text(const PlanReport& r) {
   out += wrap(fmt::format("profile   {}{}; {}", r.profile,
                           r.target.empty() ? "" : ", target " + r.target, levels),
               2, 12);
+  if (r.anchor) out += wrap("time      " + anchor_text(*r.anchor), 2, 12);
   return out;
 }
 

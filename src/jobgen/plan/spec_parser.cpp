@@ -46,7 +46,8 @@ const std::vector<std::string> kStageKeys{"name",
                                           "env",
                                           "empirical_memory",
                                           "recover",
-                                          "time_limit"};
+                                          "time_limit",
+                                          "baseline"};
 
 }  // namespace
 
@@ -100,6 +101,7 @@ void SpecParser::apply(const YAML::Node& map, JobSpec& spec, const std::string& 
   }
   read_env(map, spec, what);
   read_empirical(map, spec, what);
+  read_baseline(map, spec, what);
 }
 
 // Completeness and consistency, once all keys are applied.
@@ -196,6 +198,10 @@ void read_spec_mapping(YamlReader& reader, const YAML::Node& map, JobSpec& spec,
   SpecParser parser(reader);
   parser.apply(map, spec, what);
   parser.check(spec, map, what);
+}
+
+void read_baseline(YamlReader& reader, const YAML::Node& map, JobSpec& spec) {
+  SpecParser(reader).read_baseline(map, spec, "--baseline");
 }
 
 }  // namespace jobgen::plan::detail

@@ -23,4 +23,7 @@ const std::vector<std::string>& top_keys();    // those and `stages`
 void read_spec_mapping(util::YamlReader& reader, const YAML::Node& map, JobSpec& spec,
                        const std::string& what);
 
+// The `baseline` key of `map` alone into spec.baseline (plan::parse_baseline).
+void read_baseline(util::YamlReader& reader, const YAML::Node& map, JobSpec& spec);
+
 }  // namespace jobgen::plan::detail

@@ -30,6 +30,9 @@ class SpecParser {
   // Completeness and consistency, once all keys are applied.
   void check(const JobSpec& spec, const YAML::Node& map, const std::string& what);
 
+  // spec_training.cpp: `baseline:` (plan/baseline.hpp), also alone for `estimate --baseline`.
+  void read_baseline(const YAML::Node& map, JobSpec& spec, const std::string& what);
+
  private:
   // Keys whose value was reported as wrong: check() does not also call them missing.
   std::set<std::string> bad_;

@@ -164,4 +164,48 @@ void SpecParser::read_empirical(const YAML::Node& map, JobSpec& spec, const std:
   }
 }
 
+void SpecParser::read_baseline(const YAML::Node& map, JobSpec& spec, const std::string& what) {
+  const YAML::Node node = map["baseline"];
+  if (!node || node.IsNull()) return;
+  if (!r_.expect_map(node, "'baseline' in " + what +
+                               " (gpu, gpus, nodes, micro_batch, grad_accum, precision, "
+                               "grad_checkpointing, step_time_s or hours, steps, source)"))
+    return;
+  const std::string inner = "'baseline'";
+  r_.check_keys(node,
+                {"gpu", "gpus", "nodes", "micro_batch", "grad_accum", "precision",
+                 "grad_checkpointing", "step_time_s", "hours", "steps", "source"},
+                inner);
+  Baseline b;
+  b.loc = r_.at(node);
+  const auto gpu = r_.string(node, "gpu", inner, true);
+  if (auto v = r_.integer_in(node, "gpus", inner, 1, 1'000'000)) b.gpus = static_cast<int>(*v);
+  if (auto v = r_.integer_in(node, "nodes", inner, 1, 1'000'000)) b.nodes = static_cast<int>(*v);
+  if (auto v = r_.integer_in(node, "micro_batch", inner, 1, kMaxBatch))
+    b.micro_batch = static_cast<int>(*v);
+  if (auto v = r_.integer_in(node, "grad_accum", inner, 1, kMaxBatch))
+    b.grad_accum = static_cast<int>(*v);
+  if (node["precision"]) {
+    estimate::Precision precision = spec.precision;
+    read_enum(node, "precision", inner, estimate::parse_precision, precision);
+    b.precision = precision;
+  }
+  b.grad_checkpointing = r_.boolean(node, "grad_checkpointing", inner);
+  b.step_time_s = r_.number_in(node, "step_time_s", inner, 1e-6, 1e7);
+  b.hours = r_.number_in(node, "hours", inner, 1e-6, 1e7);
+  if (auto v = r_.integer_in(node, "steps", inner, 1, kMaxSteps)) b.steps = *v;
+  if (auto v = r_.string(node, "source", inner)) b.source = util::printable(*v, 200);
+  if (node["step_time_s"].IsDefined() == node["hours"].IsDefined()) {
+    r_.problem(node,
+               "'baseline' needs exactly one of step_time_s (seconds per optimizer step) "
+               "and hours (the whole measured run)");
+    return;
+  }
+  if (node["steps"].IsDefined() && !node["hours"].IsDefined())
+    r_.problem(node["steps"], "'steps' in 'baseline' goes with hours, not step_time_s");
+  if (!gpu || (!b.step_time_s && !b.hours)) return;
+  b.gpu = *gpu;
+  spec.baseline = std::move(b);
+}
+
 }  // namespace jobgen::plan::detail

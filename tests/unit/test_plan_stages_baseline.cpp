@@ -1,4 +1,4 @@
-// Plans of job specs with stages: every stage planned, the whole run's totals, and the reports.
+// Plans of job specs with stages (every stage, the whole run) and plans anchored on a measured run.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -134,4 +134,98 @@ TEST_CASE("staged plan: text, JSON and Markdown show every stage and the whole r
   CHECK(md.find("### GPUs compared") != std::string::npos);  // a stage's sections, one level down
   CHECK(md.find("## Whole run") != std::string::npos);
   CHECK(md.find("| Option | full | lora | Total | GPU-hours | Cost |") != std::string::npos);
+}
+
+// ---- a measured baseline (plan/baseline.hpp)
+
+namespace {
+
+// BERT-base at a fixed micro-batch and effective batch: the 1-GPU l40s row runs micro 32 x 8.
+const char* const kMeasured = R"(name: anchored
+model: bert-base
+seq_len: 512
+effective_batch: 256
+micro_batch: 32
+steps: 10000
+)";
+
+}  // namespace
+
+TEST_CASE("baseline: the option measured is timed as measured, the others by the model's ratios") {
+  const plan::PlanReport plain = plan_for(kMeasured, opts("l40s"));
+  const std::string spec =
+      std::string(kMeasured) +
+      "baseline: {gpu: l40s, micro_batch: 32, grad_accum: 8, step_time_s: 4.5, "
+      "source: lab notebook}\n";
+  const plan::PlanReport anchored = plan_for(spec, opts("l40s"));
+  REQUIRE(anchored.anchor);
+  const plan::PlanRow& one = anchored.rows.front();
+  REQUIRE(one.world_size() == 1);
+  REQUIRE(one.micro_batch == 32);
+  REQUIRE(one.grad_accum == 8);
+  CHECK(one.step_time_s == doctest::Approx(4.5));  // the measurement itself
+  CHECK(anchored.anchor->estimated_step_s == doctest::Approx(plain.rows.front().step_time_s));
+  const double factor = 4.5 / plain.rows.front().step_time_s;
+  CHECK(anchored.anchor->factor == doctest::Approx(factor));
+  for (size_t i = 0; i < plain.rows.size(); ++i) {
+    CHECK(anchored.rows[i].step_time_s == doctest::Approx(plain.rows[i].step_time_s * factor));
+    CHECK(anchored.rows[i].total_time_s == doctest::Approx(plain.rows[i].total_time_s * factor));
+    REQUIRE(anchored.rows[i].cost);
+    CHECK(*anchored.rows[i].cost == doctest::Approx(*plain.rows[i].cost * factor));
+  }
+  CHECK(
+      plan::anchor_text(*anchored.anchor)
+          .starts_with("anchored on your measurement: 4.5 s/step on NVIDIA L40S, micro-batch 32 x "
+                       "8 accumulation, amp-bf16 [lab notebook]; the model alone estimates"));
+  CHECK(plan::render_text(anchored).find("\n  time      anchored on your measurement") !=
+        std::string::npos);
+  const auto j = nlohmann::json::parse(plan::render_json(anchored));
+  CHECK(j["anchor"]["factor"].get<double>() == doctest::Approx(factor));
+  CHECK(j["anchor"]["source"] == "lab notebook");
+  CHECK(nlohmann::json::parse(plan::render_json(plain))["anchor"].is_null());
+  CHECK(plan::render_markdown(anchored).find("- **Time**: anchored on") != std::string::npos);
+}
+
+TEST_CASE("baseline: total hours of the measured run give its step time over its steps") {
+  // 10,000 steps at batch 256 on one A6000 took 20 h: 7.2 s per step.
+  const std::string spec = std::string(kMeasured) +
+                           "baseline: {gpu: a6000, micro_batch: 32, grad_accum: 8, hours: 20}\n";
+  const plan::PlanReport r = plan_for(spec, opts("l40s"));
+  REQUIRE(r.anchor);
+  CHECK(r.anchor->measured_step_s == doctest::Approx(7.2));
+  CHECK(r.anchor->steps == 10000);
+  // The run measured had its own length.
+  const plan::PlanReport own = plan_for(
+      std::string(kMeasured) +
+          "baseline: {gpu: a6000, micro_batch: 32, grad_accum: 8, hours: 20, steps: 4000}\n",
+      opts("l40s"));
+  CHECK(own.anchor->measured_step_s == doctest::Approx(18.0));
+  // Far from the model: the plan says which settings to check.
+  const plan::PlanReport far =
+      plan_for(std::string(kMeasured) +
+                   "baseline: {gpu: a6000, micro_batch: 32, grad_accum: 8, hours: 2000}\n",
+               opts("l40s"));
+  CHECK(plan::anchor_text(*far.anchor).find("check that the baseline's GPU") != std::string::npos);
+}
+
+TEST_CASE("baseline: every mistake is reported at its line, with what to write") {
+  const auto bad = [](const std::string& baseline) {
+    auto spec =
+        plan::parse_job_spec(std::string(kMeasured) + "baseline: " + baseline + "\n", "s.yaml");
+    if (!spec) return format_error(spec.error());
+    auto report = plan::make_plan(*spec, markov(), catalog(), opts("l40s"));
+    return report ? std::string() : format_error(report.error());
+  };
+  CHECK(bad("{gpu: a6000, step_time_s: 1, hours: 2}").find("exactly one of step_time_s") !=
+        std::string::npos);
+  CHECK(bad("{gpu: a6000}").find("exactly one of step_time_s") != std::string::npos);
+  CHECK(bad("{step_time_s: 1}").find("'gpu'") != std::string::npos);
+  CHECK(bad("{gpu: a6001, step_time_s: 1}").find("did you mean 'a6000'") != std::string::npos);
+  CHECK(bad("{gpu: a6000, gpus: 3, nodes: 2, step_time_s: 1}").find("cannot be spread evenly") !=
+        std::string::npos);
+  CHECK(bad("{gpu: a6000, step_time_s: 1, stpes: 3}").find("did you mean 'steps'") !=
+        std::string::npos);
+  CHECK(bad("{gpu: a6000, step_time_s: 1, steps: 3}").find("goes with hours") != std::string::npos);
+  CHECK(bad("{gpu: a6001, step_time_s: 1}").find("s.yaml:7:") != std::string::npos);
+  CHECK(bad("{gpu: a6000, step_time_s: 1}").empty());  // the job spec's micro-batch is the default
 }

@@ -1,0 +1,81 @@
+// A measured run the user already has (`baseline:` in the job spec, or --set baseline={...}):
+// "385 h on one RTX A6000", "1.06 s/step on 4 x V100 at micro-batch 32". The plan anchors every
+// option's time on it: the estimator's step time for the baseline's own setting (this job spec on
+// the baseline's GPU, GPU count, micro-batch, accumulation, precision and checkpointing; the GPU
+// class's default links) is compared with the measurement, and every option's step time is the
+// estimator's times that ratio. The estimator's ratios between options (compute, memory bandwidth,
+// communication, the optimizer step) carry the measurement to other GPUs and counts; what the
+// estimator misses about this code and this data (a slow data loader, a model it does not know
+// exactly) is carried too.
+//
+// Precedence: the baseline replaces the step-time correction of `jobgen calibrate` (the user's
+// measurement of this run is the closer evidence); calibration's memory correction still applies.
+// Stages inherit the top level's baseline like any key.
+//
+// Units: seconds; `hours` is the whole measured run, which had `steps` optimizer steps (default:
+// what this job spec runs at the baseline's effective batch).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "jobgen/estimate/training.hpp"
+#include "jobgen/profile/catalog.hpp"
+#include "jobgen/util/error.hpp"
+
+namespace jobgen::plan {
+
+struct JobSpec;
+
+struct Baseline {
+  std::string gpu;  // catalog id or alias, as written
+  int gpus = 1;     // all GPUs of the measured run
+  int nodes = 1;
+  std::optional<int> micro_batch;  // default: the job spec's fixed micro_batch
+  int grad_accum = 1;
+  std::optional<estimate::Precision> precision;  // default: the job spec's
+  std::optional<bool> grad_checkpointing;        // default: the job spec's (auto = off)
+  std::optional<double> step_time_s;             // exactly one of step_time_s and hours
+  std::optional<double> hours;
+  std::optional<int64_t> steps;  // of the measured run, with hours
+  std::string source;            // where the number comes from, shown with it
+  SourceLoc loc;
+};
+
+// The measurement against the estimator, for the plan's rows and reports.
+struct Anchor {
+  double measured_step_s = 0;
+  double estimated_step_s = 0;  // the estimator, same setting
+  double factor = 1;            // measured / estimated: every option's step time is multiplied
+  std::string setting;  // "4 x NVIDIA V100 SXM2 32GB, micro-batch 32, amp-fp16" (as estimated)
+  std::string source;
+  int64_t steps = 0;  // steps behind `hours`; 0 with step_time_s
+};
+
+// The baseline against the estimator for the training `setup` (its GPU count is replaced by the
+// baseline's), with `micro_batch` when the baseline gives none and `steps_for` (optimizer steps
+// at an effective batch) for `hours` without `steps`; an empty steps_for makes `steps` required.
+// Errors at the baseline's line:col: an unknown GPU (with "did you mean"), no micro-batch known,
+// GPUs not a multiple of nodes, a setting the estimator refuses.
+Expected<Anchor> anchor_for(const Baseline& baseline, estimate::TrainingSetup setup,
+                            std::optional<int> micro_batch,
+                            const std::function<int64_t(int)>& steps_for,
+                            const profile::Catalog& catalog);
+// The job spec's baseline for the job spec's own training.
+Expected<Anchor> anchor_for(const JobSpec& spec, const profile::Catalog& catalog);
+
+// `jobgen estimate --baseline '{gpu: v100, gpus: 4, micro_batch: 32, step_time_s: 1.06}'`: the
+// same keys as the job spec's `baseline:`, as a YAML mapping; problems at `source`:line:col.
+Expected<Baseline> parse_baseline(std::string_view yaml_text, const std::string& source);
+
+// "anchored on your measurement: 1.06 s/step on ... (the model alone: 0.81 s/step, x1.31)".
+std::string anchor_text(const Anchor& anchor);
+
+// Outside [1/kAnchorFar, kAnchorFar] the measurement and the model disagree so much that one of
+// the baseline's settings is probably not what ran; the plan says so.
+inline constexpr double kAnchorFar = 3.0;
+
+}  // namespace jobgen::plan
