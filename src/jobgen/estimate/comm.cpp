@@ -4,26 +4,41 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace jobgen::estimate {
 
 namespace {
 
-constexpr double kOverlap = 0.8;         // share of the overlapping compute that hides comm
-constexpr double kLatencyIntra = 15e-6;  // per collective
-constexpr double kLatencyInter = 30e-6;
+constexpr double kOverlap = 0.8;  // share of the overlapping compute that hides comm
+// NCCL's own cost model of a ring collective with its Simple protocol (src/graph/tuning.cc:
+// baseLat and hwLat, Ring/Simple): a base latency plus one per ring step, by the link it crosses.
+constexpr double kRingBaseLatency = 8.4e-6;
+constexpr double kRingStepNvlink = 3.4e-6;
+constexpr double kRingStepPcie = 5.7e-6;
+constexpr double kRingStepNetwork = 9.6e-6;
 constexpr double kDdpLastBucket = 25e6;      // bytes: DDP's default bucket_cap_mb
 constexpr double kZero3HookSeconds = 50e-6;  // per parameter tensor and pass (fetch/release)
 constexpr double kDpPythonOverhead = 0.10;   // DataParallel: per extra GPU (threads, GIL)
 
-// The ring the collectives run on: k ranks at the bus bandwidth (bytes/s; the slower of NVLink
-// and the NIC when it spans nodes), plus a latency per collective (s).
+// The ring the collectives run on: k ranks on `nodes` nodes at the bus bandwidth (bytes/s; the
+// slower of NVLink and the NIC when it spans nodes), plus NCCL's latency: an all-reduce takes
+// 2(k-1) ring steps (2(nodes-1) of them between nodes), an all-gather or reduce-scatter k-1, so
+// the latency grows with the ranks while each rank's share of the bytes shrinks.
 struct Ring {
   double k = 1;
+  double nodes = 1;
   double bus = 0;
-  double latency = 0;
-  double allreduce(double bytes) const { return 2.0 * (k - 1) / k * bytes / bus + latency; }
-  double gather(double bytes) const { return (k - 1) / k * bytes / bus + latency; }
+  double intra_step = kRingStepPcie;
+  double latency(double steps, double inter_steps) const {
+    return kRingBaseLatency + (steps - inter_steps) * intra_step + inter_steps * kRingStepNetwork;
+  }
+  double allreduce(double bytes) const {
+    return 2.0 * (k - 1) / k * bytes / bus + latency(2 * (k - 1), 2 * (nodes - 1));
+  }
+  double gather(double bytes) const {
+    return (k - 1) / k * bytes / bus + latency(k - 1, nodes - 1);
+  }
 };
 
 Ring collective_ring(const TrainingSetup& s, const Hardware& hw) {
@@ -35,7 +50,8 @@ Ring collective_ring(const TrainingSetup& s, const Hardware& hw) {
     bus = inter > 0 ? std::min(bus, inter) : bus;
   }
   ring.bus = std::max(bus, 1e-3) * 1e9;
-  ring.latency = s.nodes > 1 ? kLatencyInter : kLatencyIntra;
+  ring.nodes = std::max(1, s.nodes);
+  ring.intra_step = hw.links.intra == profile::IntraLink::nvlink ? kRingStepNvlink : kRingStepPcie;
   return ring;
 }
 
@@ -69,9 +85,11 @@ Volumes wire_volumes(const TrainingSetup& s, Precision p) {
   return v;
 }
 
-// DDP: one all-reduce per step behind the last backward, except its last bucket.
+// DDP: an all-reduce per 25 MB bucket of gradients, once per step behind the last backward,
+// except its last bucket.
 std::string ddp_time(const Ring& ring, const Volumes& v, double backward_s, CommTime& r) {
-  const double ar = ring.allreduce(v.grads);
+  const double buckets = std::max(1.0, std::ceil(v.grads / kDdpLastBucket));
+  const double ar = ring.allreduce(v.grads) + (buckets - 1) * ring.allreduce(0);
   r.total_s = ar;
   r.exposed_s =
       std::max(0.0, ar - kOverlap * backward_s) + ring.allreduce(std::min(kDdpLastBucket, v.grads));

@@ -3,13 +3,16 @@
 // Units: seconds, bytes, GB/s (bus bandwidth, links.hpp) for the whole step.
 //
 // Collectives (k ranks, S bytes unsharded): all-reduce 2(k-1)/k x S / busbw; all-gather and
-// reduce-scatter (k-1)/k x S / busbw; + 15 us (30 us across nodes) latency each. The ring runs
-// at min(intra busbw, the node's NIC busbw) when it spans nodes.
+// reduce-scatter (k-1)/k x S / busbw; + NCCL's ring latency (its tuning model, Simple protocol):
+// 8.4 us + per ring step 3.4 us over NVLink, 5.7 us over PCIe, 9.6 us between nodes, with 2(k-1)
+// steps per all-reduce and k-1 per all-gather or reduce-scatter: a latency that grows with the
+// ranks. The ring runs at min(intra busbw, the node's NIC busbw) when it spans nodes.
 // Volumes (P = all parameters, T = trainable ones; gradient bytes: fp32 for torch amp and FSDP's
 // fp32 reduce, half for DeepSpeed and pure bf16; parameters gathered in half (QLoRA bases in
 // their 4-bit storage)):
-//   ddp           all-reduce T grads once per step (no_sync while accumulating), overlapped with
-//                 the last micro-batch's backward except its last 25 MB bucket;
+//   ddp           all-reduce T grads once per step (no_sync while accumulating) in 25 MB buckets
+//                 (each its own collective and latency), overlapped with the last micro-batch's
+//                 backward except its last bucket;
 //   zero1         reduce-scatter T grads + all-gather T params at the step boundary (exposed);
 //   zero2         reduce-scatter T grads every micro-batch (overlap_comm: hidden behind its
 //                 backward) + all-gather T params after the step (exposed);

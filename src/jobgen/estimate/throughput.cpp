@@ -14,6 +14,7 @@ namespace {
 constexpr double kOffloadPcieGbs = 12;        // host<->device copies of the offloaded optimizer
 constexpr double kCpuAdamParamsPerS = 1.0e9;  // CPU Adam update rate (DeepSpeed CPUAdam, AVX)
 constexpr double kOptimizerHbm = 0.8;         // share of HBM bandwidth the fused step reaches
+constexpr double kStepJitter = 0.02;          // step-to-step variation of one rank (sync_wait_s)
 
 // Bytes of optimizer state per parameter and bytes the step reads + writes per parameter.
 void step_bytes(Optimizer o, double* state, double* touched) {
@@ -85,6 +86,19 @@ double optimizer_step_s(const TrainingSetup& s, const Hardware& hw, double shard
   return seconds;
 }
 
+// Each step ends in a collective no rank leaves before the slowest arrives. A rank's step time
+// varies from step to step (boost clocks under the power limit, data-dependent kernels, the
+// host's scheduling); kStepJitter is its coefficient of variation, an assumption of 2% (what the
+// per-step timings of one GPU typically show), taken as one variation of the whole step rather
+// than independent ones per micro-batch, whose causes last longer than a micro-batch. The slowest
+// of k ranks is expected about sqrt(2 ln k) standard deviations above the mean (the
+// order-statistics bound for independent normal times): a wait that does not shrink with more
+// GPUs.
+double sync_wait_s(double k, double step_compute_s) {
+  if (k <= 1) return 0;
+  return step_compute_s * kStepJitter * std::sqrt(2.0 * std::log(k));
+}
+
 }  // namespace
 
 double flops_per_sample(const TrainingSetup& s) {
@@ -116,7 +130,8 @@ Throughput estimate_throughput(const TrainingSetup& s, int micro_batch, int accu
   // it with; the smaller share keeps the overlap on the slow side.
   r.optimizer_s = optimizer_step_s(s, hw, shard, b, c.micro_batch_s * 2.0 / 3.0, explain);
 
-  r.step_time_s = acc * r.compute_s + r.exposed_comm_s + r.optimizer_s;
+  r.sync_s = sync_wait_s(k, acc * r.compute_s);
+  r.step_time_s = acc * r.compute_s + r.exposed_comm_s + r.optimizer_s + r.sync_s;
   const double samples_per_step = double(b) * acc * k;
   r.samples_per_s = r.step_time_s > 0 ? samples_per_step / r.step_time_s : 0;
   r.tokens_per_s = r.samples_per_s * s.tokens_per_sample();
@@ -124,15 +139,21 @@ Throughput estimate_throughput(const TrainingSetup& s, int micro_batch, int accu
   r.mfu = r.step_time_s > 0 && peak > 0
               ? r.model_flops_per_sample * b * acc / (r.step_time_s * peak)
               : 0;
-  // Against one rank of the same setup: same compute and optimizer step, no communication.
-  const double single_step = acc * r.compute_s + r.optimizer_s * shard;
+  // Against one GPU doing the same optimizer step alone: all k x acc micro-batches and the
+  // whole optimizer, no communication and no one to wait for.
+  const double single_step = k * acc * r.compute_s + r.optimizer_s * shard;
   r.scaling_efficiency =
-      k > 1 && r.step_time_s > 0 ? std::min(1.0, single_step / r.step_time_s) : 1.0;
+      k > 1 && r.step_time_s > 0 ? std::min(1.0, single_step / (k * r.step_time_s)) : 1.0;
   if (explain != nullptr) {
+    if (k > 1)
+      explain->push_back(
+          {"waiting for the slowest rank", r.sync_s, "s",
+           fmt::format("{} x {:.4f} s compute x {:.2f} variation x sqrt(2 ln {:.0f} ranks)", acc,
+                       r.compute_s, kStepJitter, k)});
     explain->push_back({"step", r.step_time_s, "s",
                         fmt::format("{} x {:.4f} s compute + {:.4f} s exposed comm + {:.4f} s "
-                                    "optimizer",
-                                    acc, r.compute_s, r.exposed_comm_s, r.optimizer_s)});
+                                    "optimizer + {:.4f} s waiting",
+                                    acc, r.compute_s, r.exposed_comm_s, r.optimizer_s, r.sync_s)});
     explain->push_back(
         {"MFU", r.mfu, "",
          fmt::format("{} model FLOP/sample x {} samples / ({:.4f} s x {:.0f} TFLOPS)",

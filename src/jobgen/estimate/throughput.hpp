@@ -3,7 +3,9 @@
 // Units: seconds, FLOPs, samples/s and tokens/s for ALL ranks together.
 //
 // Step time = accumulation x micro-batch compute (compute.hpp) + exposed communication
-// (comm.hpp) + the optimizer step:
+// (comm.hpp) + the optimizer step + with k > 1 ranks the wait for the slowest one at the step's
+// collective: the step's compute x 2% (the assumed step-to-step variation of one GPU) x
+// sqrt(2 ln k) (the expected maximum of k normal times):
 //   on the GPU, memory-bound: the trainable shard x bytes touched (AdamW reads p, g, m, v and
 //   writes p, m, v: 28 B in fp32; adam8bit 16, SGD 12, momentum/Adafactor 20) / HBM bandwidth;
 //   ZeRO-Offload / FSDP CPU offload: half gradients down and parameters up over PCIe (~12 GB/s)
@@ -11,8 +13,10 @@
 //   out and back in over PCIe each step (overlapping the backward when fused into it).
 // MFU shown = model FLOPs (compute.hpp) of the step's samples per GPU / (step time x dense
 // peak): what published runs quote, derived here from what drives it, or the override.
-// Scaling efficiency = the same per-GPU work on one GPU (no communication, unsharded optimizer)
-// / the step time.
+// Scaling efficiency = one GPU doing the whole optimizer step alone (k x accumulation
+// micro-batches, the unsharded optimizer, no communication, no wait) / (k x the step time): what
+// k GPUs give over one at the same effective batch, so the costs that do not shrink with more
+// GPUs (the replicated optimizer step, exposed communication and its latency, the wait) show.
 #pragma once
 
 #include <vector>
@@ -36,6 +40,7 @@ struct Throughput {
   double exposed_comm_s = 0;              // communication not hidden behind compute, per step
   double bus_gbs = 0;                     // bus bandwidth collectives run at
   double optimizer_s = 0;                 // optimizer step incl. offload transfers
+  double sync_s = 0;                      // waiting for the slowest rank at the step's collective
   double step_time_s = 0;         // one optimizer step: micro-batch x accumulation on every rank
   double scaling_efficiency = 1;  // k-rank throughput / (k x one-rank throughput)
   double samples_per_s = 0;       // all ranks
