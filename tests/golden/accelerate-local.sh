@@ -62,8 +62,11 @@ forward_signal() {  # signal, levels below the launched process
 trap 'forward_signal USR1 1' USR1
 trap 'forward_signal TERM 0' TERM
 
-# The process count, precision and distributed type come from the config jobgen wrote.
+# The process count, precision and distributed type come from the config jobgen wrote. With
+# more than one process each rank's output also goes to its own files under
+# <log_dir>/<job>-<id>.ranks/ (--tee: the job's log keeps all of it).
 accelerate launch --config_file="$JOBGEN_LAUNCHER_CONFIG" \
+  --log_dir=logs/"$SLURM_JOB_NAME-$SLURM_JOB_ID.ranks" --tee=3 \
   train.py --model bert-base --batch-size 32 --grad-accum 2 --lr 0.0001 --max-steps 100000 --output-dir /scratch/alice/bert &
 training_pid=$!
 # A trapped signal interrupts `wait`; wait again until the training has really exited.

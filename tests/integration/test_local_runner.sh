@@ -113,4 +113,55 @@ wait_done "${ids[1]}"
 grep -q "CANCELLED" never.txt || fail "second stage after a failed one: $(cat never.txt)"
 [[ $(wc -l <order) -eq 2 ]] || fail "a stage ran after a failed one: $(cat order)"
 echo "ok: after a failed stage the next was cancelled: $(grep CANCELLED never.txt | head -n1)"
+
+# --foreground: the job's output here as it runs, its errors on stderr, the exit status as
+# `status` gives it (4: not COMPLETED).
+spec fg "'bash -c \"echo out-line; echo err-line >&2; exit 3\"'"
+set +e
+"$JOBGEN" submit fg.yaml --backend local --launcher python --target rtx2080ti --gpus 1 --foreground >fg.out 2>fg.err
+code=$?
+set -e
+[[ $code -eq 4 ]] || fail "--foreground of a failing job exited $code"
+grep -q '^out-line$' fg.out || fail "--foreground did not show the output: $(cat fg.out)"
+grep -q '^err-line$' fg.err || fail "--foreground did not show the errors: $(cat fg.err)"
+grep -q 'FAILED (exit code 3)' fg.err || fail "--foreground did not say how the job ended: $(cat fg.err)"
+echo "ok: --foreground showed the job's output and exited $code"
+
+# Ctrl-C in the foreground cancels the job (its whole process group) and exits 130.
+spec fgslow "'sleep 120'"
+"$JOBGEN" submit fgslow.yaml --backend local --launcher python --target rtx2080ti --gpus 1 --foreground >slow.out 2>slow.err &
+submitter=$!
+for ((i = 0; i < 100; i++)); do grep -q "^[0-9]" slow.out 2>/dev/null && break; sleep 0.1; done
+id=$(head -n1 slow.out)
+sleep 0.5
+kill -INT "$submitter"
+set +e
+wait "$submitter"
+code=$?
+set -e
+[[ $code -eq 130 ]] || fail "Ctrl-C in --foreground exited $code: $(cat slow.err)"
+"$JOBGEN" status --backend local "$id" | grep -q CANCELLED || fail "Ctrl-C did not cancel job $id"
+echo "ok: Ctrl-C cancelled foreground job $id and exited 130"
+
+# Pre-flight: a GPU other processes hold (a stand-in nvidia-smi reports it) and a missing data
+# path refuse the launch, both at once, before anything runs; --force launches anyway.
+mkdir -p smi
+printf '#!/bin/bash\nprintf "0, 20480, 24576\\n1, 310, 24576\\n"\n' >smi/nvidia-smi
+chmod +x smi/nvidia-smi
+spec busy "'true'"
+echo "data: [$WORK/no-such-data]" >>busy.yaml
+before=$(find "$XDG_STATE_HOME/jobgen/local/jobs" -mindepth 1 -maxdepth 1 | wc -l)
+set +e
+PATH=$WORK/smi:$PATH JOBGEN_LOCAL_GPUS=0,1 "$JOBGEN" submit busy.yaml --backend local --launcher python --target rtx2080ti --gpus 1 >busy.out 2>busy.err
+code=$?
+set -e
+[[ $code -eq 2 ]] || fail "a busy GPU and missing data: exit $code: $(cat busy.err)"
+grep -q "GPU 0 is in use: 20.0 of 24.0 GiB" busy.err || fail "$(cat busy.err)"
+grep -q "JOBGEN_LOCAL_GPUS=1" busy.err || fail "no free GPU suggested: $(cat busy.err)"
+grep -q "busy.yaml:6:7: data path '$WORK/no-such-data' does not exist" busy.err || fail "$(cat busy.err)"
+[[ $(find "$XDG_STATE_HOME/jobgen/local/jobs" -mindepth 1 -maxdepth 1 | wc -l) -eq $before ]] || fail "a refused launch started a job"
+PATH=$WORK/smi:$PATH JOBGEN_LOCAL_GPUS=1,0 "$JOBGEN" submit busy.yaml --backend local --launcher python --target rtx2080ti --gpus 1 --force >forced.out 2>forced.err ||
+  fail "--force did not launch: $(cat forced.err)"
+grep -q "does not exist (--force: launching anyway)" forced.err || fail "$(cat forced.err)"
+echo "ok: pre-flight refused a busy GPU and missing data at once; --force launched job $(tail -n1 forced.out)"
 echo "PASS"

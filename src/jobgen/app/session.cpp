@@ -5,6 +5,7 @@
 #include <set>
 
 #include "jobgen/app/jobs.hpp"
+#include "jobgen/app/local_preflight.hpp"
 #include "jobgen/app/profile_lookup.hpp"
 #include "jobgen/profile/profile_summary.hpp"
 #include "jobgen/slurm/local/local_backend.hpp"
@@ -18,13 +19,6 @@
 namespace jobgen::app {
 
 namespace {
-
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> items;
-  for (const auto item : util::split(text, ','))
-    if (!item.empty()) items.emplace_back(item);
-  return items;
-}
 
 Expected<std::unique_ptr<slurm::Backend>> make_backend(const Context& ctx, JobSession& session,
                                                        const std::string& name,
@@ -40,13 +34,7 @@ Expected<std::unique_ptr<slurm::Backend>> make_backend(const Context& ctx, JobSe
     slurm::LocalBackendOptions options;
     options.dir = session.state.local_jobs();
     options.user = sys::current_user(ctx.env);
-    const auto gpus = ctx.env.get("JOBGEN_LOCAL_GPUS");
-    const auto visible = ctx.env.get("CUDA_VISIBLE_DEVICES");
-    if (gpus) {
-      options.gpus = split_list(*gpus);
-    } else if (visible) {
-      options.gpus = split_list(*visible);
-    }
+    options.gpus = local_gpu_list(ctx.env);
     // Stateless, so one for the whole program.
     static sys::RealProcessGroups processes;
     return std::unique_ptr<slurm::Backend>(

@@ -9,6 +9,7 @@
 #include "jobgen/app/session.hpp"
 #include "jobgen/cli/commands.hpp"
 #include "jobgen/cli/job_options.hpp"
+#include "jobgen/cli/terminal_io.hpp"
 #include "jobgen/slurm/job_files.hpp"
 #include "jobgen/util/strings.hpp"
 
@@ -34,40 +35,20 @@ std::string scheduler_log_path(app::JobSession& session, const app::TrackedGroup
   return err ? logs->std_err : logs->std_out;
 }
 
-// A log is printed a piece at a time: a 100 GB log costs no more memory than a small one.
-constexpr std::size_t kPrintChunkBytes = std::size_t{1} << 20;
 // `logs -f` starts this far from the end, as `tail -f` starts at the last lines.
 constexpr std::size_t kFollowStartBytes = std::size_t{64} << 10;
-
-// Prints the file from `offset` to its current end; returns the new offset. A file that is not a
-// regular file (a FIFO, a device) is never opened.
-uint64_t print_from(Context& ctx, const std::filesystem::path& path, uint64_t offset) {
-  for (;;) {
-    auto chunk = ctx.fs.read_from(path, offset, kPrintChunkBytes);
-    if (!chunk) return offset;
-    if (chunk->size < offset) {  // truncated or replaced: start again
-      offset = 0;
-      continue;
-    }
-    ctx.out << chunk->text;
-    offset += chunk->text.size();
-    if (chunk->text.empty() || offset >= chunk->size) break;
-  }
-  ctx.out.flush();
-  return offset;
-}
 
 // The last kFollowStartBytes of the file from a line start; returns the offset after them.
 uint64_t print_end(Context& ctx, const std::filesystem::path& path) {
   const auto status = ctx.fs.status(path);
   if (!status || status->kind != sys::FileStatus::Kind::file) return 0;
-  if (status->size <= kFollowStartBytes) return print_from(ctx, path, 0);
+  if (status->size <= kFollowStartBytes) return print_from(ctx, ctx.out, path, 0);
   uint64_t from = status->size - kFollowStartBytes;
   if (auto head = ctx.fs.read_from(path, from, kFollowStartBytes)) {
     const std::size_t line = head->text.find('\n');
     if (line != std::string::npos) from += line + 1;
   }
-  return print_from(ctx, path, from);
+  return print_from(ctx, ctx.out, path, from);
 }
 
 // An array's id names all its tasks, each with its own log: the user has to pick one.
@@ -127,7 +108,7 @@ Expected<Exit> follow_log(Context& ctx, app::JobSession& session,
   bool warned = false;
   for (;;) {
     ctx.clock.sleep_for(std::chrono::milliseconds(500));
-    offset = print_from(ctx, path, offset);
+    offset = print_from(ctx, ctx.out, path, offset);
     if (ctx.clock.now() - last_query < std::chrono::seconds(5)) continue;
     last_query = ctx.clock.now();
     auto now_views = session.jobs->poll(groups);
@@ -139,7 +120,7 @@ Expected<Exit> follow_log(Context& ctx, app::JobSession& session,
     }
     warned = false;
     if (slurm::all_finished(*now_views)) {
-      print_from(ctx, path, offset);
+      print_from(ctx, ctx.out, path, offset);
       return Exit::ok;
     }
   }
@@ -170,7 +151,7 @@ Expected<Exit> run_logs(Context& ctx, const LogsOptions& options) {
         Exit::not_found);
   }
   if (!options.follow) {
-    print_from(ctx, path, 0);
+    print_from(ctx, ctx.out, path, 0);
     return Exit::ok;
   }
   return follow_log(ctx, session, groups, path, print_end(ctx, path));

@@ -18,12 +18,14 @@
 
 #include "jobgen/app/job_request.hpp"
 #include "jobgen/app/jobs.hpp"
+#include "jobgen/app/local_preflight.hpp"
 #include "jobgen/app/profile_drift.hpp"
 #include "jobgen/app/queue_data.hpp"
 #include "jobgen/app/session.hpp"
 #include "jobgen/app/storage_check.hpp"
 #include "jobgen/app/submission.hpp"
 #include "jobgen/cli/commands.hpp"
+#include "jobgen/cli/foreground.hpp"
 #include "jobgen/cli/job_options.hpp"
 #include "jobgen/plan/report.hpp"
 #include "jobgen/plan/spec_overrides.hpp"
@@ -48,6 +50,7 @@ struct SubmitOptions {
   bool test_only = false;
   bool dry_run = false;
   bool json = false;
+  bool foreground = false;  // local backend: follow the jobs in the terminal (cli/foreground.hpp)
   std::string after;
 };
 
@@ -103,6 +106,11 @@ Expected<Exit> run_submit(Context& ctx, const SubmitOptions& opts) {
   JOBGEN_TRY_ASSIGN(auto session, app::open_job_session(ctx.app(), opts.common, true));
   app::JobSession& s = *session;
   const bool local = s.backend_name == "local";
+  if (opts.foreground && !local)
+    return invalid(
+        "--foreground runs the job in this terminal with the local runner (--backend "
+        "local); a Slurm job runs on the cluster: follow it with 'jobgen watch ID' or "
+        "'jobgen logs -f ID'");
   JOBGEN_TRY_ASSIGN(slurm::Backend * backend, s.backend());
   const app::QueueAccess queue{backend, sys::current_user(ctx.env), app::unix_now(ctx.app())};
   JOBGEN_TRY_ASSIGN(
@@ -121,6 +129,8 @@ Expected<Exit> run_submit(Context& ctx, const SubmitOptions& opts) {
     app::warn_known_drift(ctx.app(), *s.profile, groups);
   }
   JOBGEN_TRY(app::check_checkpoint_storage(ctx.app(), job, *s.profile, opts.request.force));
+  if (local && !opts.dry_run && !opts.test_only)
+    JOBGEN_TRY(app::preflight_local(ctx.app(), job, opts.request.force));
   JOBGEN_TRY_ASSIGN(auto prepared, app::prepare_stages(ctx.app(), s, job, opts.request, local));
   std::string after = opts.after;
   if (!opts.dry_run && !opts.test_only) {
@@ -132,7 +142,11 @@ Expected<Exit> run_submit(Context& ctx, const SubmitOptions& opts) {
   }
   const app::SubmitFlags flags{opts.test_only, opts.dry_run, opts.json, false,
                                opts.request.jobspec};
-  JOBGEN_TRY(app::submit_stages(ctx.app(), flags, s, job, *backend, spec_text, prepared, after));
+  JOBGEN_TRY_ASSIGN(
+      const app::Submitted submitted,
+      app::submit_stages(ctx.app(), flags, s, job, *backend, spec_text, prepared, after));
+  if (opts.foreground && !opts.dry_run && !opts.test_only)
+    return follow_in_foreground(ctx, s, submitted);
   return Exit::ok;
 }
 
@@ -152,7 +166,11 @@ void add_submit_command(CLI::App& app, Context& ctx, Action& action) {
   sub->add_flag("--force", opts->request.force,
                 "Submit although the checkpoints exceed their storage quota or free space");
   sub->add_option("--after", opts->after, "Start only after this job completed successfully");
-  sub->add_flag("--json", opts->json, "Print {\"job_id\": ...}");
+  CLI::Option* json = sub->add_flag("--json", opts->json, "Print {\"job_id\": ...}");
+  sub->add_flag("--foreground", opts->foreground,
+                "With --backend local: show the job's output here as it runs and wait for it; "
+                "Ctrl-C cancels it")
+      ->excludes(json);
   sub->callback([&ctx, &action, opts, sub] {
     record_command_line(sub, "submit", opts->request);
     action = [&ctx, opts] { return run_submit(ctx, *opts); };

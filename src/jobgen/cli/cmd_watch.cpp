@@ -19,6 +19,7 @@
 #include "jobgen/app/session.hpp"
 #include "jobgen/cli/commands.hpp"
 #include "jobgen/cli/job_options.hpp"
+#include "jobgen/cli/terminal_io.hpp"
 #include "jobgen/cli/ui/job_table.hpp"
 #include "jobgen/cli/ui/watch_screen.hpp"
 #include "jobgen/plan/jobspec.hpp"
@@ -26,12 +27,6 @@
 namespace jobgen::cli {
 
 namespace {
-
-std::atomic<bool> g_stop{false};
-
-extern "C" void on_interrupt(int) {
-  g_stop.store(true);
-}
 
 struct WatchOptions {
   app::JobCommandOptions common;
@@ -55,20 +50,6 @@ void follow_retries(std::vector<app::TrackedGroup>& groups, std::vector<app::Ret
       groups.push_back({retry.next.backend, retry.next.cluster, {retry.next}});
   }
 }
-
-// RAII: SIGINT sets g_stop while watching, so Ctrl-C ends the loop and never reaches the jobs
-// (they run elsewhere; jobgen signals nothing).
-struct InterruptGuard {
-  struct sigaction previous {};
-  InterruptGuard() {
-    g_stop.store(false);
-    struct sigaction action {};
-    action.sa_handler = on_interrupt;
-    sigemptyset(&action.sa_mask);
-    ::sigaction(SIGINT, &action, &previous);
-  }
-  ~InterruptGuard() { ::sigaction(SIGINT, &previous, nullptr); }
-};
 
 // Poll intervals (0.1 s to a day) and the screen: a table on a terminal, $COLUMNS wide (at
 // least 40) when it is set.
@@ -179,9 +160,10 @@ Expected<Exit> run_watch(Context& ctx, const WatchOptions& options) {
     return views;
   };
   const auto log_tail = [&](const slurm::JobView& view) { return tails.tail(view); };
+  // Ctrl-C ends the watch and never reaches the jobs (they run elsewhere; jobgen signals nothing).
   InterruptGuard guard;
-  auto result =
-      watch_jobs(poll, log_tail, ctx.clock, ctx.out, settings, g_stop, session.names, messages);
+  auto result = watch_jobs(poll, log_tail, ctx.clock, ctx.out, settings,
+                           InterruptGuard::interrupted(), session.names, messages);
   if (!result) return std::unexpected(result.error());
   if (result->exit_code == kInterrupted) {
     ctx.err << "jobgen: stopped watching; the jobs keep running ('jobgen status' shows them)\n";

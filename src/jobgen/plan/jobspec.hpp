@@ -185,6 +185,11 @@ struct JobSpec {
   // `baseline`: a measured run every option's time is anchored on (baseline.hpp).
   std::optional<Baseline> baseline;
 
+  // `data`: the paths the job reads its data from (one, or a list), as the job sees them; a local
+  // launch checks that they exist before it starts (app/local_preflight.hpp).
+  std::vector<std::string> data;
+  SourceLoc data_loc;
+
   std::vector<JobSpec> stages;  // complete specs (top level + the stage's overrides)
   SourceLoc loc;                // the mapping this spec was read from
 

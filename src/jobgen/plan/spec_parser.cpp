@@ -47,7 +47,8 @@ const std::vector<std::string> kStageKeys{"name",
                                           "empirical_memory",
                                           "recover",
                                           "time_limit",
-                                          "baseline"};
+                                          "baseline",
+                                          "data"};
 
 }  // namespace
 
@@ -102,6 +103,10 @@ void SpecParser::apply(const YAML::Node& map, JobSpec& spec, const std::string& 
   read_env(map, spec, what);
   read_empirical(map, spec, what);
   read_baseline(map, spec, what);
+  if (map["data"]) {
+    spec.data = r_.strings(map, "data", what);
+    spec.data_loc = r_.at(map["data"]);
+  }
 }
 
 // Completeness and consistency, once all keys are applied.

@@ -1,0 +1,149 @@
+#include "jobgen/app/local_preflight.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "jobgen/util/strings.hpp"
+
+namespace jobgen::app {
+
+namespace {
+
+std::optional<double> number(std::string_view text) {
+  text = util::trim(text);
+  if (text.empty()) return std::nullopt;
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(std::string(text), &used);
+    if (used != text.size() || v < 0) return std::nullopt;
+    return v;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// The devices a job of `wanted` GPUs gets, as LocalBackend hands them out.
+std::vector<std::string> devices_for(const sys::Environment& env, int wanted) {
+  std::vector<std::string> list = local_gpu_list(env);
+  if (list.empty())
+    for (int i = 0; i < wanted; ++i) list.push_back(std::to_string(i));
+  if (static_cast<int>(list.size()) > wanted) list.resize(static_cast<std::size_t>(wanted));
+  return list;
+}
+
+// "; JOBGEN_LOCAL_GPUS=2,3 gives free ones" when nvidia-smi lists enough free GPUs, else "".
+std::string free_hint(const std::vector<GpuUsage>& gpus, std::size_t wanted) {
+  std::vector<std::string> free;
+  for (const auto& g : gpus)
+    if (g.used_mib <= kBusyMiB && free.size() < wanted) free.push_back(g.index);
+  if (free.size() < wanted) return "; wait for them to end";
+  return "; wait for them, or take free ones: JOBGEN_LOCAL_GPUS=" + util::join(free, ",");
+}
+
+// The GPUs' problems; nullopt when nvidia-smi could not be asked (said as a note).
+std::optional<std::vector<Error>> gpu_problems(const Context& ctx,
+                                               const std::vector<std::string>& devices) {
+  sys::RealCommandRunner real;
+  sys::CommandRunner& runner = ctx.runner != nullptr ? *ctx.runner : real;
+  sys::Command command;
+  command.argv = {"nvidia-smi", "--query-gpu=index,memory.used,memory.total",
+                  "--format=csv,noheader,nounits"};
+  command.timeout = std::chrono::seconds(20);
+  auto ran = runner.run(command);
+  if (!ran || ran->exit_code != 0) return std::nullopt;
+  auto gpus = parse_gpu_usage(ran->out);
+  if (!gpus) return std::vector<Error>{gpus.error()};
+  std::vector<Error> problems;
+  const std::string hint = free_hint(*gpus, devices.size());
+  for (const auto& device : devices) {
+    const auto it = std::ranges::find(*gpus, device, &GpuUsage::index);
+    if (it == gpus->end()) {
+      // A UUID or MIG device name in CUDA_VISIBLE_DEVICES is not in nvidia-smi's index column.
+      if (util::parse_int(device))
+        problems.push_back(Error{fmt::format("GPU {} is not on this machine (nvidia-smi lists {})",
+                                             device, gpus->size()),
+                                 {}});
+      continue;
+    }
+    if (it->used_mib > kBusyMiB)
+      problems.push_back(Error{
+          fmt::format(
+              "GPU {} is in use: {:.1f} of {:.1f} GiB taken by other processes (nvidia-smi){}",
+              device, it->used_mib / 1024, it->total_mib / 1024, hint),
+          {}});
+  }
+  return problems;
+}
+
+}  // namespace
+
+Expected<std::vector<GpuUsage>> parse_gpu_usage(std::string_view text) {
+  std::vector<GpuUsage> gpus;
+  for (const auto line : util::split(text, '\n')) {
+    if (util::trim(line).empty()) continue;
+    const auto fields = util::split(line, ',');
+    const auto used = fields.size() == 3 ? number(fields[1]) : std::nullopt;
+    const auto total = fields.size() == 3 ? number(fields[2]) : std::nullopt;
+    if (!used || !total)
+      return fail("nvidia-smi printed a line jobgen cannot read: '" + util::printable(line, 120) +
+                  "' (expected index, memory.used, memory.total)");
+    gpus.push_back({std::string(util::trim(fields[0])), *used, *total});
+  }
+  return gpus;
+}
+
+std::vector<std::string> local_gpu_list(const sys::Environment& env) {
+  std::optional<std::string> list = env.get("JOBGEN_LOCAL_GPUS");
+  if (!list) list = env.get("CUDA_VISIBLE_DEVICES");
+  std::vector<std::string> out;
+  if (!list) return out;
+  for (const auto item : util::split(*list, ',')) {
+    const auto word = util::trim(item);
+    if (!word.empty()) out.emplace_back(word);
+  }
+  return out;
+}
+
+Expected<void> preflight_local(const Context& ctx, const JobRequest& job, bool force) {
+  std::vector<Error> problems;
+  int wanted = 0;
+  for (const auto& stage : job.stages) wanted = std::max(wanted, stage.row.world_size());
+  const std::vector<std::string> devices = devices_for(ctx.env, wanted);
+  if (auto gpus = gpu_problems(ctx, devices)) {
+    problems.insert(problems.end(), gpus->begin(), gpus->end());
+  } else if (wanted > 0) {
+    ctx.report.note("no nvidia-smi here: the job gets CUDA_VISIBLE_DEVICES=" +
+                    util::join(devices, ",") + " unchecked");
+  }
+  std::vector<const plan::JobSpec*> specs;  // the job spec, or the stages being launched
+  for (const auto& stage : job.stages) {
+    const auto st = job.spec.stage(stage.stage);
+    specs.push_back(stage.stage.empty() || !st ? &job.spec : *st);
+  }
+  std::vector<std::string> seen;
+  for (const plan::JobSpec* spec : specs) {
+    for (const auto& path : spec->data) {
+      if (std::ranges::find(seen, path) != seen.end()) continue;
+      seen.push_back(path);
+      if (!ctx.fs.status(path))
+        problems.push_back(
+            Error{"data path '" + util::printable(path, 200) + "' does not exist", spec->data_loc});
+    }
+  }
+  if (problems.empty()) return {};
+  if (force) {
+    for (const auto& p : problems) {
+      const SourceLoc& at = p.where;
+      const std::string place =
+          at.file.empty() ? "" : fmt::format("{}:{}:{}: ", at.file, at.line, at.col);
+      ctx.report.warning(place + p.message + " (--force: launching anyway)");
+    }
+    return {};
+  }
+  Error all{"the local run would fail at once (--force launches anyway):", {}, Exit::invalid_input};
+  all.more = std::move(problems);
+  return std::unexpected(std::move(all));
+}
+
+}  // namespace jobgen::app

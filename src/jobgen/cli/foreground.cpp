@@ -1,0 +1,87 @@
+#include "jobgen/cli/foreground.hpp"
+
+#include <chrono>
+#include <filesystem>
+
+#include "jobgen/app/jobs.hpp"
+#include "jobgen/cli/terminal_io.hpp"
+#include "jobgen/slurm/job_state.hpp"
+#include "jobgen/util/strings.hpp"
+
+namespace jobgen::cli {
+
+namespace {
+
+using std::chrono::milliseconds;
+
+// Bash's convention for a program ended by SIGINT.
+constexpr int kInterruptedExit = 130;
+
+// The job's current view; an error or an answer without it means "ask again" (a local job's
+// files can be read a moment later), never "ended".
+std::optional<slurm::JobView> view_of(app::JobSession& session, const std::string& id) {
+  auto groups = session.jobs->tracked({id});
+  if (!groups) return std::nullopt;
+  auto views = session.jobs->poll(*groups);
+  if (!views || views->size() != 1) return std::nullopt;
+  return views->front();
+}
+
+// Cancels the jobs of the submission that have not ended, through the one owner of job state.
+void cancel_all(Context& ctx, app::JobSession& session, const app::Submitted& jobs) {
+  std::vector<std::string> ids;
+  for (const auto& job : jobs) ids.push_back(job.second);
+  auto groups = session.jobs->tracked(ids);
+  if (!groups) return;
+  for (const auto& group : *groups) {
+    auto backend = session.backend_for(group.backend, group.cluster);
+    if (!backend) continue;
+    std::vector<std::string> group_ids;
+    for (const auto& t : group.jobs) group_ids.push_back(t.id);
+    if (auto cancelled = (*backend)->cancel(group_ids))
+      session.jobs->record_cancel_requests(group, cancelled->accepted);
+  }
+  ctx.err << "jobgen: interrupted: cancelled job" << (ids.size() == 1 ? " " : "s ")
+          << util::join(ids, ", ") << '\n';
+}
+
+struct Offsets {
+  uint64_t out = 0, err = 0;
+};
+
+void copy_logs(Context& ctx, const slurm::JobInfo& info, Offsets& at) {
+  if (!info.std_out.empty()) at.out = print_from(ctx, ctx.out, info.std_out, at.out);
+  if (!info.std_err.empty() && info.std_err != info.std_out)
+    at.err = print_from(ctx, ctx.err, info.std_err, at.err);
+}
+
+}  // namespace
+
+Expected<Exit> follow_in_foreground(Context& ctx, app::JobSession& session,
+                                    const app::Submitted& jobs) {
+  InterruptGuard guard;
+  bool all_completed = true;
+  for (const auto& [stage, id] : jobs) {
+    Offsets at;
+    std::optional<slurm::JobView> view;
+    for (;;) {
+      if (InterruptGuard::interrupted().load()) {
+        cancel_all(ctx, session, jobs);
+        return static_cast<Exit>(kInterruptedExit);
+      }
+      if (auto now = view_of(session, id)) view = std::move(now);
+      if (view) copy_logs(ctx, view->info, at);
+      if (view && slurm::is_finished(view->info.state)) break;
+      ctx.clock.sleep_for(milliseconds(200));
+    }
+    copy_logs(ctx, view->info, at);  // what it wrote as it ended
+    const std::string what =
+        slurm::describe(view->info, app::unix_now(ctx.app()), std::nullopt, session.names);
+    ctx.err << "jobgen: job " << id << (stage.empty() ? "" : " (stage " + stage + ")") << ": "
+            << util::printable(what) << '\n';
+    all_completed &= view->info.state == slurm::JobState::completed;
+  }
+  return all_completed ? Exit::ok : Exit::jobs_failed;
+}
+
+}  // namespace jobgen::cli
