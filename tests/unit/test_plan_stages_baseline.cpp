@@ -62,6 +62,10 @@ TEST_CASE("staged plan: every stage is planned as render and submit plan it, tot
     CHECK(b->label() == o.label);
     CHECK(o.total_time_s == doctest::Approx(a->total_time_s + b->total_time_s));
     CHECK(o.gpu_hours == doctest::Approx(a->gpu_hours + b->gpu_hours));
+    // The whole run's scaling: the stages' weighted by their time.
+    CHECK(o.scaling_efficiency == doctest::Approx((a->scaling_efficiency * a->total_time_s +
+                                                   b->scaling_efficiency * b->total_time_s) /
+                                                  (a->total_time_s + b->total_time_s)));
     REQUIRE(o.cost);
     CHECK(*o.cost == doctest::Approx(*a->cost + *b->cost));
   }
@@ -133,7 +137,8 @@ TEST_CASE("staged plan: text, JSON and Markdown show every stage and the whole r
   CHECK(md.find("## Stage 2: lora") != std::string::npos);
   CHECK(md.find("### GPUs compared") != std::string::npos);  // a stage's sections, one level down
   CHECK(md.find("## Whole run") != std::string::npos);
-  CHECK(md.find("| Option | full | lora | Total | GPU-hours | Cost |") != std::string::npos);
+  CHECK(md.find("| Option | full | lora | Total | Scaling | GPU-hours | Cost |") !=
+        std::string::npos);
 }
 
 // ---- a measured baseline (plan/baseline.hpp)
@@ -228,4 +233,37 @@ TEST_CASE("baseline: every mistake is reported at its line, with what to write")
   CHECK(bad("{gpu: a6000, step_time_s: 1, steps: 3}").find("goes with hours") != std::string::npos);
   CHECK(bad("{gpu: a6001, step_time_s: 1}").find("s.yaml:7:") != std::string::npos);
   CHECK(bad("{gpu: a6000, step_time_s: 1}").empty());  // the job spec's micro-batch is the default
+}
+
+TEST_CASE(
+    "baseline: a stage without its own takes the top level's ratio, not a comparison with "
+    "work nobody measured") {
+  const std::string spec =
+      std::string(kMeasured) +
+      "baseline: {gpu: l40s, micro_batch: 32, grad_accum: 8, step_time_s: 4.5}\n"
+      "stages:\n"
+      "  - name: full\n"
+      "  - name: lora\n"
+      "    finetune: lora\n"
+      "  - name: own\n"
+      "    finetune: lora\n"
+      "    baseline: {gpu: l40s, micro_batch: 32, grad_accum: 8, "
+      "step_time_s: 1.0}\n";
+  const plan::StagedPlan p = staged(spec, opts("l40s"));
+  REQUIRE(p.stages.size() == 3);
+  const auto& full = *p.stages[0].report.anchor;
+  const auto& lora = *p.stages[1].report.anchor;
+  const auto& own = *p.stages[2].report.anchor;
+  CHECK(lora.factor == doctest::Approx(full.factor));  // the measured run's ratio, carried
+  CHECK(lora.estimated_step_s == doctest::Approx(full.estimated_step_s));
+  CHECK(lora.of == "anchored");  // said in the plan: the ratio comes from the top level
+  CHECK(plan::anchor_text(lora).find("for 'anchored' there, so this stage's times are x") !=
+        std::string::npos);
+  CHECK(own.of.empty());
+  CHECK(own.factor != doctest::Approx(full.factor));
+  // The LoRA stage's own model estimate times that ratio.
+  const plan::PlanReport lora_alone =
+      plan_for(std::string(kMeasured) + "finetune: lora\n", opts("l40s"));
+  CHECK(p.stages[1].report.rows.front().step_time_s ==
+        doctest::Approx(lora_alone.rows.front().step_time_s * full.factor));
 }

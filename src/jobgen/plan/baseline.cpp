@@ -26,9 +26,12 @@ std::string step_text(double s) {
 }  // namespace
 
 Expected<Anchor> anchor_for(const JobSpec& spec, const profile::Catalog& catalog) {
-  return anchor_for(
-      *spec.baseline, spec.setup(), spec.micro_batch,
-      [&spec](int effective) { return spec.steps_for(effective); }, catalog);
+  const JobSpec& home = spec.baseline_home ? *spec.baseline_home : spec;
+  Expected<Anchor> anchor = anchor_for(
+      *spec.baseline, home.setup(), home.micro_batch,
+      [&home](int effective) { return home.steps_for(effective); }, catalog);
+  if (anchor && spec.baseline_home) anchor->of = home.name;
+  return anchor;
 }
 
 Expected<Anchor> anchor_for(const Baseline& b, est::TrainingSetup setup,
@@ -96,8 +99,14 @@ std::string anchor_text(const Anchor& a) {
                         util::format_duration(a.measured_step_s * static_cast<double>(a.steps)),
                         util::with_commas(a.steps));
   if (!a.source.empty()) text += " [" + a.source + "]";
-  text += fmt::format("; the model alone estimates {} there, so every option's time is x{:.2f}",
-                      step_text(a.estimated_step_s), a.factor);
+  if (a.of.empty()) {
+    text += fmt::format("; the model alone estimates {} there, so every option's time is x{:.2f}",
+                        step_text(a.estimated_step_s), a.factor);
+  } else {
+    text += fmt::format(
+        "; the model alone estimates {} for '{}' there, so this stage's times are x{:.2f} too",
+        step_text(a.estimated_step_s), a.of, a.factor);
+  }
   if (a.factor > kAnchorFar || a.factor < 1.0 / kAnchorFar)
     text += fmt::format(
         " (over {:.0f}x apart: check that the baseline's GPU, GPU count, micro-batch and "

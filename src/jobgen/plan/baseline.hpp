@@ -10,7 +10,8 @@
 //
 // Precedence: the baseline replaces the step-time correction of `jobgen calibrate` (the user's
 // measurement of this run is the closer evidence); calibration's memory correction still applies.
-// Stages inherit the top level's baseline like any key.
+// A stage without its own baseline takes the top level's ratio: the top level's training on the
+// baseline's setting against the measurement (not the stage's own work, which was not measured).
 //
 // Units: seconds; `hours` is the whole measured run, which had `steps` optimizer steps (default:
 // what this job spec runs at the baseline's effective batch).
@@ -53,6 +54,7 @@ struct Anchor {
   std::string setting;  // "4 x NVIDIA V100 SXM2 32GB, micro-batch 32, amp-fp16" (as estimated)
   std::string source;
   int64_t steps = 0;  // steps behind `hours`; 0 with step_time_s
+  std::string of;     // the job spec the baseline measured when not this one (a stage's top level)
 };
 
 // The baseline against the estimator for the training `setup` (its GPU count is replaced by the

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <map>
+#include <memory>
 
 #include "jobgen/plan/spec_overrides.hpp"
 #include "jobgen/plan/spec_parser.hpp"
@@ -112,6 +113,10 @@ namespace {
 // `spec` itself would copy every earlier stage too (quadratic in the number of stages).
 void parse_stages(const YAML::Node& stages, JobSpec& spec, YamlReader& reader) {
   const JobSpec top = spec;
+  // The top level's baseline measured the top level's training: a stage that trains otherwise
+  // (LoRA after pretraining) is anchored by the same measured/estimated ratio, not by comparing
+  // that measurement with its own, different work.
+  const auto baseline_home = top.baseline ? std::make_shared<const JobSpec>(top) : nullptr;
   std::map<std::string, std::string> files;  // sanitized name -> the stage name that has it
   for (const auto& item : stages) {
     if (!reader.expect_map(item, "a stage")) continue;
@@ -123,6 +128,7 @@ void parse_stages(const YAML::Node& stages, JobSpec& spec, YamlReader& reader) {
     if (item["steps"]) stage.epochs.reset(), stage.dataset_size.reset();
     if (item["epochs"] || item["dataset_size"]) stage.steps.reset();
     detail::read_spec_mapping(reader, item, stage, what);
+    if (!item["baseline"]) stage.baseline_home = baseline_home;
     const auto [it, fresh] = files.emplace(util::sanitize_job_name(stage.name), stage.name);
     if (!fresh) {
       reader.problem(reader.key_loc(item, "name"),

@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -182,8 +183,11 @@ struct JobSpec {
   // (`jobgen submit --time` overrides it); nullopt = the plan's.
   std::optional<int64_t> time_limit_s;
 
-  // `baseline`: a measured run every option's time is anchored on (baseline.hpp).
+  // `baseline`: a measured run every option's time is anchored on (baseline.hpp), and the job
+  // spec whose training it measured when that is not this one (a stage inheriting the top
+  // level's); null = this one.
   std::optional<Baseline> baseline;
+  std::shared_ptr<const JobSpec> baseline_home;
 
   // `data`: the paths the job reads its data from (one, or a list), as the job sees them; a local
   // launch checks that they exist before it starts (app/local_preflight.hpp).

@@ -45,13 +45,14 @@ std::string whole_run_text(const StagedPlan& p) {
     std::vector<std::vector<std::string>> rows;
     std::vector<std::string> head{"option"};
     for (const auto& n : names) head.push_back(n);
-    for (const char* h : {"total", "GPU-h", "cost"}) head.emplace_back(h);
+    for (const char* h : {"total", "scale", "GPU-h", "cost"}) head.emplace_back(h);
     rows.push_back(head);
     for (const RunOption& o : p.same_gpus) {
       std::vector<std::string> cells{o.label};
       for (size_t i = 0; i < o.rows.size(); ++i)
         cells.push_back(hours(p.stages[i].report.row(o.rows[i])->total_time_s));
       cells.push_back(hours(o.total_time_s));
+      cells.push_back(fmt::format("{:.0f}%", 100 * o.scaling_efficiency));
       cells.push_back(fmt::format("{:.1f}", o.gpu_hours));
       cells.push_back(money(o.cost, p.currency));
       rows.push_back(std::move(cells));
@@ -95,6 +96,7 @@ json option_json(const StagedPlan& p, const std::optional<RunOption>& o) {
           {"stages", stages},
           {"total_time_s", o->total_time_s},
           {"gpu_hours", o->gpu_hours},
+          {"scaling_efficiency", o->scaling_efficiency},
           {"cost", o->cost ? json(*o->cost) : json(nullptr)}};
 }
 
@@ -148,15 +150,15 @@ std::string render_markdown(const StagedPlan& p) {
   if (!p.same_gpus.empty()) {
     out += "| Option |";
     for (const auto& s : p.stages) out += " " + s.name + " |";
-    out += " Total | GPU-hours | Cost |\n|---|";
+    out += " Total | Scaling | GPU-hours | Cost |\n|---|";
     for (size_t i = 0; i < p.stages.size(); ++i) out += "---|";
-    out += "---|---|---|\n";
+    out += "---|---|---|---|\n";
     for (const RunOption& o : p.same_gpus) {
       out += "| " + o.label + " |";
       for (size_t i = 0; i < o.rows.size(); ++i)
         out += " " + hours(p.stages[i].report.row(o.rows[i])->total_time_s) + " |";
-      out += fmt::format(" {} | {:.1f} | {} |\n", hours(o.total_time_s), o.gpu_hours,
-                         money(o.cost, p.currency));
+      out += fmt::format(" {} | {:.0f}% | {:.1f} | {} |\n", hours(o.total_time_s),
+                         100 * o.scaling_efficiency, o.gpu_hours, money(o.cost, p.currency));
     }
     out += "\n";
   }

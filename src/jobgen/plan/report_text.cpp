@@ -242,7 +242,7 @@ std::string header_text(const PlanReport& r) {
 
 // One option's cells in its group's table.
 std::vector<std::string> row_cells(const PlanReport& r, const PlanRow& row, bool lr_varies,
-                                   bool epochs) {
+                                   bool ckpt, bool epochs) {
   std::vector<std::string> c{std::to_string(row.id),
                              count_label(row),
                              std::to_string(row.micro_batch),
@@ -251,7 +251,7 @@ std::vector<std::string> row_cells(const PlanReport& r, const PlanRow& row, bool
                              std::to_string(row.grad_accum),
                              batch_text(r, row)};
   if (lr_varies) c.push_back(lr_text(row.learning_rate));
-  c.push_back(row.grad_checkpointing ? "on" : "off");
+  if (ckpt) c.push_back(row.grad_checkpointing ? "on" : "off");
   c.push_back(fmt::format("{:.1f}", row.memory.total));
   if (row.runnable) {
     c.push_back(step_text(row.step_time_s));
@@ -274,7 +274,11 @@ std::string group_text(const PlanReport& r, const GroupInfo& g, bool lr_varies) 
   if (lr_varies) head.emplace_back("LR");
   const bool epochs =
       std::ranges::any_of(r.rows, [](const PlanRow& row) { return row.steps_per_epoch > 0; });
-  for (const char* h : {"ckpt", "mem GiB", "step", "total"}) head.emplace_back(h);
+  // Without an option that checkpoints, the column would say "off" on every line.
+  const bool ckpt =
+      std::ranges::any_of(r.rows, [](const PlanRow& row) { return row.grad_checkpointing; });
+  if (ckpt) head.emplace_back("ckpt");
+  for (const char* h : {"mem GiB", "step", "total"}) head.emplace_back(h);
   if (epochs) head.emplace_back("epoch");
   for (const char* h : {"scale", "GPU-h", "cost"}) head.emplace_back(h);
   std::vector<std::vector<std::string>> cells{head};
@@ -288,7 +292,7 @@ std::string group_text(const PlanReport& r, const GroupInfo& g, bool lr_varies) 
   for (const PlanRow& row : r.rows) {
     if (row.group != g.name || row.mig_profile != g.mig_profile) continue;
     ++rows;
-    cells.push_back(row_cells(r, row, lr_varies, epochs));
+    cells.push_back(row_cells(r, row, lr_varies, ckpt, epochs));
     if (!row.checkpointing_note.empty()) note(row.checkpointing_note, row.id);
     if (!row.calibration_note.empty()) note(row.calibration_note, row.id);
     for (const auto& w : row.warnings) note(w, row.id);
@@ -368,6 +372,10 @@ std::string render_text(const PlanReport& r) {
   if (!r.rows.empty() && r.rows.front().learning_rate && !lr_varies) {
     out += fmt::format("\nLearning rate {} for every option.\n",
                        lr_text(r.rows.front().learning_rate));
+  }
+  if (!r.rows.empty() &&
+      std::ranges::none_of(r.rows, [](const PlanRow& row) { return row.grad_checkpointing; })) {
+    out += "\nActivation checkpointing off for every option.\n";
   }
   out += ranking_text(r);
   out += queue_text(r);

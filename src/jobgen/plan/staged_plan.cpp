@@ -18,7 +18,12 @@ RowKey key_of(const PlanRow& r) {
 
 void add_row(RunOption& option, const PlanRow& row) {
   option.rows.push_back(row.id);
+  const double before = option.total_time_s;
   option.total_time_s += row.total_time_s;
+  if (option.total_time_s > 0)
+    option.scaling_efficiency =
+        (option.scaling_efficiency * before + row.scaling_efficiency * row.total_time_s) /
+        option.total_time_s;
   option.gpu_hours += row.gpu_hours;
   if (option.rows.size() == 1) {
     option.cost = row.cost;
@@ -32,7 +37,7 @@ void add_row(RunOption& option, const PlanRow& row) {
 // The run with each stage on the row `pick` gives it; nullopt when a stage has none.
 template <class Pick>
 std::optional<RunOption> picked(const StagedPlan& plan, const std::string& label, Pick pick) {
-  RunOption option{label, {}, 0, 0, std::nullopt};
+  RunOption option{label, {}, 0, 0, std::nullopt, 1};
   for (const auto& stage : plan.stages) {
     const std::optional<Recommendation>& r = pick(stage.report);
     const PlanRow* row = r ? stage.report.row(r->row) : nullptr;
@@ -97,7 +102,7 @@ Expected<StagedPlan> make_staged_plan(const JobSpec& spec, const profile::Profil
   plan.cheapest = picked(plan, "cheapest", [](const PlanReport& r) { return r.cheapest; });
   plan.balanced = picked(plan, "balanced", [](const PlanReport& r) { return r.balanced; });
   // What render and submit run: choose_row's pick for every stage.
-  RunOption chosen{"chosen", {}, 0, 0, std::nullopt};
+  RunOption chosen{"chosen", {}, 0, 0, std::nullopt, 1};
   bool complete = true;
   for (const auto& stage : plan.stages) {
     auto row = choose_row(stage.report, 0);

@@ -35,6 +35,9 @@ struct RunOption {
   double total_time_s = 0;
   double gpu_hours = 0;
   std::optional<double> cost;  // absent when a stage's row has no price
+  // The stages' scaling efficiencies weighted by their time: what the whole run gets from its
+  // GPUs against one GPU doing the same work.
+  double scaling_efficiency = 1;
 };
 
 struct StagedPlan {
