@@ -133,6 +133,10 @@ struct Profile {
   std::optional<RestSettings> rest;
   std::string template_dir;  // optional site template directory overriding bundled templates
   std::string currency = "USD";
+  // `fp32_matmul: tf32`: "fp32" jobs on this cluster run their matmuls in TF32 on GPUs that have
+  // it (the site's containers set TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1, as NGC's PyTorch images
+  // do); `strict` (the default) is PyTorch's own default, FP32 matmuls.
+  bool fp32_matmul_tf32 = false;
   std::vector<Partition> partitions;
   std::vector<NodeGroup> node_groups;
   // GPUs the catalog lacks, defined by the profile in the catalog's form (data/gpus.yaml); node

@@ -17,9 +17,9 @@ namespace detail {
 
 namespace {
 
-const std::vector<std::string> kTopKeys = {"cluster",      "description", "backend",    "rest",
-                                           "template_dir", "currency",    "partitions", "defaults",
-                                           "storage",      "node_groups", "gpus"};
+const std::vector<std::string> kTopKeys = {
+    "cluster",    "description", "backend", "rest",        "template_dir", "currency",
+    "partitions", "defaults",    "storage", "node_groups", "gpus",         "fp32_matmul"};
 const std::vector<std::string> kRestKeys = {"url", "api_version", "token_file",
                                             "allow_scontrol_token", "ca_bundle"};
 const std::vector<std::string> kPartitionKeys = {
@@ -51,6 +51,16 @@ Profile ProfileReader::load(const YAML::Node& root) {
   p.description = r_.string(root, "description", "the profile").value_or("");
   p.template_dir = r_.string(root, "template_dir", "the profile").value_or("");
   p.currency = r_.string(root, "currency", "the profile").value_or("USD");
+  if (auto m = r_.string(root, "fp32_matmul", "the profile")) {
+    if (*m == "tf32" || *m == "strict")
+      p.fp32_matmul_tf32 = *m == "tf32";
+    else
+      r_.problem(root["fp32_matmul"],
+                 "'fp32_matmul' is 'strict' (PyTorch's default: FP32 "
+                 "matmuls) or 'tf32' (the site's containers allow TF32, as "
+                 "NGC's do), not '" +
+                     *m + "'");
+  }
   if (auto backend = r_.string(root, "backend", "the profile")) {
     if (auto b = util::parse_name(backend_names(), *backend, "backend")) {
       p.backend = *b;

@@ -201,6 +201,12 @@ Expected<void> set_run(const profile::Profile& prof, const plan::JobSpec& spec,
   in.log_dir = opt.log_dir;
   in.checkpoint_dir = spec.checkpoint.dir;
   in.environment = spec.env;
+  // A plan timed with TF32 matmuls needs them in the job: PyTorch's default is strict FP32, and
+  // this variable makes it allow TF32 in cuBLAS whatever the script sets (NGC's images set it).
+  const bool tf32_set = std::ranges::any_of(
+      spec.env, [](const auto& e) { return e.first == "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"; });
+  if (row.precision == estimate::Precision::tf32 && !tf32_set)
+    in.environment.emplace_back("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "1");
   // The plan reaches the job: every setting its fit depends on, or a refusal naming each one.
   const auto gaps = opt.header_only ? std::vector<plan::ContractGap>{}
                                     : plan::contract_gaps(spec, row, in.launcher);
