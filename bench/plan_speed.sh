@@ -89,8 +89,12 @@ cmd_plan="$jobgen plan $spec --offline"  # planning only: the queue has its own 
 cmd_big="$jobgen plan $spec --offline --profile $tmp/bench-10k.yaml"
 # Every command must succeed before it is timed.
 for c in "$cmd_version" "$cmd_plan" "$cmd_big"; do $c >/dev/null; done
-rows_default=$($cmd_plan --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["options"]))')
-rows_big=$($cmd_big --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["options"]))')
+# Options planned: a job spec with stages (the bundled example has two) plans each stage.
+count_options='import json,sys
+j = json.load(sys.stdin)
+print(sum(len(s["plan"]["options"]) for s in j["stages"]) if "stages" in j else len(j["options"]))'
+rows_default=$($cmd_plan --json | python3 -c "$count_options")
+rows_big=$($cmd_big --json | python3 -c "$count_options")
 
 # Median wall time in milliseconds of each command, measured interleaved in the same run.
 if command -v hyperfine >/dev/null; then

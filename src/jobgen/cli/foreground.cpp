@@ -2,6 +2,9 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "jobgen/app/jobs.hpp"
 #include "jobgen/cli/terminal_io.hpp"
