@@ -94,6 +94,8 @@ TEST_CASE("slurm_time: format as squeue/scontrol (secs2time_str)") {
 
 TEST_CASE("slurm_time: human durations for reports") {
   CHECK(format_duration(0) == "0 s");
+  CHECK(format_duration(0.4) == "0.4 s");  // a short run is not "0 s"
+  CHECK(format_duration(0.96) == "1 s");
   CHECK(format_duration(45) == "45 s");
   CHECK(format_duration(59.4) == "59 s");
   CHECK(format_duration(60) == "1 min");

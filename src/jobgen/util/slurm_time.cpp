@@ -143,6 +143,7 @@ std::string format_duration(double seconds, DurationStyle style) {
     case DurationStyle::decimal:
       break;
   }
+  if (seconds >= 0.05 && seconds < 0.95) return fixed1(seconds) + " s";
   if (seconds < 59.5) return std::to_string(std::lround(seconds)) + " s";
   if (seconds < 3570) return std::to_string(std::lround(seconds / 60)) + " min";
   if (seconds < 47.95 * 3600) return fixed1(seconds / 3600) + " h";

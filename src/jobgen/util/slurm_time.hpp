@@ -49,8 +49,9 @@ std::string format_utc(int64_t unix_seconds);
 // How format_duration spells a duration; each style is what one kind of message has always
 // printed, so reports, queue waits and token ages keep their wording.
 enum class DurationStyle {
-  // Reports: "45 s", "12 min", "5.7 h", "2.1 days". Below 60 s whole seconds, below 1 h whole
-  // minutes, below 48 h hours with one decimal, beyond that days with one decimal.
+  // Reports: "0.4 s", "45 s", "12 min", "5.7 h", "2.1 days". Below 1 s tenths of a second,
+  // below 60 s whole seconds, below 1 h whole minutes, below 48 h hours with one decimal, beyond
+  // that days with one decimal.
   decimal,
   // Waits: "40 s" under a minute (negative -> "0 s"), then whole minutes (rounded): "45 m",
   // "2 h 10 m" below 48 h, "3 d 4 h" beyond.
