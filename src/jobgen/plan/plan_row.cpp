@@ -247,8 +247,8 @@ void note_tf32_alternative(PlanRow& row, const Config& chosen, const est::Hardwa
   if (!(step > 0) || chosen.tp.step_time_s <= step * 1.05) return;
   row.warnings.push_back(fmt::format(
       "fp32 is planned as strict FP32 matmuls (PyTorch's default); allowing TF32 (precision: "
-      "tf32, or fp32_matmul: tf32 in a profile whose containers do) would make each step about "
-      "{:.1f}x faster",
+      "tf32, or fp32_matmul: tf32 in a profile whose containers do) would make each step up to "
+      "{:.1f}x faster (the model's figure; measured TF32 gains run lower, docs/accuracy.md)",
       chosen.tp.step_time_s / step));
 }
 
