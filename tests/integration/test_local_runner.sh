@@ -164,4 +164,13 @@ PATH=$WORK/smi:$PATH JOBGEN_LOCAL_GPUS=1,0 "$JOBGEN" submit busy.yaml --backend 
   fail "--force did not launch: $(cat forced.err)"
 grep -q "does not exist (--force: launching anyway)" forced.err || fail "$(cat forced.err)"
 echo "ok: pre-flight refused a busy GPU and missing data at once; --force launched job $(tail -n1 forced.out)"
+
+# $USER in a data path is the submitting user, as in the job.
+me=$(id -un)
+mkdir -p "$WORK/data-$me"
+spec mine "'true'"
+echo "data: $WORK/data-\$USER" >>mine.yaml
+USER=$me PATH=$WORK/smi:$PATH JOBGEN_LOCAL_GPUS=1 "$JOBGEN" submit mine.yaml --backend local --launcher python --target rtx2080ti --gpus 1 >mine.out 2>mine.err ||
+  fail "a data path with \$USER that exists was refused: $(cat mine.err)"
+echo "ok: data path with \$USER found"
 echo "PASS"

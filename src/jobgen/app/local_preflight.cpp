@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "jobgen/plan/storage.hpp"
+#include "jobgen/sys/user.hpp"
 #include "jobgen/util/strings.hpp"
 
 namespace jobgen::app {
@@ -42,10 +44,8 @@ std::string free_hint(const std::vector<GpuUsage>& gpus, std::size_t wanted) {
 }
 
 // The GPUs' problems; nullopt when nvidia-smi could not be asked (said as a note).
-std::optional<std::vector<Error>> gpu_problems(const Context& ctx,
+std::optional<std::vector<Error>> gpu_problems(sys::CommandRunner& runner,
                                                const std::vector<std::string>& devices) {
-  sys::RealCommandRunner real;
-  sys::CommandRunner& runner = ctx.runner != nullptr ? *ctx.runner : real;
   sys::Command command;
   command.argv = {"nvidia-smi", "--query-gpu=index,memory.used,memory.total",
                   "--format=csv,noheader,nounits"};
@@ -105,12 +105,13 @@ std::vector<std::string> local_gpu_list(const sys::Environment& env) {
   return out;
 }
 
-Expected<void> preflight_local(const Context& ctx, const JobRequest& job, bool force) {
+Expected<void> preflight_local(const Context& ctx, sys::CommandRunner& runner,
+                               const JobRequest& job, bool force) {
   std::vector<Error> problems;
   int wanted = 0;
   for (const auto& stage : job.stages) wanted = std::max(wanted, stage.row.world_size());
   const std::vector<std::string> devices = devices_for(ctx.env, wanted);
-  if (auto gpus = gpu_problems(ctx, devices)) {
+  if (auto gpus = gpu_problems(runner, devices)) {
     problems.insert(problems.end(), gpus->begin(), gpus->end());
   } else if (wanted > 0) {
     ctx.report.note("no nvidia-smi here: the job gets CUDA_VISIBLE_DEVICES=" +
@@ -123,7 +124,8 @@ Expected<void> preflight_local(const Context& ctx, const JobRequest& job, bool f
   }
   std::vector<std::string> seen;
   for (const plan::JobSpec* spec : specs) {
-    for (const auto& path : spec->data) {
+    for (const auto& written : spec->data) {
+      const std::string path = plan::with_user(written, sys::current_user(ctx.env));
       if (std::ranges::find(seen, path) != seen.end()) continue;
       seen.push_back(path);
       if (!ctx.fs.status(path))

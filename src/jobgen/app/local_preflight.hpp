@@ -5,7 +5,7 @@
 //   0..N-1, as the local runner hands them out) are on this machine and free: with nvidia-smi,
 //   each must be listed and hold at most kBusyMiB (other processes' memory; a desktop's display
 //   server takes a few hundred MiB); without it only the lists above are known, and that is said;
-// - every path of the job spec's `data:` exists;
+// - every path of the job spec's `data:` exists ($USER in it is the submitting user);
 // - the checkpoint directory can be made: its nearest existing ancestor is a directory (its free
 //   space is check_checkpoint_storage's).
 #pragma once
@@ -37,6 +37,8 @@ Expected<std::vector<GpuUsage>> parse_gpu_usage(std::string_view text);
 // empty = 0..N-1).
 std::vector<std::string> local_gpu_list(const sys::Environment& env);
 
-Expected<void> preflight_local(const Context& ctx, const JobRequest& job, bool force);
+// `runner` runs nvidia-smi (the session's, so tests answer it).
+Expected<void> preflight_local(const Context& ctx, sys::CommandRunner& runner,
+                               const JobRequest& job, bool force);
 
 }  // namespace jobgen::app

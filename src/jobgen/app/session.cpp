@@ -51,6 +51,21 @@ Expected<std::unique_ptr<slurm::Backend>> make_backend(const Context& ctx, JobSe
 
 }  // namespace
 
+Expected<Cancelled> cancel_jobs(JobSession& session, const std::vector<std::string>& ids) {
+  JOBGEN_TRY_ASSIGN(const auto groups, session.jobs->tracked(ids));
+  Cancelled done;
+  for (const auto& group : groups) {
+    JOBGEN_TRY_ASSIGN(auto backend, session.backend_for(group.backend, group.cluster));
+    std::vector<std::string> group_ids;
+    for (const auto& t : group.jobs) group_ids.push_back(t.id);
+    JOBGEN_TRY_ASSIGN(auto cancelled, backend->cancel(group_ids));
+    session.jobs->record_cancel_requests(group, cancelled.accepted);
+    done.accepted.insert(cancelled.accepted.begin(), cancelled.accepted.end());
+    done.unknown.insert(done.unknown.end(), cancelled.unknown.begin(), cancelled.unknown.end());
+  }
+  return done;
+}
+
 slurm::GresNames gres_names(const profile::Profile& profile, const profile::Catalog& catalog) {
   slurm::GresNames names;
   for (const auto& group : profile.node_groups) {

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,16 @@ Expected<std::unique_ptr<JobSession>> open_job_session(const Context& ctx,
 // query: the profile is not read twice); `backend` "" = the profile's.
 std::unique_ptr<JobSession> session_on(const Context& ctx, const profile::Profile& profile,
                                        const profile::Catalog& catalog, const std::string& backend);
+
+// Cancels the jobs `ids` (each through the backend that holds it) and records what each
+// scheduler accepted, through the one owner of job state. `unknown`: ids a scheduler does not
+// know. A backend that cannot be reached or refuses is the error (the groups before it were
+// cancelled and recorded).
+struct Cancelled {
+  std::set<std::string> accepted;
+  std::vector<std::string> unknown;
+};
+Expected<Cancelled> cancel_jobs(JobSession& session, const std::vector<std::string>& ids);
 
 // {"gpul40s": "L40S GPU", "h100nvl_1g.12gb": "H100 NVL 1g.12gb MIG slice", ...}
 slurm::GresNames gres_names(const profile::Profile& profile, const profile::Catalog& catalog);

@@ -26,18 +26,9 @@ Expected<Exit> run_cancel(Context& ctx, const CancelOptions& options) {
   JOBGEN_TRY(app::check_job_ids(options.ids));
   JOBGEN_TRY_ASSIGN(auto opened, app::open_job_session(ctx.app(), options.common, false));
   app::JobSession& session = *opened;
-  JOBGEN_TRY_ASSIGN(auto groups, session.jobs->tracked(options.ids));
-  std::vector<std::string> unknown;
-  std::set<std::string> accepted;  // the ids the scheduler took a cancellation for
-  for (const auto& group : groups) {
-    JOBGEN_TRY_ASSIGN(auto backend, session.backend_for(group.backend, group.cluster));
-    std::vector<std::string> ids;
-    for (const auto& t : group.jobs) ids.push_back(t.id);
-    JOBGEN_TRY_ASSIGN(auto cancelled, backend->cancel(ids));
-    session.jobs->record_cancel_requests(group, cancelled.accepted);
-    accepted.insert(cancelled.accepted.begin(), cancelled.accepted.end());
-    unknown.insert(unknown.end(), cancelled.unknown.begin(), cancelled.unknown.end());
-  }
+  JOBGEN_TRY_ASSIGN(const app::Cancelled cancelled, app::cancel_jobs(session, options.ids));
+  const std::set<std::string>& accepted = cancelled.accepted;  // the scheduler took these
+  const std::vector<std::string>& unknown = cancelled.unknown;
   // What the scheduler now says is what is reported and recorded.
   JOBGEN_TRY_ASSIGN(auto refreshed, session.jobs->tracked(options.ids));
   auto views = session.jobs->poll(refreshed);

@@ -130,7 +130,7 @@ Expected<Exit> run_submit(Context& ctx, const SubmitOptions& opts) {
   }
   JOBGEN_TRY(app::check_checkpoint_storage(ctx.app(), job, *s.profile, opts.request.force));
   if (local && !opts.dry_run && !opts.test_only)
-    JOBGEN_TRY(app::preflight_local(ctx.app(), job, opts.request.force));
+    JOBGEN_TRY(app::preflight_local(ctx.app(), *s.runner, job, opts.request.force));
   JOBGEN_TRY_ASSIGN(auto prepared, app::prepare_stages(ctx.app(), s, job, opts.request, local));
   std::string after = opts.after;
   if (!opts.dry_run && !opts.test_only) {

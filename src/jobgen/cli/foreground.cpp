@@ -19,31 +19,24 @@ using std::chrono::milliseconds;
 
 // Bash's convention for a program ended by SIGINT.
 constexpr int kInterruptedExit = 130;
+// Ticks of 200 ms: the output shows within a fifth of a second, the state is read each second.
+constexpr int kTicksPerPoll = 5;
 
 // The job's current view; an error or an answer without it means "ask again" (a local job's
 // files can be read a moment later), never "ended".
-std::optional<slurm::JobView> view_of(app::JobSession& session, const std::string& id) {
-  auto groups = session.jobs->tracked({id});
-  if (!groups) return std::nullopt;
-  auto views = session.jobs->poll(*groups);
+std::optional<slurm::JobView> view_of(app::JobSession& session,
+                                      const std::vector<app::TrackedGroup>& groups) {
+  auto views = session.jobs->poll(groups);
   if (!views || views->size() != 1) return std::nullopt;
   return views->front();
 }
 
-// Cancels the jobs of the submission that have not ended, through the one owner of job state.
+// Cancels the jobs of the submission that have not ended (best effort: Ctrl-C must end jobgen).
 void cancel_all(Context& ctx, app::JobSession& session, const app::Submitted& jobs) {
   std::vector<std::string> ids;
   for (const auto& job : jobs) ids.push_back(job.second);
-  auto groups = session.jobs->tracked(ids);
-  if (!groups) return;
-  for (const auto& group : *groups) {
-    auto backend = session.backend_for(group.backend, group.cluster);
-    if (!backend) continue;
-    std::vector<std::string> group_ids;
-    for (const auto& t : group.jobs) group_ids.push_back(t.id);
-    if (auto cancelled = (*backend)->cancel(group_ids))
-      session.jobs->record_cancel_requests(group, cancelled->accepted);
-  }
+  if (auto done = app::cancel_jobs(session, ids); !done)
+    warn(ctx, "could not cancel every job: " + done.error().message);
   ctx.err << "jobgen: interrupted: cancelled job" << (ids.size() == 1 ? " " : "s ")
           << util::join(ids, ", ") << '\n';
 }
@@ -65,16 +58,20 @@ Expected<Exit> follow_in_foreground(Context& ctx, app::JobSession& session,
   InterruptGuard guard;
   bool all_completed = true;
   for (const auto& [stage, id] : jobs) {
+    JOBGEN_TRY_ASSIGN(const std::vector<app::TrackedGroup> groups, session.jobs->tracked({id}));
     Offsets at;
     std::optional<slurm::JobView> view;
-    for (;;) {
+    // The logs are copied every tick; the job's state is read every kTicksPerPoll ticks.
+    for (int tick = 0;; ++tick) {
       if (InterruptGuard::interrupted().load()) {
         cancel_all(ctx, session, jobs);
         return static_cast<Exit>(kInterruptedExit);
       }
-      if (auto now = view_of(session, id)) view = std::move(now);
+      if (tick % kTicksPerPoll == 0) {
+        if (auto now = view_of(session, groups)) view = std::move(now);
+        if (view && slurm::is_finished(view->info.state)) break;
+      }
       if (view) copy_logs(ctx, view->info, at);
-      if (view && slurm::is_finished(view->info.state)) break;
       ctx.clock.sleep_for(milliseconds(200));
     }
     copy_logs(ctx, view->info, at);  // what it wrote as it ended

@@ -7,8 +7,6 @@
 
 namespace jobgen::plan {
 
-namespace {
-
 std::string with_user(std::string path, std::string_view user) {
   if (user.empty()) return path;
   for (const std::string_view var : {"${USER}", "$USER"}) {
@@ -17,6 +15,8 @@ std::string with_user(std::string path, std::string_view user) {
   }
   return path;
 }
+
+namespace {
 
 // `dir` lies in `area` (a path prefix that ends at a separator).
 bool inside(std::string_view dir, std::string_view area) {

@@ -24,6 +24,9 @@ struct CheckpointNeed {
   std::string dir;  // checkpoint.dir with $USER / ${USER} replaced by `user` when known
 };
 
+// `path` with $USER and ${USER} replaced by `user` (unchanged when `user` is "").
+std::string with_user(std::string path, std::string_view user);
+
 // Nullopt when the job spec gives no checkpoint size. Written: steps / every_steps or run time /
 // every_minutes, rounded up (at least 1); neither given: 1.
 std::optional<CheckpointNeed> checkpoint_need(const JobSpec& spec, const PlanRow& row,
