@@ -25,13 +25,16 @@ jobgen_task=${SLURM_ARRAY_TASK_ID:+${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}}
 # for an array task) for jobgen.
 exit_marker=logs/".jobgen-exit-${jobgen_task:-$SLURM_JOB_ID}"
 jobgen_started=${EPOCHSECONDS:-$(date +%s)}
+gpu_telemetry_pid=""
 # shellcheck disable=SC2317  # called by the EXIT trap
-write_exit_marker() {  # written to a temporary file and renamed: never read half-written
+on_exit() {
   local status=$?
+  [[ -z $gpu_telemetry_pid ]] || kill "$gpu_telemetry_pid" 2>/dev/null || true
+  # Written to a temporary file and renamed: never read half-written.
   { echo "$status $jobgen_started ${EPOCHSECONDS:-$(date +%s)}" >"$exit_marker.tmp" &&
     mv -f -- "$exit_marker.tmp" "$exit_marker"; } 2>/dev/null || true
 }
-trap write_exit_marker EXIT
+trap on_exit EXIT
 
 echo "jobgen: job ${jobgen_task:-$SLURM_JOB_ID} ($SLURM_JOB_NAME) on ${SLURM_JOB_NODELIST:-$(hostname)}, started $(date -Is)"
 printf '%s\n' 'plan: h100nvl_1g.12gb x1 on 1 node(s)'
@@ -40,6 +43,8 @@ printf '%s\n' 'MIG slice 1g.12gb: about 11 GB usable'
 if command -v nvidia-smi >/dev/null 2>&1; then
   nvidia-smi || true
 fi
+# No GPU telemetry: nvidia-smi reports a MIG slice's whole GPU (memory other jobs use included,
+# no utilisation), which would mislead jobgen's report and calibration.
 
 # Distributed training environment. MASTER_PORT comes from the job id, so two jobs sharing a
 # node never collide.

@@ -25,19 +25,35 @@ jobgen_task=${SLURM_ARRAY_TASK_ID:+${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}}
 # for an array task) for jobgen.
 exit_marker=logs/".jobgen-exit-${jobgen_task:-$SLURM_JOB_ID}"
 jobgen_started=${EPOCHSECONDS:-$(date +%s)}
+gpu_telemetry_pid=""
 # shellcheck disable=SC2317  # called by the EXIT trap
-write_exit_marker() {  # written to a temporary file and renamed: never read half-written
+on_exit() {
   local status=$?
+  [[ -z $gpu_telemetry_pid ]] || kill "$gpu_telemetry_pid" 2>/dev/null || true
+  # Written to a temporary file and renamed: never read half-written.
   { echo "$status $jobgen_started ${EPOCHSECONDS:-$(date +%s)}" >"$exit_marker.tmp" &&
     mv -f -- "$exit_marker.tmp" "$exit_marker"; } 2>/dev/null || true
 }
-trap write_exit_marker EXIT
+trap on_exit EXIT
 
 echo "jobgen: job ${jobgen_task:-$SLURM_JOB_ID} ($SLURM_JOB_NAME) on ${SLURM_JOB_NODELIST:-$(hostname)}, started $(date -Is)"
 printf '%s\n' 'plan: gpu4090 x1 on 1 node(s)'
 printf '%s\n' 'micro-batch 32, accumulation 2, estimated 3.6 h'
 if command -v nvidia-smi >/dev/null 2>&1; then
   nvidia-smi || true
+fi
+# GPU telemetry for jobgen (peak memory, utilisation): nvidia-smi samples this job's GPUs every
+# 9 s into <log dir>/<job name>-<job id>.gpu.csv until the script exits (the EXIT trap
+# stops it). Slurm's CUDA_VISIBLE_DEVICES names them as this node's nvidia-smi numbers them.
+if command -v nvidia-smi >/dev/null 2>&1; then
+  gpu_select=()
+  if [[ ${CUDA_VISIBLE_DEVICES:-} =~ ^[0-9]+(,[0-9]+)*$ ]]; then
+    gpu_select=(--id="$CUDA_VISIBLE_DEVICES")
+  fi
+  nvidia-smi --query-gpu=timestamp,index,memory.used,memory.total,utilization.gpu \
+    --format=csv,noheader,nounits --loop=9 "${gpu_select[@]}" \
+    >logs/"$SLURM_JOB_NAME-${jobgen_task:-$SLURM_JOB_ID}.gpu.csv" 2>/dev/null &
+  gpu_telemetry_pid=$!
 fi
 
 # Distributed training environment. MASTER_PORT comes from the job id, so two jobs sharing a

@@ -8,6 +8,13 @@ mkdir -p -- logs /scratch/alice/bert/ckpt
 unset SLURM_JWT
 # The id users know the job by: <array job id>_<task id> for an array task, else the job id.
 jobgen_task=${SLURM_ARRAY_TASK_ID:+${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}}
+gpu_telemetry_pid=""
+# shellcheck disable=SC2317  # called by the EXIT trap
+on_exit() {
+  local status=$?
+  [[ -z $gpu_telemetry_pid ]] || kill "$gpu_telemetry_pid" 2>/dev/null || true
+}
+trap on_exit EXIT
 # Local run: jobgen's local runner sets the Slurm-like variables; the logs follow Slurm's names.
 : "${SLURM_JOB_ID:?is set by the jobgen local runner}" "${SLURM_JOB_NAME:?is set by the jobgen local runner}"
 exec >>logs/"$SLURM_JOB_NAME-$SLURM_JOB_ID.out" 2>>logs/"$SLURM_JOB_NAME-$SLURM_JOB_ID.err"
@@ -17,6 +24,19 @@ printf '%s\n' 'plan: gpu4090 x2 on 1 node(s)'
 printf '%s\n' 'micro-batch 32, accumulation 2, estimated 3.6 h'
 if command -v nvidia-smi >/dev/null 2>&1; then
   nvidia-smi || true
+fi
+# GPU telemetry for jobgen (peak memory, utilisation): nvidia-smi samples this job's GPUs every
+# 9 s into <log dir>/<job name>-<job id>.gpu.csv until the script exits (the EXIT trap
+# stops it). Slurm's CUDA_VISIBLE_DEVICES names them as this node's nvidia-smi numbers them.
+if command -v nvidia-smi >/dev/null 2>&1; then
+  gpu_select=()
+  if [[ ${CUDA_VISIBLE_DEVICES:-} =~ ^[0-9]+(,[0-9]+)*$ ]]; then
+    gpu_select=(--id="$CUDA_VISIBLE_DEVICES")
+  fi
+  nvidia-smi --query-gpu=timestamp,index,memory.used,memory.total,utilization.gpu \
+    --format=csv,noheader,nounits --loop=9 "${gpu_select[@]}" \
+    >logs/"$SLURM_JOB_NAME-${jobgen_task:-$SLURM_JOB_ID}.gpu.csv" 2>/dev/null &
+  gpu_telemetry_pid=$!
 fi
 
 # Distributed training environment. MASTER_PORT comes from the job id, so two jobs sharing a

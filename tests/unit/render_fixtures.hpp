@@ -10,6 +10,7 @@
 #include "jobgen/render/render_input.hpp"
 #include "jobgen/render/template_set.hpp"
 #include "jobgen/sys/system.hpp"
+#include "jobgen/usage/gpu_telemetry.hpp"
 #include "jobgen/util/build_config.hpp"
 
 namespace jobgen::test {
@@ -41,6 +42,9 @@ inline render::RenderInput markov_input(render::Launcher launcher, const std::st
   s.output = "logs/%x-%j.out";
   s.error = "logs/%x-%j.err";
   s.signal = "B:USR1@90";
+  // As build_render_input sets it: none for a MIG slice (its GPU is shared).
+  if (gres_type.find('_') == std::string::npos)
+    in.gpu_sample_s = usage::gpu_sample_interval_s(*s.time_limit_s);
   in.command_text =
       "train.py --model bert-base --batch-size {{micro_batch}} --grad-accum {{grad_accum}} "
       "--lr {{learning_rate}} --max-steps {{max_steps}} --output-dir /scratch/alice/bert";

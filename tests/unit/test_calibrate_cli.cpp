@@ -56,7 +56,10 @@ TEST_CASE("calibrate: two finished runs 1.5x slower correct the next plan, --res
       r.planned_step_time_s = planned;
       REQUIRE(ledger->insert(r));
       REQUIRE(ledger->update_state(r, "COMPLETED", 0));
-      REQUIRE(ledger->record_measurement(r, planned * 1.5, 40.0));
+      ledger::Ledger::Measured measured;
+      measured.step_time_s = planned * 1.5;
+      measured.peak_gpu_memory_gib = 40.0;
+      REQUIRE(ledger->record_measurement(r, measured));
     }
   }
   const auto listed = run_in(state, {"calibrate"});

@@ -199,3 +199,46 @@ TEST_CASE("calibrate: timed runs and a run out of GPU memory of one key, in one 
   bare.usable_gib.reset();
   CHECK(calibrate({bare}).entries.empty());
 }
+
+TEST_CASE("calibrate: a GPU telemetry peak against the plan's device memory") {
+  FinishedRun r;
+  r.plan_json = R"({"job": {"model": "gpt2", "strategy": "ddp"},
+                    "options": [{"id": 2, "group": "b", "gpu": "rtx2080ti", "step_time_s": 0.3,
+                                 "micro_batch": 8, "capacity_gib": 10.75,
+                                 "memory_gib": {"weights": 1, "gradients": 0.5, "optimizer": 2,
+                                 "activations": 3.5, "context": 0.45, "slack": 0.6,
+                                 "measured": 0, "total": 8.05}}]})";
+  r.plan_row = 2;
+  // A failed run with telemetry and no step time: memory evidence all the same.
+  r.device_peak_mib = 9.05 * 1024;  // 9.05 - 0.45 context = 8.6 GiB vs 7.6 allocated + reserve
+  const auto m = measurement_of(r);
+  REQUIRE(m);
+  CHECK(m->device_peak_gib.value_or(0) == doctest::Approx(9.05));
+  CHECK(m->planned_context_gib.value_or(0) == doctest::Approx(0.45));
+  const Calibration c = calibrate({*m});
+  REQUIRE(c.entries.size() == 1);
+  const auto& e = c.entries[0];
+  CHECK(e.runs == 0);
+  CHECK(e.sampled_runs == 1);
+  CHECK(e.factor == doctest::Approx(1.0));  // no step time: no step correction
+  CHECK(e.memory_factor == doctest::Approx(8.6 / 7.6));
+  CHECK(calibration_note(e) ==
+        "calibrated from 1 run with GPU telemetry: memory x1.13 (GPU telemetry peak 9.1 GiB vs "
+        "planned 8.0 GiB on the device)");
+  // The run fitted at that ratio: scaled by it, the plan still fits the device it ran on.
+  CHECK(7.6 * e.memory_factor + 0.45 <= 10.75);
+  // A device peak under the plan never loosens it.
+  auto low = *m;
+  low.device_peak_gib = 5;
+  CHECK(calibrate({low}).entries[0].memory_factor == doctest::Approx(1.0));
+  // Written and read back with its telemetry figures.
+  const auto back = parse_calibration(calibration_json(c));
+  REQUIRE(back);
+  CHECK(back->entries[0].sampled_runs == 1);
+  CHECK(back->entries[0].memory_factor == doctest::Approx(e.memory_factor));
+  CHECK(calibration_note(back->entries[0]) == calibration_note(e));
+  // Without the plan's context the peak cannot be compared: nothing learned.
+  auto bare = *m;
+  bare.planned_context_gib.reset();
+  CHECK(calibrate({bare}).entries.empty());
+}

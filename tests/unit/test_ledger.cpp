@@ -273,7 +273,9 @@ TEST_CASE("ledger: the planned step time, and what a finished job measured") {
   CHECK_FALSE(found->front().measured_step_time_s);
   CHECK_FALSE(ledger->find("301")->front().planned_step_time_s);
   // Measured, but still running: not a finished run yet.
-  REQUIRE(ledger->record_measurement(r, 0.3125, std::nullopt));
+  ledger::Ledger::Measured step;
+  step.step_time_s = 0.3125;
+  REQUIRE(ledger->record_measurement(r, step));
   CHECK(ledger->measured()->empty());
   REQUIRE(ledger->update_state(r, "COMPLETED", 0));
   auto measured = ledger->measured();
@@ -282,9 +284,26 @@ TEST_CASE("ledger: the planned step time, and what a finished job measured") {
   CHECK(measured->front().measured_step_time_s.value_or(0) == doctest::Approx(0.3125));
   CHECK_FALSE(measured->front().peak_gpu_memory_gib);
   // A later value given replaces it; one not given leaves it.
-  REQUIRE(ledger->record_measurement(r, std::nullopt, 12.5));
+  ledger::Ledger::Measured peak;
+  peak.peak_gpu_memory_gib = 12.5;
+  peak.gpu_memory_used_peak_mib = 14000;
+  peak.gpu_utilization_mean_pct = 87.5;
+  REQUIRE(ledger->record_measurement(r, peak));
   measured = ledger->measured();
   CHECK(measured->front().measured_step_time_s.value_or(0) == doctest::Approx(0.3125));
   CHECK(measured->front().peak_gpu_memory_gib.value_or(0) == doctest::Approx(12.5));
+  CHECK(measured->front().gpu_memory_used_peak_mib.value_or(0) == doctest::Approx(14000));
+  CHECK(measured->front().gpu_utilization_mean_pct.value_or(0) == doctest::Approx(87.5));
+  // A finished run with GPU telemetry but no step time is a measurement too (memory evidence).
+  auto only_telemetry = record("302");
+  REQUIRE(ledger->insert(only_telemetry));
+  REQUIRE(ledger->update_state(only_telemetry, "FAILED", 1));
+  ledger::Ledger::Measured sampled;
+  sampled.gpu_memory_used_peak_mib = 20000;
+  REQUIRE(ledger->record_measurement(only_telemetry, sampled));
+  measured = ledger->measured();
+  REQUIRE(measured->size() == 2);
+  CHECK(measured->back().job_id == "302");
+  CHECK_FALSE(measured->back().measured_step_time_s);
   std::filesystem::remove_all(path.parent_path());
 }

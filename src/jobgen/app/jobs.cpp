@@ -207,14 +207,23 @@ void Jobs::record_cancel_requests(const TrackedGroup& group,
 }
 
 void Jobs::record_measurement(const std::vector<TrackedGroup>& groups, const slurm::JobView& view,
-                              const progress::Progress& progress) {
-  // Runs that went at full speed to the end (or to their time limit): a failed attempt's rate may
-  // be that of a few steps before a crash, and must not teach later plans.
+                              const progress::Progress& progress,
+                              const std::optional<usage::GpuUsage>& gpu) {
+  if (!slurm::is_finished(view.info.state)) return;
   const bool full_run =
       view.info.state == slurm::JobState::completed || view.info.state == slurm::JobState::timeout;
-  if (!full_run) return;
-  const auto step_time = progress.step_time_s();
-  if (!step_time) return;
+  ledger::Ledger::Measured measured;
+  if (full_run) {
+    measured.step_time_s = progress.step_time_s();
+    if (measured.step_time_s) measured.peak_gpu_memory_gib = progress.peak_gpu_memory_gib;
+  }
+  if (gpu) {
+    measured.gpu_memory_used_peak_mib = gpu->peak_memory_used_mib;
+    measured.gpu_utilization_mean_pct = gpu->mean_utilization_pct;
+  }
+  if (!measured.step_time_s && !measured.gpu_memory_used_peak_mib &&
+      !measured.gpu_utilization_mean_pct)
+    return;
   for (const auto& group : groups) {
     for (const auto& t : group.jobs) {
       if (t.id != view.job.id || !t.in_ledger || t.id.empty() ||
@@ -224,7 +233,7 @@ void Jobs::record_measurement(const std::vector<TrackedGroup>& groups, const slu
       key.job_id = t.id;
       key.backend = group.backend;
       key.cluster = group.cluster;
-      if (auto ok = ledger_.record_measurement(key, step_time, progress.peak_gpu_memory_gib); !ok)
+      if (auto ok = ledger_.record_measurement(key, measured); !ok)
         session_.ctx.report.warning(ok.error().message);
       return;
     }

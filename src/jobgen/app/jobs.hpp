@@ -18,6 +18,7 @@
 #include "jobgen/ledger/ledger.hpp"
 #include "jobgen/progress/log_progress.hpp"
 #include "jobgen/slurm/monitor.hpp"
+#include "jobgen/usage/gpu_telemetry.hpp"
 
 namespace jobgen::app {
 
@@ -57,11 +58,14 @@ class Jobs {
   // `accepted` (CancelResult): each is recorded as given, a task id on its array's record; ids it
   // refused or did not know are not. Failures are warnings.
   void record_cancel_requests(const TrackedGroup& group, const std::vector<std::string>& accepted);
-  // What a finished job's log measured (seconds per step, peak GPU memory) for `jobgen calibrate`:
-  // only for a job the ledger recorded (not one array task) that COMPLETED or reached its
-  // TIMEOUT and whose log shows a step rate. A failed write is a warning.
+  // What a finished job measured, for `jobgen calibrate` and `jobgen report`, only for a job the
+  // ledger recorded (not one array task): its log's step rate (and peak GPU memory) when it
+  // COMPLETED or reached its TIMEOUT (a failed attempt's rate may be that of a few steps before a
+  // crash); its GPU telemetry's peak memory and mean utilisation whatever way it ended (a peak
+  // is evidence either way). A failed write is a warning.
   void record_measurement(const std::vector<TrackedGroup>& groups, const slurm::JobView& view,
-                          const progress::Progress& progress);
+                          const progress::Progress& progress,
+                          const std::optional<usage::GpuUsage>& gpu);
   // How an attempt failed and what recovery decided after it (it is then handled).
   Expected<void> record_failure(const ledger::JobRecord& attempt, const std::string& failure,
                                 const std::string& decision);

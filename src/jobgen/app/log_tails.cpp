@@ -1,5 +1,9 @@
 #include "jobgen/app/log_tails.hpp"
 
+#include <optional>
+#include <string>
+#include <utility>
+
 #include "jobgen/slurm/job_files.hpp"
 
 namespace jobgen::app {
@@ -40,6 +44,22 @@ LogTail LogTailReader::read(const slurm::JobView& view) const {
   }
   tail.progress = progress::merge_progress(from_err, from_out);
   return tail;
+}
+
+std::optional<usage::GpuUsage> LogTailReader::gpu_usage(const slurm::JobView& view) const {
+  if (view.info.state == slurm::JobState::pending || view.info.id.empty()) return std::nullopt;
+  const auto [out, err] = log_paths(view);
+  if (out.empty()) return std::nullopt;
+  std::string name = view.info.name;
+  if (const auto it = by_id_.find(view.job.id); name.empty() && it != by_id_.end())
+    name = it->second.name;
+  const auto path = slurm::gpu_telemetry_path(out, name, view.info.id);
+  if (!fs_.is_file(path)) return std::nullopt;
+  auto text = fs_.read_tail(path, kTelemetryBytes);
+  if (!text) return std::nullopt;
+  auto usage = usage::parse_gpu_telemetry(text->text);
+  if (!usage || usage->samples.empty()) return std::nullopt;
+  return std::move(*usage);
 }
 
 LogTails LogTailReader::read_all(const std::vector<slurm::JobView>& views, std::size_t max_jobs,

@@ -15,6 +15,7 @@
 #include "jobgen/progress/log_progress.hpp"
 #include "jobgen/run/failure.hpp"
 #include "jobgen/sys/system.hpp"
+#include "jobgen/usage/gpu_telemetry.hpp"
 
 namespace jobgen::app {
 
@@ -27,6 +28,9 @@ using LogTails = std::map<std::string, LogTail>;
 
 // The most logs `status` reads in one call (about 5 ms each at worst: 64 KiB of progress bars).
 inline constexpr std::size_t kStatusLogTails = 100;
+// The most of a GPU telemetry file read: about 180,000 samples, far more than the script's
+// sampling interval writes in a job's time limit (usage::gpu_sample_interval_s).
+inline constexpr std::size_t kTelemetryBytes = 8u << 20;
 
 class LogTailReader {
  public:
@@ -40,6 +44,9 @@ class LogTailReader {
   // logs; `skipped` counts the started ones left out.
   LogTails read_all(const std::vector<slurm::JobView>& views, std::size_t max_jobs,
                     std::size_t* skipped = nullptr) const;
+  // The job's GPU telemetry (the last kTelemetryBytes of the file beside its stdout log), or
+  // nullopt: pending, no file (no nvidia-smi, a MIG slice, an older script), or not one sample.
+  std::optional<usage::GpuUsage> gpu_usage(const slurm::JobView& view) const;
 
  private:
   // stdout, stderr (empty when Slurm merges them); as the scheduler reported them, else as the

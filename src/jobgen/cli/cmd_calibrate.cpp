@@ -1,6 +1,7 @@
 // `jobgen calibrate [--reset] [--json]`: learns from finished runs. Every job the ledger recorded
 // and `status`/`watch` saw finish with a step rate in its log has a measured step time (and peak
-// GPU memory when the log printed the "jobgen: peak_gpu_memory_gib=" line); this lists planned
+// GPU memory when the log printed the "jobgen: peak_gpu_memory_gib=" line, and the device peak
+// when the script sampled nvidia-smi, usage/gpu_telemetry.hpp); this lists planned
 // vs measured per (model, GPU, strategy) and writes the correction file later `plan` and `submit`
 // apply (app/calibration_file.hpp, plan/calibration.hpp: bounded, and every corrected option
 // says "calibrated from N runs"). --reset removes the file. Reads the ledger, never the scheduler.
@@ -49,7 +50,8 @@ Expected<Exit> run_calibrate(Context& ctx, const CalibrateOptions& options) {
                           r.planned_step_time_s,
                           r.measured_step_time_s.value_or(0),
                           r.peak_gpu_memory_gib,
-                          r.failure == oom};
+                          r.failure == oom,
+                          r.gpu_memory_used_peak_mib};
     if (auto m = plan::measurement_of(run)) runs.push_back(std::move(*m));
   }
   const plan::Calibration calibration = plan::calibrate(runs);
@@ -59,9 +61,10 @@ Expected<Exit> run_calibrate(Context& ctx, const CalibrateOptions& options) {
       ctx.out << plan::calibration_json(calibration);
     } else {
       ctx.out << "No finished run in the ledger (" << app::state_dir(ctx.env).jobs_db().string()
-              << ") has a measured step time or ran out of GPU memory yet: 'jobgen status' or "
-                 "'jobgen watch' records a step time when a submitted job finishes and its log "
-                 "shows a step rate (a tqdm bar, step lines, or a 'jobgen: step_time_s=' line); "
+              << ") has a measured step time, GPU telemetry, or ran out of GPU memory yet: 'jobgen "
+                 "status' or 'jobgen watch' records a step time when a submitted job finishes and "
+                 "its log shows a step rate (a tqdm bar, step lines, or a 'jobgen: step_time_s=' "
+                 "line), and its peak GPU memory when its script sampled nvidia-smi; "
                  "'jobgen watch --recover' records a run that ran out of GPU memory. Nothing "
                  "written.\n";
     }

@@ -49,8 +49,8 @@ Expected<Exit> run_status(Context& ctx, const StatusOptions& options) {
   }
   const int64_t now = app::unix_now(ctx.app());
   std::size_t skipped = 0;
-  const app::LogTails tails =
-      app::LogTailReader(ctx.fs, groups).read_all(views, app::kStatusLogTails, &skipped);
+  const app::LogTailReader reader(ctx.fs, groups);
+  const app::LogTails tails = reader.read_all(views, app::kStatusLogTails, &skipped);
   if (skipped > 0) {
     ctx.err << "jobgen: training progress read for the first " << app::kStatusLogTails
             << " started jobs only (" << skipped
@@ -58,7 +58,7 @@ Expected<Exit> run_status(Context& ctx, const StatusOptions& options) {
   }
   for (const auto& v : views) {
     if (const auto it = tails.find(v.info.id); it != tails.end())
-      session->jobs->record_measurement(groups, v, it->second.progress);
+      session->jobs->record_measurement(groups, v, it->second.progress, reader.gpu_usage(v));
   }
   if (options.json) {
     auto json = status_json(views, now, session->names, tails);

@@ -94,6 +94,11 @@ class CachedLogTails {
             !slurm::is_finished(view.info.state));
   }
 
+  // The job's GPU telemetry, read every time (only when its final state is first recorded).
+  std::optional<usage::GpuUsage> gpu_usage(const slurm::JobView& view) const {
+    return reader_.gpu_usage(view);
+  }
+
   app::LogTail tail(const slurm::JobView& view) {
     if (!stale(view)) return cache_.at(view.info.id).tail;
     app::LogTail tail = reader_.read(view);
@@ -144,7 +149,7 @@ Expected<Exit> run_watch(Context& ctx, const WatchOptions& options) {
   const auto record_measurements = [&](const std::vector<slurm::JobView>& views) {
     for (const auto& v : views)
       if (slurm::is_finished(v.info.state) && tails.stale(v))
-        session.jobs->record_measurement(groups, v, tails.tail(v).progress);
+        session.jobs->record_measurement(groups, v, tails.tail(v).progress, tails.gpu_usage(v));
   };
   const auto poll = [&]() -> Expected<std::vector<slurm::JobView>> {
     auto views = session.jobs->poll(groups);

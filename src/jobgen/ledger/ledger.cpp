@@ -187,8 +187,7 @@ Expected<void> Ledger::record_failure(const JobRecord& key, const std::string& f
                  "record how job " + key.job_id + " failed");
 }
 
-Expected<void> Ledger::record_measurement(const JobRecord& key, std::optional<double> step_time_s,
-                                          std::optional<double> peak_gpu_memory_gib) {
+Expected<void> Ledger::record_measurement(const JobRecord& key, const Measured& measured) {
   auto [where, args] = key_of(key);
   // Numbers as text parameters would be stored as text: bind them as SQL literals instead (they
   // are doubles jobgen computed, never user text).
@@ -196,13 +195,17 @@ Expected<void> Ledger::record_measurement(const JobRecord& key, std::optional<do
     return std::string(column) + " = " +
            (v && std::isfinite(*v) ? fmt_real(*v) : std::string(column));
   };
-  return execute("UPDATE jobs SET " + value("measured_step_time_s", step_time_s) + ", " +
-                     value("peak_gpu_memory_gib", peak_gpu_memory_gib) + " WHERE " + where,
+  return execute("UPDATE jobs SET " + value("measured_step_time_s", measured.step_time_s) + ", " +
+                     value("peak_gpu_memory_gib", measured.peak_gpu_memory_gib) + ", " +
+                     value("gpu_memory_used_peak_mib", measured.gpu_memory_used_peak_mib) + ", " +
+                     value("gpu_utilization_mean_pct", measured.gpu_utilization_mean_pct) +
+                     " WHERE " + where,
                  args, "record what job " + key.job_id + " measured");
 }
 
 Expected<std::vector<JobRecord>> Ledger::measured(const std::string& failure) {
-  return select(std::string("WHERE (measured_step_time_s IS NOT NULL AND last_state IN ") +
+  return select(std::string("WHERE ((measured_step_time_s IS NOT NULL OR "
+                            "gpu_memory_used_peak_mib IS NOT NULL) AND last_state IN ") +
                     kFinished + ") OR (failure != '' AND failure = ?) ORDER BY row_id",
                 {failure});
 }

@@ -76,6 +76,10 @@ struct JobRecord {
   std::optional<int> plan_row;                 // the chosen row's id in plan_json "options"
   std::optional<double> measured_step_time_s;  // from the finished job's log
   std::optional<double> peak_gpu_memory_gib;   // from the finished job's log, when it says
+  // From the job's GPU telemetry (usage/gpu_telemetry.hpp): the most device memory one GPU used
+  // (MiB, nvidia-smi's figure: CUDA context and cached blocks included) and the mean utilisation.
+  std::optional<double> gpu_memory_used_peak_mib;
+  std::optional<double> gpu_utilization_mean_pct;
 };
 
 // Which records a lookup may return: "" = any.
@@ -121,12 +125,18 @@ class Ledger {
   // Records how the attempt `key` failed and what was decided after it.
   Expected<void> record_failure(const JobRecord& key, const std::string& failure,
                                 const std::string& decision);
-  // What the finished job's log measured (seconds per optimizer step, peak GPU memory in GiB per
-  // GPU); a value not given leaves the column as it is.
-  Expected<void> record_measurement(const JobRecord& key, std::optional<double> step_time_s,
-                                    std::optional<double> peak_gpu_memory_gib);
-  // Finished records with a measured step time, and records whose classified failure is
-  // `failure` ("" = none) (for `jobgen calibrate`: runs out of GPU memory), oldest first.
+  // What a finished job measured: its log (seconds per optimizer step, peak GPU memory in GiB per
+  // GPU) and its GPU telemetry; a value not given leaves the column as it is.
+  struct Measured {
+    std::optional<double> step_time_s;
+    std::optional<double> peak_gpu_memory_gib;
+    std::optional<double> gpu_memory_used_peak_mib;
+    std::optional<double> gpu_utilization_mean_pct;
+  };
+  Expected<void> record_measurement(const JobRecord& key, const Measured& measured);
+  // Finished records with a measured step time or GPU telemetry, and records whose classified
+  // failure is `failure` ("" = none) (for `jobgen calibrate`: runs out of GPU memory), oldest
+  // first.
   Expected<std::vector<JobRecord>> measured(const std::string& failure = "");
   Expected<int64_t> count();
   // The `limit` most recently submitted jobs (intents left out), newest first, with only their

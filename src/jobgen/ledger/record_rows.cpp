@@ -79,6 +79,8 @@ void bind_record(sqlite3_stmt* stmt, const JobRecord& r) {
   b.text(r.spec_text);
   b.text(r.profile_path);
   b.text(r.profile_text);
+  b.real(r.gpu_memory_used_peak_mib);
+  b.real(r.gpu_utilization_mean_pct);
   b.int64(util::unix_seconds(std::chrono::system_clock::now()));
 }
 
@@ -146,15 +148,20 @@ JobRecord read_record(sqlite3_stmt* stmt) {
   r.spec_text = c.text();
   r.profile_path = c.text();
   r.profile_text = c.text();
+  r.gpu_memory_used_peak_mib = c.opt_real();
+  r.gpu_utilization_mean_pct = c.opt_real();
   return r;
 }
 
 }  // namespace
 
 Expected<void> Ledger::insert(const JobRecord& r) {
-  const std::string sql = std::string("INSERT INTO jobs (") + kColumns +
-                          ", updated_time) VALUES "
-                          "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+  // One placeholder per column of kColumns, and updated_time.
+  std::string marks = "?";
+  for (const char* c = kColumns; *c != '\0'; ++c)
+    if (*c == ',') marks += ",?";
+  const std::string sql =
+      std::string("INSERT INTO jobs (") + kColumns + ", updated_time) VALUES (" + marks + ",?)";
   if (exec_retry(db_, "BEGIN IMMEDIATE;") != SQLITE_OK) return db_error(db_, "cannot lock");
   Statement s;
   if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.stmt, nullptr) != SQLITE_OK) {

@@ -74,6 +74,9 @@ constexpr std::pair<const char*, const char*> kAddedColumns[] = {
     {"spec_text", "TEXT NOT NULL DEFAULT ''"},
     {"profile_path", "TEXT NOT NULL DEFAULT ''"},
     {"profile_text", "TEXT NOT NULL DEFAULT ''"},
+    // What the job's GPU telemetry measured (usage/gpu_telemetry.hpp).
+    {"gpu_memory_used_peak_mib", "REAL"},
+    {"gpu_utilization_mean_pct", "REAL"},
 };
 
 constexpr int kBusyTimeoutMs = 30'000;

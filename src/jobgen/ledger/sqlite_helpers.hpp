@@ -21,7 +21,8 @@ inline constexpr const char* kColumns =
     "submit_time, last_state, exit_code, stdout_path, stderr_path, work_dir, estimated_runtime_s, "
     "array_size, tag, cancel_requested, run_id, attempt, max_attempts, request_json, failure, "
     "decision, planned_step_time_s, planned_steps, plan_row, measured_step_time_s, "
-    "peak_gpu_memory_gib, cancelled_ids, spec_text, profile_path, profile_text";
+    "peak_gpu_memory_gib, cancelled_ids, spec_text, profile_path, profile_text, "
+    "gpu_memory_used_peak_mib, gpu_utilization_mean_pct";
 
 inline std::unexpected<Error> db_error(sqlite3* db, const std::string& what) {
   return fail("job ledger: " + what + ": " + sqlite3_errmsg(db) +

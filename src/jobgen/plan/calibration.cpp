@@ -35,8 +35,31 @@ std::optional<double> oom_ratio_of(const Measurement& m) {
   return usable / planned * kOomMargin;
 }
 
+// (device peak - planned context) / planned allocated + reserve of a run with GPU telemetry;
+// nullopt without the plan's figures.
+std::optional<double> device_ratio_of(const Measurement& m) {
+  if (!m.device_peak_gib || !m.planned_reserved_gib || !m.planned_context_gib) return std::nullopt;
+  const double used = *m.device_peak_gib - *m.planned_context_gib,
+               planned = *m.planned_reserved_gib;
+  if (!std::isfinite(used) || !std::isfinite(planned) || used <= 0 || planned <= 0)
+    return std::nullopt;
+  return used / planned;
+}
+
 bool usable(const Measurement& m) {
-  return timed(m) || oom_ratio_of(m).has_value();
+  return timed(m) || oom_ratio_of(m).has_value() || device_ratio_of(m).has_value();
+}
+
+void add_device_peak(CalibrationEntry& e, const Measurement& m) {
+  const auto r = device_ratio_of(m);
+  if (!r) return;
+  ++e.sampled_runs;
+  if (!e.device_peak_gib || *m.device_peak_gib > *e.device_peak_gib) {
+    e.device_peak_gib = m.device_peak_gib;
+    e.device_planned_gib = *m.planned_reserved_gib + *m.planned_context_gib;
+  }
+  e.device_ratio = std::max(e.device_ratio.value_or(0), *r);
+  e.memory_ratio = std::max(e.memory_ratio.value_or(0), *r);
 }
 
 void add_oom(CalibrationEntry& e, const Measurement& m) {
@@ -68,6 +91,7 @@ CalibrationEntry summarize(const Key& key, const std::vector<const Measurement*>
   int planned_mem_runs = 0;
   for (const Measurement* m : runs) {
     add_oom(e, *m);
+    add_device_peak(e, *m);
     if (!timed(*m)) continue;
     ++e.runs;
     e.planned_step_time_s += m->planned_step_time_s;
@@ -126,6 +150,7 @@ void read_planned_memory(const nlohmann::json& option, Measurement& m) {
   m.micro_batch = option.value("micro_batch", 0);
   if (!slack || !context || capacity == option.end() || !capacity->is_number()) return;
   m.planned_reserved_gib = *m.planned_memory_gib + *slack;
+  m.planned_context_gib = *context;
   m.usable_gib = capacity->get<double>() - *context;
 }
 
@@ -159,6 +184,7 @@ std::optional<Measurement> measurement_of(const FinishedRun& run) {
   read_planned_memory(*option, m);
   m.peak_memory_gib = run.peak_memory_gib;
   m.gpu_oom = run.gpu_oom;
+  if (run.device_peak_mib) m.device_peak_gib = *run.device_peak_mib / 1024.0;
   return m;
 }
 
@@ -196,7 +222,11 @@ std::string calibration_json(const Calibration& calibration) {
                        {"oom_runs", e.oom_runs},
                        {"oom_ratio", optional(e.oom_ratio)},
                        {"oom_micro_batch", e.oom_micro_batch},
-                       {"oom_usable_gib", optional(e.oom_usable_gib)}});
+                       {"oom_usable_gib", optional(e.oom_usable_gib)},
+                       {"sampled_runs", e.sampled_runs},
+                       {"device_peak_gib", optional(e.device_peak_gib)},
+                       {"device_planned_gib", optional(e.device_planned_gib)},
+                       {"device_ratio", optional(e.device_ratio)}});
   }
   nlohmann::ordered_json out{
       {"version", 1}, {"bounds", {kMinCalibration, kMaxCalibration}}, {"entries", entries}};
@@ -238,11 +268,18 @@ Expected<Calibration> parse_calibration(std::string_view text) {
       e.oom_micro_batch = item.value("oom_micro_batch", 0);
       if (item.contains("oom_usable_gib") && item["oom_usable_gib"].is_number())
         e.oom_usable_gib = item["oom_usable_gib"].get<double>();
+      e.sampled_runs = item.value("sampled_runs", 0);  // absent before GPU telemetry
+      if (item.contains("device_peak_gib") && item["device_peak_gib"].is_number())
+        e.device_peak_gib = item["device_peak_gib"].get<double>();
+      if (item.contains("device_planned_gib") && item["device_planned_gib"].is_number())
+        e.device_planned_gib = item["device_planned_gib"].get<double>();
+      if (item.contains("device_ratio") && item["device_ratio"].is_number())
+        e.device_ratio = item["device_ratio"].get<double>();
     } catch (const nlohmann::json::exception&) {
       return broken("an entry lacks a key or has a wrong type");
     }
-    if (e.runs < 0 || e.oom_runs < 0 || e.runs + e.oom_runs < 1 || !std::isfinite(e.ratio) ||
-        e.ratio <= 0)
+    if (e.runs < 0 || e.oom_runs < 0 || e.sampled_runs < 0 ||
+        e.runs + e.oom_runs + e.sampled_runs < 1 || !std::isfinite(e.ratio) || e.ratio <= 0)
       return broken("an entry's runs or ratio is out of range");
     if (e.oom_ratio && (!std::isfinite(*e.oom_ratio) || *e.oom_ratio <= 0))
       return broken("an entry's oom_ratio is out of range");
@@ -277,13 +314,20 @@ std::string calibration_note(const CalibrationEntry& e) {
                                  kMinCalibration, kMaxCalibration);
   }
   if (e.oom_runs > 0) from.push_back(runs(e.oom_runs, " out of GPU memory"));
+  if (e.sampled_runs > 0) from.push_back(runs(e.sampled_runs, " with GPU telemetry"));
   const bool by_oom = e.oom_ratio && e.memory_ratio && *e.oom_ratio >= *e.memory_ratio;
+  const bool by_device = !by_oom && e.device_ratio && e.memory_ratio &&
+                         *e.device_ratio >= *e.memory_ratio && e.device_peak_gib &&
+                         e.device_planned_gib;
   if (e.memory_factor > 1) {
     // Every correction says why, even from a file whose details were edited away.
     std::string why = "finished runs needed more than planned";
     if (by_oom && e.oom_usable_gib) {
       why = fmt::format("micro-batch {} ran out of {:.1f} GiB usable", e.oom_micro_batch,
                         *e.oom_usable_gib);
+    } else if (by_device) {
+      why = fmt::format("GPU telemetry peak {:.1f} GiB vs planned {:.1f} GiB on the device",
+                        *e.device_peak_gib, *e.device_planned_gib);
     } else if (e.peak_memory_gib && e.planned_memory_gib) {
       why = fmt::format("peak {:.1f} GiB vs planned {:.1f} GiB allocated", *e.peak_memory_gib,
                         *e.planned_memory_gib);

@@ -13,8 +13,12 @@
 // their allocated + reserve estimate by it (estimate::Hardware::memory_scale), so a micro-batch
 // that ran out of room in practice is not planned again. A peak below the estimate never
 // loosens it: that run may not have met its longest batch, and the margins cover what no run
-// shows. Compared like with like: the peak against the plan's allocated figure, not its device
-// total (a peak read from nvidia-smi is larger, which errs on the safe side).
+// shows. Compared like with like: the log's peak (PyTorch's allocated memory) against the plan's
+// allocated figure; the GPU telemetry's peak (nvidia-smi: the whole device, CUDA context and
+// PyTorch's cached blocks included) less the plan's CUDA context against the plan's allocated +
+// reserve. The telemetry's ratio is the one that says whether the device really held the job:
+// a run that fitted at ratio r still fits once plans are scaled by r, while one whose cached
+// blocks outgrew the plan's reserve is planned with more room.
 //
 // A run that ran out of GPU memory (recovery classified it, run/failure.hpp) is evidence too:
 // at its micro-batch the job needed more than the device (or MIG slice) holds less the CUDA
@@ -49,6 +53,9 @@ struct Measurement {
   double measured_step_time_s = 0;
   std::optional<double> planned_memory_gib;  // per GPU, the plan's allocated estimate
   std::optional<double> peak_memory_gib;     // per GPU, from the log
+  // Per GPU, GiB: the most device memory the GPU telemetry saw, and the plan's CUDA context.
+  std::optional<double> device_peak_gib;
+  std::optional<double> planned_context_gib;
   // It ran out of GPU memory at micro_batch: more than usable_gib (per GPU: capacity less the
   // CUDA context) was needed where the plan estimated planned_reserved_gib (allocated + reserve).
   bool gpu_oom = false;
@@ -66,7 +73,8 @@ struct FinishedRun {
   std::optional<double> planned_step_time_s;
   double measured_step_time_s = 0;  // 0 = none
   std::optional<double> peak_memory_gib;
-  bool gpu_oom = false;  // the ledger's classified failure is a GPU out-of-memory
+  bool gpu_oom = false;                   // the ledger's classified failure is a GPU out-of-memory
+  std::optional<double> device_peak_mib;  // the GPU telemetry's peak (MiB, per GPU)
 };
 // The run as a measurement against the estimator's own step time (a plan already calibrated is
 // divided by its calibration_factor, so corrections never compound); nullopt when the plan text
@@ -84,12 +92,16 @@ struct CalibrationEntry {
   double factor = 1;                         // ratio clamped: what plans multiply step times by
   std::optional<double> planned_memory_gib;  // allocated, mean over the runs
   std::optional<double> peak_memory_gib;     // the largest measured
-  std::optional<double> memory_ratio;        // the largest peak / planned allocated or OOM ratio
+  std::optional<double> memory_ratio;        // the largest peak or device ratio, or OOM ratio
   double memory_factor = 1;                  // memory_ratio within [1, kMaxCalibration]
   int oom_runs = 0;                          // runs that ran out of GPU memory
   std::optional<double> oom_ratio;           // their largest usable / planned reserved x kOomMargin
   int oom_micro_batch = 0;                   // ... at this micro-batch
   std::optional<double> oom_usable_gib;
+  int sampled_runs = 0;                      // runs with GPU telemetry and the plan's memory
+  std::optional<double> device_peak_gib;     // their largest device peak (nvidia-smi)
+  std::optional<double> device_planned_gib;  // ... that run's planned allocated + reserve + context
+  std::optional<double> device_ratio;        // the largest (peak - context) / allocated + reserve
   bool clamped() const { return factor != ratio; }
 };
 

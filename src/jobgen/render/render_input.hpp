@@ -84,7 +84,10 @@ struct RenderInput {
   int64_t max_array_size = kDefaultMaxArraySize;  // the cluster's MaxArraySize
   int chain_links = 1;  // >1: each job submits the next link, which resumes from a checkpoint
   bool local = false;   // the local (non-Slurm) variant: no #SBATCH header
-  std::string stage;    // stage name of a multi-stage job spec, "" for single-stage
+  // Seconds between the script's nvidia-smi samples (usage/gpu_telemetry.hpp); 0 = none (a MIG
+  // slice: nvidia-smi reports its whole GPU).
+  int gpu_sample_s = 0;
+  std::string stage;  // stage name of a multi-stage job spec, "" for single-stage
   std::vector<std::string> generated_by;  // the jobgen command line (argv), shown in a comment
 };
 

@@ -265,6 +265,8 @@ void set_checkpointing(Vars& v, const RenderInput& in) {
   v.set("checkpoint_signal", in.checkpoint_signal);
   v.set("signal_lead_s", at == std::string::npos ? std::string() : in.sbatch.signal.substr(at + 1));
   v.set("test_mode", in.test_mode);
+  v.set("gpu_telemetry", in.gpu_sample_s > 0);
+  v.set("gpu_sample_s", std::to_string(in.gpu_sample_s));
   v.set("test_steps", std::to_string(in.test_steps));
 }
 

@@ -12,6 +12,7 @@
 #include "jobgen/plan/launcher_config.hpp"
 #include "jobgen/plan/storage.hpp"
 #include "jobgen/render/request_placement.hpp"
+#include "jobgen/usage/gpu_telemetry.hpp"
 #include "jobgen/util/checked.hpp"
 #include "jobgen/util/slurm_time.hpp"
 #include "jobgen/util/units.hpp"
@@ -298,6 +299,8 @@ Expected<RenderRequest> build_render_input(const profile::Profile& prof, const p
   JOBGEN_TRY_ASSIGN(const detail::NodeShare share, detail::node_share(*at.group, row));
   detail::set_resources(prof, *at.group, row, share, in);
   JOBGEN_TRY(set_time_limit(*at.partition, spec, row, opt, req));
+  if (row.mig_profile.empty())
+    in.gpu_sample_s = usage::gpu_sample_interval_s(in.sbatch.time_limit_s.value_or(0));
   JOBGEN_TRY(detail::set_placement(prof, at, spec, row, opt, share, in));
   set_logs(opt, in.sbatch);
   // After the plan's own lines: the launcher config's, added by set_run.

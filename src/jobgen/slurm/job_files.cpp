@@ -92,6 +92,11 @@ LogPaths job_log_paths(const JobInfo& job, std::string_view recorded_out,
   return paths;
 }
 
+std::filesystem::path gpu_telemetry_path(const std::filesystem::path& stdout_path,
+                                         std::string_view job_name, std::string_view id) {
+  return stdout_path.parent_path() / (std::string(job_name) + "-" + std::string(id) + ".gpu.csv");
+}
+
 std::filesystem::path exit_marker_path(const std::filesystem::path& stdout_path,
                                        std::string_view id) {
   return stdout_path.parent_path() / (std::string(kExitMarkerPrefix) + std::string(id));

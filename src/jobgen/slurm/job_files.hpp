@@ -45,6 +45,12 @@ std::filesystem::path exit_marker_path(const std::filesystem::path& stdout_path,
                                        std::string_view id);
 inline constexpr std::string_view kExitMarkerPrefix = ".jobgen-exit-";
 
+// The GPU telemetry file the script writes beside its stdout log (usage/gpu_telemetry.hpp,
+// templates/partials/gpu_sampler.mustache): <log dir>/<job name>-<ID>.gpu.csv, ID as the exit
+// marker's.
+std::filesystem::path gpu_telemetry_path(const std::filesystem::path& stdout_path,
+                                         std::string_view job_name, std::string_view id);
+
 struct ExitMarker {
   int code = 0;
   std::optional<int64_t> start_time;  // Unix seconds; absent in older markers
