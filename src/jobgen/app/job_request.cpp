@@ -8,6 +8,7 @@
 #include "jobgen/app/profile_drift.hpp"
 #include "jobgen/app/queue_data.hpp"
 #include "jobgen/app/resources.hpp"
+#include "jobgen/app/right_sizing.hpp"
 #include "jobgen/plan/spec_overrides.hpp"
 #include "jobgen/render/renderer.hpp"
 #include "jobgen/sys/user.hpp"
@@ -216,7 +217,17 @@ Expected<StageRequest> build_stage(const Context& ctx, const JobRequestOptions& 
       chosen = run::apply_attempt(st, a, chosen);
     }
   }
-  JOBGEN_TRY_ASSIGN(const render::RequestOptions live, with_live_partitions(ctx, in, chosen));
+  JOBGEN_TRY_ASSIGN(render::RequestOptions live, with_live_partitions(ctx, in, chosen));
+  // Right-sizing: the user's limit first, then the history of this kind of run, then the plan.
+  if (!live.time_limit_s && !st.time_limit_s && !live.test_mode && !live.header_only) {
+    if (const auto proposal = history_time_limit(ctx, st.name, chosen)) {
+      live.history_time_limit_s = proposal->limit_s;
+      live.history_source = proposal->source;
+      ctx.report.note("time limit " + util::format_slurm_time(proposal->limit_s) +
+                      " from the history: " + proposal->source + " (the plan estimated " +
+                      util::format_duration(chosen.total_time_s) + "; --time overrides)");
+    }
+  }
   JOBGEN_TRY_ASSIGN(render::RenderRequest req,
                     render::build_render_input(in.prof, st, chosen, live));
   if (opts.attempt) apply_attempt_request(*opts.attempt, opts.attempt_number, req.input);

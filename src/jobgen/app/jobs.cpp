@@ -221,9 +221,8 @@ void Jobs::record_measurement(const std::vector<TrackedGroup>& groups, const slu
     measured.gpu_memory_used_peak_mib = gpu->peak_memory_used_mib;
     measured.gpu_utilization_mean_pct = gpu->mean_utilization_pct;
   }
-  if (!measured.step_time_s && !measured.gpu_memory_used_peak_mib &&
-      !measured.gpu_utilization_mean_pct)
-    return;
+  measured.start_time = view.info.start_time;
+  measured.end_time = view.info.end_time;
   for (const auto& group : groups) {
     for (const auto& t : group.jobs) {
       if (t.id != view.job.id || !t.in_ledger || t.id.empty() ||

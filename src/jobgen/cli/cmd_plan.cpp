@@ -19,12 +19,14 @@
 #include "jobgen/app/profile_lookup.hpp"
 #include "jobgen/app/queue_data.hpp"
 #include "jobgen/app/resources.hpp"
+#include "jobgen/app/right_sizing.hpp"
 #include "jobgen/app/session.hpp"
 #include "jobgen/cli/commands.hpp"
 #include "jobgen/cli/job_options.hpp"
 #include "jobgen/plan/planner.hpp"
 #include "jobgen/plan/report.hpp"
 #include "jobgen/sys/user.hpp"
+#include "jobgen/util/slurm_time.hpp"
 
 namespace jobgen::cli {
 
@@ -118,6 +120,13 @@ Expected<Exit> run_plan(Context& ctx, const PlanCliOptions& opts) {
   options.nodes = plan::nodes_to_plan(spec->launcher, opts.nodes);
   JOBGEN_TRY_ASSIGN(plan::PlanReport report, plan::make_plan(*spec, prof, catalog, options));
   if (!opts.no_queue && !opts.offline) with_queue(ctx, opts, prof, catalog, *spec, report);
+  // Right-sizing: what render and submit will ask for the recommended option.
+  if (const auto row = plan::choose_row(report, 0); row && !spec->time_limit_s) {
+    if (const auto p = app::history_time_limit(ctx.app(), spec->name, **row)) {
+      ctx.err << "jobgen: render and submit ask --time " << util::format_slurm_time(p->limit_s)
+              << " for " << (*row)->label() << " from the history: " << p->source << '\n';
+    }
+  }
 
   if (opts.json) {
     ctx.out << plan::render_json(report);

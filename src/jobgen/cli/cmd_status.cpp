@@ -57,8 +57,11 @@ Expected<Exit> run_status(Context& ctx, const StatusOptions& options) {
             << " more); 'jobgen status JOBID...' shows the others'\n";
   }
   for (const auto& v : views) {
-    if (const auto it = tails.find(v.info.id); it != tails.end())
-      session->jobs->record_measurement(groups, v, it->second.progress, reader.gpu_usage(v));
+    if (!slurm::is_finished(v.info.state)) continue;
+    const auto it = tails.find(v.info.id);
+    session->jobs->record_measurement(
+        groups, v, it != tails.end() ? it->second.progress : progress::Progress{},
+        reader.gpu_usage(v));
   }
   if (options.json) {
     auto json = status_json(views, now, session->names, tails);

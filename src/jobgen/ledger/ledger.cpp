@@ -195,11 +195,15 @@ Expected<void> Ledger::record_measurement(const JobRecord& key, const Measured& 
     return std::string(column) + " = " +
            (v && std::isfinite(*v) ? fmt_real(*v) : std::string(column));
   };
+  const auto integer = [](const char* column, const std::optional<int64_t>& v) {
+    return std::string(column) + " = " + (v ? std::to_string(*v) : std::string(column));
+  };
   return execute("UPDATE jobs SET " + value("measured_step_time_s", measured.step_time_s) + ", " +
                      value("peak_gpu_memory_gib", measured.peak_gpu_memory_gib) + ", " +
                      value("gpu_memory_used_peak_mib", measured.gpu_memory_used_peak_mib) + ", " +
-                     value("gpu_utilization_mean_pct", measured.gpu_utilization_mean_pct) +
-                     " WHERE " + where,
+                     value("gpu_utilization_mean_pct", measured.gpu_utilization_mean_pct) + ", " +
+                     integer("start_time", measured.start_time) + ", " +
+                     integer("end_time", measured.end_time) + " WHERE " + where,
                  args, "record what job " + key.job_id + " measured");
 }
 
@@ -208,6 +212,13 @@ Expected<std::vector<JobRecord>> Ledger::measured(const std::string& failure) {
                             "gpu_memory_used_peak_mib IS NOT NULL) AND last_state IN ") +
                     kFinished + ") OR (failure != '' AND failure = ?) ORDER BY row_id",
                 {failure});
+}
+
+Expected<std::vector<JobRecord>> Ledger::finished_named(const std::string& job_name) {
+  return select(std::string("WHERE job_name = ? AND start_time IS NOT NULL AND end_time IS NOT "
+                            "NULL AND last_state IN ") +
+                    kFinished + " ORDER BY row_id",
+                {job_name});
 }
 
 Expected<int64_t> Ledger::count() {

@@ -80,6 +80,8 @@ struct JobRecord {
   // (MiB, nvidia-smi's figure: CUDA context and cached blocks included) and the mean utilisation.
   std::optional<double> gpu_memory_used_peak_mib;
   std::optional<double> gpu_utilization_mean_pct;
+  std::optional<int64_t> start_time;  // Unix s, recorded when the job is seen finished
+  std::optional<int64_t> end_time;
 };
 
 // Which records a lookup may return: "" = any.
@@ -132,12 +134,17 @@ class Ledger {
     std::optional<double> peak_gpu_memory_gib;
     std::optional<double> gpu_memory_used_peak_mib;
     std::optional<double> gpu_utilization_mean_pct;
+    std::optional<int64_t> start_time;
+    std::optional<int64_t> end_time;
   };
   Expected<void> record_measurement(const JobRecord& key, const Measured& measured);
   // Finished records with a measured step time or GPU telemetry, and records whose classified
   // failure is `failure` ("" = none) (for `jobgen calibrate`: runs out of GPU memory), oldest
   // first.
   Expected<std::vector<JobRecord>> measured(const std::string& failure = "");
+  // Finished records of job name `job_name` with their start and end recorded, oldest first
+  // (right-sizing, plan/history.hpp).
+  Expected<std::vector<JobRecord>> finished_named(const std::string& job_name);
   Expected<int64_t> count();
   // The `limit` most recently submitted jobs (intents left out), newest first, with only their
   // job id, name, last state and target (columns every schema version has).

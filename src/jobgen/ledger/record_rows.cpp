@@ -81,6 +81,8 @@ void bind_record(sqlite3_stmt* stmt, const JobRecord& r) {
   b.text(r.profile_text);
   b.real(r.gpu_memory_used_peak_mib);
   b.real(r.gpu_utilization_mean_pct);
+  b.int64(r.start_time);
+  b.int64(r.end_time);
   b.int64(util::unix_seconds(std::chrono::system_clock::now()));
 }
 
@@ -150,6 +152,8 @@ JobRecord read_record(sqlite3_stmt* stmt) {
   r.profile_text = c.text();
   r.gpu_memory_used_peak_mib = c.opt_real();
   r.gpu_utilization_mean_pct = c.opt_real();
+  r.start_time = c.opt_int64();
+  r.end_time = c.opt_int64();
   return r;
 }
 

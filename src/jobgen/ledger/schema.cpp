@@ -77,6 +77,9 @@ constexpr std::pair<const char*, const char*> kAddedColumns[] = {
     // What the job's GPU telemetry measured (usage/gpu_telemetry.hpp).
     {"gpu_memory_used_peak_mib", "REAL"},
     {"gpu_utilization_mean_pct", "REAL"},
+    // When a finished job started and ended (Unix s), as the scheduler or its exit marker said.
+    {"start_time", "INTEGER"},
+    {"end_time", "INTEGER"},
 };
 
 constexpr int kBusyTimeoutMs = 30'000;

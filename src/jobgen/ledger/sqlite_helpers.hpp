@@ -22,7 +22,7 @@ inline constexpr const char* kColumns =
     "array_size, tag, cancel_requested, run_id, attempt, max_attempts, request_json, failure, "
     "decision, planned_step_time_s, planned_steps, plan_row, measured_step_time_s, "
     "peak_gpu_memory_gib, cancelled_ids, spec_text, profile_path, profile_text, "
-    "gpu_memory_used_peak_mib, gpu_utilization_mean_pct";
+    "gpu_memory_used_peak_mib, gpu_utilization_mean_pct, start_time, end_time";
 
 inline std::unexpected<Error> db_error(sqlite3* db, const std::string& what) {
   return fail("job ledger: " + what + ": " + sqlite3_errmsg(db) +

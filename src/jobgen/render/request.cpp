@@ -143,6 +143,14 @@ Expected<void> set_time_limit(const profile::Partition& part, const plan::JobSpe
     s.time_limit_s = max_s ? std::min(kTestTimeLimitS, *max_s) : kTestTimeLimitS;
     return {};
   }
+  if (opt.history_time_limit_s) {
+    const int64_t limit = *opt.history_time_limit_s;
+    req.input.plan_summary.push_back("time limit " + util::format_slurm_time(limit) +
+                                     " from the history: " + opt.history_source);
+    if (max_s && limit > *max_s) return fit_to_partition(limit, *max_s, part, spec, row, req);
+    s.time_limit_s = limit;
+    return {};
+  }
   const std::optional<int64_t> padded = padded_time_limit_s(row.total_time_s);
   if (!padded) {
     return invalid(

@@ -81,6 +81,10 @@ struct RequestOptions {
   std::string log_dir = "logs";
   std::vector<std::string> generated_by;
   std::optional<int64_t> time_limit_s;  // --time: seconds; nullopt = the job spec's or the plan's
+  // The limit the history of this kind of run proposes (plan/history.hpp): used instead of the
+  // plan's padded estimate when the user gave none (not in test mode); `history_source` says why.
+  std::optional<int64_t> history_time_limit_s;
+  std::string history_source;
 };
 
 struct RenderRequest {

@@ -1,0 +1,95 @@
+#include "jobgen/plan/history.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "jobgen/util/slurm_time.hpp"
+
+namespace jobgen::plan {
+
+namespace {
+
+std::string text(const nlohmann::json& o, const char* key) {
+  const auto it = o.find(key);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+int64_t integer(const nlohmann::json& o, const char* key, int64_t otherwise) {
+  const auto it = o.find(key);
+  return it != o.end() && it->is_number_integer() ? it->get<int64_t>() : otherwise;
+}
+
+// The option a past job ran, when it is the same kind of run as `row`: same GPU and layout.
+// Plans of other jobgen versions may lack a key or hold null: then it is not the same kind.
+const nlohmann::json* same_kind(const nlohmann::json& plan, const PastJob& job,
+                                const PlanRow& row) {
+  const auto options = plan.find("options");
+  if (!job.plan_row || options == plan.end() || !options->is_array()) return nullptr;
+  for (const auto& o : *options) {
+    if (!o.is_object() || integer(o, "id", 0) != *job.plan_row) continue;
+    const auto checkpointing = o.find("grad_checkpointing");
+    const bool same = text(o, "gpu") == row.gpu && text(o, "mig_profile") == row.mig_profile &&
+                      integer(o, "nodes", 0) == row.nodes &&
+                      integer(o, "gpus_per_node", 0) == row.gpus_per_node &&
+                      integer(o, "micro_batch", 0) == row.micro_batch &&
+                      integer(o, "grad_accum", 0) == row.grad_accum && checkpointing != o.end() &&
+                      checkpointing->is_boolean() &&
+                      checkpointing->get<bool>() == row.grad_checkpointing &&
+                      text(o, "precision") == estimate::to_string(row.precision) &&
+                      integer(o, "chain_jobs", 1) == 1 && integer(o, "steps", 0) > 0;
+    return same ? &o : nullptr;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::optional<TimeProposal> propose_time_limit(const std::vector<PastJob>& jobs,
+                                               const PlanRow& row) {
+  if (row.steps <= 0 || row.chain_jobs > 1) return std::nullopt;
+  TimeProposal p;
+  double longest = 0, timeout_need = 0;
+  for (const auto& job : jobs) {
+    if (job.attempt > 1 || !job.start_time || !job.end_time || *job.end_time <= *job.start_time)
+      continue;
+    const bool completed = job.state == "COMPLETED", timeout = job.state == "TIMEOUT";
+    if (!completed && !timeout) continue;
+    const auto plan = nlohmann::json::parse(job.plan_json, nullptr, false);
+    if (plan.is_discarded() || !plan.is_object()) continue;
+    const nlohmann::json* option = same_kind(plan, job, row);
+    if (option == nullptr) continue;
+    const double scaled = static_cast<double>(*job.end_time - *job.start_time) *
+                          static_cast<double>(row.steps) /
+                          static_cast<double>(integer(*option, "steps", 1));
+    if (completed) {
+      ++p.completed;
+      longest = std::max(longest, scaled);
+    } else {
+      ++p.timed_out;
+      timeout_need = std::max(timeout_need, scaled * kHistoryTimeoutMargin);
+    }
+  }
+  if (p.completed == 0 || !std::isfinite(longest)) return std::nullopt;
+  const double want = std::max(longest * kHistoryTimeMargin, timeout_need);
+  if (want > static_cast<double>(util::kMaxSlurmTimeS)) return std::nullopt;
+  constexpr int64_t kRound = 5 * 60;
+  p.limit_s =
+      std::max(kHistoryMinLimitS,
+               (static_cast<int64_t>(std::ceil(want - 1e-6)) + kRound - 1) / kRound * kRound);
+  p.longest_s = static_cast<int64_t>(std::llround(longest));
+  p.source = fmt::format("{} completed run{} of this job on {} x{}, the longest {} (+{:.0f}%)",
+                         p.completed, p.completed == 1 ? "" : "s",
+                         row.gpu_name.empty() ? row.gpu : row.gpu_name, row.world_size(),
+                         util::format_slurm_time(p.longest_s), (kHistoryTimeMargin - 1) * 100);
+  if (p.timed_out > 0)
+    p.source += fmt::format("; {} run{} hit the time limit: at least x{:.1f} of {}", p.timed_out,
+                            p.timed_out == 1 ? "" : "s", kHistoryTimeoutMargin,
+                            util::format_slurm_time(static_cast<int64_t>(
+                                std::llround(timeout_need / kHistoryTimeoutMargin))));
+  return p;
+}
+
+}  // namespace jobgen::plan
