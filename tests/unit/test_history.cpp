@@ -103,3 +103,26 @@ TEST_CASE("history: a plan of another version, with nulls and missing keys, is a
   nulls.plan_json = R"({"options": [{"id": 2, "gpu": null}]})";
   CHECK_FALSE(propose_time_limit({nulls}, l40s_row()));
 }
+
+TEST_CASE("history: --mem and --cpus-per-task from what accounting says the runs used") {
+  // torchrun: one task per node whose MaxRSS covers its workers; 2 nodes x 32 CPUs.
+  PastUsage a{9 * 1024 * 1024, 1, 2, 64, 3600.0 * 6, 3600};  // 9 GiB, 6 cores busy on average
+  PastUsage b{11 * 1024 * 1024 + 1, 1, 2, 64, 3600.0 * 10, 3600};
+  const auto p = propose_usage({a, b});
+  CHECK(p.runs == 2);
+  CHECK(p.peak_rss_per_node_mib.value_or(0) == 11 * 1024 + 1);
+  CHECK(p.mem_per_node_mib.value_or(0) == 14 * 1024);  // 11 GiB x1.25 = 13.75 -> 14 GiB
+  CHECK(p.cores_used_per_node.value_or(0) == doctest::Approx(5.0));
+  CHECK(p.cpu_efficiency.value_or(0) == doctest::Approx(10.0 / 64));
+  CHECK(p.cpus_per_task.value_or(0) == 7);  // 5 cores x1.25 = 6.25 -> 7
+  // srun with 4 tasks per node: MaxRSS is one task's peak, the node holds four.
+  PastUsage tasks{2 * 1024 * 1024, 4, 1, 16, 3600.0 * 15, 3600};
+  const auto t = propose_usage({tasks});
+  CHECK(t.mem_per_node_mib.value_or(0) == 10 * 1024);  // 8 GiB x1.25
+  CHECK_FALSE(t.cpus_per_task);                        // 15 of 16 CPUs busy: nothing to give back
+  // No accounting figures: nothing proposed; a tiny job still asks 1 GiB.
+  const auto none = propose_usage({PastUsage{}});
+  CHECK_FALSE(none.mem_per_node_mib);
+  CHECK_FALSE(none.cpus_per_task);
+  CHECK(propose_usage({PastUsage{100, 1, 1, 4, 1.0, 100}}).mem_per_node_mib == 1024);
+}

@@ -92,4 +92,41 @@ std::optional<TimeProposal> propose_time_limit(const std::vector<PastJob>& jobs,
   return p;
 }
 
+UsageProposal propose_usage(const std::vector<PastUsage>& runs) {
+  UsageProposal p;
+  double rss_mib = 0, cores = 0, efficiency = 0;
+  bool any_rss = false, any_cpu = false;
+  for (const auto& r : runs) {
+    ++p.runs;
+    if (r.max_rss_kib && *r.max_rss_kib >= 0) {
+      any_rss = true;
+      rss_mib = std::max(
+          rss_mib, static_cast<double>(*r.max_rss_kib) / 1024.0 * std::max(1, r.tasks_per_node));
+    }
+    if (r.total_cpu_s && r.elapsed_s && *r.elapsed_s > 0 && r.cpus > 0 && r.nodes > 0 &&
+        std::isfinite(*r.total_cpu_s) && *r.total_cpu_s >= 0) {
+      any_cpu = true;
+      const double used = *r.total_cpu_s / static_cast<double>(*r.elapsed_s);
+      cores = std::max(cores, used / r.nodes);
+      efficiency = std::max(efficiency, used / r.cpus);
+    }
+  }
+  if (any_rss) {
+    constexpr int64_t kGiB = 1024;
+    const auto want = static_cast<int64_t>(std::ceil(rss_mib * kHistoryMemoryMargin - 1e-9));
+    p.peak_rss_per_node_mib = static_cast<int64_t>(std::ceil(rss_mib));
+    p.mem_per_node_mib = std::max(kGiB, (want + kGiB - 1) / kGiB * kGiB);
+  }
+  if (any_cpu) {
+    p.cores_used_per_node = cores;
+    p.cpu_efficiency = efficiency;
+  }
+  if (any_cpu && efficiency < kLowCpuEfficiency && !runs.empty()) {
+    const int tasks = std::max(1, runs.front().tasks_per_node);
+    p.cpus_per_task =
+        std::max(1, static_cast<int>(std::ceil(cores * kHistoryCpuMargin / tasks - 1e-9)));
+  }
+  return p;
+}
+
 }  // namespace jobgen::plan

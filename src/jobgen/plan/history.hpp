@@ -53,4 +53,34 @@ struct TimeProposal {
 std::optional<TimeProposal> propose_time_limit(const std::vector<PastJob>& jobs,
                                                const PlanRow& row);
 
+// What accounting says a COMPLETED past run of the same kind used (sacct, one query for all of
+// them: app/right_sizing.hpp).
+struct PastUsage {
+  std::optional<int64_t> max_rss_kib;  // the largest MaxRSS of its steps: one task's peak
+  int tasks_per_node = 1;              // Slurm tasks per node it ran with
+  int nodes = 1;
+  int cpus = 0;                       // NCPUS of the allocation (all nodes)
+  std::optional<double> total_cpu_s;  // TotalCPU
+  std::optional<int64_t> elapsed_s;
+};
+
+// --mem and --cpus-per-task from accounting, proposed (printed with the flag to pass), never
+// applied: a smaller request starts sooner, and the user decides whether a run's data path can
+// change. Memory: the largest peak per node (MaxRSS x tasks per node, MaxRSS being one task's
+// peak) x kHistoryMemoryMargin, in whole GiB, at least 1 GiB. CPUs: when the runs used under
+// kLowCpuEfficiency of their CPUs, the most cores any used per node (TotalCPU / Elapsed / nodes)
+// x kHistoryCpuMargin, per task, at least 1. Nullopt fields: no evidence.
+inline constexpr double kHistoryMemoryMargin = 1.25;
+inline constexpr double kHistoryCpuMargin = 1.25;
+inline constexpr double kLowCpuEfficiency = 0.5;
+struct UsageProposal {
+  int runs = 0;
+  std::optional<int64_t> mem_per_node_mib;  // whole GiB in MiB
+  std::optional<int64_t> peak_rss_per_node_mib;
+  std::optional<int> cpus_per_task;
+  std::optional<double> cores_used_per_node;  // the most any run used
+  std::optional<double> cpu_efficiency;       // the best run's TotalCPU / (Elapsed x NCPUS)
+};
+UsageProposal propose_usage(const std::vector<PastUsage>& runs);
+
 }  // namespace jobgen::plan
