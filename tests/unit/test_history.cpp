@@ -126,3 +126,14 @@ TEST_CASE("history: --mem and --cpus-per-task from what accounting says the runs
   CHECK_FALSE(none.cpus_per_task);
   CHECK(propose_usage({PastUsage{100, 1, 1, 4, 1.0, 100}}).mem_per_node_mib == 1024);
 }
+
+TEST_CASE("history: the completed runs of a kind, for the accounting query") {
+  auto retry = past("COMPLETED", 3600);
+  retry.attempt = 2;
+  auto mine = past("COMPLETED", 3600);
+  mine.job_id = "41";
+  const auto runs = completed_of_kind(
+      {mine, past("COMPLETED", 3600, 8), past("TIMEOUT", 3600), retry}, l40s_row());
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].job_id == "41");
+}

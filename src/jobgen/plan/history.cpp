@@ -92,6 +92,17 @@ std::optional<TimeProposal> propose_time_limit(const std::vector<PastJob>& jobs,
   return p;
 }
 
+std::vector<PastJob> completed_of_kind(const std::vector<PastJob>& jobs, const PlanRow& row) {
+  std::vector<PastJob> out;
+  for (const auto& job : jobs) {
+    if (job.attempt > 1 || job.state != "COMPLETED") continue;
+    const auto plan = nlohmann::json::parse(job.plan_json, nullptr, false);
+    if (!plan.is_discarded() && plan.is_object() && same_kind(plan, job, row) != nullptr)
+      out.push_back(job);
+  }
+  return out;
+}
+
 UsageProposal propose_usage(const std::vector<PastUsage>& runs) {
   UsageProposal p;
   double rss_mib = 0, cores = 0, efficiency = 0;

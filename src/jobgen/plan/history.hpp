@@ -53,6 +53,9 @@ struct TimeProposal {
 std::optional<TimeProposal> propose_time_limit(const std::vector<PastJob>& jobs,
                                                const PlanRow& row);
 
+// The jobs that are COMPLETED runs of `row`'s kind (as propose_time_limit counts them).
+std::vector<PastJob> completed_of_kind(const std::vector<PastJob>& jobs, const PlanRow& row);
+
 // What accounting says a COMPLETED past run of the same kind used (sacct, one query for all of
 // them: app/right_sizing.hpp).
 struct PastUsage {
