@@ -1,14 +1,14 @@
 // Accounting limits: the sacctmgr/sshare text forms (slurm/sbatch/accounting_text.hpp), TRES
 // strings, and the prediction of Slurm's pending reason (slurm/limits.hpp). Recorded answers in
-// jobgen's own formats, with limits set by tests/integration/test_acct_limits.sh while its
-// blockers ran:
-//   slurm-cli/sacctmgr-assoc-limits-{22.05,24.11}.txt  sacctmgr -n -P show assoc
-//   format=kAssocFormat slurm-cli/sacctmgr-qos-limits-{22.05,24.11}.txt    sacctmgr -n -P show qos
-//   format=kQosFormat slurm-cli/sshare-user-{22.05,24.11}.txt            sshare -n -P -U -u root
-//   slurm-cli/squeue-acct-{22.05,24.11}.txt            squeue -h -r -O <squeue_fields()>
-// (qos normal MaxTRESPerUser=gres/gpu=2 and MaxTRESPerJob=gres/gpu=2, account vision
-// GrpTRES=gres/gpu=2; running: root ml/normal 2 L40S GPUs, root vision/high 2 RTX 2080 Ti, and the
-// test's own 1-GPU job in ml/high.)
+// jobgen's own formats (VERSION 22.05, 24.11, 26.05), taken by
+// tests/integration/test_acct_limits.sh with JOBGEN_ACCT_RECORD while its limits were set:
+//   slurm-cli/sacctmgr-assoc-limits-VERSION.txt  sacctmgr -n -P show assoc format=<kAssocFormat>
+//   slurm-cli/sacctmgr-qos-limits-VERSION.txt    sacctmgr -n -P show qos format=<kQosFormat>
+//   slurm-cli/sshare-user-VERSION.txt            sshare -n -P -U -u root
+//   slurm-cli/squeue-acct-VERSION.txt            squeue -h -r -O <squeue_fields()>
+// Limits: qos normal MaxTRESPerUser=gres/gpu=2 and MaxTRESPerJob=gres/gpu=1, account vision
+// GrpTRES=gres/gpu=2. Running: root's blockers in ml/normal (2 L40S GPUs) and vision/high (2 RTX
+// 2080 Ti), and the test's 1-GPU job in ml/high.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -17,8 +17,10 @@
 #include "jobgen/slurm/limits.hpp"
 #include "jobgen/slurm/sbatch/accounting_text.hpp"
 #include "jobgen/slurm/sbatch/command_text.hpp"
+#include "jobgen/slurm/sbatch/sbatch_backend.hpp"
 #include "jobgen/util/build_config.hpp"
 #include "profile_test_data.hpp"
+#include "recording_runner.hpp"
 
 using namespace jobgen;
 using namespace jobgen::slurm;
@@ -224,8 +226,8 @@ TEST_CASE("tres_reason: Slurm's spellings") {
   CHECK(tres_reason("QOS", "Grp", "billing").empty());
 }
 
-TEST_CASE("limits from recorded answers: the reasons Slurm 22.05 and 24.11 showed") {
-  for (const std::string v : {"22.05", "24.11"}) {
+TEST_CASE("limits from recorded answers: the reasons Slurm 22.05, 24.11 and 26.05 showed") {
+  for (const std::string v : {"22.05", "24.11", "26.05"}) {
     CAPTURE(v);
     AccountLimits l;
     auto assoc = parse_sacctmgr_assoc(data("sacctmgr-assoc-limits-" + v + ".txt"));
@@ -271,4 +273,47 @@ TEST_CASE("limits from recorded answers: the reasons Slurm 22.05 and 24.11 showe
     CHECK(verdict("ml", "high", 1).verdict == LimitVerdict::starts);
     CHECK(choices(l, "root").size() == 5);  // root/normal, then ml and vision with normal, high
   }
+}
+
+TEST_CASE("CLI backend limits: sacctmgr twice and sshare once; no accounting is an error") {
+  test::RecordingCommandRunner runner;
+  runner.answer(0, data("sacctmgr-assoc-limits-22.05.txt"));
+  runner.answer(0, data("sacctmgr-qos-limits-22.05.txt"));
+  runner.answer(0, data("sshare-user-22.05.txt"));
+  SbatchBackend backend(runner, {});
+  auto limits = backend.limits("root");
+  REQUIRE_MESSAGE(limits, limits.error().message);
+  REQUIRE(runner.commands.size() == 3);
+  CHECK(runner.argv_of(0) == std::string("sacctmgr -n -P show assoc format=") + kAssocFormat);
+  CHECK(runner.argv_of(1) == std::string("sacctmgr -n -P show qos format=") + kQosFormat);
+  CHECK(runner.argv_of(2) == "sshare -n -P -U -u root");
+  CHECK(limits->associations.size() == 6);
+  CHECK(limits->qos.size() == 2);
+  CHECK(limits->shares.size() == 3);
+
+  // A fair-share that cannot be read leaves the limits usable.
+  test::RecordingCommandRunner no_share;
+  no_share.answer(0, data("sacctmgr-assoc-limits-22.05.txt"));
+  no_share.answer(0, data("sacctmgr-qos-limits-22.05.txt"));
+  no_share.answer(1, "", "sshare: error: You are not running a supported priority plugin\n");
+  SbatchBackend second(no_share, {});
+  auto without = second.limits("root");
+  REQUIRE(without);
+  CHECK(without->shares.empty());
+
+  // Without slurmdbd (22.05's words): an error saying so, never "no limits".
+  test::RecordingCommandRunner none;
+  none.answer(1, "",
+              "You are not running a supported accounting_storage plugin\n"
+              "Only 'accounting_storage/slurmdbd' is supported.\n");
+  SbatchBackend third(none, {});
+  auto missing = third.limits("root");
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().message.find("accounting limits unavailable") != std::string::npos);
+  CHECK(none.commands.size() == 1);
+  // An empty association list is no evidence of "no limits" either.
+  test::RecordingCommandRunner empty;
+  empty.answer(0, "");
+  SbatchBackend fourth(empty, {});
+  CHECK_FALSE(fourth.limits("root"));
 }

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <string>
+#include <system_error>
 
 #include "jobgen/util/slurm_time.hpp"
 #include "jobgen/util/strings.hpp"
