@@ -7,6 +7,9 @@
 #   account vision GrpTRES=gres/gpu=2, 2 GPUs in use in vision (qos high)   -> AssocGrpGRES
 #   qos normal MaxTRESPerJob=gres/gpu=1, a 2-GPU job                        -> QOSMaxGRESPerJob,
 #                                                                              never starts
+#   root in vision MaxJobs=1, 1 job running there                          -> AssocMaxJobsLimit
+#   qos high MaxWall=00:10:00 (jobgen asks at least 15 minutes)            -> QOSMaxWallDuration-
+#                                                                              PerJobLimit, never
 # and, with no account or QOS given, plan picks one where no limit holds the job and
 # `submit --target auto` runs it there. The limits are undone at the end (the cluster's tests
 # run one after another). With JOBGEN_ACCT_RECORD=DIR the limited sacctmgr/sshare answers in
@@ -22,7 +25,9 @@ export USER
 
 undo_limits() {
   sacctmgr -i modify qos normal set MaxTRESPerUser=gres/gpu=-1 MaxTRESPerJob=gres/gpu=-1 >/dev/null || true
+  sacctmgr -i modify qos high set MaxWall=-1 >/dev/null || true
   sacctmgr -i modify account vision set GrpTRES=gres/gpu=-1 >/dev/null || true
+  sacctmgr -i modify user root where account=vision set MaxJobs=-1 >/dev/null || true
 }
 trap 'status=$?; undo_limits; (exit "$status"); cleanup' EXIT
 
@@ -79,6 +84,14 @@ expect_reason ml normal 1 QOSMaxGRESPerUser pends
 expect_reason vision high 1 AssocGrpGRES pends
 sacctmgr -i modify qos normal set MaxTRESPerJob=gres/gpu=1 >/dev/null
 expect_reason vision normal 2 QOSMaxGRESPerJob never
+# Job counts and wall time come before TRES: root's association with vision may run 1 job (it
+# runs the blocker), and qos high allows 10 minutes per job (jobgen asks at least 15).
+sacctmgr -i modify user root where account=vision set MaxJobs=1 >/dev/null
+expect_reason vision high 1 AssocMaxJobsLimit pends
+sacctmgr -i modify user root where account=vision set MaxJobs=-1 >/dev/null
+sacctmgr -i modify qos high set MaxWall=00:10:00 >/dev/null
+expect_reason ml high 1 QOSMaxWallDurationPerJobLimit never
+sacctmgr -i modify qos high set MaxWall=-1 >/dev/null
 "$JOBGEN" plan spec.yaml --profile "$PROFILE" --target l40s --gpus 1 --nodes 1 --account ml \
   --qos normal >plan.txt
 grep -q "pends: QOSMaxGRESPerUser (qos \`normal\` allows 2 GPUs per user, you use 2" plan.txt ||
