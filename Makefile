@@ -35,6 +35,11 @@ DEB_PACKAGES := build-essential cmake ninja-build pkg-config libyaml-cpp-dev lib
 # The Slurm 24.11 and 26.05 integration tests run from Debian roots it debootstraps.
 DEB_PACKAGES += debootstrap
 
+# Accounting in the test clusters (cluster.sh JOBGEN_CLUSTER_SHAPE=acct, the test_acct_*.sh tests):
+# slurmdbd stores jobs, associations and QOS limits in a MariaDB server that cluster.sh starts under
+# the cluster's directory (its own datadir, socket and port), so sacct, sacctmgr and sshare answer.
+DEB_PACKAGES += mariadb-server slurmdbd slurm-wlm-mysql-plugin
+
 # The install tests (tests/package/): groff and man read the man page, Lmod loads the modulefile,
 # zsh and fish run their completion scripts.
 DEB_PACKAGES += groff-base man-db lmod zsh fish

@@ -1,8 +1,9 @@
 // The Slurm command-line output parsers (slurm/sbatch/command_text.hpp,
-// slurm/sbatch/sbatch_backend.hpp) and the id helpers of slurm/records.hpp; the first byte picks
-// the parser.
+// slurm/sbatch/accounting_text.hpp, slurm/sbatch/sbatch_backend.hpp) and the id helpers of
+// slurm/records.hpp; the first byte picks the parser (accounting's share sacct's byte).
 #include "fuzz_common.hpp"
 #include "jobgen/slurm/records.hpp"
+#include "jobgen/slurm/sbatch/accounting_text.hpp"
 #include "jobgen/slurm/sbatch/command_text.hpp"
 #include "jobgen/slurm/sbatch/sbatch_backend.hpp"
 
@@ -18,6 +19,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     case 1:
       (void)parse_sacct(text);
+      (void)parse_sacctmgr_assoc(text);
+      (void)parse_sacctmgr_qos(text);
+      (void)parse_sshare(text);
+      (void)parse_tres(text);
       break;
     case 2:
       (void)parse_sbatch_parsable(text);

@@ -22,6 +22,24 @@
 # it can run beside markov: tests/integration/site-profile.yaml describes it (a node with two GPU
 # types, full GPUs beside MIG slices, untyped gres on nodes in two partitions, MaxTime=INFINITE).
 #
+# JOBGEN_CLUSTER_SHAPE=acct starts a cluster with Slurm accounting, on ports 17040+ (between markov's
+# nodes and its slurmrestd): tests/integration/acct-profile.yaml describes it (acct-l40s[1-2] with
+# gres gpu:gpul40s:2 each, acct-2080 with gpu:gpu2080:4; partition `gpu`: all three, the default,
+# MaxTime 1 day; `long`: acct-2080, MaxTime 3 days). Beside the other daemons it runs, every file
+# under DIR: a MariaDB server (this machine's mariadbd; datadir DIR/mysql, socket DIR/run/mysql.sock,
+# TCP 127.0.0.1:17051, user `slurm` with a password made at start) and slurmdbd
+# (DIR/etc/slurmdbd.conf, mode 600; DbdPort 17050). slurm.conf has
+# AccountingStorageEnforce=associations,limits,qos (limits set with sacctmgr hold jobs with Slurm's
+# own reasons), AccountingStorageTRES=gres/gpu (GPUs accounted and limitable as gres/gpu),
+# JobAcctGatherType=jobacct_gather/linux (sacct shows the steps' MaxRSS and TotalCPU) and
+# PriorityType=priority/multifactor (sshare shows fair-share). Made with sacctmgr: cluster `acct`,
+# accounts `ml` and `vision` (under root), user root (and $SUDO_USER when set) in both with default
+# account `ml`, QOS `normal` (default) and `high` (Priority=10), both allowed; no limits anywhere.
+# A test that sets limits undoes them before it ends: the tests of a cluster run one after another.
+# Its env.sh adds JOBGEN_CLUSTER_ACCOUNTS ("ml vision"), JOBGEN_CLUSTER_QOS ("normal high") and
+# JOBGEN_CLUSTER_DBD_PORT; sacct, sacctmgr and sshare of the cluster's Slurm work after sourcing it.
+# `stop` ends slurmdbd and then mariadbd after the Slurm daemons.
+#
 # JOBGEN_SLURM_ROOT=ROOT (for `start` and `check`) runs another Slurm version: the daemons and the
 # client tools of the Debian root ROOT made by slurm_root.sh (Debian trixie: Slurm 24.11), each in
 # a chroot through DIR/bin/<program> wrappers that env.sh puts first on PATH, on ports 10000 higher
@@ -53,8 +71,12 @@ fi
 case $SHAPE in
   markov) readonly CTLD_PORT=$BASE_PORT REST_PORT=$((BASE_PORT + 80)) SPARE_PORT=$((BASE_PORT + 90)) ;;
   site) readonly CTLD_PORT=$((BASE_PORT + 100)) REST_PORT=$((BASE_PORT + 180)) SPARE_PORT=$((BASE_PORT + 190)) ;;
-  *) echo "cluster.sh: error: unknown JOBGEN_CLUSTER_SHAPE '$SHAPE' (markov or site)" >&2; exit 1 ;;
+  acct) readonly CTLD_PORT=$((BASE_PORT + 40)) REST_PORT=$((BASE_PORT + 60)) SPARE_PORT=$((BASE_PORT + 70)) ;;
+  *) echo "cluster.sh: error: unknown JOBGEN_CLUSTER_SHAPE '$SHAPE' (markov, site or acct)" >&2; exit 1 ;;
 esac
+# The acct shape's slurmdbd and MariaDB server, and what it creates with sacctmgr.
+readonly DBD_PORT=$((BASE_PORT + 50)) DB_PORT=$((BASE_PORT + 51))
+readonly ACCOUNTS="ml vision" QOS_NAMES="normal high"
 readonly START_TIMEOUT=${JOBGEN_CLUSTER_TIMEOUT:-60}
 SLURM_ROOT=${JOBGEN_SLURM_ROOT:-}
 # Physical, as /proc shows the paths (stepd_pids).
@@ -65,9 +87,16 @@ readonly HERE SOURCE_ROOT=${HERE%/tests/integration}
 readonly STOP_GRACE=10
 
 # name|port offset|Gres|CPUs|RealMemory (MiB)|Features|Weight. markov: must match
-# cluster-profiles/markov.yaml; site: tests/integration/site-profile.yaml.
+# cluster-profiles/markov.yaml; site: tests/integration/site-profile.yaml; acct:
+# tests/integration/acct-profile.yaml.
 node_table() {
   local n
+  if [[ $SHAPE == acct ]]; then
+    echo "acct-l40s1|1|gpu:gpul40s:2|16|131072|"
+    echo "acct-l40s2|2|gpu:gpul40s:2|16|131072|"
+    echo "acct-2080|3|gpu:gpu2080:4|16|65536|"
+    return
+  fi
   if [[ $SHAPE == site ]]; then
     echo "nu-gpu01|31|gpu:geforce_gtx_1080_ti:2,gpu:titan_xp:1|16|65536|pascal|10"
     echo "amig1|32|gpu:a100l:1,gpu:1g.10gb:7,gpu:2g.20gb:3|32|262144|a100|50"
@@ -86,7 +115,10 @@ node_table() {
 node_count() { node_table | wc -l; }
 
 partition_lines() {
-  if [[ $SHAPE == site ]]; then
+  if [[ $SHAPE == acct ]]; then
+    echo "PartitionName=gpu Nodes=ALL Default=YES MaxTime=1-00:00:00 State=UP"
+    echo "PartitionName=long Nodes=acct-2080 MaxTime=3-00:00:00 DefaultTime=01:00:00 State=UP"
+  elif [[ $SHAPE == site ]]; then
     echo "PartitionName=shared Nodes=nu-gpu01,amig1,old-gpu[1-2] Default=YES MaxTime=1-00:00:00 DefaultTime=01:00:00 State=UP"
     echo "PartitionName=long Nodes=old-gpu[1-2] MaxTime=INFINITE DefaultTime=1-00:00:00 State=UP"
   else
@@ -139,7 +171,8 @@ any_alive() {
 
 show_logs() {
   local f
-  for f in "$DIR/log/slurmctld.log" "$DIR/log/slurmrestd.out"; do
+  for f in "$DIR/log/slurmctld.log" "$DIR/log/slurmrestd.out" "$DIR/log/slurmdbd.log" \
+    "$DIR/log/mariadbd.log" "$DIR/log/sacctmgr.log"; do
     [[ -s $f ]] && { echo "===== $f (last 20 lines)"; tail -n 20 "$f"; } >&2
   done
   for f in "$DIR"/log/slurmd-*.log; do # errors only, without the harmless PMIx noise
@@ -215,6 +248,30 @@ launch_munge() {
 }
 
 # --- configuration -----------------------------------------------------------------------------
+# slurm.conf's accounting lines: none, but for the acct shape.
+accounting_config() {
+  if [[ $SHAPE != acct ]]; then
+    printf '%s\n' JobAcctGatherType=jobacct_gather/none AccountingStorageType=accounting_storage/none
+    return
+  fi
+  cat <<EOF
+# Accounting through slurmdbd (the acct shape): limits enforced, GPUs a TRES.
+AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=127.0.0.1
+AccountingStoragePort=$DBD_PORT
+AccountingStorageEnforce=associations,limits,qos
+AccountingStorageTRES=gres/gpu
+# linuxproc reads /proc: the steps' MaxRSS and TotalCPU without cgroups, sampled every 5 s and at
+# the end of each task.
+JobAcctGatherType=jobacct_gather/linux
+JobAcctGatherFrequency=task=5
+# Fair-share, for sshare.
+PriorityType=priority/multifactor
+PriorityWeightFairshare=10000
+PriorityWeightAge=100
+EOF
+}
+
 write_config() {
   local name off gres cpus mem features weight entry type count i next devs
   {
@@ -240,8 +297,7 @@ SlurmdDebug=info
 # No systemd/cgroups in containers; nodes may declare more CPUs/memory than the host has.
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
+$(accounting_config)
 JobCompType=jobcomp/none
 SwitchType=switch/none
 MpiDefault=none
@@ -361,6 +417,94 @@ launch_slurmrestd() { # PORT
     -s "$REST_PLUGINS" "127.0.0.1:$1"
 }
 
+# --- accounting (the acct shape) -----------------------------------------------------------------
+# mariadbd's options (--no-defaults first: no /etc/mysql file applies): everything under DIR, and
+# small, unsynced InnoDB files, since the data goes with the cluster and a crash-safe write per
+# commit would only cost time. slurmdbd logs that it recommends larger InnoDB buffers and lock
+# timeouts; the tests' few jobs do not need them.
+db_options() {
+  DB_OPTIONS=(--no-defaults --user=root "--datadir=$DIR/mysql" "--tmpdir=$DIR/run" --skip-name-resolve
+    --skip-log-bin --innodb-log-file-size=8M --innodb-buffer-pool-size=32M
+    --innodb-flush-log-at-trx-commit=0 --innodb-doublewrite=0)
+}
+db_socket() { echo "$DIR/run/mysql.sock"; }
+db_sql() { mariadb --no-defaults --protocol=socket -S "$(db_socket)" -u root -e "$1"; }
+db_up() { db_sql 'SELECT 1' >/dev/null 2>&1; }
+
+# A MariaDB server of its own with the database user slurmdbd logs in as (root logs in over the
+# socket as the Unix user root; `slurm` over TCP from 127.0.0.1, which a Slurm root reaches too).
+start_mariadb() {
+  local sock
+  sock=$(db_socket)
+  ((${#sock} < 108)) || die "the MariaDB socket $sock is longer than a Unix socket path may be (107 bytes): use a shorter DIR"
+  db_options
+  mariadb-install-db "${DB_OPTIONS[@]}" --auth-root-authentication-method=socket --skip-test-db \
+    >"$DIR/log/mariadb-install-db.log" 2>&1 ||
+    die "mariadb-install-db failed (see $DIR/log/mariadb-install-db.log)"
+  launch mariadbd mariadbd "${DB_OPTIONS[@]}" "--socket=$sock" "--pid-file=$DIR/run/mariadbd.pid" \
+    "--port=$DB_PORT" --bind-address=127.0.0.1 "--log-error=$DIR/log/mariadbd.log"
+  wait_for "MariaDB on $sock" db_up
+  DB_PASSWORD=$(head -c 18 /dev/urandom | base64 | tr '+/' 'xy')
+  db_sql "CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY '$DB_PASSWORD';
+          GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';" ||
+    die "creating the database user slurm failed"
+}
+
+# slurmdbd reads slurmdbd.conf beside $SLURM_CONF; it refuses a file others may read (the password).
+# It takes JWTs too: a client with env.sh's SLURM_JWT (sacctmgr, sacct) authenticates with it.
+write_slurmdbd_conf() {
+  local conf=$DIR/etc/slurmdbd.conf
+  (
+    umask 077
+    cat >"$conf" <<EOF
+# Generated by tests/integration/cluster.sh: the acct shape's slurmdbd.
+AuthType=auth/munge
+AuthAltTypes=auth/jwt
+AuthAltParameters=jwt_key=$DIR/etc/jwt.key
+DbdHost=localhost
+DbdAddr=127.0.0.1
+DbdPort=$DBD_PORT
+SlurmUser=root
+LogFile=$DIR/log/slurmdbd.log
+PidFile=$DIR/run/slurmdbd.pid
+DebugLevel=info
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=$DB_PORT
+StorageUser=slurm
+StoragePass=$DB_PASSWORD
+StorageLoc=slurm_acct_db
+EOF
+  )
+  chmod 600 "$conf"
+}
+
+dbd_up() { timeout 10 sacctmgr -n show cluster >/dev/null 2>&1; }
+
+# The associations the header promises, before slurmctld starts (it reads them once at start).
+# One sacctmgr reads every command (one connection: 2 s instead of 4); it exits non-zero when one
+# of them fails.
+make_associations() {
+  local users=root
+  [[ -n ${SUDO_USER:-} && $SUDO_USER != root ]] && users+=",$SUDO_USER"
+  # root exists already (in account root): `add user` keeps its default account, `modify` sets it.
+  printf '%s\n' "add cluster $SHAPE" \
+    "add qos high Priority=10" \
+    "add account ${ACCOUNTS// /,} Cluster=$SHAPE Organization=jobgen Description=test" \
+    "add user $users Cluster=$SHAPE Account=${ACCOUNTS// /,} DefaultAccount=${ACCOUNTS%% *} QOS=${QOS_NAMES// /,} DefaultQOS=${QOS_NAMES%% *}" \
+    "modify user where name=$users set DefaultAccount=${ACCOUNTS%% *}" |
+    timeout 60 sacctmgr -i >"$DIR/log/sacctmgr.log" 2>&1 ||
+    die "creating the accounts with sacctmgr failed (see $DIR/log/sacctmgr.log)"
+}
+
+start_accounting() {
+  start_mariadb
+  write_slurmdbd_conf
+  launch slurmdbd slurmdbd -D
+  wait_for "slurmdbd on port $DBD_PORT (sacctmgr show cluster)" dbd_up
+  make_associations
+}
+
 start_failed() { # EXIT trap while starting: leave nothing running behind
   set +e
   show_logs
@@ -387,15 +531,16 @@ cmd_start() {
   local ports=("$CTLD_PORT") name
   local off
   while IFS='|' read -r name off _; do ports+=($((CTLD_PORT + 10#$off))); done < <(node_table)
+  [[ $SHAPE != acct ]] || ports+=("$DBD_PORT" "$DB_PORT")
   local held
   held=$(port_holders "${ports[@]}")
   if [[ -n $held ]]; then
     die "ports ${ports[*]} are in use (another test cluster? stop it with 'cluster.sh stop ITS_DIR'):"$'\n'"$held"
   fi
-  cmd_check >/dev/null || die "$(cmd_check 2>&1)"
+  cmd_check "$SHAPE" >/dev/null || die "$(cmd_check "$SHAPE" 2>&1)"
 
   # Fresh state every time; only our own subdirectories are wiped.
-  rm -rf "${DIR:?}"/{bin,etc,state,spool,log,run,dev,pids} "$DIR/env.sh" "$DIR/slurm-root"
+  rm -rf "${DIR:?}"/{bin,etc,state,spool,log,run,dev,pids,mysql} "$DIR/env.sh" "$DIR/slurm-root"
   mkdir -p "$DIR"/{etc,state,spool,log,run,dev,pids}
   if [[ -n $SLURM_ROOT ]]; then
     "$HERE/slurm_root.sh" wrappers "$SLURM_ROOT" "$DIR/bin" "$DIR:$SOURCE_ROOT"
@@ -410,6 +555,7 @@ cmd_start() {
   start_munge
   write_config
   export SLURM_CONF=$CONF JOBGEN_CLUSTER_DIR=$DIR
+  [[ $SHAPE != acct ]] || start_accounting
 
   launch slurmctld slurmctld -D -i -f "$CONF"
   while IFS='|' read -r name _; do launch "slurmd-$name" slurmd -D -f "$CONF" -N "$name"; done < <(node_table)
@@ -435,6 +581,10 @@ export JOBGEN_CLUSTER_REST_VERSION=$REST_VERSION
 export JOBGEN_CLUSTER_REST_PLUGINS=$REST_PLUGINS
 export JOBGEN_CLUSTER_SPARE_PORT=$SPARE_PORT
 EOF
+  if [[ $SHAPE == acct ]]; then
+    printf 'export %s\n' "JOBGEN_CLUSTER_ACCOUNTS='$ACCOUNTS'" "JOBGEN_CLUSTER_QOS='$QOS_NAMES'" \
+      "JOBGEN_CLUSTER_DBD_PORT=$DBD_PORT" >>"$DIR/env.sh"
+  fi
   [[ -z $SLURM_ROOT ]] || echo "export PATH=$DIR/bin:\$PATH" >>"$DIR/env.sh"
   trap - EXIT
   log "Slurm $SLURM_VERSION cluster up in $((SECONDS - t0))s: $(node_count) nodes idle, slurmrestd at $SLURMRESTD_URL"
@@ -491,6 +641,12 @@ cmd_stop() {
   # Job steps orphaned by their slurmd.
   mapfile -t pids < <(stepd_pids)
   terminate "${pids[@]}"
+  # The acct shape's slurmdbd once slurmctld has gone (it sends it the jobs' ends), then MariaDB.
+  for f in "$DIR"/pids/slurmdbd.pid "$DIR"/pids/mariadbd.pid; do
+    [[ -e $f ]] || continue
+    files+=("$f")
+    if pid=$(alive "$f"); then terminate "$pid"; fi
+  done
   stop_munge
   rm -f "${files[@]}"
   log "stopped the cluster in $DIR"
@@ -544,7 +700,8 @@ cmd_status() {
 }
 
 # What the cluster needs, each with the Debian package that ships it: a missing auth/jwt plugin
-# otherwise surfaces only as slurmctld's "cannot find auth plugin for auth/jwt".
+# otherwise surfaces only as slurmctld's "cannot find auth plugin for auth/jwt". A fourth word
+# names the one shape that needs it.
 readonly NEEDED=(
   "program slurmctld slurmctld"
   "program slurmd slurmd"
@@ -559,7 +716,18 @@ readonly NEEDED=(
   "plugin select_cons_tres.so slurm-wlm-basic-plugins"
   "plugin auth_jwt.so slurm-wlm-jwt-plugin"
   "plugin rest_auth_jwt.so slurmrestd"
+  "program slurmdbd slurmdbd acct"
+  "program sacctmgr slurm-client acct"
+  "program mariadbd mariadb-server acct"
+  "program mariadb-install-db mariadb-server acct"
+  "program mariadb mariadb-client acct"
+  "plugin accounting_storage_slurmdbd.so slurm-wlm-basic-plugins acct"
+  "plugin accounting_storage_mysql.so slurm-wlm-mysql-plugin acct"
+  "plugin jobacct_gather_linux.so slurm-wlm-basic-plugins acct"
+  "plugin priority_multifactor.so slurm-wlm-basic-plugins acct"
 )
+# Programs this machine runs for every cluster, also one from a Slurm root.
+on_this_machine() { case $1 in munged | curl | ss | mariadbd | mariadb-install-db | mariadb) return 0 ;; esac; return 1; }
 
 plugin_found() { # NAME: Slurm's plugin directory as Debian and source builds lay it out
   local d
@@ -570,40 +738,44 @@ plugin_found() { # NAME: Slurm's plugin directory as Debian and source builds la
   return 1
 }
 
-program_found() { # NAME: Slurm's programs in SLURM_ROOT when set; munged, curl, ss on this machine
-  case $1 in
-    munged | curl | ss) command -v "$1" >/dev/null ;;
-    *) if [[ -n $SLURM_ROOT ]]; then
-      [[ -x $SLURM_ROOT/usr/sbin/$1 || -x $SLURM_ROOT/usr/bin/$1 ]]
-    else
-      command -v "$1" >/dev/null
-    fi ;;
-  esac
+program_found() { # NAME: Slurm's programs in SLURM_ROOT when set; on_this_machine ones here
+  if [[ -n $SLURM_ROOT ]] && ! on_this_machine "$1"; then
+    [[ -x $SLURM_ROOT/usr/sbin/$1 || -x $SLURM_ROOT/usr/bin/$1 ]]
+  else
+    command -v "$1" >/dev/null
+  fi
 }
 
-cmd_check() {
-  local entry kind name package missing=() packages=()
+cmd_check() { # [SHAPE]: what that shape needs; without one (`cluster.sh check`), every shape's
+  local want=${1:-all} entry kind name package shape missing=() packages=() here_packages=()
   if [[ -n $SLURM_ROOT && ! -x $SLURM_ROOT/bin/sh ]]; then
     echo "cluster.sh: no Slurm root in $SLURM_ROOT (JOBGEN_SLURM_ROOT): make it with" \
       "'make slurm24-root' (trixie) or 'make slurm26-root' (forky)" >&2
     return 1
   fi
   for entry in "${NEEDED[@]}"; do
-    read -r kind name package <<<"$entry"
+    read -r kind name package shape <<<"$entry"
+    [[ -z $shape || $want == all || $want == "$shape" ]] || continue
     if [[ $kind == program ]]; then
       program_found "$name" && continue
     else
       plugin_found "$name" && continue
     fi
     missing+=("$name (package $package)")
-    [[ " ${packages[*]} " == *" $package "* ]] || packages+=("$package")
+    if [[ -n $SLURM_ROOT ]] && ! { [[ $kind == program ]] && on_this_machine "$name"; }; then
+      [[ " ${packages[*]} " == *" $package "* ]] || packages+=("$package")
+    else
+      [[ " ${here_packages[*]} " == *" $package "* ]] || here_packages+=("$package")
+    fi
   done
   if ((${#missing[@]} > 0)); then
     printf 'cluster.sh: missing: %s\n' "${missing[@]}" >&2
-    if [[ -n $SLURM_ROOT ]]; then
-      echo "cluster.sh: in $SLURM_ROOT: add ${packages[*]} to slurm_root.sh's PACKAGES" >&2
-    else
-      echo "cluster.sh: as root: apt-get install --reinstall ${packages[*]} (or run 'make deps')" >&2
+    if ((${#packages[@]} > 0)); then
+      echo "cluster.sh: in $SLURM_ROOT: packages ${packages[*]}: list them in slurm_root.sh's PACKAGES" \
+        "and make the root again ('make slurm24-root' or 'make slurm26-root')" >&2
+    fi
+    if ((${#here_packages[@]} > 0)); then
+      echo "cluster.sh: as root: apt-get install --reinstall ${here_packages[*]} (or run 'make deps')" >&2
     fi
     return 1
   fi
@@ -641,7 +813,7 @@ cmd_restart() {
 }
 
 case "${1:-}" in
-  check) cmd_check ;;
+  check) cmd_check "${JOBGEN_CLUSTER_SHAPE:-all}" ;;
   restart) cmd_restart "${2:-}" "${3:-}" ;;
   start) cmd_start "${2:-}" ;;
   stop) cmd_stop "${2:-}" ;;

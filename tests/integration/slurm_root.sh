@@ -26,12 +26,14 @@ readonly SUITE=${JOBGEN_SLURM_ROOT_SUITE:-trixie}
 readonly MIRROR=${JOBGEN_SLURM_ROOT_MIRROR:-http://deb.debian.org/debian}
 readonly DEFAULT_ROOT=/var/cache/jobgen-test/$SUITE
 # The daemons, the client tools, the JWT plugins (auth/jwt for slurmctld, rest_auth/jwt is in
-# slurmrestd) and munge (libmunge for Slurm; munged itself is this machine's, see cluster.sh).
+# slurmrestd), munge (libmunge for Slurm; munged itself is this machine's, see cluster.sh) and
+# slurmdbd with its MySQL plugin for the acct shape (the MariaDB server is this machine's: slurmdbd
+# reaches it over TCP on 127.0.0.1).
 readonly PACKAGES=(slurm-wlm slurmctld slurmd slurm-client slurmrestd slurm-wlm-basic-plugins
-  slurm-wlm-jwt-plugin munge)
+  slurm-wlm-jwt-plugin munge slurmdbd slurm-wlm-mysql-plugin)
 # What wrappers exist for: every program cluster.sh, the tests and jobgen run.
-readonly PROGRAMS=(slurmctld slurmd slurmrestd slurmstepd sbatch squeue sinfo scontrol scancel sacct
-  sdiag sprio srun salloc sshare sstat munge unmunge)
+readonly PROGRAMS=(slurmctld slurmd slurmrestd slurmdbd slurmstepd sbatch squeue sinfo scontrol scancel
+  sacct sacctmgr sdiag sprio srun salloc sshare sstat munge unmunge)
 readonly MARKER=.jobgen-slurm-root
 
 die() { echo "slurm_root.sh: error: $*" >&2; exit 1; }

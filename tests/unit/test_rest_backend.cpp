@@ -579,3 +579,13 @@ TEST_CASE("rest backend: a Slurm 25.11 slurmrestd serving only v0.0.44 submits, 
         std::vector<std::string>{"GET /openapi/v3", "POST /slurm/v0.0.44/job/submit",
                                  "GET /slurm/v0.0.44/job/41", "DELETE /slurm/v0.0.44/job/41"});
 }
+
+TEST_CASE("rest backend: limits are said to be unavailable, without a request") {
+  Fixture f;
+  auto backend = f.backend();
+  auto limits = backend.limits("bob");
+  REQUIRE_FALSE(limits);
+  CHECK(limits.error().message.find("limits not available over slurmrestd") != std::string::npos);
+  CHECK(limits.error().exit == Exit::invalid_input);
+  CHECK(f.http.requests.empty());
+}

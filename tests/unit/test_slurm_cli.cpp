@@ -127,14 +127,16 @@ TEST_CASE("squeue -O fields: every field, separators and newlines inside names s
                      "0",
                      "/tmp/jg5/%x-%j.out",
                      "/tmp/jg5/%x-%j.err",
+                     "ml",
+                     "normal",
                      "jg5-long"}) +
       squeue_record({"10_2",       "13",         "10",   "2",         "FAILED", "NonZeroExitCode",
                      "markov_gpu", "2",          "",     "N/A",       "N/A",    "N/A",
                      "2-00:00:00", "gres/gpu:2", "root", "afterok:7", "/w",     "jobgen:00ff",
-                     "768",        "",           "",     "a|b\nc"}) +
+                     "768",        "",           "",     "(null)",    "(null)", "a|b\nc"}) +
       squeue_record({"11", "11",     "11",  "N/A", "CANCELLED", "None", "p", "1",
                      "",   "N/A",    "N/A", "N/A", "UNLIMITED", "N/A",  "u", "(null)",
-                     "/",  "(null)", "9",   "",    "",          "x"});
+                     "/",  "(null)", "9",   "",    "",          "",     "",  "x"});
   auto jobs = parse_squeue_fields(text);
   REQUIRE(jobs);
   REQUIRE(jobs->size() == 3);
@@ -147,6 +149,8 @@ TEST_CASE("squeue -O fields: every field, separators and newlines inside names s
   CHECK(a.dependency.empty());
   CHECK(a.end_time.value() - a.start_time.value() == 600);
   CHECK(a.name == "jg5-long");
+  CHECK(a.account == "ml");
+  CHECK(a.qos == "normal");
   CHECK(a.std_err == "/tmp/jg5/%x-%j.err");
   CHECK(a.exit_code == 0);
   CHECK_FALSE(a.array_job_id.has_value());
@@ -159,6 +163,8 @@ TEST_CASE("squeue -O fields: every field, separators and newlines inside names s
   CHECK(b.gres == "gpu:2");
   CHECK(b.exit_code == 3);  // the raw wait status 768
   CHECK(b.name == "a|b\nc");
+  CHECK(b.account.empty());  // "(null)": no accounting
+  CHECK(b.qos.empty());
   CHECK(tag_of(b) == "00ff");
   CHECK(a.comment.empty());
   CHECK_FALSE(b.start_time.has_value());

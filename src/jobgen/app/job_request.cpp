@@ -199,7 +199,8 @@ Expected<StageRequest> build_stage(const Context& ctx, const JobRequestOptions& 
   std::optional<std::vector<std::string>> drift;
   if (in.by_queue) {
     plan::QueueSnapshot snapshot =
-        fetch_queue(*in.queue->backend, in.prof, st, report, in.queue->user, in.queue->now);
+        fetch_queue(*in.queue->backend, in.prof, st, report, in.queue->user, in.queue->now,
+                    in.req_opts.account, in.req_opts.qos);
     if (snapshot.available) drift = snapshot.profile_drift;
     plan::apply_queue(report, std::move(snapshot));
   }
@@ -227,6 +228,14 @@ Expected<StageRequest> build_stage(const Context& ctx, const JobRequestOptions& 
                       " from the history: " + proposal->source + " (the plan estimated " +
                       util::format_duration(chosen.total_time_s) + "; --time overrides)");
     }
+  }
+  // --target auto with accounting limits: the account and QOS the choice was made with.
+  if (in.by_queue && chosen.limit && !chosen.limit->holds()) {
+    if (live.account.empty()) live.account = chosen.limit->account;
+    if (live.qos.empty()) live.qos = chosen.limit->qos;
+    if (chosen.limit->chosen)
+      ctx.report.note("--target auto: account " + chosen.limit->account + ", qos " +
+                      chosen.limit->qos + " (no accounting limit holds the job there)");
   }
   JOBGEN_TRY_ASSIGN(render::RenderRequest req,
                     render::build_render_input(in.prof, st, chosen, live));

@@ -11,6 +11,7 @@
 #include "jobgen/site/profile_check.hpp"
 #include "jobgen/slurm/gres.hpp"
 #include "jobgen/slurm/job_ids.hpp"
+#include "jobgen/slurm/limits.hpp"
 #include "jobgen/util/hostlist.hpp"
 #include "jobgen/util/strings.hpp"
 
@@ -120,7 +121,93 @@ std::string test_script(const job::SbatchOptions& options) {
   return script + "true\n";
 }
 
+int verdict_rank(slurm::LimitVerdict v) {
+  switch (v) {
+    case slurm::LimitVerdict::starts:
+      return 0;
+    case slurm::LimitVerdict::pends:
+      return 1;
+    case slurm::LimitVerdict::never:
+      return 2;
+    case slurm::LimitVerdict::unknown:
+      break;
+  }
+  return 3;
+}
+
+// The limits' verdict for one row: over the user's (account, QOS) pairs (only those matching a
+// given --account/--qos), the one that starts; else the one that pends; else the first that
+// never starts. Ties: higher fair-share first, then sacctmgr's order.
+std::optional<plan::LimitCheck> row_limit(const plan::PlanRow& row,
+                                          const slurm::AccountLimits& limits,
+                                          const std::vector<slurm::JobInfo>& jobs,
+                                          const LimitQuery& query) {
+  slurm::LimitRequest req;
+  req.user = query.user;
+  req.partition = row.partition;
+  req.nodes = row.nodes;
+  req.gpus = static_cast<int64_t>(row.nodes) * row.gpus_per_node;
+  if (auto t = plan::padded_time_limit_s(row.total_time_s)) {
+    req.time_limit_s = *t;
+    if (row.partition_max_time_s) req.time_limit_s = std::min(*t, *row.partition_max_time_s);
+  }
+  std::optional<plan::LimitCheck> best;
+  int best_rank = 4;
+  std::optional<double> best_share;
+  const auto all = slurm::choices(limits, query.user);
+  for (const auto& c : all) {
+    if (!query.account.empty() && c.account != query.account) continue;
+    if (!query.qos.empty() && c.qos != query.qos) continue;
+    req.account = c.account;
+    req.qos = c.qos;
+    const slurm::LimitResult r = slurm::check_limits(req, limits, jobs);
+    const int rank = verdict_rank(r.verdict);
+    const std::optional<double> share = slurm::fairshare_of(limits, c.account, query.user);
+    if (best &&
+        (rank > best_rank || (rank == best_rank && share.value_or(-1) <= best_share.value_or(-1))))
+      continue;
+    best = plan::LimitCheck{slurm::to_string(r.verdict),
+                            c.account,
+                            c.qos,
+                            r.reason,
+                            r.detail,
+                            share,
+                            r.unchecked,
+                            false};
+    best_rank = rank;
+    best_share = share;
+  }
+  if (best) best->chosen = all.size() > 1 && query.account.empty() && query.qos.empty();
+  return best;
+}
+
 }  // namespace
+
+void add_limits(plan::QueueSnapshot& snap, slurm::Backend& backend, const plan::PlanReport& report,
+                const std::vector<slurm::JobInfo>& jobs, const LimitQuery& query) {
+  // squeue's Account is "(null)" without accounting: without such evidence sacctmgr is not asked
+  // and nothing is said (a cluster without slurmdbd has no limits to tell; on an empty queue of
+  // one with accounting nothing is in use, and only per-job limits could hold a job).
+  if (std::ranges::none_of(jobs, [](const slurm::JobInfo& j) { return !j.account.empty(); }))
+    return;
+  if (query.user.empty()) {
+    snap.limits_unavailable = "who you are is not known ($USER and $LOGNAME are unset)";
+    return;
+  }
+  auto limits = backend.limits(query.user);
+  if (!limits) {
+    snap.limits_unavailable = limits.error().message;
+    return;
+  }
+  if (slurm::choices(*limits, query.user).empty()) {
+    snap.limits_unavailable = "user " + query.user + " has no association in sacctmgr's list";
+    return;
+  }
+  for (const auto& row : report.rows) {
+    if (!row.runnable) continue;
+    if (auto l = row_limit(row, *limits, jobs, query)) snap.limits[row.id] = std::move(*l);
+  }
+}
 
 bool node_usable(const slurm::NodeInfo& node) {
   // PLANNED (23.02+, "mixed+planned"): backfill holds the node for a pending job, which the
@@ -197,7 +284,8 @@ std::vector<plan::GroupQueue> group_queues(const profile::Profile& profile,
 
 plan::QueueSnapshot fetch_queue(slurm::Backend& backend, const profile::Profile& profile,
                                 const plan::JobSpec& spec, const plan::PlanReport& report,
-                                const std::string& user, int64_t now) {
+                                const std::string& user, int64_t now, const std::string& account,
+                                const std::string& qos) {
   plan::QueueSnapshot snap;
   snap.now = now;
   snap.source =
@@ -219,6 +307,7 @@ plan::QueueSnapshot fetch_queue(slurm::Backend& backend, const profile::Profile&
     return snap;
   }
   snap.groups = group_queues(profile, *nodes, *jobs, user);
+  add_limits(snap, backend, report, *jobs, {user, account, qos});
   const bool any_known = std::ranges::any_of(snap.groups, [&](const plan::GroupQueue& g) {
     return g.excluded_nodes < static_cast<int>(profile.find_group(g.group)->nodes.size());
   });

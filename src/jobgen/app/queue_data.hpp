@@ -9,7 +9,7 @@
 // from the free GPUs, the queue and the jobs' time limits (queue.hpp) alone. In slurmctld RPCs
 // (sdiag, Slurm 22.05): sinfo sends 2 (node and partition info), text squeue 2 (job and partition
 // info), each sbatch --test-only 2 (federation info and will-run); slurmrestd's GET /nodes 2 and
-// GET /jobs 1.
+// GET /jobs 1. With accounting (a queued job names an account): one limits query more (add_limits).
 //
 // Counting (pure, unit-tested):
 //   - Usable nodes: every state Slurm reports for the node is IDLE, MIXED, ALLOCATED, COMPLETING
@@ -61,9 +61,22 @@ std::vector<plan::GroupQueue> group_queues(const profile::Profile& profile,
                                            const std::vector<slurm::JobInfo>& jobs,
                                            const std::string& user);
 
+// Accounting limits (slurm/limits.hpp): when a job in the queue names an account (squeue prints
+// "(null)" without accounting), ONE Backend::limits query (CLI: sacctmgr twice, sshare once) and,
+// per runnable row, the account and QOS among the user's (or the given ones) that starts first,
+// into snap.limits; else snap.limits_unavailable says why. The usage is the same queue answer.
+struct LimitQuery {
+  std::string user;
+  std::string account;  // --account; "" = any of the user's
+  std::string qos;      // --qos; "" = any allowed
+};
+void add_limits(plan::QueueSnapshot& snap, slurm::Backend& backend, const plan::PlanReport& report,
+                const std::vector<slurm::JobInfo>& jobs, const LimitQuery& query);
+
 // The scheduler's view for `report` (see the cost above); `now` in Unix seconds.
 plan::QueueSnapshot fetch_queue(slurm::Backend& backend, const profile::Profile& profile,
                                 const plan::JobSpec& spec, const plan::PlanReport& report,
-                                const std::string& user, int64_t now);
+                                const std::string& user, int64_t now,
+                                const std::string& account = "", const std::string& qos = "");
 
 }  // namespace jobgen::app

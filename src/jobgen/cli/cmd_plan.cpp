@@ -1,5 +1,6 @@
 // `jobgen plan [JOBSPEC] [--target T] [--profile P] [--gpus N] [--nodes N] [--stage S]
-//  [--json|--markdown] [--queue|--no-queue|--offline] [--backend B]`: reads the job spec
+//  [--json|--markdown] [--queue|--no-queue|--offline] [--backend B] [--account A] [--qos Q]`:
+//  reads the job spec
 // (./jobgen.yaml by default), the GPU catalog and the cluster profile, and prints the planner's
 // options and recommendation (plan/planner.hpp, plan/report.hpp). A job spec with stages is
 // planned stage by stage with the whole run's totals (plan/staged_plan.hpp); the queue ranks the
@@ -9,7 +10,9 @@
 // for free GPUs, pending demand and start estimates (app/queue_data.hpp, at most 2 + groups
 // requests) and ranks by expected finish (plan/queue.hpp). A scheduler that cannot be asked
 // (unreachable, the local backend, no Slurm here) is reported in the plan as "queue data
-// unavailable", never as an empty cluster, and the plan itself still succeeds. --queue is the
+// unavailable", never as an empty cluster, and the plan itself still succeeds. With accounting,
+// each option also says whether an association or QOS limit would hold it, for the user's
+// account and QOS that start first (or --account/--qos). --queue is the
 // default, spelled out; --offline never touches the cluster. Plan never opens the job ledger.
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -44,6 +47,8 @@ struct PlanCliOptions {
   bool no_queue = false;
   bool offline = false;
   std::string backend;
+  std::string account;            // --account: the limits of this account only
+  std::string qos;                // --qos: of this QOS only
   std::vector<std::string> sets;  // --set KEY=VALUE
   std::string stage;              // --stage: plan one stage of a staged job spec
 };
@@ -67,7 +72,7 @@ plan::QueueSnapshot queue_snapshot(Context& ctx, const PlanCliOptions& opts,
     return none;
   }
   return app::fetch_queue(**backend, prof, spec, report, sys::current_user(ctx.env),
-                          app::unix_now(ctx.app()));
+                          app::unix_now(ctx.app()), opts.account, opts.qos);
 }
 
 // Ranks `report` by expected finish with the scheduler's queue (unavailable: said in the report);
@@ -177,6 +182,10 @@ void add_plan_command(CLI::App& app, Context& ctx, Action& action) {
                   "Ask the queue through cli (Slurm commands) or rest (slurmrestd); default: "
                   "the profile's backend")
       ->check(CLI::IsMember({"cli", "rest", "local"}));
+  sub->add_option("--account", opts->account,
+                  "Check accounting limits for this Slurm account only (default: every account "
+                  "of yours, the one that starts first)");
+  sub->add_option("--qos", opts->qos, "Check accounting limits for this QOS only");
   sub->callback([&ctx, &action, opts] { action = [&ctx, opts] { return run_plan(ctx, *opts); }; });
 }
 

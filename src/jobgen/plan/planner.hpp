@@ -107,6 +107,7 @@ struct PlanRow {
   // Queue-aware planning (queue.hpp apply_queue); absent when the plan did not look at the queue.
   std::optional<StartEstimate> start;
   std::optional<double> finish_in_s;  // start + total_time_s, when the start is known
+  std::optional<LimitCheck> limit;    // accounting limits, when they were read
 };
 
 struct Recommendation {

@@ -180,11 +180,21 @@ std::string short_start(const StartEstimate& s) {
 
 }  // namespace
 
+std::string describe_limit(const LimitCheck& limit) {
+  if (limit.verdict.empty()) return "";
+  const std::string where = "account `" + limit.account + "`, qos `" + limit.qos + "`";
+  if (!limit.holds()) return "starts as far as limits go (" + where + ")";
+  return std::string(limit.verdict == "never" ? "never starts: " : "pends: ") + limit.reason +
+         " (" + limit.detail + "; " + where + ")";
+}
+
 void apply_queue(PlanReport& report, QueueSnapshot queue) {
   report.finish_ranking.clear();
   report.finishes_first.reset();
   for (PlanRow& row : report.rows) {
-    row.start = estimate_start(row, queue);
+    row.limit.reset();
+    if (const auto it = queue.limits.find(row.id); it != queue.limits.end()) row.limit = it->second;
+    row.start = row.limit && row.limit->holds() ? StartEstimate{} : estimate_start(row, queue);
     row.finish_in_s.reset();
     if (row.start->known())
       row.finish_in_s = static_cast<double>(row.start->in_s) + row.total_time_s;

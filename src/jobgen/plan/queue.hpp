@@ -83,6 +83,23 @@ struct GroupQueue {
   int total_gpus() const;
 };
 
+// Slurm's accounting limits for one option (slurm/limits.hpp, evaluated by app/queue_data):
+// the account and QOS jobgen would submit it with and whether a limit holds it there. verdict
+// "starts" (no limit holds it; GPUs may still be busy), "pends" (held until jobs of the user,
+// account or QOS end; `reason` is the pending reason Slurm shows), "never" (a per-job limit it
+// exceeds: Slurm accepts the job and it pends for good).
+struct LimitCheck {
+  std::string verdict;
+  std::string account;
+  std::string qos;
+  std::string reason;
+  std::string detail;                  // "qos `normal` allows 4 GPUs per user, you use 4"
+  std::optional<double> fairshare;     // sshare's FairShare of the user in `account`
+  std::vector<std::string> unchecked;  // limits set whose use the queue does not tell
+  bool chosen = false;  // jobgen picked this account/QOS among several (not the user's own)
+  bool holds() const { return verdict == "pends" || verdict == "never"; }
+};
+
 struct QueueSnapshot {
   bool available = false;
   std::string unavailable_reason;  // why not ("--offline", the scheduler's error, ...)
@@ -95,6 +112,10 @@ struct QueueSnapshot {
   // Where the profile disagrees with the nodes Slurm listed in ways that make plans wrong (nodes
   // gone, GPUs, CPUs or memory changed), one `jobgen profile check` line each.
   std::vector<std::string> profile_drift;
+  // Per row id: the accounting limits' verdict; empty with `limits_unavailable` saying why when
+  // they were not read (no accounting, the REST backend, a failed sacctmgr).
+  std::map<int, LimitCheck> limits;
+  std::string limits_unavailable;
   const GroupQueue* group(const std::string& name) const;
 };
 
@@ -118,7 +139,12 @@ StartEstimate estimate_start(const PlanRow& row, const QueueSnapshot& queue);
 std::optional<int64_t> start_by_time_limits(const GroupQueue& g, const std::string& type, int nodes,
                                             int gpus_per_node, int64_t now);
 
-// Sets every row's start/finish, report.finish_ranking (known finishes first, earliest first;
+// "pends: QOSMaxGRESPerUser (qos `normal` allows 4 GPUs per user, you use 4)", "starts
+// (account `ml`, qos `normal`)"; "" without a check.
+std::string describe_limit(const LimitCheck& limit);
+
+// Sets every row's start/finish (a row a limit holds has no known start: it waits for jobs to
+// end, or for good), report.finish_ranking (known finishes first, earliest first;
 // then unknown starts by run time) and report.finishes_first; stores the snapshot in the report.
 void apply_queue(PlanReport& report, QueueSnapshot queue);
 

@@ -115,12 +115,26 @@ void add_queue_json(const PlanReport& r, json& plan) {
                    {"time", q.now},
                    {"groups", groups},
                    {"profile_drift", q.profile_drift},
-                   {"notes", q.notes}};
+                   {"notes", q.notes},
+                   {"limits_unavailable",
+                    q.limits_unavailable.empty() ? json(nullptr) : json(q.limits_unavailable)}};
   for (auto& option : plan["options"]) {
     const PlanRow* row = r.row(option["id"].get<int>());
     if (row == nullptr || !row->start) continue;
     option["start"] = start_json_impl(*row, q.now);
     option["finish_in_s"] = row->finish_in_s ? json(*row->finish_in_s) : json(nullptr);
+    if (row->limit) {
+      const LimitCheck& l = *row->limit;
+      option["limits"] = {{"verdict", l.verdict},
+                          {"account", l.account},
+                          {"qos", l.qos},
+                          {"reason", l.reason.empty() ? json(nullptr) : json(l.reason)},
+                          {"detail", l.detail.empty() ? json(nullptr) : json(l.detail)},
+                          {"fairshare", l.fairshare ? json(*l.fairshare) : json(nullptr)},
+                          {"chosen", l.chosen},
+                          {"unchecked", l.unchecked},
+                          {"text", describe_limit(l)}};
+    }
   }
   plan["finish_ranking"] = r.finish_ranking;
   plan["recommendations"]["finishes_first"] =

@@ -177,13 +177,27 @@ std::string queue_text(const PlanReport& r) {
     for (size_t i = 0; i < shown; ++i) {
       const PlanRow& row = *r.row(r.finish_ranking[i]);
       const StartEstimate start = row.start.value_or(StartEstimate{});
-      cells.push_back({std::to_string(row.id), row.label(), describe_start(start),
-                       util::format_duration(row.total_time_s),
-                       row.finish_in_s ? "~" + util::format_duration(*row.finish_in_s,
-                                                                     util::DurationStyle::compound)
-                                       : "-"});
+      cells.push_back(
+          {std::to_string(row.id), row.label(),
+           row.limit && row.limit->holds() ? row.limit->verdict + ": " + row.limit->reason
+                                           : describe_start(start),
+           util::format_duration(row.total_time_s),
+           row.finish_in_s
+               ? "~" + util::format_duration(*row.finish_in_s, util::DurationStyle::compound)
+               : "-"});
     }
     out += table(cells, 2, {false, true, true, false, false});
+  }
+  if (!q.limits.empty()) {
+    out += "\nLimits (sacctmgr, sshare)\n";
+    // The options of the ranking above (its first 10).
+    for (size_t i = 0; i < std::min<size_t>(r.finish_ranking.size(), 10); ++i) {
+      const PlanRow& row = *r.row(r.finish_ranking[i]);
+      if (row.limit)
+        out += wrap("#" + std::to_string(row.id) + " " + describe_limit(*row.limit), 2, 4);
+    }
+  } else if (!q.limits_unavailable.empty()) {
+    out += wrap("- limits not checked: " + q.limits_unavailable, 2, 4);
   }
   for (const auto& n : q.notes) out += wrap("- " + n, 2, 4);
   return out;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "jobgen/job/sbatch_options.hpp"
+#include "jobgen/slurm/accounting.hpp"
 #include "jobgen/util/error.hpp"
 
 namespace jobgen::slurm {
@@ -99,6 +100,8 @@ struct JobInfo {
   std::string job_number;   // Slurm's own id of this record (an array task has its own), "%j"
   std::string working_dir;  // relative log paths are relative to it
   std::string comment;      // Slurm's job comment; jobgen's submissions carry their tag there
+  std::string account;      // "" when Slurm has no accounting ("(null)")
+  std::string qos;          // "" likewise
 };
 
 struct GresCount {
@@ -206,6 +209,13 @@ class Backend {
   // all they know.
   virtual Expected<JobLogs> log_paths(const JobInfo& job) {
     return JobLogs{job.std_out, job.std_err};
+  }
+  // The accounting limits `user` runs under (slurm/limits.hpp): every association, every QOS and
+  // the user's fair-share; the CLI backend asks sacctmgr twice and sshare once. A backend or
+  // cluster without them answers an error saying so (Exit::invalid_input), never "no limits".
+  virtual Expected<AccountLimits> limits(const std::string& user) {
+    (void)user;
+    return fail("limits are not available over the " + name() + " backend", Exit::invalid_input);
   }
   // submit() with test_only answers Slurm's start estimate (SubmitResult::estimated_start).
   virtual bool estimates_start() const { return false; }

@@ -124,6 +124,8 @@ JobInfo decode_job(const json& j) {
   read_state_flags(strings_of(j.value("job_state", json())), info);
   info.reason = none_to_empty(str(j, "state_reason"));
   info.partition = str(j, "partition");
+  info.account = none_to_empty(str(j, "account"));  // "" without accounting
+  info.qos = none_to_empty(str(j, "qos"));
   info.nodes = none_to_empty(str(j, "nodes"));
   info.num_nodes = small_int(number_at(j, "node_count"));
   info.gres = normalise_gres(str(j, "tres_per_node"));

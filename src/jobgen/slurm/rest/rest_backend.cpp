@@ -427,4 +427,12 @@ Expected<ClusterState> RestBackend::cluster() {
   return ClusterState{nodes_cache_, std::move(*decoded)};
 }
 
+Expected<AccountLimits> RestBackend::limits(const std::string& user) {
+  (void)user;
+  return fail(
+      "limits not available over slurmrestd in this version of jobgen (its /slurmdb/ endpoints "
+      "are not used): plan with --backend cli to check association and QOS limits",
+      Exit::invalid_input);
+}
+
 }  // namespace jobgen::slurm

@@ -74,6 +74,8 @@ class RestBackend final : public Backend {
   Expected<ClusterState> cluster() override;
   Expected<std::vector<NodeInfo>> nodes() override;
   Expected<std::vector<JobInfo>> queue() override;
+  // slurmrestd serves /slurmdb/ only when it runs with its slurmdbd plugin; jobgen does not ask.
+  Expected<AccountLimits> limits(const std::string& user) override;
 
   // The version in use (discovering it on first use).
   Expected<const RestDialect*> dialect();

@@ -101,11 +101,11 @@ Expected<std::vector<std::vector<std::string_view>>> records_of(std::string_view
 }
 
 // The order parse_squeue_fields reads them in; Name last.
-constexpr std::array<std::string_view, 22> kJobFields{
+constexpr std::array<std::string_view, 24> kJobFields{
     "JobArrayID", "JobID",         "ArrayJobID", "ArrayTaskID", "State",     "Reason",
     "Partition",  "NumNodes",      "NodeList",   "SubmitTime",  "StartTime", "EndTime",
     "TimeLimit",  "tres-per-node", "UserName",   "Dependency",  "WorkDir",   "Comment",
-    "exit_code",  "STDOUT",        "STDERR",     "Name"};
+    "exit_code",  "STDOUT",        "STDERR",     "Account",     "QOS",       "Name"};
 
 JobInfo job_from_fields(const std::vector<std::string_view>& f) {
   JobInfo info;
@@ -140,7 +140,10 @@ JobInfo job_from_fields(const std::vector<std::string_view>& f) {
   info.std_err = none_to_empty(f[20]);
   // No separate stderr (23.11+ print "(null)"; 22.05 repeated the stdout path): it goes to stdout.
   if (info.std_err.empty()) info.std_err = info.std_out;
-  info.name = std::string(f[21]);
+  // "(null)" without accounting (22.05, 24.11).
+  info.account = none_to_empty(f[21]);
+  info.qos = none_to_empty(f[22]);
+  info.name = std::string(f[23]);
   return info;
 }
 

@@ -293,6 +293,37 @@ Expected<std::vector<NodeInfo>> SbatchBackend::nodes() {
   return parsed;
 }
 
+Expected<AccountLimits> SbatchBackend::limits(const std::string& user) {
+  AccountLimits out;
+  const auto ask = [&](std::vector<std::string> argv) -> Expected<std::string> {
+    const std::string command = argv.front();
+    JOBGEN_TRY_ASSIGN(auto result, run(std::move(argv)));
+    if (result.exit_code != 0) {
+      // Without slurmdbd: "sacctmgr: error: ... AccountingStorageType" / "Problem talking to the
+      // database" / sshare's "You are not running a supported priority plugin".
+      Error e = command_error(command, result.err, "");
+      e.message = "accounting limits unavailable: " + e.message;
+      return std::unexpected(e);
+    }
+    return result.out;
+  };
+  JOBGEN_TRY_ASSIGN(auto assoc_text, ask({"sacctmgr", "-n", "-P", "show", "assoc",
+                                          std::string("format=") + kAssocFormat}));
+  JOBGEN_TRY_ASSIGN(out.associations, parse_sacctmgr_assoc(assoc_text));
+  if (out.associations.empty())
+    return fail(
+        "accounting limits unavailable: sacctmgr lists no associations (is slurmdbd "
+        "used by this cluster?)",
+        Exit::invalid_input);
+  JOBGEN_TRY_ASSIGN(auto qos_text, ask({"sacctmgr", "-n", "-P", "show", "qos",
+                                        std::string("format=") + kQosFormat}));
+  JOBGEN_TRY_ASSIGN(out.qos, parse_sacctmgr_qos(qos_text));
+  // Fair-share is for ranking only: a cluster without priority/multifactor still has limits.
+  if (auto share_text = ask({"sshare", "-n", "-P", "-U", "-u", user}))
+    if (auto shares = parse_sshare(*share_text)) out.shares = std::move(*shares);
+  return out;
+}
+
 Expected<std::vector<JobInfo>> SbatchBackend::queue() {
   // No --me and no -t: every user's pending and running jobs. -r: one line per array task, so a
   // pending array counts as the demand of all its tasks.

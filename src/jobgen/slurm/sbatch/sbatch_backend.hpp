@@ -22,6 +22,7 @@
 #include <string>
 
 #include "jobgen/slurm/backend.hpp"
+#include "jobgen/slurm/sbatch/accounting_text.hpp"
 #include "jobgen/slurm/sbatch/command_text.hpp"
 #include "jobgen/sys/process.hpp"
 
@@ -45,6 +46,9 @@ class SbatchBackend final : public Backend {
   Expected<std::vector<NodeInfo>> nodes() override;
   Expected<std::vector<JobInfo>> queue() override;
   Expected<JobLogs> log_paths(const JobInfo& job) override;
+  // sacctmgr -n -P show assoc, sacctmgr -n -P show qos, sshare -n -P -U -u USER
+  // (sbatch/accounting_text.hpp); a cluster without slurmdbd answers an error saying so.
+  Expected<AccountLimits> limits(const std::string& user) override;
   bool estimates_start() const override { return true; }
 
  private:
