@@ -280,26 +280,33 @@ TEST_CASE("CLI backend limits: sacctmgr twice and sshare once; no accounting is 
   runner.answer(0, data("sacctmgr-assoc-limits-22.05.txt"));
   runner.answer(0, data("sacctmgr-qos-limits-22.05.txt"));
   runner.answer(0, data("sshare-user-22.05.txt"));
+  runner.answer(0, "root|ml\n");  // sacctmgr -n -P show user root format=User,DefaultAccount
   SbatchBackend backend(runner, {});
   auto limits = backend.limits("root");
   REQUIRE_MESSAGE(limits, limits.error().message);
-  REQUIRE(runner.commands.size() == 3);
+  REQUIRE(runner.commands.size() == 4);
   CHECK(runner.argv_of(0) == std::string("sacctmgr -n -P show assoc format=") + kAssocFormat);
   CHECK(runner.argv_of(1) == std::string("sacctmgr -n -P show qos format=") + kQosFormat);
   CHECK(runner.argv_of(2) == "sshare -n -P -U -u root");
   CHECK(limits->associations.size() == 6);
   CHECK(limits->qos.size() == 2);
   CHECK(limits->shares.size() == 3);
+  CHECK(runner.argv_of(3) == "sacctmgr -n -P show user root format=User,DefaultAccount");
+  CHECK(limits->default_account == "ml");
 
   // A fair-share that cannot be read leaves the limits usable.
   test::RecordingCommandRunner no_share;
   no_share.answer(0, data("sacctmgr-assoc-limits-22.05.txt"));
   no_share.answer(0, data("sacctmgr-qos-limits-22.05.txt"));
   no_share.answer(1, "", "sshare: error: You are not running a supported priority plugin\n");
+  no_share.answer(0, "");  // a user sacctmgr does not list: no default account known
   SbatchBackend second(no_share, {});
   auto without = second.limits("root");
   REQUIRE(without);
   CHECK(without->shares.empty());
+  CHECK(without->default_account.empty());
+  CHECK(parse_default_account("alice|vision\nbob|ml\n", "bob").value() == "ml");
+  CHECK_FALSE(parse_default_account("alice\n", "alice"));
 
   // Without slurmdbd (22.05's words): an error saying so, never "no limits".
   test::RecordingCommandRunner none;

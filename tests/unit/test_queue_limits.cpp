@@ -106,9 +106,25 @@ TEST_CASE("add_limits: asked only when the queue shows accounting, and only for 
   CHECK(snap.limits_unavailable == "accounting limits unavailable: sacctmgr: no database");
 }
 
+TEST_CASE("add_limits: the default account unless a limit holds the job there") {
+  LimitsBackend backend;
+  backend.answer = two_accounts();
+  backend.answer->default_account = "ml";
+  backend.answer->qos.front().limits.max_tres_per_user.clear();  // nothing holds anyone
+  const plan::PlanReport report = report_with(1, 2);
+  plan::QueueSnapshot snap;
+  app::add_limits(snap, backend, report, {running_gpus("ml", "normal", 2)}, {"alice", "", ""});
+  // vision has the higher fair-share, but the job starts in ml, the account it is charged to
+  // without -A: jobgen keeps it there, with the association's default QOS.
+  CHECK(snap.limits.at(1).account == "ml");
+  CHECK(snap.limits.at(1).qos == "normal");
+  CHECK_FALSE(snap.limits.at(1).chosen);
+}
+
 TEST_CASE("add_limits: the pair that starts, ties by fair-share; --account/--qos narrow it") {
   LimitsBackend backend;
   backend.answer = two_accounts();
+  backend.answer->default_account = "physics";  // neither ml nor vision is alice's own
   const plan::PlanReport report = report_with(1, 2);
   const std::vector<slurm::JobInfo> queue{running_gpus("ml", "normal", 2)};
   plan::QueueSnapshot snap;

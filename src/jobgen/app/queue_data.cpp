@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "jobgen/render/request.hpp"
 #include "jobgen/render/sbatch_header.hpp"
@@ -137,7 +138,9 @@ int verdict_rank(slurm::LimitVerdict v) {
 
 // The limits' verdict for one row: over the user's (account, QOS) pairs (only those matching a
 // given --account/--qos), the one that starts; else the one that pends; else the first that
-// never starts. Ties: higher fair-share first, then sacctmgr's order.
+// never starts. Ties: the user's default account first (the one a job without -A is charged
+// to: another account is taken only when a limit holds the job there), then higher fair-share,
+// then sacctmgr's order (an association's default QOS first).
 std::optional<plan::LimitCheck> row_limit(const plan::PlanRow& row,
                                           const slurm::AccountLimits& limits,
                                           const std::vector<slurm::JobInfo>& jobs,
@@ -152,20 +155,29 @@ std::optional<plan::LimitCheck> row_limit(const plan::PlanRow& row,
     if (row.partition_max_time_s) req.time_limit_s = std::min(*t, *row.partition_max_time_s);
   }
   std::optional<plan::LimitCheck> best;
-  int best_rank = 4;
-  std::optional<double> best_share;
+  std::tuple<int, int, double> best_key{4, 2, 0.0};  // smaller is better
   const auto all = slurm::choices(limits, query.user);
+  // What Slurm gives a job without -A/--qos: the default account (else the first association)
+  // with that association's default QOS (choices() lists it first).
+  const std::string own_account =
+      limits.default_account.empty() && !all.empty() ? all.front().account : limits.default_account;
+  std::string own_qos;
+  for (const auto& c : all) {
+    if (c.account == own_account) {
+      own_qos = c.qos;
+      break;
+    }
+  }
   for (const auto& c : all) {
     if (!query.account.empty() && c.account != query.account) continue;
     if (!query.qos.empty() && c.qos != query.qos) continue;
     req.account = c.account;
     req.qos = c.qos;
     const slurm::LimitResult r = slurm::check_limits(req, limits, jobs);
-    const int rank = verdict_rank(r.verdict);
     const std::optional<double> share = slurm::fairshare_of(limits, c.account, query.user);
-    if (best &&
-        (rank > best_rank || (rank == best_rank && share.value_or(-1) <= best_share.value_or(-1))))
-      continue;
+    const std::tuple<int, int, double> key{verdict_rank(r.verdict),
+                                           c.account == own_account ? 0 : 1, -share.value_or(-1)};
+    if (best && key >= best_key) continue;
     best = plan::LimitCheck{slurm::to_string(r.verdict),
                             c.account,
                             c.qos,
@@ -174,10 +186,12 @@ std::optional<plan::LimitCheck> row_limit(const plan::PlanRow& row,
                             share,
                             r.unchecked,
                             false};
-    best_rank = rank;
-    best_share = share;
+    best_key = key;
   }
-  if (best) best->chosen = all.size() > 1 && query.account.empty() && query.qos.empty();
+  // jobgen's choice, not the user's (--account/--qos) nor Slurm's default.
+  if (best)
+    best->chosen = query.account.empty() && query.qos.empty() &&
+                   (best->account != own_account || best->qos != own_qos);
   return best;
 }
 

@@ -62,8 +62,9 @@ std::vector<plan::GroupQueue> group_queues(const profile::Profile& profile,
                                            const std::string& user);
 
 // Accounting limits (slurm/limits.hpp): when a job in the queue names an account (squeue prints
-// "(null)" without accounting), ONE Backend::limits query (CLI: sacctmgr twice, sshare once) and,
-// per runnable row, the account and QOS among the user's (or the given ones) that starts first,
+// "(null)" without accounting), ONE Backend::limits query (CLI: sacctmgr three times, sshare
+// once) and, per runnable row, the account and QOS among the user's (or the given ones) that
+// starts first (the default account unless a limit holds the job there),
 // into snap.limits; else snap.limits_unavailable says why. The usage is the same queue answer.
 struct LimitQuery {
   std::string user;

@@ -64,7 +64,8 @@ struct Share {
 struct AccountLimits {
   std::vector<Association> associations;  // every association of the cluster(s) listed
   std::vector<Qos> qos;
-  std::vector<Share> shares;  // the user's
+  std::vector<Share> shares;    // the user's
+  std::string default_account;  // the user's (sacctmgr show user); "" when not known
 };
 
 }  // namespace jobgen::slurm

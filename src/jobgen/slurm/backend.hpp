@@ -211,7 +211,8 @@ class Backend {
     return JobLogs{job.std_out, job.std_err};
   }
   // The accounting limits `user` runs under (slurm/limits.hpp): every association, every QOS and
-  // the user's fair-share; the CLI backend asks sacctmgr twice and sshare once. A backend or
+  // the user's fair-share and default account; the CLI backend asks sacctmgr three times and
+  // sshare once. A backend or
   // cluster without them answers an error saying so (Exit::invalid_input), never "no limits".
   virtual Expected<AccountLimits> limits(const std::string& user) {
     (void)user;

@@ -170,4 +170,11 @@ Expected<std::vector<Share>> parse_sshare(std::string_view text) {
   return out;
 }
 
+Expected<std::string> parse_default_account(std::string_view text, std::string_view user) {
+  JOBGEN_TRY_ASSIGN(auto recs, records(text, 2, "sacctmgr show user"));
+  for (const auto& f : recs)
+    if (util::trim(f[0]) == user) return std::string(util::trim(f[1]));
+  return std::string();
+}
+
 }  // namespace jobgen::slurm

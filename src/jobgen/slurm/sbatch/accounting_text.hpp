@@ -2,6 +2,7 @@
 //   sacctmgr -n -P show assoc format=<kAssocFormat>   every association (slurm/limits.hpp)
 //   sacctmgr -n -P show qos format=<kQosFormat>       every QOS
 //   sshare -n -P -U -u USER                           the user's fair-share per account
+//   sacctmgr -n -P show user USER format=User,DefaultAccount   the account a job without -A gets
 // -P separates fields with '|' and ends records with a newline; names in Slurm's database hold
 // neither. Empty fields are unset limits; "UNLIMITED" or "INFINITE" read as unset too. Wall limits
 // are Slurm times ("02:00:00", "1-00:00:00"); TRES as parse_tres. sshare indents accounts by
@@ -25,5 +26,7 @@ extern const char* const kQosFormat;
 Expected<std::vector<Association>> parse_sacctmgr_assoc(std::string_view text);
 Expected<std::vector<Qos>> parse_sacctmgr_qos(std::string_view text);
 Expected<std::vector<Share>> parse_sshare(std::string_view text);
+// "" when the user is not listed.
+Expected<std::string> parse_default_account(std::string_view text, std::string_view user);
 
 }  // namespace jobgen::slurm

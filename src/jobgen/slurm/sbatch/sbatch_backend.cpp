@@ -318,9 +318,12 @@ Expected<AccountLimits> SbatchBackend::limits(const std::string& user) {
   JOBGEN_TRY_ASSIGN(auto qos_text, ask({"sacctmgr", "-n", "-P", "show", "qos",
                                         std::string("format=") + kQosFormat}));
   JOBGEN_TRY_ASSIGN(out.qos, parse_sacctmgr_qos(qos_text));
-  // Fair-share is for ranking only: a cluster without priority/multifactor still has limits.
+  // Fair-share and the default account are for choosing only: without them the limits still hold.
   if (auto share_text = ask({"sshare", "-n", "-P", "-U", "-u", user}))
     if (auto shares = parse_sshare(*share_text)) out.shares = std::move(*shares);
+  if (auto user_text =
+          ask({"sacctmgr", "-n", "-P", "show", "user", user, "format=User,DefaultAccount"}))
+    if (auto account = parse_default_account(*user_text, user)) out.default_account = *account;
   return out;
 }
 

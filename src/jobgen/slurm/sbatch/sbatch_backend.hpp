@@ -46,8 +46,8 @@ class SbatchBackend final : public Backend {
   Expected<std::vector<NodeInfo>> nodes() override;
   Expected<std::vector<JobInfo>> queue() override;
   Expected<JobLogs> log_paths(const JobInfo& job) override;
-  // sacctmgr -n -P show assoc, sacctmgr -n -P show qos, sshare -n -P -U -u USER
-  // (sbatch/accounting_text.hpp); a cluster without slurmdbd answers an error saying so.
+  // sacctmgr -n -P show assoc, sacctmgr -n -P show qos, sshare -n -P -U -u USER, sacctmgr -n -P
+  // show user USER (sbatch/accounting_text.hpp); a cluster without slurmdbd answers an error.
   Expected<AccountLimits> limits(const std::string& user) override;
   bool estimates_start() const override { return true; }
 
