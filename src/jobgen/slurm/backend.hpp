@@ -179,6 +179,36 @@ struct CancelResult {
 // Exit::not_found naming `unknown` ("no such job: 6, 7 (...)").
 Error unknown_jobs_error(const std::vector<std::string>& unknown);
 
+// One job's accounting record (sacct WITH its steps, aggregated per job: `jobgen report`): the
+// job line's fields in `job` (id "123", "123_4" for an array task, "123+0" for a heterogeneous
+// component; state, times, limit, partition, nodes), and what it used. Units: seconds, MiB, KiB.
+struct AccountingRecord {
+  JobInfo job;
+  std::optional<int64_t> elapsed_s;          // ElapsedRaw; for a running job, so far
+  int cpus = 0;                              // NCPUS of the allocation; 0 = unknown
+  std::optional<int64_t> requested_mem_mib;  // ReqMem PER NODE (a per-CPU request multiplied out)
+  std::optional<int64_t> max_rss_kib;        // the largest MaxRSS of its steps (one task's peak)
+  std::optional<double> total_cpu_s;         // TotalCPU of the job line: user + system, all steps
+  int gpus = 0;                              // AllocTRES gres/gpu: GPUs of the whole allocation
+  int steps = 0;                             // step lines seen (.batch, .extern, .0, ...)
+};
+
+// The caller's jobs that were eligible, ran or ended between `since` and `until` (Unix seconds;
+// nullopt = now), in ONE query.
+struct AccountingQuery {
+  int64_t since = 0;
+  std::optional<int64_t> until;
+  std::string user;  // "" = the caller
+};
+
+// The answer: `available` false (and `why_not` saying so) when the cluster keeps no accounting
+// (sacct: "Slurm accounting storage is disabled"): that is an answer, not an error.
+struct Accounting {
+  bool available = true;
+  std::string why_not;
+  std::vector<AccountingRecord> jobs;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -217,6 +247,12 @@ class Backend {
   virtual Expected<AccountLimits> limits(const std::string& user) {
     (void)user;
     return fail("limits are not available over the " + name() + " backend", Exit::invalid_input);
+  }
+  // For `jobgen report`: the jobs accounting knows in a time window, WITH their steps, in ONE
+  // query (never one per job). The default: this backend keeps no accounting (the local runner).
+  virtual Expected<Accounting> accounting(const AccountingQuery& query) {
+    (void)query;
+    return Accounting{false, "the " + name() + " backend keeps no Slurm accounting", {}};
   }
   // submit() with test_only answers Slurm's start estimate (SubmitResult::estimated_start).
   virtual bool estimates_start() const { return false; }

@@ -391,6 +391,14 @@ Expected<std::vector<NodeInfo>> RestBackend::nodes() {
   return decoded;
 }
 
+Expected<Accounting> RestBackend::accounting(const AccountingQuery& query) {
+  (void)query;
+  return invalid(
+      "report needs sacct: the rest backend does not read Slurm accounting (slurmrestd serves "
+      "/slurmdb/ only with its slurmdbd plugin); run 'jobgen report --backend cli' on a machine "
+      "where sacct works");
+}
+
 Expected<std::vector<JobInfo>> RestBackend::queue() {
   JOBGEN_TRY(begin_call());
   // Not through jobs()'s update_time cache: that one holds only the jobs it was asked for.

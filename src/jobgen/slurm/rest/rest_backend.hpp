@@ -76,6 +76,10 @@ class RestBackend final : public Backend {
   Expected<std::vector<JobInfo>> queue() override;
   // slurmrestd serves /slurmdb/ only when it runs with its slurmdbd plugin; jobgen does not ask.
   Expected<AccountLimits> limits(const std::string& user) override;
+  // Not implemented: slurmrestd serves /slurmdb/vX/jobs only with its slurmdbd plugin, and jobgen
+  // does not read it yet. An error (Exit::invalid_input) saying to use the CLI backend, never an
+  // empty answer that would read as "no accounting".
+  Expected<Accounting> accounting(const AccountingQuery& query) override;
 
   // The version in use (discovering it on first use).
   Expected<const RestDialect*> dialect();

@@ -1,6 +1,7 @@
 #include "jobgen/slurm/sbatch/sbatch_backend.hpp"
 
 #include <algorithm>
+#include <ctime>
 #include <set>
 
 #include "jobgen/slurm/job_state.hpp"
@@ -15,6 +16,12 @@ namespace {
 
 bool contains(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;
+}
+
+// sacct's words when the cluster keeps no accounting (AccountingStorageType=none).
+bool accounting_disabled(std::string_view err) {
+  return contains(err, "accounting storage is disabled") || contains(err, "Accounting storage") ||
+         contains(err, "slurmdbd");
 }
 
 // Keeps the jobs the caller asked for (by id or submission tag), each job once, in the order
@@ -229,8 +236,7 @@ Expected<std::vector<JobInfo>> SbatchBackend::sacct(const std::vector<std::strin
                      kSacctFormat, "-j", util::join(ids, ",")});
   if (!result) return std::unexpected(result.error());
   if (result->exit_code != 0) {
-    if (contains(result->err, "accounting storage is disabled") ||
-        contains(result->err, "Accounting storage") || contains(result->err, "slurmdbd")) {
+    if (accounting_disabled(result->err)) {
       accounting_ = false;  // remembered: one failed sacct per jobgen process at most
     }
     return std::unexpected(command_error("sacct", result->err, ""));
@@ -242,6 +248,46 @@ Expected<std::vector<JobInfo>> SbatchBackend::sacct(const std::vector<std::strin
     return std::unexpected(error);
   }
   return parsed;
+}
+
+namespace {
+
+// A Unix time as sacct's -S/-E take it: local time, "2026-11-22T05:30:00".
+std::string sacct_time(int64_t unix_s) {
+  const auto t = static_cast<std::time_t>(unix_s);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char text[32];
+  const std::size_t n = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &tm);
+  return std::string(text, n);
+}
+
+}  // namespace
+
+Expected<Accounting> SbatchBackend::accounting(const AccountingQuery& query) {
+  std::vector<std::string> argv{"sacct", "-P",
+                                "-n",    std::string("--delimiter=") + kSacctDelimiter,
+                                "-S",    sacct_time(query.since),
+                                "-E",    query.until ? sacct_time(*query.until) : "now",
+                                "-o",    kSacctUsageFormat};
+  if (!query.user.empty()) argv.insert(argv.end(), {"-u", query.user});
+  auto result = run(argv);
+  if (!result) return std::unexpected(result.error());
+  if (result->exit_code != 0) {
+    // Only Slurm's own words: slurmdbd down ("persistent connection ... refused") is an error.
+    if (contains(result->err, "accounting storage is disabled")) {
+      accounting_ = false;
+      return Accounting{false, explain_slurm_error("sacct", result->err), {}};
+    }
+    return std::unexpected(command_error("sacct", result->err, ""));
+  }
+  auto parsed = parse_sacct_usage(result->out);
+  if (!parsed) {
+    Error error = parsed.error();
+    error.transient = true;  // a cut-off answer may pass next time
+    return std::unexpected(error);
+  }
+  return Accounting{true, "", std::move(*parsed)};
 }
 
 Expected<CancelResult> SbatchBackend::cancel(const std::vector<std::string>& ids) {

@@ -24,6 +24,7 @@
 #include "jobgen/slurm/backend.hpp"
 #include "jobgen/slurm/sbatch/accounting_text.hpp"
 #include "jobgen/slurm/sbatch/command_text.hpp"
+#include "jobgen/slurm/sbatch/sacct_usage.hpp"
 #include "jobgen/sys/process.hpp"
 
 namespace jobgen::slurm {
@@ -49,6 +50,9 @@ class SbatchBackend final : public Backend {
   // sacctmgr -n -P show assoc, sacctmgr -n -P show qos, sshare -n -P -U -u USER, sacctmgr -n -P
   // show user USER (sbatch/accounting_text.hpp); a cluster without slurmdbd answers an error.
   Expected<AccountLimits> limits(const std::string& user) override;
+  // sacct -P -n -S <since> -E <until|now> -u <user> -o <kSacctUsageFormat> with the steps
+  // (sbatch/sacct_usage.hpp); "accounting storage is disabled" is the answer `available` false.
+  Expected<Accounting> accounting(const AccountingQuery& query) override;
   bool estimates_start() const override { return true; }
 
  private:

@@ -1,0 +1,201 @@
+#include "jobgen/slurm/sbatch/sacct_usage.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "jobgen/slurm/job_state.hpp"
+#include "jobgen/slurm/sbatch/command_text.hpp"
+#include "jobgen/util/slurm_time.hpp"
+#include "jobgen/util/strings.hpp"
+
+namespace jobgen::slurm {
+
+// The order parse_sacct_usage reads them in; User last (see the header).
+const char* const kSacctUsageFormat =
+    "JobID,JobIDRaw,State,ExitCode,Submit,Start,End,ElapsedRaw,Timelimit,NCPUS,NNodes,ReqMem,"
+    "MaxRSS,TotalCPU,AllocTRES,Partition,NodeList,JobName,User";
+
+namespace {
+
+constexpr std::size_t kFields = 19;
+constexpr char kDelimiter = '\x1f';
+
+std::optional<double> parse_number(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value) || value < 0)
+    return std::nullopt;
+  return value;
+}
+
+// The records of the text, lines joined until they hold every field.
+Expected<std::vector<std::string>> records_of(std::string_view text) {
+  std::vector<std::string> records;
+  std::string record;
+  for (const std::string_view line : util::split(text, '\n')) {
+    if (record.empty() && line.empty()) continue;
+    if (!record.empty()) record += '\n';
+    record += line;
+    const auto fields = static_cast<std::size_t>(std::ranges::count(record, kDelimiter)) + 1;
+    if (fields == kFields) records.push_back(std::exchange(record, {}));
+    if (fields > kFields)
+      return fail("unexpected sacct output line: '" + util::printable(record, 200) +
+                  "' (expected " + std::to_string(kFields) + " fields)");
+  }
+  if (!record.empty())
+    return fail("unexpected sacct output, cut off: '" + util::printable(record, 200) + "'");
+  return records;
+}
+
+// "123_4" -> array 123 task 4; "123_[0-9]" (pending) and others stay without.
+void read_array_id(JobInfo& job) {
+  const std::size_t underscore = job.id.find('_');
+  if (underscore == std::string::npos) return;
+  const auto array = util::parse_int(std::string_view(job.id).substr(0, underscore));
+  const auto task = util::parse_int(std::string_view(job.id).substr(underscore + 1));
+  if (array && task) {
+    job.array_job_id = array;
+    job.array_task_id = task;
+  }
+}
+
+void read_job_line(const std::vector<std::string_view>& f, AccountingRecord& r) {
+  JobInfo& job = r.job;
+  job.id = std::string(f[0]);
+  job.job_number = std::string(f[1]);
+  read_array_id(job);
+  read_state(f[2], job);
+  if (const auto status = parse_exit_status(f[3]); status && f[3].find(':') != f[3].npos) {
+    job.exit_code = status->code;
+    if (status->signal > 0) job.signal = status->signal;
+  }
+  job.submit_time = parse_slurm_timestamp(f[4]);
+  job.start_time = parse_slurm_timestamp(f[5]);
+  job.end_time = parse_slurm_timestamp(f[6]);
+  r.elapsed_s = util::parse_int(f[7]);
+  if (r.elapsed_s && *r.elapsed_s < 0) r.elapsed_s.reset();
+  if (const auto limit = util::parse_slurm_time(f[8]); limit && *limit) job.time_limit_s = *limit;
+  r.cpus = static_cast<int>(std::clamp<int64_t>(util::parse_int(f[9]).value_or(0), 0, 1 << 24));
+  job.num_nodes =
+      static_cast<int>(std::clamp<int64_t>(util::parse_int(f[10]).value_or(0), 0, 1 << 20));
+  char per = 0;
+  if (const auto kib = parse_sacct_size_kib(f[11], 'M', &per)) {
+    double mib = *kib / 1024.0;
+    const int nodes = std::max(job.num_nodes, 1);
+    if (per == 'c') mib *= static_cast<double>(r.cpus) / nodes;  // per CPU: the node's CPUs
+    if (per == 0) mib /= nodes;                                  // the job's total
+    if (per != 'c' || r.cpus > 0) r.requested_mem_mib = static_cast<int64_t>(std::ceil(mib));
+  }
+  r.total_cpu_s = parse_sacct_duration(f[13]);
+  r.gpus = tres_gpus(f[14]);
+  job.partition = std::string(f[15]);
+  job.nodes = f[16] == "None assigned" ? "" : std::string(f[16]);
+  job.name = std::string(f[17]);
+  job.user = std::string(f[18]);
+}
+
+}  // namespace
+
+std::optional<double> parse_sacct_size_kib(std::string_view text, char bare_unit, char* per) {
+  if (per != nullptr) *per = 0;
+  text = util::trim(text);
+  if (text.empty()) return std::nullopt;
+  if (text.back() == 'c' || text.back() == 'n') {
+    if (per != nullptr) *per = text.back();
+    text.remove_suffix(1);
+  }
+  char unit = bare_unit;
+  if (!text.empty() && std::string_view("KMGTP").find(text.back()) != std::string_view::npos) {
+    unit = text.back();
+    text.remove_suffix(1);
+  }
+  const auto value = parse_number(text);
+  if (!value) return std::nullopt;
+  const double scale = std::pow(1024.0, static_cast<double>(std::string_view("KMGTP").find(unit)));
+  return *value * scale;
+}
+
+std::optional<double> parse_sacct_duration(std::string_view text) {
+  text = util::trim(text);
+  if (text.empty()) return std::nullopt;
+  double days = 0;
+  if (const std::size_t dash = text.find('-'); dash != std::string_view::npos) {
+    const auto d = util::parse_int(text.substr(0, dash));
+    if (!d || *d < 0) return std::nullopt;
+    days = static_cast<double>(*d);
+    text.remove_prefix(dash + 1);
+  }
+  const auto parts = util::split(text, ':');
+  if (parts.size() < 2 || parts.size() > 3) return std::nullopt;
+  double seconds = 0;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    // Only the seconds may have a fraction.
+    if (i + 1 < parts.size() && parts[i].find('.') != std::string_view::npos) return std::nullopt;
+    const auto value = parse_number(parts[i]);
+    if (!value) return std::nullopt;
+    seconds = seconds * 60 + *value;
+  }
+  return days * 86400 + seconds;
+}
+
+int tres_gpus(std::string_view tres) {
+  int64_t untyped = -1, typed = 0;
+  for (const std::string_view item : util::split(tres, ',')) {
+    const std::size_t eq = item.find('=');
+    if (eq == std::string_view::npos) continue;
+    const std::string_view key = item.substr(0, eq);
+    const auto count = util::parse_int(item.substr(eq + 1));
+    if (!count || *count < 0) continue;
+    if (key == "gres/gpu") untyped = *count;
+    if (key.starts_with("gres/gpu:")) typed += *count;
+  }
+  return static_cast<int>(std::clamp<int64_t>(untyped >= 0 ? untyped : typed, 0, 1 << 20));
+}
+
+Expected<std::vector<AccountingRecord>> parse_sacct_usage(std::string_view text) {
+  JOBGEN_TRY_ASSIGN(const auto records, records_of(text));
+  std::vector<AccountingRecord> jobs;
+  std::vector<bool> has_job_line;
+  std::map<std::string, std::size_t, std::less<>> index;  // JobIDRaw of the job -> jobs[i]
+  for (const std::string& record : records) {
+    const auto f = util::split(record, kDelimiter);
+    const std::string_view raw = f[1];
+    const std::size_t dot = raw.find('.');
+    const std::string_view job_raw = raw.substr(0, dot);
+    if (job_raw.empty())
+      return fail("unexpected sacct output: no JobIDRaw in '" + util::printable(record, 200) + "'");
+    const auto [it, added] = index.try_emplace(std::string(job_raw), jobs.size());
+    if (added) {
+      jobs.emplace_back();
+      has_job_line.push_back(false);
+    }
+    AccountingRecord& r = jobs[it->second];
+    if (dot == std::string_view::npos) {
+      const auto rss = r.max_rss_kib;  // steps listed before their job keep theirs
+      const int steps = r.steps;
+      read_job_line(f, r);
+      r.steps = steps;
+      r.max_rss_kib = rss;
+      has_job_line[it->second] = true;
+    } else {
+      ++r.steps;
+    }
+    if (const auto rss = parse_sacct_size_kib(f[12], 'K')) {
+      const auto kib = static_cast<int64_t>(std::ceil(*rss));
+      r.max_rss_kib = std::max(r.max_rss_kib.value_or(0), kib);
+    }
+  }
+  std::vector<AccountingRecord> out;
+  out.reserve(jobs.size());
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    if (has_job_line[i]) out.push_back(std::move(jobs[i]));
+  }
+  return out;
+}
+
+}  // namespace jobgen::slurm
