@@ -176,6 +176,11 @@ Expected<std::vector<ledger::JobRecord>> Jobs::find(const std::string& job_id,
   return ledger_.find(job_id, scope);
 }
 
+Expected<std::vector<ledger::JobRecord>> Jobs::submitted_since(int64_t since,
+                                                               const std::string& run_id) {
+  return ledger_.submitted_since(since, run_id);
+}
+
 Expected<std::vector<ledger::JobRecord>> Jobs::run_attempts(const std::string& run_id) {
   return ledger_.run_attempts(run_id);
 }

@@ -39,6 +39,9 @@ class Jobs {
                                                 const ledger::Scope& scope);
   // Every attempt of a run, first attempt first.
   Expected<std::vector<ledger::JobRecord>> run_attempts(const std::string& run_id);
+  // The jobs submitted since `since` (of run `run_id` when given), oldest first (`report`).
+  Expected<std::vector<ledger::JobRecord>> submitted_since(int64_t since,
+                                                           const std::string& run_id);
 
   // --- asking the scheduler, and recording what it says ---
   // One query per group; records the states the answers give, confirms submissions the

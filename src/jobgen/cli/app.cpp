@@ -67,6 +67,7 @@ void add_commands(CLI::App& app, Context& ctx, Action& action) {
   add_cancel_command(app, ctx, action);
   add_logs_command(app, ctx, action);
   add_calibrate_command(app, ctx, action);
+  add_report_command(app, ctx, action);
 
   add_completion_command(app, ctx, action);
   add_man_command(app, ctx, action);

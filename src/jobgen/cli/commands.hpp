@@ -21,6 +21,7 @@ void add_watch_command(CLI::App& app, Context& ctx, Action& action);
 void add_cancel_command(CLI::App& app, Context& ctx, Action& action);
 void add_logs_command(CLI::App& app, Context& ctx, Action& action);
 void add_calibrate_command(CLI::App& app, Context& ctx, Action& action);
+void add_report_command(CLI::App& app, Context& ctx, Action& action);
 // These read the whole `app` tree (completion words, the man page) when they run.
 void add_completion_command(CLI::App& app, Context& ctx, Action& action);
 void add_man_command(CLI::App& app, Context& ctx, Action& action);

@@ -221,6 +221,16 @@ Expected<std::vector<JobRecord>> Ledger::finished_named(const std::string& job_n
                 {job_name});
 }
 
+Expected<std::vector<JobRecord>> Ledger::submitted_since(int64_t since, const std::string& run_id) {
+  std::string where = "WHERE job_id != '' AND submit_time >= CAST(? AS INTEGER)";
+  std::vector<std::string> args{std::to_string(since)};
+  if (!run_id.empty()) {
+    where += " AND (run_id = ? OR (run_id = '' AND tag = ?))";
+    args.insert(args.end(), {run_id, run_id});
+  }
+  return select(where + " ORDER BY submit_time, row_id", args);
+}
+
 Expected<int64_t> Ledger::count() {
   Statement s;
   if (sqlite3_prepare_v2(db_, "SELECT COUNT(*) FROM jobs", -1, &s.stmt, nullptr) != SQLITE_OK ||

@@ -145,6 +145,10 @@ class Ledger {
   // Finished records of job name `job_name` with their start and end recorded, oldest first
   // (right-sizing, plan/history.hpp).
   Expected<std::vector<JobRecord>> finished_named(const std::string& job_name);
+  // The submitted jobs (intents left out) submitted at or after `since` (Unix seconds), of run
+  // `run_id` when it is not "" (a run's jobs by their run id, or a job without one by its own
+  // tag), oldest first: `jobgen report`.
+  Expected<std::vector<JobRecord>> submitted_since(int64_t since, const std::string& run_id = "");
   Expected<int64_t> count();
   // The `limit` most recently submitted jobs (intents left out), newest first, with only their
   // job id, name, last state and target (columns every schema version has).

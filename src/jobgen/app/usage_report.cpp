@@ -1,0 +1,138 @@
+#include "jobgen/app/usage_report.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "jobgen/app/jobs.hpp"
+#include "jobgen/report/planned_request.hpp"
+#include "jobgen/slurm/job_files.hpp"
+#include "jobgen/slurm/sbatch/command_text.hpp"
+#include "jobgen/sys/user.hpp"
+#include "jobgen/util/strings.hpp"
+
+namespace jobgen::app {
+
+namespace {
+
+// The accounting records of one ledger job: itself, an array's tasks ("123_4"), a heterogeneous
+// job's components ("123+0").
+std::vector<const slurm::AccountingRecord*> records_of(const ledger::JobRecord& r,
+                                                       const slurm::Accounting& acct) {
+  std::vector<const slurm::AccountingRecord*> found;
+  for (const auto& a : acct.jobs) {
+    const std::string& id = a.job.id;
+    if (id == r.job_id || (id.size() > r.job_id.size() && id.starts_with(r.job_id) &&
+                           (id[r.job_id.size()] == '_' || id[r.job_id.size()] == '+')))
+      found.push_back(&a);
+  }
+  return found;
+}
+
+std::optional<slurm::ExitMarker> exit_marker(const Context& ctx, const ledger::JobRecord& r) {
+  slurm::JobInfo probe;
+  probe.id = r.job_id;
+  probe.job_number = r.job_id;
+  probe.name = r.job_name;
+  probe.working_dir = r.work_dir;
+  const auto log = slurm::resolve_log_path(r.stdout_path, probe);
+  const auto text = ctx.fs.read_file(slurm::exit_marker_path(log, r.job_id));
+  return text ? slurm::parse_exit_marker(*text) : std::nullopt;
+}
+
+report::JobInput input_of(const Context& ctx, const ledger::JobRecord& r,
+                          const report::Planned& planned, int64_t now) {
+  report::JobInput in;
+  in.id = r.job_id;
+  in.name = r.job_name;
+  in.run = r.run_id.empty() ? r.tag : r.run_id;
+  in.ledger_state = r.last_state;
+  in.ledger_submit_time = r.submit_time;
+  in.planned = planned;
+  in.now = now;
+  in.gpu_missing =
+      "GPU telemetry is not read yet (no <log dir>/<job name>-<job id>.gpu.csv reader)";
+  (void)ctx;
+  return in;
+}
+
+// The ledger's jobs of one (backend, cluster).
+struct Group {
+  std::string backend;
+  std::string cluster;
+  std::vector<const ledger::JobRecord*> records;
+};
+
+}  // namespace
+
+Expected<report::Report> build_report(JobSession& s, const ReportRequest& request) {
+  const Context& ctx = s.ctx;
+  const int64_t now = unix_now(ctx);
+  report::Report out;
+  out.generated_at = now;
+  out.since = request.since.value_or(now - kDefaultReportWindowS);
+  JOBGEN_TRY_ASSIGN(const auto records, s.jobs->submitted_since(out.since, request.run));
+  std::vector<Group> groups;
+  for (const auto& r : records) {
+    auto it = std::ranges::find_if(
+        groups, [&](const Group& g) { return g.backend == r.backend && g.cluster == r.cluster; });
+    if (it == groups.end()) it = groups.insert(groups.end(), Group{r.backend, r.cluster, {}});
+    it->records.push_back(&r);
+  }
+  std::vector<report::JobUsage> jobs;
+  for (const Group& g : groups) {
+    JOBGEN_TRY_ASSIGN(slurm::Backend * backend, s.backend_for(g.backend, g.cluster));
+    int64_t earliest = now;
+    for (const auto* r : g.records) earliest = std::min(earliest, r->submit_time);
+    slurm::AccountingQuery query{earliest, std::nullopt, sys::current_user(ctx.env)};
+    JOBGEN_TRY_ASSIGN(const slurm::Accounting acct, backend->accounting(query));
+    out.accounting_asked = true;
+    if (!acct.available) {
+      out.accounting_available = false;
+      out.accounting_why_not = acct.why_not;
+    }
+    for (const auto* r : g.records) {
+      const auto script = ctx.fs.read_file(r->script_path);
+      const report::Planned planned =
+          report::planned_request(script ? *script : "", r->plan_json, r->plan_row, r->target);
+      report::JobInput in = input_of(ctx, *r, planned, now);
+      const auto found = acct.available ? records_of(*r, acct) : decltype(records_of(*r, acct)){};
+      if (found.empty()) {
+        in.accounting_missing =
+            acct.available ? "sacct does not list it (outside the window, or not in the database)"
+                           : "no Slurm accounting: " + acct.why_not;
+        in.marker = exit_marker(ctx, *r);
+        jobs.push_back(report::job_usage(in));
+        continue;
+      }
+      for (const auto* a : found) {
+        report::JobInput task = in;
+        task.id = a->job.id;
+        task.accounting = *a;
+        jobs.push_back(report::job_usage(task));
+      }
+    }
+  }
+  out.jobs = std::move(jobs);
+  out.runs = report::run_usage(out.jobs);
+  return out;
+}
+
+Expected<int64_t> parse_since(const std::string& text, int64_t now) {
+  const std::string_view t = util::trim(text);
+  if (!t.empty()) {
+    const char unit = t.back();
+    const auto count = util::parse_int(t.substr(0, t.size() - 1));
+    const int64_t scale = unit == 'd' ? 86400 : unit == 'h' ? 3600 : unit == 'm' ? 60 : 0;
+    if (count && *count >= 0 && *count <= 100000 && scale > 0) return now - *count * scale;
+    std::string stamp(t);
+    if (stamp.size() == 10) stamp += "T00:00:00";
+    if (stamp.size() == 16) stamp += ":00";
+    if (const auto when = slurm::parse_slurm_timestamp(stamp); when && stamp.size() == 19)
+      return *when;
+  }
+  return invalid("--since '" + text +
+                 "' is not a time: give how long ago (7d, 12h, 30m) or a date (2026-11-20, "
+                 "2026-11-20T08:00)");
+}
+
+}  // namespace jobgen::app
