@@ -44,6 +44,10 @@ DEB_PACKAGES += mariadb-server slurmdbd slurm-wlm-mysql-plugin
 # zsh and fish run their completion scripts.
 DEB_PACKAGES += groff-base man-db lmod zsh fish
 
+# The HTML report's test (tests/integration/check_report_html.py) opens it in a real headless
+# Chromium, driven through chromedriver by Selenium.
+DEB_PACKAGES += chromium chromium-driver python3-selenium
+
 # Builds of build/ serialise on one lock, so parallel make invocations do not collide. The ASan
 # build has its own directory and runs niced instead.
 LOCK := $(if $(shell command -v flock),flock $(CURDIR)/.build.lock,)

@@ -49,6 +49,9 @@ expect no site jobgen/app/session.hpp
 expect no app jobgen/cli/app.hpp
 expect yes app jobgen/slurm/rest/rest_backend.hpp
 expect yes cli jobgen/app/jobs.hpp
+expect no report jobgen/ledger/ledger.hpp
+expect no report jobgen/app/session.hpp
+expect yes report jobgen/slurm/backend.hpp
 
 # Third-party headers: one layer each.
 mkdir -p "$work/layer"
