@@ -3,11 +3,14 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "jobgen/slurm/sbatch/sacct_usage.hpp"
 #include "jobgen/slurm/sbatch/sbatch_backend.hpp"
+#include "jobgen/util/build_config.hpp"
 #include "recording_runner.hpp"
 
 using namespace jobgen;
@@ -222,4 +225,50 @@ TEST_CASE("CLI backend accounting: disabled accounting is an answer, other failu
   const auto garbled = backend.accounting({0, std::nullopt, ""});
   REQUIRE_FALSE(garbled);
   CHECK(garbled.error().transient);
+}
+
+TEST_CASE("sacct usage: recorded from Slurm 22.05.8 with slurmdbd (acct cluster)") {
+  // tests/data/slurm-cli/sacct-usage-22.05.txt: jobgen's jobs (a 256 MiB hog, sweeps of two
+  // tasks, one sweep whose tasks FAILED), a job named "odd|name" that exited 3 with
+  // --mem-per-cpu=1000M -c 2 (ReqMem "2000M": the job's total, no suffix since 21.08), a RUNNING
+  // job (End "Unknown") and an array, one task still running.
+  std::ifstream in(build::source_dir() + "/tests/data/slurm-cli/sacct-usage-22.05.txt");
+  std::ostringstream text;
+  text << in.rdbuf();
+  const auto parsed = parse_sacct_usage(text.str());
+  REQUIRE(parsed);
+  REQUIRE(parsed->size() == 15);
+  const auto find = [&](const std::string& id) -> const AccountingRecord& {
+    const auto it =
+        std::ranges::find_if(*parsed, [&](const AccountingRecord& r) { return r.job.id == id; });
+    REQUIRE(it != parsed->end());
+    return *it;
+  };
+  const AccountingRecord& hog = find("8");
+  CHECK(hog.job.state == JobState::completed);
+  CHECK(hog.elapsed_s == 8);
+  CHECK(hog.cpus == 4);
+  CHECK(hog.gpus == 1);
+  CHECK(hog.requested_mem_mib == 16384);
+  CHECK(hog.max_rss_kib == 268684);
+  CHECK(hog.total_cpu_s == doctest::Approx(6.692));
+  CHECK(hog.job.time_limit_s == 900);
+  CHECK(hog.steps == 1);
+  const AccountingRecord& task = find("9_0");
+  CHECK(task.job.job_number == "10");
+  CHECK(task.job.array_job_id == 9);
+  CHECK(task.job.array_task_id == 0);
+  CHECK_FALSE(task.max_rss_kib.has_value());  // too short for a sample: unknown, not 0
+  const AccountingRecord& odd = find("11");
+  CHECK(odd.job.name == "odd|name");
+  CHECK(odd.job.state == JobState::failed);
+  CHECK(odd.job.exit_code == 3);
+  CHECK(odd.requested_mem_mib == 2000);
+  CHECK(odd.gpus == 0);
+  const AccountingRecord& running = find("12");
+  CHECK(running.job.state == JobState::running);
+  CHECK_FALSE(running.job.end_time.has_value());
+  CHECK(running.elapsed_s == 6);
+  CHECK(running.job.time_limit_s == 86400);
+  CHECK(find("13_3").job.state == JobState::running);
 }
