@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# `jobgen report` on a cluster WITHOUT accounting (the markov cluster: AccountingStorageType
+# none): the one sacct call answers "accounting storage is disabled", and the report still comes,
+# from the ledger and the job's exit marker: the elapsed time is the marker's end - start, the
+# time limit the script's, and CPU and memory are unknown with that reason, never 0.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=submit_lib.sh
+source "$(dirname "$0")/submit_lib.sh"
+if [[ -n ${JOBGEN_CLUSTER_DBD_PORT:-} ]]; then echo "SKIP: $JOBGEN_CLUSTER_DIR has accounting"; exit 77; fi
+
+write_spec spec.yaml jg-noacct "sleep 2"
+id=$(submit spec.yaml --target rtx2080ti --gpus 1)
+wait_state "$id" COMPLETED
+marker=logs/.jobgen-exit-$id
+for ((i = 0; i < 100; i++)); do [[ -s $marker ]] && break; sleep 0.2; done
+[[ -s $marker ]] || fail "no exit marker $marker"
+read -r code start end <"$marker"
+[[ $code == 0 ]] || fail "exit marker says $code"
+
+real_sacct=$(command -v sacct)
+mkdir -p "$WORK/wrap"
+cat >"$WORK/wrap/sacct" <<SH
+#!/bin/bash
+echo "\$*" >>"$WORK/sacct-calls"
+exec "$real_sacct" "\$@"
+SH
+chmod +x "$WORK/wrap/sacct"
+PATH=$WORK/wrap:$PATH "$JOBGEN" report --json >report.json || fail "jobgen report --json failed"
+calls=$(wc -l <"$WORK/sacct-calls")
+((calls == 1)) || fail "jobgen report ran sacct $calls times"
+python3 - "$id" "$((end - start))" <<'PY' || fail "the report without accounting is wrong (above)"
+import json, sys
+job_id, elapsed = sys.argv[1], int(sys.argv[2])
+report = json.load(open("report.json"))
+bad = []
+acct = report["accounting"]
+if acct["available"] is not False or "disabled" not in (acct["why_not"] or ""):
+    bad.append(f"accounting: {acct}")
+jobs = {j["id"]: j for j in report["jobs"]}
+j = jobs.get(job_id)
+if j is None:
+    bad.append(f"no job {job_id} in {sorted(jobs)}")
+else:
+    if j["elapsed_s"] != elapsed:
+        bad.append(f"elapsed_s {j['elapsed_s']}, the marker says {elapsed}")
+    if j["time_limit_s"] is None or j["time_limit_s"] <= 0:
+        bad.append(f"time_limit_s {j['time_limit_s']}: the script's --time")
+    for figure in ("cpu_efficiency_pct", "max_rss_mib", "total_cpu_s"):
+        if j[figure] is not None:
+            bad.append(f"{figure} is {j[figure]} without accounting")
+    for column in ("cpu", "memory"):
+        if "accounting storage is disabled" not in j["unknown"].get(column, ""):
+            bad.append(f"unknown[{column}] = {j['unknown'].get(column)!r}")
+for line in bad:
+    print("FAIL:", line)
+if not bad:
+    print(f"ok: job {job_id}: elapsed {elapsed} s from its exit marker; CPU and memory unknown")
+sys.exit(1 if bad else 0)
+PY
+"$JOBGEN" report | grep -q "^No Slurm accounting" || fail "the text report does not say there is no accounting"
+echo "ok: jobgen report without accounting: one sacct call, times from the exit marker"
