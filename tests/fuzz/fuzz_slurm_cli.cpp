@@ -1,10 +1,12 @@
 // The Slurm command-line output parsers (slurm/sbatch/command_text.hpp,
-// slurm/sbatch/accounting_text.hpp, slurm/sbatch/sbatch_backend.hpp) and the id helpers of
-// slurm/records.hpp; the first byte picks the parser (accounting's share sacct's byte).
+// slurm/sbatch/accounting_text.hpp, slurm/sbatch/sacct_usage.hpp, slurm/sbatch/sbatch_backend.hpp)
+// and the id helpers of slurm/records.hpp; the first byte picks the parser (accounting's share
+// sacct's byte).
 #include "fuzz_common.hpp"
 #include "jobgen/slurm/records.hpp"
 #include "jobgen/slurm/sbatch/accounting_text.hpp"
 #include "jobgen/slurm/sbatch/command_text.hpp"
+#include "jobgen/slurm/sbatch/sacct_usage.hpp"
 #include "jobgen/slurm/sbatch/sbatch_backend.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -23,6 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (void)parse_sacctmgr_qos(text);
       (void)parse_sshare(text);
       (void)parse_tres(text);
+      (void)parse_sacct_usage(text);
       break;
     case 2:
       (void)parse_sbatch_parsable(text);
@@ -47,6 +50,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     default:
       (void)parse_slurm_timestamp(text);
       (void)classify_error_text(text);
+      (void)parse_sacct_size_kib(text, 'K');
+      (void)parse_sacct_duration(text);
+      (void)tres_gpus(text);
   }
   return 0;
 }
