@@ -48,6 +48,9 @@ DEB_PACKAGES += groff-base man-db lmod zsh fish
 # Chromium, driven through chromedriver by Selenium.
 DEB_PACKAGES += chromium chromium-driver python3-selenium
 
+# bench/report_1000.sh measures wall time and peak RSS with GNU time's -v.
+DEB_PACKAGES += time
+
 # Builds of build/ serialise on one lock, so parallel make invocations do not collide. The ASan
 # build has its own directory and runs niced instead.
 LOCK := $(if $(shell command -v flock),flock $(CURDIR)/.build.lock,)
