@@ -272,3 +272,28 @@ TEST_CASE("sacct usage: recorded from Slurm 22.05.8 with slurmdbd (acct cluster)
   CHECK(running.job.time_limit_s == 86400);
   CHECK(find("13_3").job.state == JobState::running);
 }
+
+TEST_CASE("sacct usage: recorded from Slurm 24.11.5 with slurmdbd (acct cluster)") {
+  // tests/data/slurm-cli/sacct-usage-24.11.txt: as 22.05's, plus a heterogeneous job of two
+  // components (11+0, 11+1: JobIDRaw 11 and 12); a held job (10) is not in the window's answer.
+  std::ifstream in(build::source_dir() + "/tests/data/slurm-cli/sacct-usage-24.11.txt");
+  std::ostringstream text;
+  text << in.rdbuf();
+  const auto parsed = parse_sacct_usage(text.str());
+  REQUIRE(parsed);
+  std::vector<std::string> ids;
+  for (const auto& r : *parsed) ids.push_back(r.job.id);
+  CHECK(ids == std::vector<std::string>{"1", "2_0", "2_1", "4", "5", "6_0", "6_1", "6_2", "6_3",
+                                        "11+0", "11+1"});
+  const AccountingRecord& hog = parsed->front();
+  CHECK(hog.max_rss_kib == 268876);
+  CHECK(hog.total_cpu_s == doctest::Approx(4.873));
+  CHECK(hog.gpus == 1);
+  const AccountingRecord& second = parsed->back();
+  CHECK(second.job.job_number == "12");
+  CHECK(second.cpus == 2);
+  CHECK(second.steps == 0);
+  CHECK((*parsed)[9].steps == 1);
+  CHECK((*parsed)[3].job.name == "odd|name");
+  CHECK((*parsed)[4].job.state == JobState::running);
+}

@@ -98,8 +98,10 @@ Expected<report::Report> build_report(JobSession& s, const ReportRequest& reques
       const auto found = acct.available ? records_of(*r, acct) : decltype(records_of(*r, acct)){};
       if (found.empty()) {
         in.accounting_missing =
-            acct.available ? "sacct does not list it (outside the window, or not in the database)"
-                           : "no Slurm accounting: " + acct.why_not;
+            acct.available
+                ? "sacct does not list it (pending and not yet eligible, e.g. held; outside the "
+                  "window; or not in the database)"
+                : "no Slurm accounting: " + acct.why_not;
         in.marker = exit_marker(ctx, *r);
         jobs.push_back(report::job_usage(in));
         continue;
