@@ -277,6 +277,24 @@ TEST_CASE("report: the HTML escapes every user string and has one mark per known
   CHECK(without.find("No job has GPU telemetry") != std::string::npos);
 }
 
+TEST_CASE("report: the bar charts show the kMaxChartedJobs longest jobs and say so") {
+  Report r = sample_report();
+  const JobUsage model = r.jobs.front();
+  r.jobs.clear();
+  for (int i = 0; i < 150; ++i) {
+    JobUsage j = model;
+    j.id = "5_" + std::to_string(i);
+    j.elapsed_s = 100 + i;
+    j.gpu.reset();
+    r.jobs.push_back(j);
+  }
+  const std::string html = render_html(r, "");
+  CHECK(count(svg_of(html, "chart-time"), "class=\"mark") == 2 * kMaxChartedJobs);
+  CHECK(html.find("The charts show the 100 longest of the 150 jobs.") != std::string::npos);
+  CHECK(svg_of(html, "chart-time").find(">5_49 ") == std::string::npos);  // among the shortest
+  CHECK(svg_of(html, "chart-time").find(">5_50 ") != std::string::npos);
+}
+
 TEST_CASE("report: long telemetry is thinned to kMaxPoints, first and last kept") {
   std::vector<Point> points;
   for (int i = 0; i < 5000; ++i) points.push_back({static_cast<double>(i), 50});

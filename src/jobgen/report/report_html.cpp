@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "jobgen/plan/planner.hpp"
 #include "jobgen/report/findings.hpp"
 #include "jobgen/report/svg_chart.hpp"
@@ -32,9 +34,27 @@ std::string table(const std::vector<std::vector<std::string>>& rows, std::size_t
   return out + "</table>\n";
 }
 
+// The jobs the bar charts show: all, or the kMaxChartedJobs that ran longest (a 1,000-task sweep
+// would draw 2,000 bars per chart), in the report's order.
+std::vector<const JobUsage*> charted(const Report& r) {
+  std::vector<const JobUsage*> jobs;
+  for (const JobUsage& j : r.jobs) jobs.push_back(&j);
+  if (jobs.size() <= kMaxChartedJobs) return jobs;
+  std::vector<const JobUsage*> longest = jobs;
+  std::ranges::stable_sort(longest, [](const JobUsage* a, const JobUsage* b) {
+    return a->elapsed_s.value_or(-1) > b->elapsed_s.value_or(-1);
+  });
+  longest.resize(kMaxChartedJobs);
+  std::erase_if(jobs,
+                [&](const JobUsage* j) { return std::ranges::find(longest, j) == longest.end(); });
+  return jobs;
+}
+
 std::string charts(const Report& r, const std::string& chart_job_id) {
   std::vector<BarGroup> time, memory;
-  for (const JobUsage& j : r.jobs) {
+  const auto shown = charted(r);
+  for (const JobUsage* job : shown) {
+    const JobUsage& j = *job;
     const std::string label = j.id + " " + j.name;
     const auto as_double = [](const std::optional<int64_t>& v) {
       return v ? std::optional(static_cast<double>(*v)) : std::nullopt;
@@ -43,6 +63,9 @@ std::string charts(const Report& r, const std::string& chart_job_id) {
     memory.push_back({label, as_double(j.mem_requested_mib), j.max_rss_mib});
   }
   std::string out = "<h2>Planned vs used</h2>\n";
+  if (shown.size() < r.jobs.size())
+    out += fmt::format("<p class=\"note\">The charts show the {} longest of the {} jobs.</p>\n",
+                       shown.size(), r.jobs.size());
   out += bar_chart("chart-time", "Time: limit (planned) and elapsed (used)", time,
                    [](double s) { return format_span(static_cast<int64_t>(s)); });
   out += bar_chart("chart-memory", "Memory per node: --mem (planned) and peak RSS (used)", memory,
