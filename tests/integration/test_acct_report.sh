@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # `jobgen report` on the acct cluster (cluster.sh JOBGEN_CLUSTER_SHAPE=acct): two jobs jobgen
-# submits (one holds 256 MiB and spins, one array of two short tasks); the report's figures are
-# checked against sacct itself (elapsed, the batch step's MaxRSS, CPU efficiency = TotalCPU /
-# (elapsed x NCPUS)), the report must have run sacct exactly once (a PATH wrapper counts the
-# calls), and its HTML must render in headless Chromium with one mark per known figure.
+# submits (one holds 256 MiB and spins with a stand-in nvidia-smi, one array of two short tasks);
+# the report's figures are checked against sacct itself (elapsed, the batch step's MaxRSS, CPU
+# efficiency = TotalCPU / (elapsed x NCPUS)) and the GPU figures against the telemetry file, the
+# report must have run sacct exactly once (a PATH wrapper counts the calls), and its HTML must
+# render in headless Chromium with one mark per known figure (a point per telemetry sample).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=submit_lib.sh
 source "$(dirname "$0")/submit_lib.sh"
@@ -16,9 +17,26 @@ end=$((SECONDS + 6))
 while ((SECONDS < end)); do :; done
 echo "${#held} bytes held"
 SH
+# A stand-in nvidia-smi (as in test_gpu_telemetry.sh) for the hog only: recorded samples of its
+# one GPU, one a second, until the script stops it.
+mkdir -p fakebin
+cat >fakebin/nvidia-smi <<'SH'
+#!/bin/bash
+[[ "$*" == *--query-gpu=* ]] || { echo "NVIDIA-SMI stand-in"; exit 0; }
+trap 'exit 0' TERM
+samples=("600 0" "7000 40" "7100 30" "6900 35")
+i=0
+while :; do
+  read -r mem util <<<"${samples[i]}"
+  echo "$(date '+%Y/%m/%d %H:%M:%S.%3N'), 0, $mem, 46068, $util"
+  ((i < ${#samples[@]} - 1)) && i=$((i + 1))
+  sleep 1 & wait $!
+done
+SH
+chmod +x fakebin/nvidia-smi
 write_spec hog.yaml 'jg-report <&"q">' "bash $WORK/hog.sh"
 write_spec short.yaml jg-report-sweep "sleep {{seed}}"
-hog=$(submit hog.yaml --profile "$PROFILE" --target l40s --gpus 1)
+hog=$(PATH=$WORK/fakebin:$PATH submit hog.yaml --profile "$PROFILE" --target l40s --gpus 1)
 sweep=$(submit short.yaml --profile "$PROFILE" --target l40s --gpus 1 --sweep seed=2,3 --sweep-parallel 2)
 wait_state "$hog" COMPLETED
 for task in 0 1; do wait_state "${sweep}_$task" COMPLETED; done
@@ -51,9 +69,10 @@ echo "ok: one sacct call: $(cat "$WORK/sacct-calls")"
 
 # What sacct itself says, per job line and per step, against the report.
 sacct -n -P -j "$hog,$sweep" -o JobID,ElapsedRaw,NCPUS,TotalCPU,MaxRSS >direct.txt
-python3 - "$hog" "$sweep" <<'PY' || fail "the report disagrees with sacct (above)"
+csv=$(ls logs/*-"$hog".gpu.csv) || fail "the hog wrote no GPU telemetry: $(ls logs)"
+python3 - "$hog" "$sweep" "$csv" <<'PY' || fail "the report disagrees with sacct (above)"
 import json, sys
-hog, sweep = sys.argv[1], sys.argv[2]
+hog, sweep, csv = sys.argv[1], sys.argv[2], sys.argv[3]
 report = {j["id"]: j for j in json.load(open("report.json"))["jobs"]}
 lines = [l.split("|") for l in open("direct.txt").read().splitlines() if l]
 def seconds(t):
@@ -94,6 +113,19 @@ if (report[hog]["max_rss_mib"] or 0) < 256:
     bad.append(f"{hog}: MaxRSS {report[hog]['max_rss_mib']} MiB is below the 256 MiB it held")
 if report[hog]["name"] != 'jg-report <&"q">' and report[hog]["name"] != "jg-report_q_":
     bad.append(f"{hog}: name {report[hog]['name']!r}")
+# GPU figures: the hog's from its telemetry file, the sweep's unknown (no nvidia-smi there).
+rows = [l.split(", ") for l in open(csv).read().splitlines() if l.count(", ") == 4]
+util = sum(float(r[4]) for r in rows) / len(rows)
+peak = max(float(r[2]) for r in rows)
+h = report[hog]
+if h["gpu_util_pct"] is None or abs(h["gpu_util_pct"] - util) > 0.01:
+    bad.append(f"{hog} gpu_util_pct {h['gpu_util_pct']}, its telemetry's mean {util}")
+if h["gpu_peak_memory_mib"] != peak:
+    bad.append(f"{hog} gpu_peak_memory_mib {h['gpu_peak_memory_mib']}, its telemetry's {peak}")
+if "gpu_util" not in report[f"{sweep}_0"]["unknown"]:
+    bad.append(f"{sweep}_0 has no telemetry and does not say so")
+print(f"ok: {hog}: GPU utilisation {util:.1f}%, peak {peak:.0f} MiB from {len(rows)} samples")
+open("samples", "w").write(str(len(rows)))
 for line in bad:
     print("FAIL:", line)
 sys.exit(1 if bad else 0)
@@ -109,6 +141,6 @@ PY
 rss_bars=$(python3 -c 'import json; print(sum(j["max_rss_mib"] is not None for j in json.load(open("report.json"))["jobs"]))')
 status=0
 /usr/bin/python3 "$JOBGEN_SOURCE_DIR/tests/browser/check_report_html.py" "$WORK/report.html" \
-  chart-time=6 "chart-memory=$((3 + rss_bars))" || status=$?
+  chart-time=6 "chart-memory=$((3 + rss_bars))" "chart-gpu=$(cat samples)" || status=$?
 ((status == 0 || status == 77)) || fail "the HTML report does not render as expected"
 echo "ok: jobgen report: 3 jobs, figures as sacct's, one sacct call"

@@ -12,6 +12,7 @@
 
 #include "jobgen/app/usage_report.hpp"
 #include "jobgen/report/findings.hpp"
+#include "jobgen/report/gpu_figures.hpp"
 #include "jobgen/report/planned_request.hpp"
 #include "jobgen/report/report.hpp"
 #include "jobgen/report/report_html.hpp"
@@ -325,4 +326,35 @@ TEST_CASE("report golden renderings match tests/golden/report") {
                     "-tc='*golden*'");
     CHECK(read_all(dir / name) == text);
   }
+}
+
+TEST_CASE("report: GPU telemetry becomes one timeline point per nvidia-smi loop") {
+  const auto two_gpus = usage::parse_gpu_telemetry(
+      "2026/11/28 23:59:58.500, 0, 1200, 81559, 0\n"
+      "2026/11/28 23:59:58.501, 1, 1100, 81559, 10\n"
+      "2026/11/29 00:00:08.500, 0, 40213, 81559, 97\n"
+      "2026/11/29 00:00:08.502, 1, 41870, 81559, 95\n");
+  REQUIRE(two_gpus);
+  const GpuFigures f = gpu_figures(*two_gpus);
+  CHECK(f.gpus == 2);
+  CHECK(f.peak_memory_mib == doctest::Approx(41870));
+  CHECK(f.mean_util_pct == doctest::Approx((0 + 10 + 97 + 95) / 4.0));
+  REQUIRE(f.timeline.size() == 2);
+  CHECK(f.timeline[0].util_pct == doctest::Approx(5));
+  CHECK(f.timeline[1].t_s == doctest::Approx(10).epsilon(1e-3));
+  CHECK(f.timeline[1].util_pct == doctest::Approx(96));
+  CHECK(f.timeline[1].memory_mib == doctest::Approx(41870));
+  // A MIG slice: memory but no utilisation: no point, and the report says why.
+  const auto mig = usage::parse_gpu_telemetry("2026/02/28 23:59:59.000, 0, 9000, 81559, [N/A]\n");
+  REQUIRE(mig);
+  const GpuFigures m = gpu_figures(*mig);
+  CHECK(m.timeline.empty());
+  CHECK_FALSE(m.mean_util_pct);
+  JobInput in = measured_job();
+  in.gpu = m;
+  const JobUsage u = job_usage(in);
+  CHECK_FALSE(u.gpu_util_pct);
+  CHECK_FALSE(u.gpu_hours_used);
+  CHECK(u.gpu_peak_memory_mib == doctest::Approx(9000));
+  CHECK(u.unknown.at("gpu_util").find("MIG") != std::string::npos);
 }

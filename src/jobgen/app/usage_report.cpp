@@ -4,10 +4,13 @@
 #include <map>
 
 #include "jobgen/app/jobs.hpp"
+#include "jobgen/app/log_tails.hpp"
+#include "jobgen/report/gpu_figures.hpp"
 #include "jobgen/report/planned_request.hpp"
 #include "jobgen/slurm/job_files.hpp"
 #include "jobgen/slurm/sbatch/command_text.hpp"
 #include "jobgen/sys/user.hpp"
+#include "jobgen/util/names.hpp"
 #include "jobgen/util/strings.hpp"
 
 namespace jobgen::app {
@@ -32,11 +35,50 @@ std::optional<slurm::ExitMarker> exit_marker(const Context& ctx, const ledger::J
   slurm::JobInfo probe;
   probe.id = r.job_id;
   probe.job_number = r.job_id;
-  probe.name = r.job_name;
+  probe.name = util::sanitize_job_name(r.job_name);  // Slurm's %x, as the #SBATCH header set it
   probe.working_dir = r.work_dir;
   const auto log = slurm::resolve_log_path(r.stdout_path, probe);
   const auto text = ctx.fs.read_file(slurm::exit_marker_path(log, r.job_id));
   return text ? slurm::parse_exit_marker(*text) : std::nullopt;
+}
+
+// The job (or array task) `probe` as its ledger record names its logs.
+slurm::JobInfo with_record(slurm::JobInfo probe, const ledger::JobRecord& r) {
+  if (probe.job_number.empty()) probe.job_number = probe.id;
+  probe.name = util::sanitize_job_name(r.job_name);  // $SLURM_JOB_NAME, %x
+  probe.working_dir = r.work_dir;
+  return probe;
+}
+
+// The job's GPU telemetry: the file beside its log (the last kTelemetryBytes), else the summary
+// status/watch kept in the ledger when it saw the job finish (a record's own, not an array
+// task's); why not, otherwise.
+void read_gpu(const Context& ctx, const ledger::JobRecord& r, const slurm::JobInfo& job,
+              report::JobInput& in) {
+  const auto log = slurm::resolve_log_path(r.stdout_path, job);
+  const auto path = slurm::gpu_telemetry_path(log, job.name, job.id);
+  if (ctx.fs.is_file(path)) {
+    const auto text = ctx.fs.read_tail(path, kTelemetryBytes);
+    auto usage = text ? usage::parse_gpu_telemetry(text->text)
+                      : Expected<usage::GpuUsage>(std::unexpected(text.error()));
+    if (usage && !usage->samples.empty()) {
+      in.gpu = report::gpu_figures(*usage);
+      return;
+    }
+    in.gpu_missing =
+        "its GPU telemetry " + path.string() + " has no sample" +
+        (usage ? std::string(" (the job ended before the first)") : ": " + usage.error().message);
+    return;
+  }
+  if (job.id == r.job_id && (r.gpu_memory_used_peak_mib || r.gpu_utilization_mean_pct)) {
+    report::GpuFigures summary;
+    summary.peak_memory_mib = r.gpu_memory_used_peak_mib;
+    summary.mean_util_pct = r.gpu_utilization_mean_pct;
+    in.gpu = summary;
+    return;
+  }
+  in.gpu_missing = "no GPU telemetry (" + path.string() +
+                   "): no nvidia-smi on the node, a MIG slice, or a script from an older jobgen";
 }
 
 report::JobInput input_of(const Context& ctx, const ledger::JobRecord& r,
@@ -49,9 +91,9 @@ report::JobInput input_of(const Context& ctx, const ledger::JobRecord& r,
   in.ledger_submit_time = r.submit_time;
   in.planned = planned;
   in.now = now;
-  in.gpu_missing =
-      "GPU telemetry is not read yet (no <log dir>/<job name>-<job id>.gpu.csv reader)";
-  (void)ctx;
+  slurm::JobInfo job;
+  job.id = r.job_id;
+  read_gpu(ctx, r, with_record(job, r), in);
   return in;
 }
 
@@ -110,6 +152,10 @@ Expected<report::Report> build_report(JobSession& s, const ReportRequest& reques
         report::JobInput task = in;
         task.id = a->job.id;
         task.accounting = *a;
+        if (a->job.id != r->job_id) {  // an array task or a component: its own telemetry
+          task.gpu.reset();
+          read_gpu(ctx, *r, with_record(a->job, *r), task);
+        }
         jobs.push_back(report::job_usage(task));
       }
     }

@@ -101,7 +101,11 @@ void read_gpus(const JobInput& in, JobUsage& u) {
   u.gpu = in.gpu;
   u.gpu_util_pct = in.gpu->mean_util_pct;
   u.gpu_peak_memory_mib = in.gpu->peak_memory_mib;
-  if (u.gpu_hours_allocated) u.gpu_hours_used = *u.gpu_hours_allocated * *u.gpu_util_pct / 100.0;
+  if (!u.gpu_util_pct)
+    u.unknown["gpu_util"] = "nvidia-smi reported no utilisation (a MIG slice reports none)";
+  if (!u.gpu_peak_memory_mib) u.unknown["gpu_memory"] = "nvidia-smi reported no memory in use";
+  if (u.gpu_hours_allocated && u.gpu_util_pct)
+    u.gpu_hours_used = *u.gpu_hours_allocated * *u.gpu_util_pct / 100.0;
 }
 
 }  // namespace

@@ -44,10 +44,10 @@ struct GpuSample {
   double memory_mib = 0;  // the largest GPU's memory in use at that time
 };
 struct GpuFigures {
-  int gpus = 0;                // GPUs seen in the samples
-  double peak_memory_mib = 0;  // the largest per-GPU peak
-  double mean_util_pct = 0;    // over every sample of every GPU
-  std::vector<GpuSample> timeline;
+  int gpus = 0;                           // GPUs seen in the samples
+  std::optional<double> peak_memory_mib;  // the largest per-GPU peak
+  std::optional<double> mean_util_pct;    // over every sample of every GPU that has one
+  std::vector<GpuSample> timeline;        // empty when only the ledger's summary is known
 };
 
 // Everything known about one ledger job.
