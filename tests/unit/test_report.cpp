@@ -358,3 +358,16 @@ TEST_CASE("report: GPU telemetry becomes one timeline point per nvidia-smi loop"
   CHECK(u.gpu_peak_memory_mib == doctest::Approx(9000));
   CHECK(u.unknown.at("gpu_util").find("MIG") != std::string::npos);
 }
+
+TEST_CASE("report: the utilisation chart is the --job one, else the longest with telemetry") {
+  Report r = sample_report();
+  JobUsage other = r.jobs.front();
+  other.id = "104";
+  other.elapsed_s = 60;  // shorter than job 100
+  other.gpu->timeline.resize(2);
+  r.jobs.push_back(other);
+  CHECK(chart_job(r, "")->id == "100");
+  CHECK(chart_job(r, "104")->id == "104");
+  CHECK(chart_job(r, "7")->id == "100");  // no telemetry: the default
+  CHECK(count(svg_of(render_html(r, "104"), "chart-gpu"), "class=\"mark point") == 2);
+}
