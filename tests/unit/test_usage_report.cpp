@@ -147,3 +147,13 @@ TEST_CASE("usage report: an empty window asks no scheduler") {
   CHECK_FALSE(report->accounting_asked);
   CHECK(f.runner.commands.empty());
 }
+
+TEST_CASE("usage report: --backend keeps its own records only") {
+  Fixture f;
+  auto session = app::open_job_session(f.ctx(), {"", "local"}, false);
+  REQUIRE(session);
+  const auto report = app::build_report(**session, {std::nullopt, ""});
+  REQUIRE(report);
+  CHECK(report->jobs.empty());  // every record is the cli backend's
+  CHECK(f.runner.commands.empty());
+}

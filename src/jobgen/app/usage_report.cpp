@@ -112,7 +112,13 @@ Expected<report::Report> build_report(JobSession& s, const ReportRequest& reques
   report::Report out;
   out.generated_at = now;
   out.since = request.since.value_or(now - kDefaultReportWindowS);
-  JOBGEN_TRY_ASSIGN(const auto records, s.jobs->submitted_since(out.since, request.run));
+  JOBGEN_TRY_ASSIGN(auto records, s.jobs->submitted_since(out.since, request.run));
+  // --backend and an explicit profile restrict the records, as for every job command.
+  const ledger::Scope scope = s.scope();
+  std::erase_if(records, [&](const ledger::JobRecord& r) {
+    return (!scope.backend.empty() && r.backend != scope.backend) ||
+           (!scope.cluster.empty() && r.cluster != scope.cluster);
+  });
   std::vector<Group> groups;
   for (const auto& r : records) {
     auto it = std::ranges::find_if(

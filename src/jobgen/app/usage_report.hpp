@@ -1,8 +1,9 @@
-// `jobgen report`: the ledger's jobs submitted in a window, joined with ONE bulk accounting query
-// per (backend, cluster) they were submitted to (normally one: `sacct -S <earliest submit> -E now
-// -u <user>` with steps, slurm::Backend::accounting), their kept scripts and plans
-// (report/planned_request.hpp), their exit markers (when accounting has no record) and their GPU
-// telemetry, made into report::JobUsage per job (an array's tasks each) and per run.
+// `jobgen report`: the ledger's jobs submitted in a window (within the session's scope: --backend,
+// an explicit profile), joined with ONE bulk accounting query per (backend, cluster) they were
+// submitted to (normally one: `sacct -S <earliest submit> -E now -u <user>` with steps,
+// slurm::Backend::accounting), their kept scripts and plans (report/planned_request.hpp), their
+// exit markers (when accounting has no record) and their GPU telemetry, made into
+// report::JobUsage per job (an array's tasks each) and per run.
 //
 // Without accounting (the cluster keeps none, the local runner) the report still comes: times
 // from the exit markers, the rest unknown and said why. A backend that cannot report (rest) is
