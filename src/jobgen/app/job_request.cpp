@@ -240,6 +240,18 @@ Expected<StageRequest> build_stage(const Context& ctx, const JobRequestOptions& 
   JOBGEN_TRY_ASSIGN(render::RenderRequest req,
                     render::build_render_input(in.prof, st, chosen, live));
   if (opts.attempt) apply_attempt_request(*opts.attempt, opts.attempt_number, req.input);
+  // Right-sizing --mem (and the CPUs proposed) from what accounting says runs of this kind used:
+  // one query, only when submitting to a scheduler.
+  if (in.queue != nullptr && in.queue->backend != nullptr && !live.test_mode && !live.header_only &&
+      !live.local) {
+    const int tasks = render::tasks_per_node(req.input.launcher, chosen.gpus_per_node);
+    if (const auto usage = history_usage(ctx, *in.queue->backend, st.name, chosen, tasks)) {
+      for (const auto& line : apply_usage(*usage, chosen.gpus_per_node, req.input.sbatch)) {
+        ctx.report.note(line);
+        req.input.plan_summary.push_back(line);
+      }
+    }
+  }
   req.input.stage = stage;
   for (const auto& w : req.warnings) ctx.report.warning(w);
   return StageRequest{stage, std::move(report), std::move(chosen), std::move(req),
