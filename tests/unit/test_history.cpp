@@ -52,7 +52,7 @@ TEST_CASE("history: the longest completed run of the same kind, +20%, in whole 5
   CHECK(propose_time_limit({past("COMPLETED", 30)}, l40s_row())->limit_s == 10 * 60);
 }
 
-TEST_CASE("history: steps scale the time; a timed-out run raises it") {
+TEST_CASE("history: steps scale the time -- a timed-out run raises it") {
   // Half the steps then: twice the time now.
   const auto scaled = propose_time_limit({past("COMPLETED", 3600, 16, 500)}, l40s_row());
   REQUIRE(scaled);

@@ -123,7 +123,7 @@ TEST_CASE("sacctmgr and sshare text: empty limits, UNLIMITED, a bad record is an
   CHECK_FALSE(parse_sshare("ml|u|1|1|1|0|high\n"));
 }
 
-TEST_CASE("limits: nothing set starts; the first limit hit names Slurm's reason") {
+TEST_CASE("limits: nothing set starts -- the first limit hit names Slurm's reason") {
   AccountLimits l = tree();
   std::vector<JobInfo> queue{running("u", "ml", "normal", "gpu:gpul40s:2")};
   CHECK(check_limits(ask("ml", "normal", 1), l, queue).verdict == LimitVerdict::starts);
@@ -172,7 +172,7 @@ TEST_CASE("limits: account GrpTRES counts the jobs of the account's subtree, any
   CHECK(check_limits(ask("ml", "high", 2), l, queue).reason == "AssocGrpGRES");
 }
 
-TEST_CASE("limits: job counts and wall time come before TRES; inherited Max limits") {
+TEST_CASE("limits: job counts and wall time come before TRES -- inherited Max limits") {
   AccountLimits l = tree();
   std::vector<JobInfo> queue{running("u", "ml", "normal", "gpu:1")};
   l.qos[0].limits.max_tres_per_job["gres/gpu"] = 1;
@@ -201,7 +201,7 @@ TEST_CASE("limits: CPU and memory aggregates are not known from the queue: not c
   CHECK(r.unchecked.size() == 2);
 }
 
-TEST_CASE("limits: an account or QOS the user may not use is refused; choices and fair-share") {
+TEST_CASE("limits: an account or QOS the user may not use is refused -- choices and fair-share") {
   AccountLimits l = tree();
   CHECK(check_limits(ask("physics", "normal", 1), l, {}).reason == "InvalidAccount");
   CHECK(check_limits(ask("ml", "debug", 1), l, {}).reason == "InvalidQOS");
@@ -275,7 +275,7 @@ TEST_CASE("limits from recorded answers: the reasons Slurm 22.05, 24.11 and 26.0
   }
 }
 
-TEST_CASE("CLI backend limits: sacctmgr twice and sshare once; no accounting is an error") {
+TEST_CASE("CLI backend limits: sacctmgr twice and sshare once -- no accounting is an error") {
   test::RecordingCommandRunner runner;
   runner.answer(0, data("sacctmgr-assoc-limits-22.05.txt"));
   runner.answer(0, data("sacctmgr-qos-limits-22.05.txt"));

@@ -121,7 +121,7 @@ TEST_CASE("add_limits: the default account unless a limit holds the job there") 
   CHECK_FALSE(snap.limits.at(1).chosen);
 }
 
-TEST_CASE("add_limits: the pair that starts, ties by fair-share; --account/--qos narrow it") {
+TEST_CASE("add_limits: the pair that starts, ties by fair-share -- --account/--qos narrow it") {
   LimitsBackend backend;
   backend.answer = two_accounts();
   backend.answer->default_account = "physics";  // neither ml nor vision is alice's own

@@ -201,7 +201,7 @@ TEST_CASE("report: findings for a long wait, tight requests, timeouts and OOM") 
   for (const auto& f : findings(failed)) CHECK(f.kind != "time");
 }
 
-TEST_CASE("report: runs sum their jobs; GPU-hours used only when every job has telemetry") {
+TEST_CASE("report: runs sum their jobs -- GPU-hours used only when every job has telemetry") {
   JobInput second = measured_job();
   second.id = "103";
   second.gpu.reset();

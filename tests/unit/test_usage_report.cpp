@@ -114,7 +114,7 @@ TEST_CASE("usage report: one sacct query for the window, array tasks each, reaso
   CHECK(report->runs[0].job_ids == std::vector<std::string>{"7", "11"});
 }
 
-TEST_CASE("usage report: --run keeps one run; no accounting still reports from the ledger") {
+TEST_CASE("usage report: --run keeps one run -- no accounting still reports from the ledger") {
   Fixture f;
   auto session = app::open_job_session(f.ctx(), {"", "cli"}, false);
   REQUIRE(session);
