@@ -29,12 +29,13 @@ fi
 # 9 s into <log dir>/<job name>-<job id>.gpu.csv until the script exits (the EXIT trap
 # stops it). Slurm's CUDA_VISIBLE_DEVICES names them as this node's nvidia-smi numbers them.
 if command -v nvidia-smi >/dev/null 2>&1; then
-  gpu_select=()
+  # A plain variable, not an array: bash before 4.4 calls an empty array unbound under set -u.
+  gpu_select=""
   if [[ ${CUDA_VISIBLE_DEVICES:-} =~ ^[0-9]+(,[0-9]+)*$ ]]; then
-    gpu_select=(--id="$CUDA_VISIBLE_DEVICES")
+    gpu_select=--id=$CUDA_VISIBLE_DEVICES
   fi
   nvidia-smi --query-gpu=timestamp,index,memory.used,memory.total,utilization.gpu \
-    --format=csv,noheader,nounits --loop=9 "${gpu_select[@]}" \
+    --format=csv,noheader,nounits --loop=9 ${gpu_select:+"$gpu_select"} \
     >logs/"$SLURM_JOB_NAME-${jobgen_task:-$SLURM_JOB_ID}.gpu.csv" 2>/dev/null &
   gpu_telemetry_pid=$!
 fi

@@ -9,7 +9,14 @@ set -euo pipefail
 : "${JOBGEN:?path of the jobgen binary}"
 HERE=$(cd "$(dirname "$0")" && pwd)
 WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+# A cancelled job's supervisor may still be writing its last files into WORK: retry the removal,
+# and keep the test's own exit status.
+cleanup() {
+  local status=$? i
+  for ((i = 0; i < 10; i++)); do rm -rf "$WORK" 2>/dev/null && break; sleep 0.5; done
+  exit "$status"
+}
+trap cleanup EXIT
 cd "$WORK"
 export XDG_STATE_HOME=$WORK/state JOBGEN_LOCAL_GPUS=0,1
 fail() { echo "FAIL: $*"; exit 1; }

@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "jobgen/slurm/accounting.hpp"
 #include "jobgen/slurm/job_state.hpp"
 #include "jobgen/slurm/sbatch/command_text.hpp"
 #include "jobgen/util/slurm_time.hpp"
@@ -144,17 +145,14 @@ std::optional<double> parse_sacct_duration(std::string_view text) {
 }
 
 int tres_gpus(std::string_view tres) {
-  int64_t untyped = -1, typed = 0;
-  for (const std::string_view item : util::split(tres, ',')) {
-    const std::size_t eq = item.find('=');
-    if (eq == std::string_view::npos) continue;
-    const std::string_view key = item.substr(0, eq);
-    const auto count = util::parse_int(item.substr(eq + 1));
-    if (!count || *count < 0) continue;
-    if (key == "gres/gpu") untyped = *count;
-    if (key.starts_with("gres/gpu:")) typed += *count;
-  }
-  return static_cast<int>(std::clamp<int64_t>(untyped >= 0 ? untyped : typed, 0, 1 << 20));
+  const auto parsed = parse_tres(tres);  // an entry that is not NAME=COUNT: GPUs unknown (0)
+  if (!parsed) return 0;
+  int64_t typed = 0;
+  for (const auto& [key, count] : *parsed)
+    if (key.starts_with("gres/gpu:")) typed += count;
+  const auto untyped = parsed->find("gres/gpu");
+  return static_cast<int>(
+      std::clamp<int64_t>(untyped != parsed->end() ? untyped->second : typed, 0, 1 << 20));
 }
 
 Expected<std::vector<AccountingRecord>> parse_sacct_usage(std::string_view text) {
