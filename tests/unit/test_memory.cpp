@@ -450,6 +450,35 @@ TEST_CASE("memory: activations follow Korthikanti et al. per block") {
   }
 }
 
+TEST_CASE("memory: HF's gelu_new saves three more FFN-wide tensors, unless compiled") {
+  // One block's growth (2-block minus 1-block model) from fused to gelu_new: s b x FFN (4h) x
+  // the extra bytes per element.
+  auto extra = [](Precision p, bool compile) {
+    auto s = setup(p, Strategy::single);
+    s.seq_len = 512;
+    s.compile = compile;
+    auto blocks = [&](model::Activation act, int layers) {
+      auto t = s;
+      t.model.activation = act;
+      t.model.layers = layers;
+      return bytes(t, "activations: blocks", 2);
+    };
+    const double fused = blocks(model::Activation::fused, 2) - blocks(model::Activation::fused, 1);
+    const double ops =
+        blocks(model::Activation::gelu_new, 2) - blocks(model::Activation::gelu_new, 1);
+    return ops - fused;
+  };
+  const double elements = 512.0 * 2 * 4 * 1024;  // s x b x 4h
+  CHECK(extra(Precision::fp32, false) == doctest::Approx(12 * elements));
+  CHECK(extra(Precision::amp_bf16, false) == doctest::Approx(12 * elements));  // pow's fp32 x
+  CHECK(extra(Precision::bf16, false) == doctest::Approx(6 * elements));
+  CHECK(extra(Precision::amp_bf16, true) == doctest::Approx(0.0));
+  // The GPT-2 presets say so (config.json: activation_function "gelu_new"); Llama's SwiGLU is
+  // gated and unaffected.
+  CHECK(model::find_preset("gpt2-medium")->activation == model::Activation::gelu_new);
+  CHECK(model::find_preset("llama-3.2-1b")->activation == model::Activation::fused);
+}
+
 TEST_CASE("memory: the empirical override gives exactly floor((VRAM - base - overhead) / per)") {
   // A user measured 5 GB base, 1.2 GB per sample and keeps 2 GB overhead on a 24 GB RTX 4090.
   // VRAM is the card's nominal 24 (GB as users quote it): floor((24 - 5 - 2) / 1.2) = 14.

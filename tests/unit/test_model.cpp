@@ -77,6 +77,18 @@ TEST_CASE("model files: derived params, preset overrides, errors with line:col")
   REQUIRE_FALSE(heads);
   CHECK(heads.error().message.find("not divisible") != std::string::npos);
 
+  // HF's activation names: gelu_new is the op-by-op one, the others one kernel.
+  auto act = model::parse_architecture("preset: gpt2\nactivation: gelu\n", "a.yaml");
+  REQUIRE(act);
+  CHECK(act->activation == model::Activation::fused);
+  act = model::parse_architecture("preset: llama-3.2-1b\nactivation: gelu_new\n", "a.yaml");
+  REQUIRE(act);
+  CHECK(act->activation == model::Activation::gelu_new);
+  auto bad_act = model::parse_architecture("preset: gpt2\nactivation: gelu_neww\n", "a.yaml");
+  REQUIRE_FALSE(bad_act);
+  CHECK(bad_act.error().where.line == 2);
+  CHECK(bad_act.error().message.find("did you mean 'gelu-new'") != std::string::npos);
+
   auto kind = model::parse_architecture("layers: 2\nhidden: 64\nheads: 4\nkind: rnn\n", "k.yaml");
   REQUIRE_FALSE(kind);
   CHECK(kind.error().where.line == 4);

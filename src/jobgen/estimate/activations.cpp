@@ -87,11 +87,21 @@ double block_bytes(const model::Architecture& a, const TrainingSetup& s, double 
     act = s.compile ? 2 * f : (3 + (in.ffn_out ? 1 : 0)) * f;
   else
     act = (1 + (in.ffn_out ? 1 : 0)) * f;
-  const double ffn = norm + (in.ffn_in ? d.l : 0) + d.l * act + mask;
+  // HF's gelu_new saves tanh(.), 1 + tanh(.) and 0.5 x besides its input: 3 x 4 B in fp32;
+  // under autocast pow() upcasts x and saves that fp32 copy instead of the half input, so
+  // 4 + 4 + 4 + 2 B replace 2 B; a half module without autocast saves 3 half tensors.
+  // torch.compile fuses the ops into one kernel that saves the input only.
+  double gelu_ops = 0;
+  if (unfused_gelu(s)) gelu_ops = is_amp(s.precision) && !is_deepspeed(s.strategy) ? 12.0 : 3 * d.l;
+  const double ffn = norm + (in.ffn_in ? d.l : 0) + d.l * act + gelu_ops * f + mask;
   return attn + (ffn + lora_dropout_bytes(a, s, d)) * sbh;
 }
 
 }  // namespace
+
+bool unfused_gelu(const TrainingSetup& s) {
+  return !s.model.gated_ffn && s.model.activation == model::Activation::gelu_new && !s.compile;
+}
 
 bool module_in_half(const TrainingSetup& s) {
   if (s.precision == Precision::bf16) return true;

@@ -11,6 +11,10 @@
 //    or when it is a bitsandbytes 4-bit layer (MatMul4Bit keeps its input whatever needs it):
 //    frozen layers of a LoRA run do not; GELU/SiLU save their inputs, SDPA/flash attention
 //    saves q, k, v (GQA heads expanded, as HF and torchtitan do before SDPA) and the output;
+//  - Hugging Face's gelu_new (model::Activation::gelu_new; GPT-2 and its descendants) runs
+//    the tanh approximation op by op and saves tanh(.), 1 + tanh(.) and 0.5 x as well (12 B
+//    per FFN element in fp32 and under autocast, whose pow() keeps an fp32 copy of x; 3 half
+//    tensors in a half module); torch.compile fuses it;
 //  - eager RMSNorm (the gated-FFN, Llama-family models) upcasts its input and saves that fp32
 //    copy; torch.compile fuses it away and saves only the input; compile also recomputes
 //    SiLU(gate) x up in the backward (2 FFN-wide tensors instead of 4);
@@ -53,6 +57,10 @@ ActivationBytes activation_bytes(const TrainingSetup& setup, double micro_batch)
 
 // Logit bytes alone (DataParallel gathers every replica's logits on GPU 0).
 double logits_bytes(const TrainingSetup& setup, double micro_batch);
+
+// True when the FFN runs HF's gelu_new op by op (not gated, not compiled): more saved tensors
+// here, more kernels and memory traffic in compute.cpp.
+bool unfused_gelu(const TrainingSetup& setup);
 
 // True when the block runs in half precision although the setup says amp (see above).
 bool module_in_half(const TrainingSetup& setup);

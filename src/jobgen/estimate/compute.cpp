@@ -25,6 +25,7 @@ constexpr double kDequantHbm = 0.7;    // bitsandbytes dequantisation kernels
 constexpr double kDequantBytes = 4.5;  // read NF4 0.52 + write and re-read half 2 + 2
 constexpr double kOpSeconds = 15e-6;   // eager PyTorch: Python + dispatch + launch per op
 constexpr double kEagerOps = 35, kCompiledOps = 10, kLoraOps = 5, kQuantOps = 3;
+constexpr double kGeluNewOps = 8;  // HF gelu_new's forward kernels (memory_bound_time)
 
 // Parameters that take part in a matmul per token: the blocks' Linear weights, the LM head
 // (tied or not), and extra_params (treated as dense per-token layers).
@@ -170,6 +171,9 @@ void memory_bound_time(const TrainingSetup& s, const Hardware& hw, Factors& f, C
   const double ffn = a.effective_ffn();
   f.per_layer =
       s.compile ? 10.0 * a.hidden + 2.0 * ffn : 30.0 * a.hidden + (a.gated_ffn ? 6.0 : 3.0) * ffn;
+  // HF's gelu_new runs as 8 kernels (pow, 3 scalar ops, add, tanh, add, mul) that read and write
+  // 19 FFN-wide tensors where a fused GELU reads and writes 2.
+  if (unfused_gelu(s)) f.per_layer += 17.0 * ffn;
   f.passes = 3.0 + f.recompute;
   r.pointwise_s =
       bw > 0 ? f.tokens * a.total_layers() * f.per_layer * f.elem * f.passes / (bw * kHbmFraction)
@@ -184,6 +188,7 @@ void memory_bound_time(const TrainingSetup& s, const Hardware& hw, Factors& f, C
 void launch_time(const TrainingSetup& s, Factors& f, ComputeTime& r) {
   const model::Architecture& a = s.model;
   f.ops = s.compile ? kCompiledOps : kEagerOps;
+  if (unfused_gelu(s)) f.ops += kGeluNewOps;
   f.ops += kLoraOps * adapted_linears(s);
   if (s.finetune == Finetune::qlora) f.ops += kQuantOps * (a.gated_ffn ? 7 : 6);
   r.cpu_s = a.total_layers() * f.ops * (1.0 + 2.0 + f.recompute) * kOpSeconds;

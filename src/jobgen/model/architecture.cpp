@@ -16,6 +16,22 @@ const util::Names<Kind, 3>& kind_names() {
   return kNames;
 }
 
+// Hugging Face's own names for the one-kernel activations are accepted as "fused".
+const util::Names<Activation, 7>& activation_names() {
+  static constexpr util::Names<Activation, 7> kNames{{{Activation::fused, "fused"},
+                                                      {Activation::gelu_new, "gelu-new"},
+                                                      {Activation::fused, "gelu"},
+                                                      {Activation::fused, "gelu-pytorch-tanh"},
+                                                      {Activation::fused, "relu"},
+                                                      {Activation::fused, "silu"},
+                                                      {Activation::fused, "swish"}}};
+  return kNames;
+}
+
+std::string_view to_string(Activation activation) {
+  return util::name_of(activation_names(), activation);
+}
+
 std::string_view to_string(Kind kind) {
   return util::name_of(kind_names(), kind);
 }

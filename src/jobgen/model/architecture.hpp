@@ -20,9 +20,17 @@
 namespace jobgen::model {
 
 enum class Kind { encoder, decoder, encoder_decoder };
+// How the (non-gated) FFN's activation runs. fused: one kernel that saves its input (nn.GELU,
+// ReLU, SiLU, GELU(approximate="tanh")). gelu_new: Hugging Face's NewGELUActivation (GPT-2,
+// GPT-Neo, GPT-J, CodeGen, Phi-1/2 configs' `gelu_new`), the tanh approximation written as
+// separate tensor ops, whose autograd graph saves three more FFN-wide tensors (activations.hpp).
+enum class Activation { fused, gelu_new };
 
-std::string_view to_string(Kind kind);     // "encoder", "decoder", "encoder-decoder"
-const util::Names<Kind, 3>& kind_names();  // for parse_name (util/enum_names.hpp)
+std::string_view to_string(Kind kind);              // "encoder", "decoder", "encoder-decoder"
+const util::Names<Kind, 3>& kind_names();           // for parse_name (util/enum_names.hpp)
+std::string_view to_string(Activation activation);  // "fused", "gelu-new"
+// parse_name: "fused", "gelu-new" ("gelu_new"), and HF's one-kernel names (gelu, relu, silu, ...)
+const util::Names<Activation, 7>& activation_names();
 
 struct Architecture {
   std::string name;         // preset name or the file's `name:`
@@ -36,8 +44,9 @@ struct Architecture {
   int head_dim = 0;        // 0 = hidden / heads
   int ffn_hidden = 0;      // FFN inner width; 0 = 4 * hidden
   bool gated_ffn = false;  // SwiGLU/GeGLU: three FFN matrices (gate, up, down) instead of two
-  int vocab = 0;           // token embedding rows; 0 for models without a token vocabulary (ViT)
-  int positions = 0;       // learned absolute position embeddings (BERT/GPT-2/ViT); 0 = none (RoPE)
+  Activation activation = Activation::fused;  // the FFN activation's implementation
+  int vocab = 0;      // token embedding rows; 0 for models without a token vocabulary (ViT)
+  int positions = 0;  // learned absolute position embeddings (BERT/GPT-2/ViT); 0 = none (RoPE)
   bool tied_embeddings = false;  // output projection shares the input embedding matrix
   bool dropout = false;          // trains with dropout (BERT/GPT-2/T5 era): 1-byte masks are saved
   bool token_logits = true;      // training computes per-token logits over `vocab` (LM/MLM heads);
@@ -98,10 +107,10 @@ Expected<void> validate(const Architecture& arch, const SourceLoc& where = {});
 
 // A model file or inline map. Keys: name, description, preset (start from a preset), kind
 // (encoder|decoder|encoder-decoder), layers, decoder_layers, hidden, heads, kv_heads, head_dim,
-// ffn_hidden, gated_ffn, vocab, positions, tied_embeddings, dropout, token_logits, head_outputs,
-// prefix_tokens, extra_params, frozen_params, params (optional, derived when absent; "7B",
-// "124M" accepted). Every problem is reported, each at source:line:col (the first in the
-// error's place, the others in its message). A YAML node: architecture_yaml.hpp.
+// ffn_hidden, gated_ffn, activation (fused|gelu-new), vocab, positions, tied_embeddings, dropout,
+// token_logits, head_outputs, prefix_tokens, extra_params, frozen_params, params (optional, derived
+// when absent; "7B", "124M" accepted). Every problem is reported, each at source:line:col (the
+// first in the error's place, the others in its message). A YAML node: architecture_yaml.hpp.
 Expected<Architecture> parse_architecture(std::string_view yaml_text, const std::string& source);
 
 // All compiled-in presets, in a stable order.

@@ -46,7 +46,7 @@ const std::vector<NumberKey>& number_keys() {
 }
 
 std::vector<std::string> known_keys() {
-  std::vector<std::string> keys{"name", "description", "preset", "kind"};
+  std::vector<std::string> keys{"name", "description", "preset", "kind", "activation"};
   for (const NumberKey& k : number_keys()) keys.emplace_back(k.name);
   return keys;
 }
@@ -108,12 +108,14 @@ void set_number(Architecture& a, const NumberKey& key, const YAML::Node& v, util
     a.*std::get<int Architecture::*>(key.field) = static_cast<int>(*n);
 }
 
-void set_kind(Architecture& a, const YAML::Node& v, util::YamlReader& r) {
-  const auto kind = util::parse_name(kind_names(), v.IsScalar() ? v.Scalar() : "", "kind");
-  if (kind)
-    a.kind = *kind;
+template <class E, std::size_t N>
+void set_name(E& field, const util::Names<E, N>& names, const char* what, const YAML::Node& v,
+              util::YamlReader& r) {
+  const auto value = util::parse_name(names, v.IsScalar() ? v.Scalar() : "", what);
+  if (value)
+    field = *value;
   else
-    r.problem(v, kind.error().message);
+    r.problem(v, value.error().message);
 }
 
 // One key of the map; `preset` was applied before.
@@ -123,7 +125,8 @@ void read_key(Architecture& a, const YAML::Node& key, const YAML::Node& v, util:
                      "a model key must be a name (layers, hidden, ...), not a list or mapping");
   const std::string& name = key.Scalar();
   if (name == "preset") return;
-  if (name == "kind") return set_kind(a, v, r);
+  if (name == "kind") return set_name(a.kind, kind_names(), "kind", v, r);
+  if (name == "activation") return set_name(a.activation, activation_names(), "activation", v, r);
   if (name == "name" || name == "description") {
     if (!v.IsScalar() || v.Scalar().size() > 4096 || v.Scalar().find('\0') != std::string::npos)
       return r.problem(v, "'" + name + "' must be one line of text");

@@ -77,6 +77,7 @@ void add_gpt2(std::vector<Architecture>& v) {
     a.positions = 1024;
     a.dropout = true;
     a.tied_embeddings = true;
+    a.activation = Activation::gelu_new;  // config.json: activation_function "gelu_new"
     v.push_back(a);
   };
   gpt2("gpt2", "GPT-2 small, 124M", 12, 768, 12);
