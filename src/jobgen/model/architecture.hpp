@@ -37,7 +37,8 @@ struct Architecture {
   int ffn_hidden = 0;      // FFN inner width; 0 = 4 * hidden
   bool gated_ffn = false;  // SwiGLU/GeGLU: three FFN matrices (gate, up, down) instead of two
   int vocab = 0;           // token embedding rows; 0 for models without a token vocabulary (ViT)
-  int positions = 0;       // learned absolute position embeddings (BERT/GPT-2/ViT); 0 = none (RoPE)
+  int positions = 0;  // learned absolute position embeddings (BERT/GPT-2/ViT); 0 = none (RoPE);
+                      // encoder-decoder: one table of this many rows per stack (BART)
   bool tied_embeddings = false;  // output projection shares the input embedding matrix
   bool dropout = false;          // trains with dropout (BERT/GPT-2/T5 era): 1-byte masks are saved
   bool token_logits = true;      // training computes per-token logits over `vocab` (LM/MLM heads);
