@@ -174,6 +174,8 @@ Expected<MeasuredRow> read_row(const YAML::Node& n,
       TRY_ASSIGN(s.strategy, est::parse_strategy(v.as<std::string>()));
     } else if (key == "seq") {
       TRY_ASSIGN(s.seq_len, as<int>(v, key, path));
+    } else if (key == "target") {
+      TRY_ASSIGN(s.target_len, as<int>(v, key, path));
     } else if (key == "mb") {
       TRY_ASSIGN(r.micro_batch, as<int>(v, key, path));
     } else if (key == "link") {

@@ -100,7 +100,8 @@ TEST_CASE("completion: options of the innermost subcommand, for a word starting 
     CHECK(has(plan, option));
   }
   CHECK_FALSE(has(plan, "--version"));  // the root's, not plan's
-  CHECK(complete({"plan", "--ta"}) == std::vector<std::string>{"--target"});
+  CHECK(complete({"plan", "--ta"}) == std::vector<std::string>{"--target", "--target-len"});
+  CHECK(complete({"plan", "--target-"}) == std::vector<std::string>{"--target-len"});
   CHECK(has(complete({"--"}), "--version"));
   CHECK(has(complete({"profile", "show", "--j"}), "--json"));
   CHECK(has(complete({"submit", "--dry"}), "--dry-run"));

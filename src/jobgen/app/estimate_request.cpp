@@ -117,6 +117,7 @@ Expected<estimate::TrainingSetup> build_setup(const Context& ctx, const Estimate
   s.model_loading = model_loading;
   s.fsdp_version = fsdp_version;
   s.seq_len = o.seq_len;
+  s.target_len = o.target_len;
   // --recompute selective says what checkpointing recomputes, so it switches checkpointing on.
   s.grad_checkpointing = o.grad_checkpointing || *recompute == estimate::Recompute::selective;
   s.recompute = *recompute;

@@ -29,6 +29,7 @@ struct EstimateRequest {
   std::string model_loading = "sharded";
   std::string fsdp_version = "1";
   int seq_len = 0;
+  int target_len = 0;  // encoder-decoder: the decoder's tokens per sample; 0 = seq_len
   std::string micro_batch = "auto";
   int accumulation = 1;
   bool grad_checkpointing = false;

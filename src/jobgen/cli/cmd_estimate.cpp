@@ -63,6 +63,9 @@ json to_json(const estimate::Estimate& e, const estimate::Hardware& hw, bool exp
       {"strategy", estimate::to_string(e.setup.strategy)},
       {"finetune", estimate::to_string(e.setup.finetune)},
       {"seq_len", e.setup.seq_len},
+      {"target_len", e.setup.model.kind == model::Kind::encoder_decoder
+                         ? json(e.setup.target_tokens())
+                         : json(nullptr)},
       {"grad_checkpointing",
        e.setup.grad_checkpointing ? json(estimate::to_string(e.setup.recompute)) : json(false)},
       {"compile", e.setup.compile},
@@ -105,10 +108,13 @@ void print_human(std::ostream& out, const estimate::Estimate& e, const estimate:
                      hw.mig_profile.empty() ? "" : " MIG " + hw.mig_profile,
                      s.nodes > 1 ? fmt::format(" ({} nodes)", s.nodes) : "");
   out << fmt::format(
-      "{} | {} | {} | {}{} | seq {}{}{}{}\n", estimate::to_string(s.precision),
+      "{} | {} | {} | {}{} | seq {}{}{}{}{}\n", estimate::to_string(s.precision),
       estimate::to_string(s.optimizer), estimate::to_string(s.strategy),
       estimate::to_string(s.finetune),
       s.finetune == estimate::Finetune::full ? "" : fmt::format(" r={}", s.lora_rank), s.seq_len,
+      s.model.kind == model::Kind::encoder_decoder
+          ? fmt::format(" (source) -> target {}", s.target_tokens())
+          : "",
       s.grad_checkpointing ? fmt::format(" | checkpointing ({})", estimate::to_string(s.recompute))
                            : "",
       s.flash_attention ? " | flash attention" : "", s.compile ? " | torch.compile" : "");
@@ -204,8 +210,13 @@ void add_training_options(CLI::App* sub, app::EstimateRequest& o) {
                   "1|2: the FSDP that runs fsdp-* (1: FullyShardedDataParallel, accelerate's and "
                   "Lightning's default, keeps freed units reserved until its streams pass them; "
                   "2: fully_shard, torchtune, torchtitan)");
-  sub->add_option("--seq-len", o.seq_len, "Tokens per sample")
+  sub->add_option("--seq-len", o.seq_len,
+                  "Tokens per sample (an encoder-decoder's source: the encoder's tokens)")
       ->required()
+      ->check(CLI::Range(int64_t{1}, plan::kMaxSeqLen));
+  sub->add_option("--target-len", o.target_len,
+                  "Encoder-decoder only: the decoder's tokens per sample (the summary, "
+                  "translation or transcript); default: --seq-len")
       ->check(CLI::Range(int64_t{1}, plan::kMaxSeqLen));
   sub->add_option("--micro-batch", o.micro_batch, "Per-GPU micro-batch, or auto");
   sub->add_option("--accumulation", o.accumulation, "Gradient accumulation steps")

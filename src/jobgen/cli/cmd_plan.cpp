@@ -51,6 +51,7 @@ struct PlanCliOptions {
   std::string qos;                // --qos: of this QOS only
   std::vector<std::string> sets;  // --set KEY=VALUE
   std::string stage;              // --stage: plan one stage of a staged job spec
+  int target_len = 0;             // --target-len: --set target_len=N
 };
 
 // A plan without queue data is still a plan: a frozen slurmctld or a hung slurmrestd may cost
@@ -90,7 +91,9 @@ void with_queue(Context& ctx, const PlanCliOptions& opts, const profile::Profile
 }
 
 Expected<Exit> run_plan(Context& ctx, const PlanCliOptions& opts) {
-  Expected<plan::JobSpec> spec = plan::load_job_spec(ctx.fs, opts.jobspec, opts.sets);
+  std::vector<std::string> sets = opts.sets;
+  if (opts.target_len > 0) sets.push_back("target_len=" + std::to_string(opts.target_len));
+  Expected<plan::JobSpec> spec = plan::load_job_spec(ctx.fs, opts.jobspec, sets);
   if (!spec) return std::unexpected(app::with_examples_hint(ctx.app(), opts.jobspec, spec.error()));
   JOBGEN_TRY_ASSIGN(profile::Catalog catalog, app::load_catalog(ctx.app()));
   JOBGEN_TRY_ASSIGN(profile::Profile prof, app::load_profile(ctx.app(), opts.profile, catalog));
@@ -165,6 +168,9 @@ void add_plan_command(CLI::App& app, Context& ctx, Action& action) {
                   "whole run)");
   sub->add_option("--set", opts->sets,
                   "KEY=VALUE: a job spec key for this run, e.g. --set micro_batch=8 (repeatable)");
+  sub->add_option("--target-len", opts->target_len,
+                  "Encoder-decoder only: the decoder's tokens per sample (--set target_len=N)")
+      ->check(CLI::Range(int64_t{1}, plan::kMaxSeqLen));
   CLI::Option* json = sub->add_flag("--json", opts->json, "Print the plan as JSON");
   CLI::Option* markdown =
       sub->add_flag("--markdown", opts->markdown, "Print a Markdown report with Mermaid charts");

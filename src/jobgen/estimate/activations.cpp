@@ -56,32 +56,42 @@ double lora_dropout_bytes(const model::Architecture& a, const TrainingSetup& s, 
   return inputs * (d.l + 1);
 }
 
-// One block's saved bytes for b samples of t tokens (no checkpointing).
-double block_bytes(const model::Architecture& a, const TrainingSetup& s, double t, double b,
-                   bool cross_attention) {
+// One attention's saved bytes: queries from tq tokens, keys and values from tk tokens of b
+// samples (self-attention: tk = tq; the cross-attention of an encoder-decoder's decoder block:
+// queries from the target, keys and values from the encoder's output over the source).
+double attention_bytes(const model::Architecture& a, const TrainingSetup& s, double tq, double tk,
+                       double b, bool cross) {
   const Dtypes d = dtypes(s);
   const SavedInputs in = saved_inputs(s);
   const bool drop = a.dropout;
   const double mask = drop ? 1.0 : 0.0;
-  const double sbh = t * b * a.hidden;
   const double q = double(a.heads) * a.effective_head_dim() / a.hidden;
-  const double f = double(a.effective_ffn()) / a.hidden;
-  const double norm = norm_bytes(a, s, d);
-  // Attention: norm, QKV input, q/k/v (GQA expanded before SDPA), the output as flash
-  // attention keeps it, and the (batch, seq, heads x dim) copy the output projection keeps
-  // when it saves its input, dropout mask.
-  double attention = norm + (in.qkv ? d.l : 0) + 3 * d.l * q + (s.flash_attention ? d.l * q : 0) +
-                     (in.out ? d.l * q : 0) + mask;
+  // Per query token: norm, the q projection's input, q, the output as flash attention keeps it,
+  // the (batch, seq, heads x dim) copy the output projection keeps when it saves its input, the
+  // dropout mask. Per key/value token: k and v (GQA expanded before SDPA). Self-attention's k
+  // and v projections share the q projection's input; a cross-attention's read the encoder's
+  // output, one tensor for every decoder block, unless autocast casts it to half for each of
+  // them (fp32 residual stream, half matmul inputs): then each k and v projection keeps its cast.
+  const double per_query = norm_bytes(a, s, d) + (in.qkv ? d.l : 0) + d.l * q +
+                           (s.flash_attention ? d.l * q : 0) + (in.out ? d.l * q : 0) + mask;
+  const double cast_kv = cross && in.qkv && d.r != d.l ? 2 * d.l : 0;
+  const double per_key = 2 * d.l * q + cast_kv;
   double scores = 0;
   if (!s.flash_attention) {
     const double per_score = d.soft + mask + (d.cast > 0 ? d.cast : (drop ? d.soft : 0));
-    scores = a.heads * t * t * b * per_score;
+    scores = a.heads * tq * tk * b * per_score;
   }
-  double attn = attention * sbh + scores;
-  if (cross_attention) attn *= 2;  // decoder blocks of encoder-decoder models
-  // FFN: norm, first-linear input, GELU (its input, and its output when the second linear
-  // saves it) or SwiGLU (gate, SiLU(gate), up, and the product when the down projection saves
-  // it; compiled: gate and up only), dropout mask.
+  return (per_query * tq + per_key * tk) * b * a.hidden + scores;
+}
+
+// One FFN's saved bytes (with the LoRA adapters' dropout copies) over t tokens of b samples:
+// norm, first-linear input, GELU (its input, and its output when the second linear saves it) or
+// SwiGLU (gate, SiLU(gate), up, and the product when the down projection saves it; compiled:
+// gate and up only), dropout mask.
+double ffn_bytes(const model::Architecture& a, const TrainingSetup& s, double t, double b) {
+  const Dtypes d = dtypes(s);
+  const SavedInputs in = saved_inputs(s);
+  const double f = double(a.effective_ffn()) / a.hidden;
   double act = 0;
   if (a.gated_ffn)
     act = s.compile ? 2 * f : (3 + (in.ffn_out ? 1 : 0)) * f;
@@ -93,14 +103,42 @@ double block_bytes(const model::Architecture& a, const TrainingSetup& s, double 
   // torch.compile fuses the ops into one kernel that saves the input only.
   double gelu_ops = 0;
   if (unfused_gelu(s)) gelu_ops = is_amp(s.precision) && !is_deepspeed(s.strategy) ? 12.0 : 3 * d.l;
-  const double ffn = norm + (in.ffn_in ? d.l : 0) + d.l * act + gelu_ops * f + mask;
-  return attn + (ffn + lora_dropout_bytes(a, s, d)) * sbh;
+  const double ffn =
+      norm_bytes(a, s, d) + (in.ffn_in ? d.l : 0) + d.l * act + gelu_ops * f + (a.dropout ? 1 : 0);
+  return (ffn + lora_dropout_bytes(a, s, d)) * t * b * a.hidden;
+}
+
+// One encoder (or decoder-only) block over t tokens.
+double block_bytes(const model::Architecture& a, const TrainingSetup& s, double t, double b) {
+  return attention_bytes(a, s, t, t, b, false) + ffn_bytes(a, s, t, b);
+}
+
+// One decoder block of an encoder-decoder: self-attention and FFN over the target's tt tokens,
+// cross-attention from them to the source's ts.
+double decoder_block_bytes(const model::Architecture& a, const TrainingSetup& s, double tt,
+                           double ts, double b) {
+  return attention_bytes(a, s, tt, tt, b, false) + attention_bytes(a, s, tt, ts, b, true) +
+         ffn_bytes(a, s, tt, b);
+}
+
+// The embedding output and the final norm over t tokens (each stack has its own).
+double edge_bytes(const model::Architecture& a, const TrainingSetup& s, double t, double b) {
+  const Dtypes d = dtypes(s);
+  return (d.r + norm_bytes(a, s, d) + (a.dropout ? 1 : 0)) * t * b * a.hidden;
+}
+
+// The largest tensor of a block's backward over queries tq and keys tk.
+double largest_tensor(const model::Architecture& a, const TrainingSetup& s, double tq, double tk,
+                      double b) {
+  const Dtypes d = dtypes(s);
+  return std::max({s.flash_attention ? 0.0 : double(a.heads) * tq * tk * b * d.soft,
+                   tq * b * a.effective_ffn() * d.l, tq * b * a.hidden * d.r});
 }
 
 }  // namespace
 
 bool unfused_gelu(const TrainingSetup& s) {
-  return !s.model.gated_ffn && s.model.activation == model::Activation::gelu_new && !s.compile;
+  return s.model.activation == model::Activation::gelu_new && !s.compile;
 }
 
 bool module_in_half(const TrainingSetup& s) {
@@ -115,7 +153,8 @@ bool module_in_half(const TrainingSetup& s) {
 double logits_bytes(const TrainingSetup& s, double b) {
   const model::Architecture& a = s.model;
   if (!a.token_logits || a.vocab == 0) return 0;
-  const double n = double(s.tokens_per_sample()) * b * a.vocab;
+  // The LM head runs over the decoder's tokens (an encoder-decoder's target).
+  const double n = double(s.target_tokens()) * b * a.vocab;
   // The LM head's output (half unless fp32), then the loss: under autocast (its fp32 op list)
   // and in Llama-family code (which casts the logits to fp32) an fp32 copy, the log-softmax
   // output and its gradient, 12 B; GPT-era code without autocast (DeepSpeed runs the module in
@@ -130,30 +169,35 @@ double logits_bytes(const TrainingSetup& s, double b) {
 
 ActivationBytes activation_bytes(const TrainingSetup& s, double b) {
   const model::Architecture& a = s.model;
-  const double t = s.tokens_per_sample();
+  // The encoder (every block of an encoder-only or decoder-only model) runs over the sample's
+  // tokens ts; an encoder-decoder's decoder blocks over the target's tt.
+  const double ts = s.tokens_per_sample();
+  const double tt = s.target_tokens();
   const Dtypes d = dtypes(s);
   const int enc = a.layers;
   const int dec = a.effective_decoder_layers();
-  const double enc_block = block_bytes(a, s, t, b, false);
-  const double dec_block = dec > 0 ? block_bytes(a, s, t, b, true) : 0;
-  const double sbh = t * b * a.hidden;
+  const double enc_block = block_bytes(a, s, ts, b);
+  const double dec_block = dec > 0 ? decoder_block_bytes(a, s, tt, ts, b) : 0;
+  // The block inputs checkpointing keeps, per stack.
+  const double inputs = (enc * ts + dec * tt) * b * a.hidden * d.r;
   ActivationBytes r;
   r.per_block = std::max(enc_block, dec_block);
   if (!s.grad_checkpointing) {
     r.blocks = enc * enc_block + dec * dec_block;
   } else if (s.recompute == Recompute::selective) {
-    r.blocks = (enc + dec) * d.r * sbh + 0.5 * (enc * enc_block + dec * dec_block);
+    r.blocks = inputs + 0.5 * (enc * enc_block + dec * dec_block);
   } else {
     // One checkpoint (the block input) per block + the block being recomputed.
-    r.blocks = (enc + dec) * d.r * sbh;
+    r.blocks = inputs;
     r.recompute = r.per_block;
   }
   // An op's backward holds the incoming gradient and produces the outgoing one before the
   // saved input is freed: two gradients the size of the block's largest tensor.
-  const double largest = std::max({s.flash_attention ? 0.0 : double(a.heads) * t * t * b * d.soft,
-                                   t * b * a.effective_ffn() * d.l, sbh * d.r});
+  double largest = largest_tensor(a, s, ts, ts, b);
+  if (dec > 0)
+    largest = std::max({largest, largest_tensor(a, s, tt, tt, b), largest_tensor(a, s, tt, ts, b)});
   r.backward = 2 * largest;
-  r.edges = (d.r + norm_bytes(a, s, d) + (a.dropout ? 1 : 0)) * sbh;
+  r.edges = edge_bytes(a, s, ts, b) + (dec > 0 ? edge_bytes(a, s, tt, b) : 0);
   r.logits = logits_bytes(s, b);
   // Autocast caches the half cast of every trainable fp32 weight it multiplies with until the
   // backward has used it. A frozen fp32 LoRA base is not cached (it needs no gradient), but each

@@ -20,6 +20,12 @@
 //    SiLU(gate) x up in the backward (2 FFN-wide tensors instead of 4);
 //  - without flash attention the heads x s^2 scores (softmax output, dropout mask/output or
 //    autocast's half copy).
+// Encoder-decoder models: the encoder's blocks run over the source (tokens_per_sample()), the
+// decoder's over the target (target_tokens()): self-attention (target x target scores), a
+// cross-attention whose queries come from the target and whose keys/values from the encoder's
+// output (heads x target x source scores without flash; autocast's half casts of the encoder
+// output for each block's k and v projections), FFN and norms; each stack has its own embedding
+// output and final norm; the logits cover the target.
 // Checkpointing: full keeps each block's input (+ one block recomputed at a time); selective
 // keeps the block inputs and half of each block's saved bytes (torchtitan's op-level policy
 // saves every other matmul output and recomputes pointwise ops).
@@ -58,7 +64,7 @@ ActivationBytes activation_bytes(const TrainingSetup& setup, double micro_batch)
 // Logit bytes alone (DataParallel gathers every replica's logits on GPU 0).
 double logits_bytes(const TrainingSetup& setup, double micro_batch);
 
-// True when the FFN runs HF's gelu_new op by op (not gated, not compiled): more saved tensors
+// True when the FFN runs HF's gelu_new op by op (not compiled; a gated FFN's gate too): more saved tensors
 // here, more kernels and memory traffic in compute.cpp.
 bool unfused_gelu(const TrainingSetup& setup);
 

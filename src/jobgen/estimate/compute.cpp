@@ -36,12 +36,46 @@ double matmul_params(const model::Architecture& a) {
   return p;
 }
 
-// Forward attention FLOPs per token at full s^2: QK^T and PV, 2 x 2 x s x (heads x head_dim)
-// per layer; decoder blocks of encoder-decoder models also cross-attend.
-double attention_fwd_flops_per_token(const model::Architecture& a, double s) {
+// The tokens of one sample each weight multiplies, and the attention they run. Every block of an
+// encoder-only or decoder-only model sees the sample's ts tokens; an encoder-decoder's encoder
+// blocks and extra_params (an audio front-end) see the source ts, its decoder blocks and LM head
+// the target tt, except the cross-attention's k and v projections, which read the encoder's
+// output (ts rows).
+struct SampleWork {
+  double param_tokens = 0;   // sum over matmul weights of the tokens they multiply
+  double source_share = 1;   // of param_tokens, the part over source tokens (GEMM rows)
+  double block_tokens = 0;   // tokens per block, averaged over the blocks (LoRA, pointwise)
+  double attention_fwd = 0;  // QK^T and PV at full length: 4 x width x (queries x keys) per
+                             // attention; decoder blocks of encoder-decoders also cross-attend
+  double scores = 0;         // heads x queries x keys, summed over the attentions
+};
+
+SampleWork sample_work(const TrainingSetup& s) {
+  const model::Architecture& a = s.model;
+  const double ts = s.tokens_per_sample();
+  const double tt = s.target_tokens();
+  const double enc = a.layers;
+  const double dec = a.effective_decoder_layers();
   const double width = double(a.heads) * a.effective_head_dim();
-  const int dec = a.effective_decoder_layers();
-  return 4.0 * s * width * (a.layers + 2.0 * dec);
+  SampleWork w;
+  w.block_tokens = (enc * ts + dec * tt) / std::max(1.0, enc + dec);
+  w.attention_fwd = 4.0 * width * (enc * ts * ts + dec * tt * tt + dec * tt * ts);
+  w.scores = double(a.heads) * (enc * ts * ts + dec * tt * tt + dec * tt * ts);
+  const double pm = matmul_params(a);
+  if (dec == 0) {
+    w.param_tokens = pm * ts;
+    return w;
+  }
+  const double h = a.hidden;
+  const double cross_kv = dec * 2.0 * h * double(a.effective_kv_heads()) * a.effective_head_dim();
+  const double kvw = double(a.effective_kv_heads()) * a.effective_head_dim();
+  const double attn = h * width + 2 * h * kvw + width * h;
+  const double ffn = (a.gated_ffn ? 3.0 : 2.0) * h * a.effective_ffn();
+  const double source = enc * (attn + ffn) + double(a.extra_params) + cross_kv;
+  const double target = pm - source;  // decoder blocks (self + cross q/o, FFN) and the LM head
+  w.param_tokens = source * ts + target * tt;
+  w.source_share = w.param_tokens > 0 ? source * ts / w.param_tokens : 1;
+  return w;
 }
 
 // Adapted Linear layers per block (for the op count).
@@ -76,24 +110,27 @@ double gemm_peak_fraction(const Hardware& hw, Precision p) {
 
 double model_flops_per_sample(const TrainingSetup& s) {
   const model::Architecture& a = s.model;
-  const double t = s.tokens_per_sample();
-  const double pm = matmul_params(a);
-  const double attn = attention_fwd_flops_per_token(a, t);
-  double per_token =
-      s.finetune == Finetune::full
-          ? 6.0 * pm + 3.0 * attn
-          : 4.0 * pm + 3.0 * attn + 6.0 * lora_params(a, s.lora_rank, s.lora_targets);
-  per_token += 2.0 * double(a.frozen_params);  // frozen component: forward only
-  return per_token * t;
+  const SampleWork w = sample_work(s);
+  const double lora = s.finetune == Finetune::full
+                          ? 0.0
+                          : lora_params(a, s.lora_rank, s.lora_targets) * w.block_tokens;
+  const double matmul =
+      s.finetune == Finetune::full ? 6.0 * w.param_tokens : 4.0 * w.param_tokens + 6.0 * lora;
+  // The frozen component runs forward only, over the sample's (source) tokens.
+  return matmul + 3.0 * w.attention_fwd + 2.0 * double(a.frozen_params) * s.tokens_per_sample();
 }
 
 namespace {
 
 // What one micro-batch's time is built from, kept for the explanation.
 struct Factors {
-  double samples = 1;    // the micro-batch, at least 1
-  double tokens = 0;     // tokens in the micro-batch
-  double recompute = 0;  // extra forward share: 0, 0.5 (selective) or 1 (full checkpointing)
+  double samples = 1;       // the micro-batch, at least 1
+  double tokens = 0;        // tokens in the micro-batch (an encoder-decoder's source)
+  double target = 0;        // an encoder-decoder's target tokens in the micro-batch (else tokens)
+  double block_tokens = 0;  // tokens per block, averaged over the blocks (pointwise ops)
+  double source_share = 1;  // of the matmul FLOPs, the part over source tokens
+  double scores = 0;        // attention scores of the micro-batch, all attentions
+  double recompute = 0;     // extra forward share: 0, 0.5 (selective) or 1 (full checkpointing)
   bool full_ckpt = false;
   bool causal = false;
   double gemm_flops = 0, attn_flops = 0;  // executed, one micro-batch
@@ -107,22 +144,27 @@ struct Factors {
 // Executed FLOPs of one micro-batch: the matmuls with their recomputation, and attention as run.
 void count_flops(const TrainingSetup& s, int micro_batch, Factors& f, ComputeTime& r) {
   const model::Architecture& a = s.model;
-  const double t = s.tokens_per_sample();
+  const SampleWork w = sample_work(s);
   f.samples = std::max(1, micro_batch);
-  f.tokens = t * f.samples;
-  const double pm = matmul_params(a);
-  const double lora =
-      s.finetune == Finetune::full ? 0 : lora_params(a, s.lora_rank, s.lora_targets);
+  f.tokens = s.tokens_per_sample() * f.samples;
+  f.target = s.target_tokens() * f.samples;
+  f.block_tokens = w.block_tokens * f.samples;
+  f.source_share = w.source_share;
+  f.scores = w.scores * f.samples;
+  const double lora = s.finetune == Finetune::full
+                          ? 0
+                          : lora_params(a, s.lora_rank, s.lora_targets) * w.block_tokens;
   f.full_ckpt = s.grad_checkpointing && s.recompute == Recompute::full;
   f.recompute = !s.grad_checkpointing ? 0.0 : (f.full_ckpt ? 1.0 : 0.5);
 
-  const double fwd_mm = 2.0 * pm + 2.0 * lora;  // per token
-  const double bwd_mm = (s.finetune == Finetune::full ? 4.0 * pm : 2.0 * pm) + 4.0 * lora;
-  const double frozen = 2.0 * double(a.frozen_params);
-  f.gemm_flops = f.tokens * ((1.0 + f.recompute) * fwd_mm + bwd_mm + frozen);
+  // Per sample.
+  const double pt = w.param_tokens;
+  const double fwd_mm = 2.0 * pt + 2.0 * lora;
+  const double bwd_mm = (s.finetune == Finetune::full ? 4.0 * pt : 2.0 * pt) + 4.0 * lora;
+  const double frozen = 2.0 * double(a.frozen_params) * s.tokens_per_sample();
+  f.gemm_flops = f.samples * ((1.0 + f.recompute) * fwd_mm + bwd_mm + frozen);
   f.causal = a.kind == model::Kind::decoder;
-  const double attn_fwd =
-      attention_fwd_flops_per_token(a, t) * f.tokens * (s.flash_attention && f.causal ? 0.5 : 1.0);
+  const double attn_fwd = w.attention_fwd * f.samples * (s.flash_attention && f.causal ? 0.5 : 1.0);
   const double attn_passes = 1.0 + (s.flash_attention ? 2.5 : 2.0) + (f.full_ckpt ? 1.0 : 0.0);
   f.attn_flops = attn_fwd * attn_passes;
   r.executed_flops = (f.gemm_flops + f.attn_flops) / f.samples;
@@ -145,7 +187,11 @@ void gemm_and_attention_time(const TrainingSetup& s, const Hardware& hw, Precisi
   // SIMT fp32 GEMMs reach their peak at much smaller sizes than tensor-core tiles.
   const bool simt = p == Precision::fp32 || (p == Precision::tf32 && hw.tflops_tf32 <= 0);
   f.width = a.hidden / (a.hidden + (simt ? kWidthHalf / 4 : kWidthHalf));
-  f.rows = f.tokens / (f.tokens + kRowsHalf);
+  // An encoder-decoder's decoder GEMMs have the target's rows: the rows factor of the whole is
+  // the FLOP-weighted harmonic mean of the two stacks' (time adds, not efficiency).
+  const double rows_source = f.tokens / (f.tokens + kRowsHalf);
+  const double rows_target = f.target / (f.target + kRowsHalf);
+  f.rows = 1.0 / (f.source_share / rows_source + (1.0 - f.source_share) / rows_target);
   r.gemm_efficiency = f.e_max * f.width * f.rows;
   r.gemm_s = peak > 0 ? f.gemm_flops / (peak * r.gemm_efficiency) : 0;
   const double bw = hw.memory_bandwidth_gbs * 1e9;
@@ -155,9 +201,7 @@ void gemm_and_attention_time(const TrainingSetup& s, const Hardware& hw, Precisi
     f.flash = flash_fraction(hw, p, f.e_max);
     r.attention_s = peak > 0 ? f.attn_flops / (peak * f.flash) : 0;
   } else {
-    const double t = s.tokens_per_sample();
-    const double scores =
-        double(a.heads) * t * t * f.samples * (a.layers + 2.0 * a.effective_decoder_layers());
+    const double scores = f.scores;
     const double soft = f.elem > 2 ? 4.0 : 2.0;
     r.attention_s = (peak > 0 ? f.attn_flops / (peak * kBmmFraction * f.e_max) : 0) +
                     (bw > 0 ? scores * 30.0 * soft / (bw * kHbmFraction) : 0);
@@ -175,9 +219,9 @@ void memory_bound_time(const TrainingSetup& s, const Hardware& hw, Factors& f, C
   // 19 FFN-wide tensors where a fused GELU reads and writes 2.
   if (unfused_gelu(s)) f.per_layer += 17.0 * ffn;
   f.passes = 3.0 + f.recompute;
-  r.pointwise_s =
-      bw > 0 ? f.tokens * a.total_layers() * f.per_layer * f.elem * f.passes / (bw * kHbmFraction)
-             : 0;
+  r.pointwise_s = bw > 0 ? f.block_tokens * a.total_layers() * f.per_layer * f.elem * f.passes /
+                               (bw * kHbmFraction)
+                         : 0;
   if (s.finetune == Finetune::qlora && bw > 0) {
     const double quantised = double(count_params(a).block_linear());
     r.dequant_s = quantised * kDequantBytes * (2.0 + f.recompute) / (bw * kDequantHbm);
@@ -200,18 +244,29 @@ void explain_compute(const TrainingSetup& s, const Hardware& hw, const Factors& 
   auto add = [&](std::string name, double v, std::string formula) {
     explain.push_back({std::move(name), v, "s", std::move(formula)});
   };
+  const bool two_lengths = a.kind == model::Kind::encoder_decoder;
   add("GEMMs", r.gemm_s,
       fmt::format("{} FLOP / ({:.0f} TFLOPS x e {:.2f} = {:.2f} max x {:.2f} width x {:.2f} rows)",
-                  sci(f.gemm_flops), r.peak_tflops, r.gemm_efficiency, f.e_max, f.width, f.rows));
+                  sci(f.gemm_flops), r.peak_tflops, r.gemm_efficiency, f.e_max, f.width, f.rows) +
+          (two_lengths ? fmt::format("; encoder and cross-attention k/v over {} source tokens, "
+                                     "decoder and LM head over {} target tokens ({:.0f}% of the "
+                                     "FLOPs on the source)",
+                                     f.tokens, f.target, 100 * f.source_share)
+                       : std::string()));
   add("attention", r.attention_s,
       s.flash_attention
           ? fmt::format("{} FLOP (flash{}) / ({:.0f} TFLOPS x {:.2f})", sci(f.attn_flops),
                         f.causal ? ", causal half" : "", r.peak_tflops, f.flash)
-          : fmt::format("{} FLOP (unfused)", sci(f.attn_flops)));
+          : fmt::format("{} FLOP (unfused)", sci(f.attn_flops)) +
+                (two_lengths ? fmt::format("; heads x (encoder source^2 + decoder target^2 + "
+                                           "cross target x source) = {} scores",
+                                           sci(f.scores))
+                             : std::string()));
   add("pointwise", r.pointwise_s,
-      fmt::format("{} tokens x {} layers x {:.0f} elements x {} B x {} passes / ({:.0f} GB/s x {})",
-                  f.tokens, a.total_layers(), f.per_layer, f.elem, f.passes,
-                  hw.memory_bandwidth_gbs, kHbmFraction));
+      fmt::format(
+          "{} tokens{} x {} layers x {:.0f} elements x {} B x {} passes / ({:.0f} GB/s x {})",
+          f.block_tokens, two_lengths ? " (source and target, mean per block)" : "",
+          a.total_layers(), f.per_layer, f.elem, f.passes, hw.memory_bandwidth_gbs, kHbmFraction));
   if (r.dequant_s > 0)
     add("QLoRA dequantisation", r.dequant_s, "4.5 B x quantised params x passes");
   add("CPU (op launches)", r.cpu_s,

@@ -4,7 +4,10 @@
 // Units: FLOPs, seconds, per GPU.
 //
 // FLOPs (per token; P_m = parameters that take part in a matmul: block Linears, the LM head,
-// extra_params; L layers; s tokens; w = heads x head_dim):
+// extra_params; L layers; s tokens; w = heads x head_dim). Encoder-decoders: each weight counts
+// the tokens it multiplies: the encoder's blocks and extra_params the source s, the decoder's
+// blocks and LM head the target t, the cross-attention's k/v projections the source (6 P_enc s
+// + 6 P_dec t); attention 12 w (L_enc s^2 + L_dec (t^2 + t s)) per sample:
 //   model FLOPs (what MFU is quoted on, PaLM/Megatron convention): 6 P_m + 12 L s w for full
 //   training; LoRA/QLoRA 4 P_m (forward + input gradients through frozen weights) + 6 x adapter
 //   params + the attention; frozen_params forward only (2 per parameter).

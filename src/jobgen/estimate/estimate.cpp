@@ -34,6 +34,16 @@ std::vector<Assumption> assumptions(const TrainingSetup& s, const Hardware& hw, 
                                             "--inter-gbs GB/s per node to change"
                                           : "as given"});
   }
+  if (s.model.kind == model::Kind::encoder_decoder)
+    out.push_back({"encoder-decoder lengths",
+                   fmt::format("source {} tokens (encoder), target {} tokens (decoder "
+                               "self-attention, cross-attention queries, logits); tokens/s "
+                               "counts source tokens (samples/s x {})",
+                               s.tokens_per_sample(), s.target_tokens(), s.tokens_per_sample()),
+                   s.target_len > 0 ? "as given (target_len / --target-len)"
+                                    : "no target length given: the decoder runs over the "
+                                      "source's length; target_len / --target-len for a "
+                                      "shorter target (summaries, translations, transcripts)"});
   if (hw.mfu) {
     out.push_back({"MFU", fmt::format("{:.2f}", *hw.mfu), "override (--mfu or the node group)"});
   } else {

@@ -360,15 +360,23 @@ void explain_parts(const TrainingSetup& s, const Parts& r, std::vector<Term>& ou
 void explain_activations(const TrainingSetup& s, const ActivationBytes& ab,
                          std::vector<Term>& out) {
   add_bytes(out, "activations: blocks", ab.blocks,
-            fmt::format("{} layers, {:.3g} GiB per block{}", s.model.total_layers(),
-                        ab.per_block / kGiB, s.grad_checkpointing ? " (checkpoints)" : ""));
+            fmt::format("{} layers, {:.3g} GiB per block{}{}", s.model.total_layers(),
+                        ab.per_block / kGiB, s.grad_checkpointing ? " (checkpoints)" : "",
+                        s.model.kind == model::Kind::encoder_decoder
+                            ? fmt::format("; {} encoder blocks over the {}-token source, {} "
+                                          "decoder blocks over the {}-token target with "
+                                          "cross-attention to the source",
+                                          s.model.layers, s.tokens_per_sample(),
+                                          s.model.effective_decoder_layers(), s.target_tokens())
+                            : std::string()));
   add_bytes(out, "activations: recomputed block", ab.recompute,
             "full checkpointing: one block at a time");
   add_bytes(out, "activations: backward", ab.backward, "2 x the largest tensor of a block");
   add_bytes(out, "activations: embeddings/norm", ab.edges, "embedding output + final norm");
   add_bytes(out, "activations: logits + loss", ab.logits,
-            "tokens x vocab x (half + loss bytes); the peak holds the larger of this and "
-            "recomputed block + backward");
+            fmt::format("{} x vocab x (half + loss bytes); the peak holds the larger of this "
+                        "and recomputed block + backward",
+                        s.model.kind == model::Kind::encoder_decoder ? "target tokens" : "tokens"));
   add_bytes(out, "activations: autocast weight copies", ab.autocast_weights, "2 B x matmul params");
 }
 

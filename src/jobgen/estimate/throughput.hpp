@@ -1,6 +1,9 @@
 // Step time, throughput and scaling of a training setup on given hardware.
 //
-// Units: seconds, FLOPs, samples/s and tokens/s for ALL ranks together.
+// Units: seconds, FLOPs, samples/s and tokens/s for ALL ranks together. tokens/s = samples/s x
+// tokens_per_sample(): for an encoder-decoder the source tokens the encoder reads (seq_len, what
+// summarisation and translation runs quote as their input tokens/s), not source + target; a
+// measured rate of target tokens converts by x seq_len / target_len.
 //
 // Step time = accumulation x micro-batch compute (compute.hpp) + exposed communication
 // (comm.hpp) + the optimizer step + with k > 1 ranks the wait for the slowest one at the step's

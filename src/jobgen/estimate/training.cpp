@@ -196,6 +196,13 @@ Expected<void> validate(const TrainingSetup& s) {
   if (s.gpus_per_node < 1 || s.nodes < 1)
     return invalid("GPUs per node and nodes must be at least 1");
   if (s.seq_len < 1) return invalid("sequence length must be at least 1 (e.g. --seq-len 512)");
+  if (s.target_len < 0)
+    return invalid("target length must be at least 1 (e.g. --target-len 128), or 0 for seq_len");
+  if (s.target_len > 0 && s.model.kind != model::Kind::encoder_decoder)
+    return invalid("a target length applies to encoder-decoder models only ('" + s.model.name +
+                   "' is " + std::string(model::to_string(s.model.kind)) +
+                   "): drop --target-len / target_len and give the whole sample as --seq-len / "
+                   "seq_len, or use an encoder-decoder model (t5-*, flan-t5-*, bart-*, whisper-*)");
   if (s.finetune != Finetune::full && s.lora_rank < 1)
     return invalid("LoRA rank must be at least 1 (e.g. --lora-rank 16)");
   if (!(s.lora_dropout >= 0 && s.lora_dropout < 1))

@@ -121,7 +121,10 @@ struct TrainingSetup {
   BaseDtype base_dtype = BaseDtype::automatic;  // LoRA: the frozen base weights' storage
   ModelLoading model_loading = ModelLoading::sharded;
   FsdpVersion fsdp_version = FsdpVersion::v1;
-  int seq_len = 512;                      // tokens per sample (model.prefix_tokens are added)
+  int seq_len = 512;  // tokens per sample (model.prefix_tokens are added)
+  // Encoder-decoder only: the decoder's tokens per sample (the target: a summary, a
+  // translation, a transcript), 0 = seq_len. seq_len is then the source the encoder reads.
+  int target_len = 0;
   bool grad_checkpointing = false;        // activation checkpointing, one checkpoint per block
   Recompute recompute = Recompute::full;  // what checkpointing recomputes when on
   bool flash_attention = false;           // fused attention: no s^2 score/softmax/dropout tensors
@@ -138,7 +141,16 @@ struct TrainingSetup {
   std::optional<EmpiricalMemory> empirical;
 
   int world_size() const { return gpus_per_node * nodes; }
+  // The tokens one sample feeds the model: for an encoder-decoder, the source (the encoder's
+  // tokens), which is also what tokens/s counts (throughput.hpp).
   int tokens_per_sample() const { return seq_len + model.prefix_tokens; }
+  // The decoder's tokens per sample: target_len (or the source when 0) for an encoder-decoder,
+  // tokens_per_sample() for every other kind. The decoder's self-attention, its FFN and norms,
+  // the queries of its cross-attention and the logits run over these.
+  int target_tokens() const {
+    if (model.kind != model::Kind::encoder_decoder || target_len <= 0) return tokens_per_sample();
+    return target_len;
+  }
 };
 
 // LoRA adapter parameters (rank x (in + out) per adapted Linear): q, k, v, o for `attention`,
@@ -150,7 +162,8 @@ double trainable_params(const TrainingSetup& setup);
 bool base_in_half(const TrainingSetup& setup);
 
 // Validates combinations (offload=params needs zero3/fsdp-full-shard, dp is single-node, ranks
-// > 0, lora rank > 0, seq_len > 0, ...). Exit::invalid_input with how to fix it.
+// > 0, lora rank > 0, seq_len > 0, target_len >= 0 and only for an encoder-decoder, ...).
+// Exit::invalid_input with how to fix it.
 Expected<void> validate(const TrainingSetup& setup);
 
 // One rank's device and the links it talks over.

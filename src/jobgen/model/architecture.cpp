@@ -51,7 +51,10 @@ ParamCounts count_params(const Architecture& a) {
   const int64_t ffn = (a.gated_ffn ? 3 : 2) * h * f;
   const int64_t enc = a.layers;
   const int64_t dec = a.effective_decoder_layers();
-  c.embedding = int64_t{a.vocab} * h + int64_t{a.positions} * h;
+  // An encoder-decoder has a position table per stack (BART's encoder and decoder each learn
+  // one); the token embedding is shared.
+  const int64_t position_tables = a.kind == Kind::encoder_decoder ? 2 : 1;
+  c.embedding = int64_t{a.vocab} * h + position_tables * int64_t{a.positions} * h;
   // Decoder blocks of an encoder-decoder model carry a second (cross) attention.
   c.attention_linear = (enc + dec) * attn + dec * attn;
   c.ffn_linear = (enc + dec) * ffn;

@@ -20,10 +20,11 @@
 namespace jobgen::model {
 
 enum class Kind { encoder, decoder, encoder_decoder };
-// How the (non-gated) FFN's activation runs. fused: one kernel that saves its input (nn.GELU,
-// ReLU, SiLU, GELU(approximate="tanh")). gelu_new: Hugging Face's NewGELUActivation (GPT-2,
-// GPT-Neo, GPT-J, CodeGen, Phi-1/2 configs' `gelu_new`), the tanh approximation written as
-// separate tensor ops, whose autograd graph saves three more FFN-wide tensors (activations.hpp).
+// How the FFN's activation (a gated FFN's too) runs. fused: one kernel that saves its input
+// (nn.GELU, ReLU, SiLU, GELU(approximate="tanh")). gelu_new: Hugging Face's NewGELUActivation
+// (GPT-2, GPT-Neo, GPT-J, CodeGen, Phi-1/2, T5 v1.1 and Flan-T5 configs' `gelu_new`), the tanh
+// approximation written as separate tensor ops, whose autograd graph saves three more FFN-wide
+// tensors (activations.hpp).
 enum class Activation { fused, gelu_new };
 
 std::string_view to_string(Kind kind);              // "encoder", "decoder", "encoder-decoder"
@@ -46,7 +47,8 @@ struct Architecture {
   bool gated_ffn = false;  // SwiGLU/GeGLU: three FFN matrices (gate, up, down) instead of two
   Activation activation = Activation::fused;  // the FFN activation's implementation
   int vocab = 0;      // token embedding rows; 0 for models without a token vocabulary (ViT)
-  int positions = 0;  // learned absolute position embeddings (BERT/GPT-2/ViT); 0 = none (RoPE)
+  int positions = 0;  // learned absolute position embeddings (BERT/GPT-2/ViT); 0 = none (RoPE);
+                      // encoder-decoder: one table of this many rows per stack (BART)
   bool tied_embeddings = false;  // output projection shares the input embedding matrix
   bool dropout = false;          // trains with dropout (BERT/GPT-2/T5 era): 1-byte masks are saved
   bool token_logits = true;      // training computes per-token logits over `vocab` (LM/MLM heads);

@@ -114,17 +114,94 @@ Architecture mpt_7b() {
   return a;
 }
 
+// Encoder-decoders. --seq-len is the source the encoder reads, --target-len the decoder's
+// tokens (TrainingSetup::target_len). Shapes from each model's config.json (mirrored in
+// PaddlePaddle/PaddleNLP paddlenlp/transformers/t5/configuration.py for T5 v1.0 and v1.1; the
+// flan-t5 checkpoints are T5 v1.1 shapes: xl's in BLIP-2's text_config, xxl's as T5-v1.1-XXL).
+// T5 v1.0: ReLU FFN, no biases, relative position buckets (no position table), tied LM head,
+// dropout 0.1; t5-3b and t5-11b have 128-wide heads (heads x d_kv > d_model).
 void add_t5(std::vector<Architecture>& v) {
-  auto t5 = [&](std::string name, std::string d, int layers, int hidden, int heads) {
+  auto t5 = [&](std::string name, std::string d, int layers, int hidden, int heads, int head_dim,
+                int ffn) {
     Architecture a = make(std::move(name), std::move(d), Kind::encoder_decoder, layers, hidden,
-                          heads, 4 * hidden, 32128);
+                          heads, ffn, 32128);
     a.decoder_layers = layers;
+    a.head_dim = head_dim;
     a.dropout = true;
     a.tied_embeddings = true;
     v.push_back(a);
   };
-  t5("t5-base", "T5 v1.0 base (encoder-decoder), 223M", 12, 768, 12);
-  t5("t5-large", "T5 v1.0 large (encoder-decoder), 738M", 24, 1024, 16);
+  t5("t5-small", "T5 v1.0 small (encoder-decoder), 60.5M", 6, 512, 8, 64, 2048);
+  t5("t5-base", "T5 v1.0 base (encoder-decoder), 223M", 12, 768, 12, 64, 3072);
+  t5("t5-large", "T5 v1.0 large (encoder-decoder), 738M", 24, 1024, 16, 64, 4096);
+  t5("t5-3b", "T5 v1.0 3B (encoder-decoder), 2.85B", 24, 1024, 32, 128, 16384);
+  t5("t5-11b", "T5 v1.0 11B (encoder-decoder), 11.3B", 24, 1024, 128, 128, 65536);
+}
+
+// Flan-T5 (T5 v1.1 architecture): gated-GELU FFN (wi_0, wi_1, wo), an untied LM head, narrower
+// FFNs than v1.0, 64-wide heads (flan-t5-small: 6 x 64 = 384 < d_model 512), dropout 0.1.
+void add_flan_t5(std::vector<Architecture>& v) {
+  auto flan = [&](std::string name, std::string d, int layers, int hidden, int heads, int ffn) {
+    Architecture a = make(std::move(name), std::move(d), Kind::encoder_decoder, layers, hidden,
+                          heads, ffn, 32128);
+    a.decoder_layers = layers;
+    a.head_dim = 64;
+    a.gated_ffn = true;
+    a.activation = Activation::gelu_new;  // config.json: dense_act_fn "gelu_new"
+    a.dropout = true;
+    v.push_back(a);
+  };
+  flan("flan-t5-small", "Flan-T5 small (T5 v1.1, encoder-decoder), 77M", 8, 512, 6, 1024);
+  flan("flan-t5-base", "Flan-T5 base (T5 v1.1, encoder-decoder), 248M", 12, 768, 12, 2048);
+  flan("flan-t5-large", "Flan-T5 large (T5 v1.1, encoder-decoder), 783M", 24, 1024, 16, 2816);
+  flan("flan-t5-xl", "Flan-T5 XL (T5 v1.1, encoder-decoder), 2.85B", 24, 2048, 32, 5120);
+  flan("flan-t5-xxl", "Flan-T5 XXL (T5 v1.1, encoder-decoder), 11.1B", 24, 4096, 64, 10240);
+}
+
+// BART (facebook/bart-base, bart-large config.json): GELU FFN, biases, learned positions of
+// max_position_embeddings 1024 + 2 offset rows in each stack, tied LM head, dropout 0.1.
+void add_bart(std::vector<Architecture>& v) {
+  auto bart = [&](std::string name, std::string d, int layers, int hidden, int heads) {
+    Architecture a = make(std::move(name), std::move(d), Kind::encoder_decoder, layers, hidden,
+                          heads, 4 * hidden, 50265);
+    a.decoder_layers = layers;
+    a.positions = 1026;
+    a.dropout = true;
+    a.tied_embeddings = true;
+    v.push_back(a);
+  };
+  bart("bart-base", "BART base (encoder-decoder), 139M", 6, 768, 12);
+  bart("bart-large", "BART large (encoder-decoder), 406M", 12, 1024, 16);
+}
+
+// Whisper (openai/whisper-* config.json; the dimensions in k2-fsa/sherpa-onnx
+// scripts/whisper/model-info.md): the encoder reads 30 s of audio as num_mel_bins x 3000 frames,
+// which two convolutions (kernel 3; the second with stride 2) turn into 1500 positions: the
+// source length is the model's fixed 1500 (--seq-len 1500, whatever the clip's duration: the
+// feature extractor pads to 30 s); --target-len is the transcript's tokens (at most 448, the
+// decoder's learned positions). GELU FFN, biases, tied LM head, dropout 0 in the configs.
+// Beyond the blocks: extra_params = the convolutions (n_mels x d x 3 + d, d x d x 3 + d) + the
+// decoder's learned position table (448 x d), run as per-token weights over the source (the
+// convolutions do see each source frame; the 448 x d table is counted there too, 0.2 % of the
+// matmul FLOPs); frozen_params = the encoder's sinusoidal position table (1500 x d), which HF's
+// WhisperEncoder holds as an Embedding with requires_grad False.
+void add_whisper(std::vector<Architecture>& v) {
+  auto whisper = [&](std::string name, std::string d, int layers, int hidden, int heads, int vocab,
+                     int mels) {
+    Architecture a = make(std::move(name), std::move(d), Kind::encoder_decoder, layers, hidden,
+                          heads, 4 * hidden, vocab);
+    a.decoder_layers = layers;
+    a.tied_embeddings = true;
+    const int64_t h = hidden;
+    a.extra_params = (int64_t{mels} * h * 3 + h) + (h * h * 3 + h) + 448 * h;
+    a.frozen_params = 1500 * h;
+    v.push_back(a);
+  };
+  const std::string audio =
+      " (audio encoder-decoder; --seq-len 1500 = 30 s of audio, --target-len = transcript tokens)";
+  whisper("whisper-small", "Whisper small, 242M" + audio, 12, 768, 12, 51865, 80);
+  whisper("whisper-medium", "Whisper medium, 764M" + audio, 24, 1024, 16, 51865, 80);
+  whisper("whisper-large-v3", "Whisper large-v3, 1.54B" + audio, 32, 1280, 20, 51866, 128);
 }
 
 Architecture vit_base() {
@@ -162,6 +239,9 @@ std::vector<Architecture> build() {
   add_llama_family(v);
   v.push_back(mpt_7b());
   add_t5(v);
+  add_flan_t5(v);
+  add_bart(v);
+  add_whisper(v);
   v.push_back(vit_base());
   v.push_back(gr00t_n15());
   return v;

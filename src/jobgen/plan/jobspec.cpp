@@ -43,23 +43,12 @@ std::string BatchRange::to_string() const {
 }
 
 const std::vector<std::string>& known_placeholders() {
-  static const std::vector<std::string> names{"micro_batch",
-                                              "grad_accum",
-                                              "gpus_per_node",
-                                              "nodes",
-                                              "world_size",
-                                              "effective_batch",
-                                              "learning_rate",
-                                              "max_steps",
-                                              "epochs",
-                                              "seq_len",
-                                              "precision",
-                                              "job_name",
-                                              "checkpoint_dir",
-                                              "grad_checkpointing",
-                                              "global_micro_batch",
-                                              "deepspeed_config",
-                                              "accelerate_config"};
+  static const std::vector<std::string> names{
+      "micro_batch",      "grad_accum",       "gpus_per_node",      "nodes",
+      "world_size",       "effective_batch",  "learning_rate",      "max_steps",
+      "epochs",           "seq_len",          "target_len",         "precision",
+      "job_name",         "checkpoint_dir",   "grad_checkpointing", "global_micro_batch",
+      "deepspeed_config", "accelerate_config"};
   return names;
 }
 
@@ -78,6 +67,7 @@ estimate::TrainingSetup JobSpec::setup(int gpus_per_node, int nodes) const {
   s.model_loading = model_loading;
   s.fsdp_version = fsdp_version;
   s.seq_len = seq_len;
+  s.target_len = target_len;
   s.grad_checkpointing = grad_checkpointing == GradCheckpointing::on;
   s.flash_attention = flash_attention;
   s.chunked_loss = chunked_loss;

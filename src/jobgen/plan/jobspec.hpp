@@ -138,6 +138,7 @@ struct JobSpec {
   SourceLoc model_loc;
 
   int seq_len = 0;
+  int target_len = 0;  // encoder-decoder: the decoder's tokens per sample; 0 = seq_len
   estimate::Precision precision = estimate::Precision::amp_bf16;
   estimate::Optimizer optimizer = estimate::Optimizer::adamw;
   estimate::Strategy strategy = estimate::Strategy::ddp;

@@ -241,6 +241,8 @@ PlanReport report_header(const JobSpec& spec, const profile::Profile& prof,
   report.model_description = spec.model.description;
   report.model_params = spec.model.layers > 0 ? model::derive_params(spec.model) : 0;
   report.seq_len = spec.seq_len;
+  if (spec.model.kind == model::Kind::encoder_decoder)
+    report.target_len = spec.target_len > 0 ? spec.target_len : spec.seq_len;
   report.precision = spec.precision;
   report.optimizer = spec.optimizer;
   report.strategy = spec.strategy;
@@ -345,6 +347,7 @@ std::map<std::string, std::string> placeholder_values(const JobSpec& spec, const
   v["max_steps"] = std::to_string(row.steps);
   if (spec.epochs) v["epochs"] = fmt::format("{:g}", *spec.epochs);
   v["seq_len"] = std::to_string(spec.seq_len);
+  v["target_len"] = std::to_string(spec.target_len > 0 ? spec.target_len : spec.seq_len);
   v["precision"] = std::string(est::to_string(row.precision));
   v["job_name"] = spec.name;
   v["checkpoint_dir"] = spec.checkpoint.dir;

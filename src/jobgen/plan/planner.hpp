@@ -135,6 +135,7 @@ struct PlanReport {
   std::string model_description;
   int64_t model_params = 0;
   int seq_len = 0;
+  int target_len = 0;  // an encoder-decoder's decoder tokens per sample; 0 otherwise
   estimate::Precision precision = estimate::Precision::amp_bf16;  // as requested
   estimate::Optimizer optimizer = estimate::Optimizer::adamw;
   estimate::Strategy strategy = estimate::Strategy::ddp;

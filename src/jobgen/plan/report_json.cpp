@@ -156,6 +156,7 @@ json plan_json(const PlanReport& r) {
   job["model"] = r.model_name;
   job["model_params"] = r.model_params;
   job["seq_len"] = r.seq_len;
+  job["target_len"] = r.target_len > 0 ? json(r.target_len) : json(nullptr);
   job["precision"] = est::to_string(r.precision);
   job["optimizer"] = est::to_string(r.optimizer);
   job["strategy"] = est::to_string(r.strategy);

@@ -63,7 +63,8 @@ std::string summary_section(const PlanReport& r) {
   std::string out = fmt::format("# Training plan: {}\n\n", r.job_name);
   std::string model = r.model_name;
   if (!r.model_description.empty()) model += " (" + r.model_description + ")";
-  out += fmt::format("- **Model**: {}, sequence {} tokens\n", model, r.seq_len);
+  out += fmt::format("- **Model**: {}, sequence {} tokens{}\n", model, r.seq_len,
+                     r.target_len > 0 ? fmt::format(", target {} tokens", r.target_len) : "");
   out += fmt::format("- **Training**: {}\n", training_summary(r));
   out += fmt::format("- **Batch**: {}; **length**: {}\n",
                      r.target_batch ? "target effective batch " + r.target_batch->to_string()

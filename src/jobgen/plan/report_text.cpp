@@ -233,7 +233,9 @@ std::string header_text(const PlanReport& r) {
   if (r.model_params > 0 && r.model_description.empty()) {
     model += fmt::format(", {:.2f}B parameters", static_cast<double>(r.model_params) / 1e9);
   }
-  out += wrap(fmt::format("model     {}; sequence {} tokens", model, r.seq_len), 2, 12);
+  out += wrap(fmt::format("model     {}; sequence {} tokens{}", model, r.seq_len,
+                          r.target_len > 0 ? fmt::format(", target {} tokens", r.target_len) : ""),
+              2, 12);
   out += wrap("training  " + training_summary(r), 2, 12);
   std::string batch = r.target_batch ? "target effective batch " + r.target_batch->to_string()
                                      : "no target batch (accumulation 1)";

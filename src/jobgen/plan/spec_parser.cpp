@@ -17,6 +17,7 @@ namespace {
 const std::vector<std::string> kStageKeys{"name",
                                           "model",
                                           "seq_len",
+                                          "target_len",
                                           "precision",
                                           "optimizer",
                                           "strategy",
@@ -58,6 +59,7 @@ void SpecParser::apply(const YAML::Node& map, JobSpec& spec, const std::string& 
   if (auto v = r_.string(map, "name", what)) spec.name = *v;
   read_model(map, spec);
   if (auto v = bounded(map, "seq_len", what, kMaxSeqLen)) spec.seq_len = static_cast<int>(*v);
+  if (auto v = bounded(map, "target_len", what, kMaxSeqLen)) spec.target_len = static_cast<int>(*v);
   read_enum(map, "precision", what, estimate::parse_precision, spec.precision);
   read_enum(map, "optimizer", what, estimate::parse_optimizer, spec.optimizer);
   read_enum(map, "strategy", what, estimate::parse_strategy, spec.strategy);
