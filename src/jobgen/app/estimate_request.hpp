@@ -31,6 +31,9 @@ struct EstimateRequest {
   int seq_len = 0;
   std::string micro_batch = "auto";
   int accumulation = 1;
+  int tp = 1, pp = 1, vpp = 1, cp = 1;  // model parallelism (estimate/parallel.hpp)
+  bool sp = false;
+  bool tp_across_nodes = false;
   bool grad_checkpointing = false;
   std::string recompute = "full";
   bool compile = false;

@@ -56,9 +56,17 @@ double lora_dropout_bytes(const model::Architecture& a, const TrainingSetup& s, 
   return inputs * (d.l + 1);
 }
 
-// One block's saved bytes for b samples of t tokens (no checkpointing).
+// The share of the hidden-wide tensors (norm inputs, the first Linears' inputs, dropout masks,
+// block inputs) one rank keeps: 1 / tp under Megatron's sequence parallelism, else all of them
+// (a tensor-parallel shard's heads and FFN width are already / tp: parallel.hpp).
+double hidden_share(const TrainingSetup& s) {
+  return s.sp && s.tp > 1 ? 1.0 / s.tp : 1.0;
+}
+
+// One block's saved bytes for b samples of t tokens (no checkpointing); without the attention
+// scores when `scores_too` is false (Megatron's selective recomputation drops them).
 double block_bytes(const model::Architecture& a, const TrainingSetup& s, double t, double b,
-                   bool cross_attention) {
+                   bool cross_attention, bool scores_too = true) {
   const Dtypes d = dtypes(s);
   const SavedInputs in = saved_inputs(s);
   const bool drop = a.dropout;
@@ -67,13 +75,14 @@ double block_bytes(const model::Architecture& a, const TrainingSetup& s, double 
   const double q = double(a.heads) * a.effective_head_dim() / a.hidden;
   const double f = double(a.effective_ffn()) / a.hidden;
   const double norm = norm_bytes(a, s, d);
+  const double share = hidden_share(s);
   // Attention: norm, QKV input, q/k/v (GQA expanded before SDPA), the output as flash
   // attention keeps it, and the (batch, seq, heads x dim) copy the output projection keeps
   // when it saves its input, dropout mask.
-  double attention = norm + (in.qkv ? d.l : 0) + 3 * d.l * q + (s.flash_attention ? d.l * q : 0) +
-                     (in.out ? d.l * q : 0) + mask;
+  double attention = (norm + (in.qkv ? d.l : 0) + mask) * share + 3 * d.l * q +
+                     (s.flash_attention ? d.l * q : 0) + (in.out ? d.l * q : 0);
   double scores = 0;
-  if (!s.flash_attention) {
+  if (!s.flash_attention && scores_too) {
     const double per_score = d.soft + mask + (d.cast > 0 ? d.cast : (drop ? d.soft : 0));
     scores = a.heads * t * t * b * per_score;
   }
@@ -87,7 +96,7 @@ double block_bytes(const model::Architecture& a, const TrainingSetup& s, double 
     act = s.compile ? 2 * f : (3 + (in.ffn_out ? 1 : 0)) * f;
   else
     act = (1 + (in.ffn_out ? 1 : 0)) * f;
-  const double ffn = norm + (in.ffn_in ? d.l : 0) + d.l * act + mask;
+  const double ffn = (norm + (in.ffn_in ? d.l : 0) + mask) * share + d.l * act;
   return attn + (ffn + lora_dropout_bytes(a, s, d)) * sbh;
 }
 
@@ -96,10 +105,11 @@ double block_bytes(const model::Architecture& a, const TrainingSetup& s, double 
 bool module_in_half(const TrainingSetup& s) {
   if (s.precision == Precision::bf16) return true;
   if (!is_amp(s.precision)) return false;
-  // DeepSpeed and FSDP mixed precision run the module's weights in half; a QLoRA base computes
-  // in half, a LoRA base does when it was loaded in half: only the adapters are fp32 then.
-  return is_deepspeed(s.strategy) || is_fsdp(s.strategy) || s.finetune == Finetune::qlora ||
-         (s.finetune == Finetune::lora && base_in_half(s));
+  // DeepSpeed, FSDP mixed precision and Megatron (model parallel: Float16Module) run the
+  // module's weights in half; a QLoRA base computes in half, a LoRA base does when it was loaded
+  // in half: only the adapters are fp32 then.
+  return is_deepspeed(s.strategy) || is_fsdp(s.strategy) || s.model_parallel() ||
+         s.finetune == Finetune::qlora || (s.finetune == Finetune::lora && base_in_half(s));
 }
 
 double logits_bytes(const TrainingSetup& s, double b) {
@@ -127,23 +137,32 @@ ActivationBytes activation_bytes(const TrainingSetup& s, double b) {
   const double enc_block = block_bytes(a, s, t, b, false);
   const double dec_block = dec > 0 ? block_bytes(a, s, t, b, true) : 0;
   const double sbh = t * b * a.hidden;
+  const double share = hidden_share(s);
   ActivationBytes r;
   r.per_block = std::max(enc_block, dec_block);
   if (!s.grad_checkpointing) {
     r.blocks = enc * enc_block + dec * dec_block;
+  } else if (s.recompute == Recompute::selective && s.model_parallel()) {
+    // Megatron's selective recomputation: everything but the attention scores is kept.
+    r.blocks =
+        enc * block_bytes(a, s, t, b, false, false) + dec * block_bytes(a, s, t, b, true, false);
   } else if (s.recompute == Recompute::selective) {
     r.blocks = (enc + dec) * d.r * sbh + 0.5 * (enc * enc_block + dec * dec_block);
   } else {
     // One checkpoint (the block input) per block + the block being recomputed.
-    r.blocks = (enc + dec) * d.r * sbh;
+    r.blocks = (enc + dec) * d.r * sbh * share;
     r.recompute = r.per_block;
   }
   // An op's backward holds the incoming gradient and produces the outgoing one before the
   // saved input is freed: two gradients the size of the block's largest tensor.
   const double largest = std::max({s.flash_attention ? 0.0 : double(a.heads) * t * t * b * d.soft,
-                                   t * b * a.effective_ffn() * d.l, sbh * d.r});
+                                   t * b * a.effective_ffn() * d.l, sbh * d.r * share});
   r.backward = 2 * largest;
-  r.edges = (d.r + norm_bytes(a, s, d) + (a.dropout ? 1 : 0)) * sbh;
+  // Context parallelism: the K/V chunk being received and the one being sent around the ring
+  // (parallel.hpp), in flight during a layer's attention.
+  if (s.cp > 1)
+    r.backward += 2 * 2 * t * b * double(a.effective_kv_heads()) * a.effective_head_dim() * d.l;
+  r.edges = (d.r + norm_bytes(a, s, d) + (a.dropout ? 1 : 0)) * sbh * share;
   r.logits = logits_bytes(s, b);
   // Autocast caches the half cast of every trainable fp32 weight it multiplies with until the
   // backward has used it. A frozen fp32 LoRA base is not cached (it needs no gradient), but each

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -59,6 +60,12 @@ const std::vector<std::string>& known_placeholders() {
                                               "grad_checkpointing",
                                               "global_micro_batch",
                                               "deepspeed_config",
+                                              "tp",
+                                              "pp",
+                                              "vpp",
+                                              "cp",
+                                              "sp",
+                                              "dp",
                                               "accelerate_config"};
   return names;
 }
@@ -86,6 +93,13 @@ estimate::TrainingSetup JobSpec::setup(int gpus_per_node, int nodes) const {
   s.recompute = recompute;
   s.gpus_per_node = gpus_per_node;
   s.nodes = nodes;
+  // `auto` (0) is the planner's to choose (planner_layout.cpp); unchosen it is 1.
+  s.tp = std::max(1, tp);
+  s.pp = std::max(1, pp);
+  s.vpp = vpp;
+  s.cp = cp;
+  s.sp = sp;
+  s.tp_across_nodes = tp_across_nodes;
   s.empirical = empirical_memory;
   return s;
 }

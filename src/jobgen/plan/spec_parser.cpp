@@ -32,6 +32,12 @@ const std::vector<std::string> kStageKeys{"name",
                                           "fsdp_version",
                                           "effective_batch",
                                           "micro_batch",
+                                          "tp",
+                                          "pp",
+                                          "vpp",
+                                          "cp",
+                                          "sp",
+                                          "tp_across_nodes",
                                           "steps",
                                           "epochs",
                                           "dataset_size",
@@ -73,6 +79,7 @@ void SpecParser::apply(const YAML::Node& map, JobSpec& spec, const std::string& 
   read_enum(map, "fsdp_version", what, estimate::parse_fsdp_version, spec.fsdp_version);
   read_batch(map, spec, what);
   read_micro_batch(map, spec, what);
+  read_parallel(map, spec, what);
   if (auto v = bounded(map, "steps", what, kMaxSteps)) spec.steps = *v;
   if (auto v = number(map, "epochs", what, kMaxEpochs)) {
     if (*v > 0)

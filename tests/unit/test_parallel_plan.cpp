@@ -1,0 +1,103 @@
+// Model parallelism in the job spec, the plan and the plan/job contract: tp/pp/vpp/cp/sp keys,
+// `tp: auto` / `pp: auto` searching the layouts of a GPU count, the {{tp}}... placeholders and the
+// refusal of a command that cannot receive them.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "jobgen/plan/contract.hpp"
+#include "planner_fixtures.hpp"
+
+using namespace jobgen;
+using namespace jobgen::plan;
+using jobgen::test::load;
+using jobgen::test::opts;
+using jobgen::test::plan_for;
+using jobgen::test::spec_from;
+
+namespace {
+
+// Llama 2 13B full training: 13e9 x (4 + 4 + 8) B of weights, gradients and AdamW states is
+// far more than one 80 GB card holds, so plain DDP on 8 GPUs cannot fit.
+const std::string kThirteen = R"(name: big
+model: llama-2-13b
+seq_len: 4096
+effective_batch: 64
+steps: 100
+flash_attention: true
+)";
+
+const profile::Profile& dgx() {
+  static const profile::Profile p = load("dgx8");
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("parallel spec: tp/pp/vpp/cp/sp keys, auto for tp and pp, and their errors") {
+  const JobSpec s = spec_from(kThirteen + "tp: 4\npp: auto\nvpp: 2\ncp: 1\nsp: true\n");
+  CHECK(s.tp == 4);
+  CHECK(s.pp == 0);
+  CHECK(s.vpp == 2);
+  CHECK(s.sp);
+  const auto bad = parse_job_spec(kThirteen + "tp: 0\n", "spec.yaml");
+  REQUIRE_FALSE(bad.has_value());
+  CHECK(bad.error().message.find("'tp' must be 'auto' or a number of ranks") != std::string::npos);
+  const auto bad_vpp = parse_job_spec(kThirteen + "vpp: auto\n", "spec.yaml");
+  REQUIRE_FALSE(bad_vpp.has_value());
+  CHECK(bad_vpp.error().message.find("'vpp' must be a number of ranks") != std::string::npos);
+}
+
+TEST_CASE("parallel plan: tp/pp auto finds a layout that fits where data parallelism does not") {
+  const auto flat = plan_for(kThirteen + "strategy: ddp\n", opts("dgx-h100", 8, 1), dgx());
+  REQUIRE(flat.rows.size() == 1);
+  CHECK_FALSE(flat.rows[0].fits);
+  const auto searched =
+      plan_for(kThirteen + "strategy: ddp\ntp: auto\npp: auto\n", opts("dgx-h100", 8, 1), dgx());
+  REQUIRE(searched.rows.size() == 1);
+  const PlanRow& row = searched.rows[0];
+  CHECK(row.fits);
+  CHECK(row.tp * row.pp > 1);
+  CHECK(row.tp * row.pp * row.dp() == 8);
+  // The layout is on the row, in its label and in the placeholders.
+  CHECK(row.label().find(fmt::format("tp{}", row.tp)) != std::string::npos);
+  const auto values = placeholder_values(spec_from(kThirteen), row);
+  CHECK(values.at("tp") == std::to_string(row.tp));
+  CHECK(values.at("pp") == std::to_string(row.pp));
+  CHECK(values.at("dp") == std::to_string(row.dp()));
+  // The effective batch is micro-batch x accumulation x dp, not x the world.
+  CHECK(row.effective_batch == row.micro_batch * row.grad_accum * row.dp());
+}
+
+TEST_CASE("parallel plan: a fixed layout the GPU count cannot take is skipped with the reason") {
+  const auto report = plan_for(kThirteen + "tp: 8\n", opts("dgx-h100"), dgx());
+  REQUIRE(report.rows.size() == 1);  // only 8 GPUs can hold tp 8
+  CHECK(report.rows[0].tp == 8);
+  bool said = false;
+  for (const auto& note : report.notes)
+    said = said || note.find("cannot be split into groups of tp x pp x cp") != std::string::npos;
+  CHECK(said);
+}
+
+TEST_CASE("parallel contract: a command that cannot receive tp/pp/sp is refused") {
+  PlanRow row;
+  row.micro_batch = 1;
+  row.gpus_per_node = 8;
+  row.tp = 4;
+  row.pp = 2;
+  row.sp = true;
+  const JobSpec blind = spec_from(kThirteen + "command: train.py --mbs {{micro_batch}}\n");
+  const std::string problem = contract_problem(contract_gaps(blind, row, Launcher::torchrun));
+  CHECK(problem.find("tp 4: add your script's flag with {{tp}}") != std::string::npos);
+  CHECK(problem.find("--tensor-model-parallel-size {{tp}}") != std::string::npos);
+  CHECK(problem.find("pp 2") != std::string::npos);
+  CHECK(problem.find("sequence parallelism on") != std::string::npos);
+  const JobSpec taking = spec_from(kThirteen +
+                                   "command: train.py --mbs {{micro_batch}} --tp {{tp}} --pp "
+                                   "{{pp}} --sp {{sp}} --dp {{dp}} --vpp {{vpp}} --cp {{cp}}\n");
+  CHECK(contract_problem(contract_gaps(taking, row, Launcher::torchrun)).empty());
+  // Data parallelism alone asks nothing of the command.
+  PlanRow plain;
+  plain.micro_batch = 1;
+  CHECK(contract_problem(contract_gaps(blind, plain, Launcher::torchrun)).empty());
+}
