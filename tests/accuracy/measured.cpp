@@ -216,6 +216,8 @@ Expected<MeasuredRow> read_row(const YAML::Node& n,
       TRY_ASSIGN(s.cp, as<int>(v, key, path));
     } else if (key == "sp") {
       TRY_ASSIGN(s.sp, as<bool>(v, key, path));
+    } else if (key == "recompute") {
+      TRY_ASSIGN(s.recompute, est::parse_recompute(v.as<std::string>()));
     } else if (key == "expect") {
       if (auto ok = read_expect(v, r, path); !ok) return std::unexpected(ok.error());
     } else {

@@ -95,15 +95,18 @@ TEST_CASE("parallel: activations per layer follow Korthikanti et al. 2022, Table
     CHECK(per_layer(st) == doctest::Approx(sbh * 34.0 / 2));
   }
   SUBCASE("the logits are vocab-parallel: / tp") {
-    const double one = logits_bytes(stage_setup(parallel_setup(1, 1, 2), Stage::only), 1);
     const double two = logits_bytes(stage_setup(parallel_setup(2, 1, 2), Stage::only), 1);
-    CHECK(two == doctest::Approx(one / 2));
+    const double four = logits_bytes(stage_setup(parallel_setup(4, 1, 4), Stage::only), 1);
+    CHECK(four == doctest::Approx(two / 2));
   }
 }
 
 TEST_CASE("parallel: the first pipeline stage holds pp micro-batches of its L/pp layers") {
-  const TrainingSetup one = parallel_setup(1, 1, 1, Precision::bf16);
+  // A small vocabulary: the first stage is the worst, whose terms --explain shows.
+  TrainingSetup one = parallel_setup(1, 1, 1, Precision::bf16);
+  one.model.vocab = 1000;
   TrainingSetup pp2 = parallel_setup(1, 2, 2, Precision::bf16);
+  pp2.model.vocab = 1000;
   pp2.flash_attention = true;
   TrainingSetup flat = one;
   flat.strategy = Strategy::single;
@@ -177,7 +180,7 @@ TEST_CASE("parallel: the pipeline bubble and the tensor-parallel all-reduces cos
     slow.links.intra_gbs = hw.links.intra_gbs / 10;
     std::vector<Term> ts;
     estimate_throughput(pcie, 1, 1, slow, &ts);
-    CHECK(term(ts, "tensor-parallel all-reduces") > 5 * term(tt, "tensor-parallel all-reduces"));
+    CHECK(term(ts, "tensor-parallel all-reduces") > 3 * term(tt, "tensor-parallel all-reduces"));
   }
 }
 

@@ -7,6 +7,11 @@ namespace jobgen::estimate {
 
 namespace {
 
+// Megatron-LM's mixed precision (parallel.hpp): a half module without torch.autocast.
+bool megatron(const TrainingSetup& s) {
+  return s.model_parallel() && !is_fsdp(s.strategy);
+}
+
 // Bytes of one stored element, by role.
 struct Dtypes {
   double r;     // residual stream, norm inputs
@@ -18,8 +23,8 @@ struct Dtypes {
 Dtypes dtypes(const TrainingSetup& s) {
   if (s.precision == Precision::fp32 || s.precision == Precision::tf32) return {4, 4, 4, 0};
   // torch.autocast runs softmax in fp32 and keeps a half copy for the P x V matmul; DeepSpeed
-  // runs the module in half without autocast.
-  const bool autocast = is_amp(s.precision) && !is_deepspeed(s.strategy);
+  // and Megatron (model parallel without FSDP) run the module in half without autocast.
+  const bool autocast = is_amp(s.precision) && !is_deepspeed(s.strategy) && !megatron(s);
   if (module_in_half(s)) return autocast ? Dtypes{2, 2, 4, 2} : Dtypes{2, 2, 2, 0};
   return {4, 2, 4, 2};  // autocast over fp32 weights: fp32 residual/norms, half matmul inputs
 }
@@ -122,7 +127,7 @@ double logits_bytes(const TrainingSetup& s, double b) {
   // half) computes the loss in half: a contiguous shifted copy, log-softmax, gradient, 6 B.
   // A chunked loss holds one chunk (of 8) of the loss part.
   const double half = is_half(s.precision) ? 2.0 : 0.0;
-  const bool autocast = is_amp(s.precision) && !is_deepspeed(s.strategy);
+  const bool autocast = is_amp(s.precision) && !is_deepspeed(s.strategy) && !megatron(s);
   const double loss = half > 0 && !autocast && !a.gated_ffn ? 6.0 : 12.0;
   if (s.chunked_loss) return n * ((half > 0 ? half : 4.0) + loss / 8.0);
   return n * (half + loss);

@@ -113,7 +113,10 @@ void count_flops(const TrainingSetup& s, int micro_batch, Factors& f, ComputeTim
   const double lora =
       s.finetune == Finetune::full ? 0 : lora_params(a, s.lora_rank, s.lora_targets);
   f.full_ckpt = s.grad_checkpointing && s.recompute == Recompute::full;
-  f.recompute = !s.grad_checkpointing ? 0.0 : (f.full_ckpt ? 1.0 : 0.5);
+  // Megatron's selective recomputation (model parallel, parallel.hpp) recomputes only the
+  // attention core (QK^T, softmax, dropout, x V: Korthikanti et al. 2022, §5), no Linear.
+  const bool core_only = s.grad_checkpointing && !f.full_ckpt && s.model_parallel();
+  f.recompute = !s.grad_checkpointing ? 0.0 : (f.full_ckpt ? 1.0 : (core_only ? 0.0 : 0.5));
 
   const double fwd_mm = 2.0 * pm + 2.0 * lora;  // per token
   const double bwd_mm = (s.finetune == Finetune::full ? 4.0 * pm : 2.0 * pm) + 4.0 * lora;
@@ -122,7 +125,8 @@ void count_flops(const TrainingSetup& s, int micro_batch, Factors& f, ComputeTim
   f.causal = a.kind == model::Kind::decoder;
   const double attn_fwd =
       attention_fwd_flops_per_token(a, t) * f.tokens * (s.flash_attention && f.causal ? 0.5 : 1.0);
-  const double attn_passes = 1.0 + (s.flash_attention ? 2.5 : 2.0) + (f.full_ckpt ? 1.0 : 0.0);
+  const double attn_passes =
+      1.0 + (s.flash_attention ? 2.5 : 2.0) + (f.full_ckpt || core_only ? 1.0 : 0.0);
   f.attn_flops = attn_fwd * attn_passes;
   r.executed_flops = (f.gemm_flops + f.attn_flops) / f.samples;
 }

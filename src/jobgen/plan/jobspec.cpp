@@ -123,6 +123,16 @@ int64_t JobSpec::steps_for(int effective) const {
 
 namespace {
 
+// The setup on the fewest GPUs the spec's model-parallel layout runs on (tp x pp x cp; `auto`
+// as 1, pp as 2 when virtual stages need a pipeline): what checks made before the GPU count is
+// known validate.
+estimate::TrainingSetup layout_probe(const JobSpec& spec) {
+  const int pp = spec.pp > 0 ? spec.pp : (spec.vpp > 1 ? 2 : 1);
+  estimate::TrainingSetup s = spec.setup(std::max(1, spec.tp) * pp * std::max(1, spec.cp));
+  s.pp = pp;
+  return s;
+}
+
 // Each stage starts from a copy of the top level made once, before any stage is added: copying
 // `spec` itself would copy every earlier stage too (quadratic in the number of stages).
 void parse_stages(const YAML::Node& stages, JobSpec& spec, YamlReader& reader) {
@@ -238,7 +248,7 @@ Expected<void> resolve_one(JobSpec& spec, const sys::FileSystem& fs,
   }
   JOBGEN_TRY_ASSIGN(model::Architecture arch, model::parse_architecture(*text, path.string()));
   spec.model = std::move(arch);
-  if (auto ok = estimate::validate(spec.setup()); !ok) {
+  if (auto ok = estimate::validate(layout_probe(spec)); !ok) {
     return invalid(ok.error().message, spec.loc);
   }
   return {};
