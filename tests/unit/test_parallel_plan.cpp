@@ -6,7 +6,10 @@
 #include <string>
 
 #include "jobgen/plan/contract.hpp"
+#include "jobgen/render/renderer.hpp"
+#include "jobgen/render/request.hpp"
 #include "planner_fixtures.hpp"
+#include "render_fixtures.hpp"
 
 using namespace jobgen;
 using namespace jobgen::plan;
@@ -100,4 +103,34 @@ TEST_CASE("parallel contract: a command that cannot receive tp/pp/sp is refused"
   PlanRow plain;
   plain.micro_batch = 1;
   CHECK(contract_problem(contract_gaps(blind, plain, Launcher::torchrun)).empty());
+}
+
+TEST_CASE("parallel render: the planned layout reaches the script, or render refuses") {
+  const std::string taking =
+      kThirteen + "strategy: ddp\ntp: auto\npp: auto\n" +
+      "command: pretrain_gpt.py --micro-batch-size {{micro_batch}} "
+      "--tensor-model-parallel-size {{tp}} "
+      "--pipeline-model-parallel-size {{pp}} --dp {{dp}} --ga {{grad_accum}}\n";
+  const auto report = plan_for(taking, opts("dgx-h100", 8, 1), dgx());
+  const PlanRow& row = report.rows.front();
+  REQUIRE(row.fits);
+  REQUIRE(row.tp * row.pp > 1);
+  const auto request = render::build_render_input(dgx(), spec_from(taking), row, {});
+  REQUIRE_MESSAGE(request, (request ? "" : request.error().message));
+  const auto script = render::render_script(test::bundled_templates(), request->input);
+  REQUIRE_MESSAGE(script, (script ? "" : script.error().message));
+  CHECK(script->find(fmt::format("--tensor-model-parallel-size {}", row.tp)) != std::string::npos);
+  CHECK(script->find(fmt::format("--pipeline-model-parallel-size {}", row.pp)) !=
+        std::string::npos);
+  CHECK(script->find(fmt::format("--dp {}", row.dp())) != std::string::npos);
+
+  const std::string blind =
+      kThirteen +
+      "strategy: ddp\ntp: auto\npp: auto\ncommand: pretrain_gpt.py --mbs {{micro_batch}}\n";
+  const auto refused_request = render::build_render_input(dgx(), spec_from(blind), row, {});
+  REQUIRE(refused_request);
+  const auto refused = render::render_script(test::bundled_templates(), refused_request->input);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().exit == Exit::invalid_input);
+  CHECK(refused.error().message.find("{{tp}}") != std::string::npos);
 }
