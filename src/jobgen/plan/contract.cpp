@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "jobgen/plan/launcher_config.hpp"
 
 namespace jobgen::plan {
