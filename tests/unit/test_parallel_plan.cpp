@@ -3,8 +3,10 @@
 // refusal of a command that cannot receive them.
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli_test.hpp"
 #include "jobgen/plan/contract.hpp"
 #include "jobgen/render/renderer.hpp"
 #include "jobgen/render/request.hpp"
@@ -133,4 +135,50 @@ TEST_CASE("parallel render: the planned layout reaches the script, or render ref
   REQUIRE_FALSE(refused);
   CHECK(refused.error().exit == Exit::invalid_input);
   CHECK(refused.error().message.find("{{tp}}") != std::string::npos);
+}
+
+TEST_CASE("parallel CLI: jobgen estimate --tp --pp --sp, its JSON and explain, and its errors") {
+  const auto r = jobgen::test::run_cli({"estimate",
+                                        "--model",
+                                        "llama-2-13b",
+                                        "--gpu",
+                                        "h100",
+                                        "--gpus",
+                                        "8",
+                                        "--seq-len",
+                                        "4096",
+                                        "--tp",
+                                        "4",
+                                        "--pp",
+                                        "2",
+                                        "--sp",
+                                        "--flash-attention",
+                                        "--strategy",
+                                        "zero1",
+                                        "--micro-batch",
+                                        "1",
+                                        "--accumulation",
+                                        "8",
+                                        "--json"});
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["parallel"]["tp"] == 4);
+  CHECK(j["parallel"]["pp"] == 2);
+  CHECK(j["parallel"]["dp"] == 1);
+  CHECK(j["parallel"]["sp"] == true);
+  CHECK(j["parallel"]["worst_stage"] == "first stage");
+  // 1 micro-batch x 8 accumulation x dp 1 samples per step.
+  const double step = j["throughput"]["step_time_s"];
+  CHECK(j["throughput"]["samples_per_s"].get<double>() == doctest::Approx(8 / step));
+  const auto explain = jobgen::test::run_cli({"estimate", "--model", "llama-2-13b", "--gpu", "h100",
+                                              "--gpus", "8", "--seq-len", "4096", "--tp", "4",
+                                              "--pp", "2", "--flash-attention", "--explain"});
+  REQUIRE_MESSAGE(explain.code == 0, explain.err);
+  CHECK(explain.out.find("worst stage: first stage") != std::string::npos);
+  CHECK(explain.out.find("pipeline bubble") != std::string::npos);
+  CHECK(explain.out.find("model-parallel layout: tp 4 x pp 2 x cp 1 x dp 1") != std::string::npos);
+  const auto bad = jobgen::test::run_cli({"estimate", "--model", "llama-2-13b", "--gpu", "h100",
+                                          "--gpus", "6", "--seq-len", "4096", "--tp", "3"});
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("tp 3 does not divide") != std::string::npos);
 }
