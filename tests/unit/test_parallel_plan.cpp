@@ -182,3 +182,23 @@ TEST_CASE("parallel CLI: jobgen estimate --tp --pp --sp, its JSON and explain, a
   CHECK(bad.code == 2);
   CHECK(bad.err.find("tp 3 does not divide") != std::string::npos);
 }
+
+TEST_CASE("parallel plan: a 70B LoRA on 8 x 80 GB needs tensor/pipeline parallelism or sharding") {
+  // Llama-2-70B's shape; its bf16 base alone (138 GB) is more than one card.
+  const std::string seventy = R"(name: seventy
+model: {name: llama-2-70b-shape, kind: decoder, layers: 80, hidden: 8192, heads: 64, kv_heads: 8,
+        ffn_hidden: 28672, gated_ffn: true, vocab: 32000}
+seq_len: 2048
+precision: bf16
+finetune: {method: lora, rank: 16}
+effective_batch: 16
+steps: 100
+)";
+  const auto flat = plan_for(seventy + "strategy: ddp\n", opts("dgx-h100", 8, 1), dgx());
+  CHECK_FALSE(flat.rows.front().fits);
+  const auto searched =
+      plan_for(seventy + "strategy: ddp\ntp: auto\npp: auto\n", opts("dgx-h100", 8, 1), dgx());
+  const PlanRow& row = searched.rows.front();
+  CHECK(row.fits);
+  CHECK(row.tp * row.pp > 1);
+}
