@@ -208,6 +208,18 @@ Expected<MeasuredRow> read_row(const YAML::Node& n,
       TRY_ASSIGN(s.chunked_loss, as<bool>(v, key, path));
     } else if (key == "optimizer_in_backward") {
       TRY_ASSIGN(s.optimizer_in_backward, as<bool>(v, key, path));
+    } else if (key == "tp") {
+      TRY_ASSIGN(s.tp, as<int>(v, key, path));
+    } else if (key == "pp") {
+      TRY_ASSIGN(s.pp, as<int>(v, key, path));
+    } else if (key == "vpp") {
+      TRY_ASSIGN(s.vpp, as<int>(v, key, path));
+    } else if (key == "cp") {
+      TRY_ASSIGN(s.cp, as<int>(v, key, path));
+    } else if (key == "sp") {
+      TRY_ASSIGN(s.sp, as<bool>(v, key, path));
+    } else if (key == "recompute") {
+      TRY_ASSIGN(s.recompute, est::parse_recompute(v.as<std::string>()));
     } else if (key == "expect") {
       if (auto ok = read_expect(v, r, path); !ok) return std::unexpected(ok.error());
     } else {

@@ -127,6 +127,12 @@ Expected<estimate::TrainingSetup> build_setup(const Context& ctx, const Estimate
   s.optimizer_in_backward = o.optimizer_in_backward;
   s.gpus_per_node = o.gpus;
   s.nodes = o.nodes;
+  s.tp = o.tp;
+  s.pp = o.pp;
+  s.vpp = o.vpp;
+  s.cp = o.cp;
+  s.sp = o.sp;
+  s.tp_across_nodes = o.tp_across_nodes;
   if (!o.empirical.empty()) {
     JOBGEN_TRY_ASSIGN(auto e, parse_empirical(o.empirical));
     s.empirical = e;

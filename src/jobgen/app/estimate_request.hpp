@@ -32,6 +32,9 @@ struct EstimateRequest {
   int target_len = 0;  // encoder-decoder: the decoder's tokens per sample; 0 = seq_len
   std::string micro_batch = "auto";
   int accumulation = 1;
+  int tp = 1, pp = 1, vpp = 1, cp = 1;  // model parallelism (estimate/parallel.hpp)
+  bool sp = false;
+  bool tp_across_nodes = false;
   bool grad_checkpointing = false;
   std::string recompute = "full";
   bool compile = false;

@@ -7,6 +7,7 @@
 
 #include "jobgen/app/estimate_request.hpp"
 #include "jobgen/cli/commands.hpp"
+#include "jobgen/cli/job_options.hpp"
 #include "jobgen/estimate/memory_json.hpp"
 #include "jobgen/plan/jobspec.hpp"
 
@@ -69,6 +70,14 @@ json to_json(const estimate::Estimate& e, const estimate::Hardware& hw, bool exp
       {"grad_checkpointing",
        e.setup.grad_checkpointing ? json(estimate::to_string(e.setup.recompute)) : json(false)},
       {"compile", e.setup.compile},
+      {"parallel",
+       {{"tp", e.setup.tp},
+        {"pp", e.setup.pp},
+        {"vpp", e.setup.vpp},
+        {"cp", e.setup.cp},
+        {"sp", e.setup.sp},
+        {"dp", e.setup.dp()},
+        {"worst_stage", e.memory.stage}}},
       {"memory_gib",
        estimate::memory_breakdown_json(e.memory, estimate::MemoryJsonFields::terms_and_peaks)},
       {"capacity_gib", e.capacity_gib},
@@ -118,6 +127,10 @@ void print_human(std::ostream& out, const estimate::Estimate& e, const estimate:
       s.grad_checkpointing ? fmt::format(" | checkpointing ({})", estimate::to_string(s.recompute))
                            : "",
       s.flash_attention ? " | flash attention" : "", s.compile ? " | torch.compile" : "");
+  if (s.model_parallel())
+    out << fmt::format("tp {}{} x pp {}{} x cp {} x dp {}; memory of the {}\n", s.tp,
+                       s.sp ? " (sequence parallel)" : "", s.pp,
+                       s.vpp > 1 ? fmt::format(" (vpp {})", s.vpp) : "", s.cp, s.dp(), m.stage);
   out << fmt::format("\nMemory per GPU at micro-batch {}{}:\n", e.micro_batch,
                      s.empirical ? " (empirical model)" : "");
   auto row = [&](const char* name, double gib) {
@@ -143,9 +156,9 @@ void print_human(std::ostream& out, const estimate::Estimate& e, const estimate:
                      e.max.conservative, e.max.recommended, e.max.aggressive);
   out << fmt::format(
       "\nThroughput (all GPUs): {:.2f} samples/s, {:.0f} tokens/s; step {:.3f} s "
-      "(micro-batch {} x accumulation {} x {} GPUs)\n",
-      t.samples_per_s, t.tokens_per_s, t.step_time_s, e.micro_batch, e.accumulation,
-      s.world_size());
+      "(micro-batch {} x accumulation {} x {} {})\n",
+      t.samples_per_s, t.tokens_per_s, t.step_time_s, e.micro_batch, e.accumulation, s.dp(),
+      s.model_parallel() ? "data-parallel ranks" : "GPUs");
   if (!calibrated.empty())
     out << "  " << calibrated << (calibrated.starts_with("anchored") ? "" : " ('jobgen calibrate')")
         << "\n";
@@ -221,6 +234,7 @@ void add_training_options(CLI::App* sub, app::EstimateRequest& o) {
   sub->add_option("--micro-batch", o.micro_batch, "Per-GPU micro-batch, or auto");
   sub->add_option("--accumulation", o.accumulation, "Gradient accumulation steps")
       ->check(CLI::Range(1, 1000000));
+  add_parallel_options(sub, o.tp, o.pp, o.vpp, o.cp, o.sp, o.tp_across_nodes);
 }
 
 // Memory and speed features of the training code.

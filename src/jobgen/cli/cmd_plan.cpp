@@ -50,6 +50,7 @@ struct PlanCliOptions {
   std::string account;            // --account: the limits of this account only
   std::string qos;                // --qos: of this QOS only
   std::vector<std::string> sets;  // --set KEY=VALUE
+  ParallelSets parallel;          // --tp --pp ...: more --set
   std::string stage;              // --stage: plan one stage of a staged job spec
   int target_len = 0;             // --target-len: --set target_len=N
 };
@@ -171,6 +172,7 @@ void add_plan_command(CLI::App& app, Context& ctx, Action& action) {
   sub->add_option("--target-len", opts->target_len,
                   "Encoder-decoder only: the decoder's tokens per sample (--set target_len=N)")
       ->check(CLI::Range(int64_t{1}, plan::kMaxSeqLen));
+  add_parallel_set_options(sub, opts->parallel);
   CLI::Option* json = sub->add_flag("--json", opts->json, "Print the plan as JSON");
   CLI::Option* markdown =
       sub->add_flag("--markdown", opts->markdown, "Print a Markdown report with Mermaid charts");
@@ -192,7 +194,10 @@ void add_plan_command(CLI::App& app, Context& ctx, Action& action) {
                   "Check accounting limits for this Slurm account only (default: every account "
                   "of yours, the one that starts first)");
   sub->add_option("--qos", opts->qos, "Check accounting limits for this QOS only");
-  sub->callback([&ctx, &action, opts] { action = [&ctx, opts] { return run_plan(ctx, *opts); }; });
+  sub->callback([&ctx, &action, opts] {
+    apply_parallel_sets(opts->parallel, opts->sets);
+    action = [&ctx, opts] { return run_plan(ctx, *opts); };
+  });
 }
 
 }  // namespace jobgen::cli

@@ -7,6 +7,11 @@ namespace jobgen::estimate {
 
 namespace {
 
+// Megatron-LM's mixed precision (parallel.hpp): a half module without torch.autocast.
+bool megatron(const TrainingSetup& s) {
+  return s.model_parallel() && !is_fsdp(s.strategy);
+}
+
 // Bytes of one stored element, by role.
 struct Dtypes {
   double r;     // residual stream, norm inputs
@@ -18,8 +23,8 @@ struct Dtypes {
 Dtypes dtypes(const TrainingSetup& s) {
   if (s.precision == Precision::fp32 || s.precision == Precision::tf32) return {4, 4, 4, 0};
   // torch.autocast runs softmax in fp32 and keeps a half copy for the P x V matmul; DeepSpeed
-  // runs the module in half without autocast.
-  const bool autocast = is_amp(s.precision) && !is_deepspeed(s.strategy);
+  // and Megatron (model parallel without FSDP) run the module in half without autocast.
+  const bool autocast = is_amp(s.precision) && !is_deepspeed(s.strategy) && !megatron(s);
   if (module_in_half(s)) return autocast ? Dtypes{2, 2, 4, 2} : Dtypes{2, 2, 2, 0};
   return {4, 2, 4, 2};  // autocast over fp32 weights: fp32 residual/norms, half matmul inputs
 }
@@ -56,28 +61,37 @@ double lora_dropout_bytes(const model::Architecture& a, const TrainingSetup& s, 
   return inputs * (d.l + 1);
 }
 
+// The share of the hidden-wide tensors (norm inputs, the first Linears' inputs, dropout masks,
+// block inputs) one rank keeps: 1 / tp under Megatron's sequence parallelism, else all of them
+// (a tensor-parallel shard's heads and FFN width are already / tp: parallel.hpp).
+double hidden_share(const TrainingSetup& s) {
+  return s.sp && s.tp > 1 ? 1.0 / s.tp : 1.0;
+}
+
 // One attention's saved bytes: queries from tq tokens, keys and values from tk tokens of b
 // samples (self-attention: tk = tq; the cross-attention of an encoder-decoder's decoder block:
-// queries from the target, keys and values from the encoder's output over the source).
+// queries from the target, keys and values from the encoder's output over the source); without
+// the attention scores when `scores_too` is false (Megatron's selective recomputation).
 double attention_bytes(const model::Architecture& a, const TrainingSetup& s, double tq, double tk,
-                       double b, bool cross) {
+                       double b, bool cross, bool scores_too) {
   const Dtypes d = dtypes(s);
   const SavedInputs in = saved_inputs(s);
   const bool drop = a.dropout;
   const double mask = drop ? 1.0 : 0.0;
   const double q = double(a.heads) * a.effective_head_dim() / a.hidden;
+  const double share = hidden_share(s);
   // Per query token: norm, the q projection's input, q, the output as flash attention keeps it,
   // the (batch, seq, heads x dim) copy the output projection keeps when it saves its input, the
   // dropout mask. Per key/value token: k and v (GQA expanded before SDPA). Self-attention's k
   // and v projections share the q projection's input; a cross-attention's read the encoder's
   // output, one tensor for every decoder block, unless autocast casts it to half for each of
   // them (fp32 residual stream, half matmul inputs): then each k and v projection keeps its cast.
-  const double per_query = norm_bytes(a, s, d) + (in.qkv ? d.l : 0) + d.l * q +
-                           (s.flash_attention ? d.l * q : 0) + (in.out ? d.l * q : 0) + mask;
-  const double cast_kv = cross && in.qkv && d.r != d.l ? 2 * d.l : 0;
+  const double per_query = (norm_bytes(a, s, d) + (in.qkv ? d.l : 0) + mask) * share + d.l * q +
+                           (s.flash_attention ? d.l * q : 0) + (in.out ? d.l * q : 0);
+  const double cast_kv = cross && in.qkv && d.r != d.l ? 2 * d.l * share : 0;
   const double per_key = 2 * d.l * q + cast_kv;
   double scores = 0;
-  if (!s.flash_attention) {
+  if (!s.flash_attention && scores_too) {
     const double per_score = d.soft + mask + (d.cast > 0 ? d.cast : (drop ? d.soft : 0));
     scores = a.heads * tq * tk * b * per_score;
   }
@@ -102,29 +116,31 @@ double ffn_bytes(const model::Architecture& a, const TrainingSetup& s, double t,
   // 4 + 4 + 4 + 2 B replace 2 B; a half module without autocast saves 3 half tensors.
   // torch.compile fuses the ops into one kernel that saves the input only.
   double gelu_ops = 0;
-  if (unfused_gelu(s)) gelu_ops = is_amp(s.precision) && !is_deepspeed(s.strategy) ? 12.0 : 3 * d.l;
-  const double ffn =
-      norm_bytes(a, s, d) + (in.ffn_in ? d.l : 0) + d.l * act + gelu_ops * f + (a.dropout ? 1 : 0);
+  const bool autocast = is_amp(s.precision) && !is_deepspeed(s.strategy) && !megatron(s);
+  if (unfused_gelu(s)) gelu_ops = autocast ? 12.0 : 3 * d.l;
+  const double hidden_wide = norm_bytes(a, s, d) + (in.ffn_in ? d.l : 0) + (a.dropout ? 1 : 0);
+  const double ffn = hidden_wide * hidden_share(s) + d.l * act + gelu_ops * f;
   return (ffn + lora_dropout_bytes(a, s, d)) * t * b * a.hidden;
 }
 
 // One encoder (or decoder-only) block over t tokens.
-double block_bytes(const model::Architecture& a, const TrainingSetup& s, double t, double b) {
-  return attention_bytes(a, s, t, t, b, false) + ffn_bytes(a, s, t, b);
+double block_bytes(const model::Architecture& a, const TrainingSetup& s, double t, double b,
+                   bool scores_too = true) {
+  return attention_bytes(a, s, t, t, b, false, scores_too) + ffn_bytes(a, s, t, b);
 }
 
 // One decoder block of an encoder-decoder: self-attention and FFN over the target's tt tokens,
 // cross-attention from them to the source's ts.
 double decoder_block_bytes(const model::Architecture& a, const TrainingSetup& s, double tt,
-                           double ts, double b) {
-  return attention_bytes(a, s, tt, tt, b, false) + attention_bytes(a, s, tt, ts, b, true) +
-         ffn_bytes(a, s, tt, b);
+                           double ts, double b, bool scores_too = true) {
+  return attention_bytes(a, s, tt, tt, b, false, scores_too) +
+         attention_bytes(a, s, tt, ts, b, true, scores_too) + ffn_bytes(a, s, tt, b);
 }
 
 // The embedding output and the final norm over t tokens (each stack has its own).
 double edge_bytes(const model::Architecture& a, const TrainingSetup& s, double t, double b) {
   const Dtypes d = dtypes(s);
-  return (d.r + norm_bytes(a, s, d) + (a.dropout ? 1 : 0)) * t * b * a.hidden;
+  return (d.r + norm_bytes(a, s, d) + (a.dropout ? 1 : 0)) * t * b * a.hidden * hidden_share(s);
 }
 
 // The largest tensor of a block's backward over queries tq and keys tk.
@@ -132,7 +148,7 @@ double largest_tensor(const model::Architecture& a, const TrainingSetup& s, doub
                       double b) {
   const Dtypes d = dtypes(s);
   return std::max({s.flash_attention ? 0.0 : double(a.heads) * tq * tk * b * d.soft,
-                   tq * b * a.effective_ffn() * d.l, tq * b * a.hidden * d.r});
+                   tq * b * a.effective_ffn() * d.l, tq * b * a.hidden * d.r * hidden_share(s)});
 }
 
 }  // namespace
@@ -144,10 +160,11 @@ bool unfused_gelu(const TrainingSetup& s) {
 bool module_in_half(const TrainingSetup& s) {
   if (s.precision == Precision::bf16) return true;
   if (!is_amp(s.precision)) return false;
-  // DeepSpeed and FSDP mixed precision run the module's weights in half; a QLoRA base computes
-  // in half, a LoRA base does when it was loaded in half: only the adapters are fp32 then.
-  return is_deepspeed(s.strategy) || is_fsdp(s.strategy) || s.finetune == Finetune::qlora ||
-         (s.finetune == Finetune::lora && base_in_half(s));
+  // DeepSpeed, FSDP mixed precision and Megatron (model parallel: Float16Module) run the
+  // module's weights in half; a QLoRA base computes in half, a LoRA base does when it was loaded
+  // in half: only the adapters are fp32 then.
+  return is_deepspeed(s.strategy) || is_fsdp(s.strategy) || s.model_parallel() ||
+         s.finetune == Finetune::qlora || (s.finetune == Finetune::lora && base_in_half(s));
 }
 
 double logits_bytes(const TrainingSetup& s, double b) {
@@ -161,7 +178,7 @@ double logits_bytes(const TrainingSetup& s, double b) {
   // half) computes the loss in half: a contiguous shifted copy, log-softmax, gradient, 6 B.
   // A chunked loss holds one chunk (of 8) of the loss part.
   const double half = is_half(s.precision) ? 2.0 : 0.0;
-  const bool autocast = is_amp(s.precision) && !is_deepspeed(s.strategy);
+  const bool autocast = is_amp(s.precision) && !is_deepspeed(s.strategy) && !megatron(s);
   const double loss = half > 0 && !autocast && !a.gated_ffn ? 6.0 : 12.0;
   if (s.chunked_loss) return n * ((half > 0 ? half : 4.0) + loss / 8.0);
   return n * (half + loss);
@@ -178,12 +195,16 @@ ActivationBytes activation_bytes(const TrainingSetup& s, double b) {
   const int dec = a.effective_decoder_layers();
   const double enc_block = block_bytes(a, s, ts, b);
   const double dec_block = dec > 0 ? decoder_block_bytes(a, s, tt, ts, b) : 0;
-  // The block inputs checkpointing keeps, per stack.
-  const double inputs = (enc * ts + dec * tt) * b * a.hidden * d.r;
+  // The block inputs checkpointing keeps, per stack (/ tp under sequence parallelism).
+  const double inputs = (enc * ts + dec * tt) * b * a.hidden * d.r * hidden_share(s);
   ActivationBytes r;
   r.per_block = std::max(enc_block, dec_block);
   if (!s.grad_checkpointing) {
     r.blocks = enc * enc_block + dec * dec_block;
+  } else if (s.recompute == Recompute::selective && s.model_parallel()) {
+    // Megatron's selective recomputation: everything but the attention scores is kept.
+    r.blocks =
+        enc * block_bytes(a, s, ts, b, false) + dec * decoder_block_bytes(a, s, tt, ts, b, false);
   } else if (s.recompute == Recompute::selective) {
     r.blocks = inputs + 0.5 * (enc * enc_block + dec * dec_block);
   } else {
@@ -197,6 +218,10 @@ ActivationBytes activation_bytes(const TrainingSetup& s, double b) {
   if (dec > 0)
     largest = std::max({largest, largest_tensor(a, s, tt, tt, b), largest_tensor(a, s, tt, ts, b)});
   r.backward = 2 * largest;
+  // Context parallelism: the K/V chunk being received and the one being sent around the ring
+  // (parallel.hpp), in flight during a layer's attention.
+  if (s.cp > 1)
+    r.backward += 2 * 2 * ts * b * double(a.effective_kv_heads()) * a.effective_head_dim() * d.l;
   r.edges = edge_bytes(a, s, ts, b) + (dec > 0 ? edge_bytes(a, s, tt, b) : 0);
   r.logits = logits_bytes(s, b);
   // Autocast caches the half cast of every trainable fp32 weight it multiplies with until the

@@ -148,6 +148,21 @@ std::string dp_time(const TrainingSetup& s, Precision p, int acc, const Hardware
 
 }  // namespace
 
+double ring_allreduce_s(double bytes, int ranks, int nodes, double bus_gbs, bool nvlink) {
+  if (ranks <= 1) return 0;
+  Ring ring;
+  ring.k = ranks;
+  ring.nodes = std::max(1, nodes);
+  ring.bus = std::max(bus_gbs, 1e-3) * 1e9;
+  ring.intra_step = nvlink ? kRingStepNvlink : kRingStepPcie;
+  return ring.allreduce(bytes);
+}
+
+double p2p_s(double bytes, double link_gbs, bool network) {
+  return bytes / (std::max(link_gbs, 1e-3) * 1e9) + kRingBaseLatency +
+         (network ? kRingStepNetwork : kRingStepNvlink);
+}
+
 CommTime communication(const TrainingSetup& s, int accumulation, const Hardware& hw,
                        const ComputeTime& c, std::vector<Term>* explain) {
   CommTime r;

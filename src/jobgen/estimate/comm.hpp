@@ -41,6 +41,12 @@ struct CommTime {
   double bus_gbs = 0;    // the bus bandwidth the ring runs at
 };
 
+// One ring all-reduce of `bytes` over `ranks` ranks on `nodes` nodes at `bus_gbs` bus
+// bandwidth, with NCCL's latency as above (nvlink: the intra-node step latency of NVLink).
+double ring_allreduce_s(double bytes, int ranks, int nodes, double bus_gbs, bool nvlink);
+// Point-to-point: bytes / link + NCCL's base latency and one step.
+double p2p_s(double bytes, double link_gbs, bool network);
+
 CommTime communication(const TrainingSetup& setup, int accumulation, const Hardware& hw,
                        const ComputeTime& compute, std::vector<Term>* explain = nullptr);
 

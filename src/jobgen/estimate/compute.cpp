@@ -155,7 +155,10 @@ void count_flops(const TrainingSetup& s, int micro_batch, Factors& f, ComputeTim
                           ? 0
                           : lora_params(a, s.lora_rank, s.lora_targets) * w.block_tokens;
   f.full_ckpt = s.grad_checkpointing && s.recompute == Recompute::full;
-  f.recompute = !s.grad_checkpointing ? 0.0 : (f.full_ckpt ? 1.0 : 0.5);
+  // Megatron's selective recomputation (model parallel, parallel.hpp) recomputes only the
+  // attention core (QK^T, softmax, dropout, x V: Korthikanti et al. 2022, §5), no Linear.
+  const bool core_only = s.grad_checkpointing && !f.full_ckpt && s.model_parallel();
+  f.recompute = !s.grad_checkpointing ? 0.0 : (f.full_ckpt ? 1.0 : (core_only ? 0.0 : 0.5));
 
   // Per sample.
   const double pt = w.param_tokens;
@@ -165,7 +168,8 @@ void count_flops(const TrainingSetup& s, int micro_batch, Factors& f, ComputeTim
   f.gemm_flops = f.samples * ((1.0 + f.recompute) * fwd_mm + bwd_mm + frozen);
   f.causal = a.kind == model::Kind::decoder;
   const double attn_fwd = w.attention_fwd * f.samples * (s.flash_attention && f.causal ? 0.5 : 1.0);
-  const double attn_passes = 1.0 + (s.flash_attention ? 2.5 : 2.0) + (f.full_ckpt ? 1.0 : 0.0);
+  const double attn_passes =
+      1.0 + (s.flash_attention ? 2.5 : 2.0) + (f.full_ckpt || core_only ? 1.0 : 0.0);
   f.attn_flops = attn_fwd * attn_passes;
   r.executed_flops = (f.gemm_flops + f.attn_flops) / f.samples;
 }

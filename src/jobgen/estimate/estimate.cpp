@@ -98,6 +98,26 @@ std::vector<Assumption> assumptions(const TrainingSetup& s, const Hardware& hw, 
                          "(finetune: {dropout: 0} / --lora-dropout 0 when the run uses none)"
                        : "the adapters keep no copy of their input"});
   }
+  if (s.model_parallel()) {
+    out.push_back(
+        {"model-parallel layout",
+         fmt::format("tp {} x pp {} x cp {} x dp {}{}{}; memory of the {}", s.tp, s.pp, s.cp,
+                     s.dp(),
+                     s.vpp > 1 ? fmt::format(", {} virtual stages (interleaved)", s.vpp) : "",
+                     s.sp ? ", sequence parallel" : "", m.stage),
+         "Megatron-LM's layout: tp within a node, pp outermost; ZeRO/FSDP shard over dp. The "
+         "first stage holds the embedding and pp micro-batches in flight (1F1B), the last the "
+         "LM head and the logits / tp"});
+    if (!is_fsdp(s.strategy))
+      out.push_back({"model-parallel precision",
+                     "module in half, fp32 master weights and fp32 gradient buffer (main_grad)",
+                     "Megatron-LM's mixed precision: 2 + 4 + 4 + 8 B per parameter, master and "
+                     "optimizer states / dp with the distributed optimizer (strategy zero1)"});
+    if (s.tp > 1)
+      out.push_back({"tensor-parallel communication", "exposed in full",
+                     "Megatron-LM runs its all-reduces between the GEMMs that need them; comm/GEMM "
+                     "overlap (Transformer Engine's tp_comm_overlap) would hide part of it"});
+  }
   if (!s.empirical) {
     out.push_back({"allocator margin",
                    fmt::format("{:.2f} GiB: cached blocks of the caching allocator", m.slack),

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "jobgen/estimate/activations.hpp"
+#include "jobgen/estimate/parallel.hpp"
 
 namespace jobgen::estimate {
 
@@ -32,6 +33,13 @@ double nccl_gib(const TrainingSetup& s, const Hardware& hw) {
   const bool nvlink_peers =
       hw.links.intra == profile::IntraLink::nvlink && s.gpus_per_node > 1 && hw.mig_profile.empty();
   return nvlink_peers ? kNcclNvlinkGiB : kNcclPcieGiB;
+}
+
+// NCCL communicators a rank holds buffers for: its data-parallel group, and one per model-
+// parallel group (tp, pp, cp) larger than one rank.
+double communicators(const TrainingSetup& s) {
+  const int groups = (s.tp > 1) + (s.pp > 1) + (s.cp > 1);
+  return std::max(1, groups + (s.dp() > 1 ? 1 : 0));
 }
 
 double block_params(const model::Architecture& a) {
@@ -138,13 +146,16 @@ double params_part(const TrainingSetup& s, Parts& r) {
   double master = 0;
   if (is_fsdp(st)) {
     r.weight_bytes = (sto.fp32 || sto.amp) ? 4.0 : 2.0;  // the flat parameter: fp32 under amp
-  } else if (is_deepspeed(st)) {
+  } else if (is_deepspeed(st) || s.model_parallel()) {
+    // Megatron (parallel.hpp) as DeepSpeed: the module in half, an fp32 master copy.
     r.weight_bytes = sto.half;
     if (sto.amp) master = 4.0;
   } else {
     r.weight_bytes = sto.fp32 || sto.amp ? 4.0 : 2.0;
   }
   r.grad_bytes = r.weight_bytes;
+  // Megatron accumulates gradients in an fp32 buffer (main_grad) beside the half module.
+  if (s.model_parallel() && !is_fsdp(st) && sto.amp) r.grad_bytes = 4.0;
   const bool shard_params = shards_params(st);
   double weights = r.trainable * r.weight_bytes;
   if (shard_params || is_fsdp(st)) weights /= r.k;  // FSDP shard-grad-op shards at rest too
@@ -181,9 +192,11 @@ void grads_part(const TrainingSetup& s, int accumulation, Parts& r) {
   const bool peft = s.finetune != Finetune::full;
   r.grads = r.trainable * r.grad_bytes;
   if (shards_gradients(st)) r.grads /= r.k;
-  if (st == Strategy::ddp && s.world_size() > 1)
+  // Megatron's contiguous gradient buffer is its reduce bucket: no copy (parallel.hpp).
+  const bool megatron = s.model_parallel();
+  if (st == Strategy::ddp && s.world_size() > 1 && !megatron)
     r.buckets = r.trainable * r.grad_bytes;  // gradient_as_bucket_view=False copies
-  if ((st == Strategy::zero1 || st == Strategy::zero2) && s.world_size() > 1)
+  if ((st == Strategy::zero1 || st == Strategy::zero2) && s.world_size() > 1 && !megatron)
     r.buckets = 2 * std::min(kDeepSpeedBucket, r.trainable) * half;
   // ZeRO-Offload / FSDP CPU offload move each reduced gradient shard to pinned host memory:
   // only the reduce buckets stay.
@@ -228,7 +241,8 @@ void states_part(const TrainingSetup& s, double master, Parts& r) {
 
 Parts parts(const TrainingSetup& s, int accumulation) {
   Parts r;
-  r.k = is_deepspeed(s.strategy) || is_fsdp(s.strategy) ? s.world_size() : 1;
+  // ZeRO/FSDP shard over the data-parallel ranks (the world without model parallelism).
+  r.k = is_deepspeed(s.strategy) || is_fsdp(s.strategy) ? s.dp() : 1;
   const double master = params_part(s, r);
   grads_part(s, accumulation, r);
   states_part(s, master, r);
@@ -308,7 +322,7 @@ Peak peak_memory(const TrainingSetup& s, const Parts& r, double activations, con
   }
   // DeepSpeed initialises NCCL (and runs collectives) even on one GPU.
   const bool nccl = s.world_size() > 1 || is_deepspeed(s.strategy);
-  p.nccl_gib = nccl ? nccl_gib(s, hw) : 0.0;
+  p.nccl_gib = nccl ? nccl_gib(s, hw) * communicators(s) : 0.0;
   m.context = kContextGiB + p.nccl_gib;
   m.measured = std::max(0.0, hw.memory_scale - 1.0) * (m.allocated() + m.slack);
   m.total = m.allocated() + m.slack + m.context + m.measured;
@@ -412,6 +426,40 @@ void explain_peak(const Peak& p, const Hardware& hw, std::vector<Term>& out) {
                                hw.memory_scale - 1.0)});
 }
 
+// Model parallelism (parallel.hpp): each pipeline stage's shard with its micro-batches in
+// flight; the worst stage is the estimate.
+MemoryBreakdown stage_memory(const TrainingSetup& s, int micro_batch, const Hardware& hw,
+                             std::vector<Term>* explain) {
+  MemoryBreakdown worst;
+  std::vector<Term> terms;
+  for (const Stage stage : stages(s)) {
+    const TrainingSetup v = stage_setup(s, stage);
+    const Parts r = parts(v, s.accumulation);
+    ActivationBytes ab = activation_bytes(v, micro_batch);
+    const double flight = in_flight(s, stage);
+    ab.blocks *= flight;
+    ab.edges *= flight;
+    const Peak peak = peak_memory(v, r, ab.total(), hw);
+    if (peak.memory.total <= worst.total) continue;
+    worst = peak.memory;
+    worst.stage = to_string(stage);
+    if (explain == nullptr) continue;
+    terms.clear();
+    terms.push_back(
+        {"layout", double(s.dp()), "dp",
+         fmt::format("tp {} x pp {}{} x cp {} x dp {} = {} GPUs{}; worst stage: {} ({} layers, "
+                     "{} micro-batches in flight)",
+                     s.tp, s.pp, s.vpp > 1 ? fmt::format(" (vpp {})", s.vpp) : "", s.cp, s.dp(),
+                     s.world_size(), s.sp ? ", sequence parallel" : "", to_string(stage),
+                     v.model.total_layers(), flight)});
+    explain_parts(v, r, terms);
+    explain_activations(v, ab, terms);
+    explain_peak(peak, hw, terms);
+  }
+  if (explain != nullptr) explain->insert(explain->end(), terms.begin(), terms.end());
+  return worst;
+}
+
 }  // namespace
 
 double whole_model_bytes(const TrainingSetup& s) {
@@ -424,13 +472,14 @@ double whole_model_bytes(const TrainingSetup& s) {
 }
 
 bool loads_whole_model(const TrainingSetup& s) {
-  return s.model_loading == ModelLoading::per_gpu && s.world_size() > 1 &&
+  return s.model_loading == ModelLoading::per_gpu && s.world_size() > 1 && !s.model_parallel() &&
          (is_fsdp(s.strategy) || shards_params(s.strategy));
 }
 
 MemoryBreakdown estimate_memory(const TrainingSetup& s, int micro_batch, const Hardware& hw,
                                 std::vector<Term>* explain) {
   if (s.empirical) return empirical_memory(*s.empirical, micro_batch, hw);
+  if (s.model_parallel()) return stage_memory(s, micro_batch, hw, explain);
   const Parts r = parts(s, s.accumulation);
   const ActivationBytes ab = activation_bytes(s, micro_batch);
   double activations = ab.total();

@@ -67,6 +67,8 @@ struct MemoryBreakdown {
   double measured = 0;  // the calibration's addition (see above)
   double total = 0;
   const char* peak_phase = "forward/backward";  // or "optimizer step"
+  // Model parallelism: the pipeline stage whose memory this is, the worst one (parallel.hpp).
+  const char* stage = "the only stage";
 
   // torch.cuda.max_memory_allocated(): live tensors.
   double allocated() const { return weights + gradients + optimizer + activations; }

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "jobgen/estimate/memory.hpp"
+#include "jobgen/estimate/parallel.hpp"
 
 namespace jobgen::estimate {
 
@@ -99,6 +100,83 @@ double sync_wait_s(double k, double step_compute_s) {
   return step_compute_s * kStepJitter * std::sqrt(2.0 * std::log(k));
 }
 
+// One rank's share of a micro-batch under model parallelism: 1 / (tp x pp x cp) of the GPU
+// work (FLOPs and the bytes they move split evenly over the ranks), and the launches of the
+// stage's L / pp layers (every tensor-parallel rank launches all of its stage's ops).
+ComputeTime rank_share(const TrainingSetup& s, ComputeTime c) {
+  const double mp = s.model_parallel_size();
+  const double whole = c.micro_batch_s;
+  c.gemm_s /= mp;
+  c.attention_s /= mp;
+  c.pointwise_s /= mp;
+  c.dequant_s /= mp;
+  c.gpu_s /= mp;
+  c.cpu_s /= s.pp;
+  c.micro_batch_s = std::max(c.gpu_s, c.cpu_s);
+  c.forward_s = whole > 0 ? c.forward_s * c.micro_batch_s / whole : 0;
+  return c;
+}
+
+// Model parallelism (parallel.hpp): the pipeline's m + (pp - 1) / vpp micro-batch times of one
+// rank's share with its tensor/pipeline/context-parallel communication, then the data-parallel
+// group's reduce of the stage's gradients and the optimizer step of the stage's shard.
+Throughput parallel_throughput(const TrainingSetup& s, int b, int acc, const Hardware& hw,
+                               std::vector<Term>* explain) {
+  Throughput r;
+  r.precision = effective_precision(s.precision, hw, nullptr);
+  const ComputeTime whole = compute_time(s, b, hw, explain);
+  const ComputeTime c = rank_share(s, whole);
+  r.flops_per_sample = whole.executed_flops;
+  r.model_flops_per_sample = whole.model_flops;
+  r.peak_tflops = whole.peak_tflops;
+  r.gemm_efficiency = whole.gemm_efficiency;
+  const ParallelTime pt = parallel_time(s, b, hw, c.attention_s, explain);
+  r.compute_s = c.micro_batch_s + pt.tp_s + pt.p2p_s + pt.cp_s;
+
+  const TrainingSetup group = dp_group_setup(s);
+  const CommTime comm = communication(group, acc, hw, c, explain);
+  r.comm_s = comm.total_s;
+  r.exposed_comm_s = comm.exposed_s;
+  r.bus_gbs = comm.bus_gbs;
+  const double dp = s.dp();
+  const double shard = shards_optimizer(s.strategy) ? dp : 1.0;
+  r.optimizer_s = optimizer_step_s(group, hw, shard, b, c.micro_batch_s * 2.0 / 3.0, explain);
+  const double pipeline = (acc + pt.bubble) * r.compute_s;
+  const double world = s.world_size();
+  r.sync_s = sync_wait_s(world, pipeline);
+  r.step_time_s = pipeline + r.exposed_comm_s + r.optimizer_s + r.sync_s;
+  const double samples_per_step = double(b) * acc * dp;
+  r.samples_per_s = r.step_time_s > 0 ? samples_per_step / r.step_time_s : 0;
+  r.tokens_per_s = r.samples_per_s * s.tokens_per_sample();
+  const double peak = r.peak_tflops * 1e12 * world;
+  r.mfu = r.step_time_s > 0 && peak > 0
+              ? r.model_flops_per_sample * samples_per_step / (r.step_time_s * peak)
+              : 0;
+  // Against one GPU doing the whole step alone (compute of every sample, the whole optimizer).
+  const double single_step =
+      samples_per_step / b * whole.micro_batch_s + optimizer_step_s(s, hw, 1.0, b, 0.0, nullptr);
+  r.scaling_efficiency =
+      r.step_time_s > 0 ? std::min(1.0, single_step / (world * r.step_time_s)) : 1.0;
+  if (explain != nullptr) {
+    explain->push_back(
+        {"per-rank micro-batch", r.compute_s, "s",
+         fmt::format("{:.4f} s / (tp {} x pp {} x cp {}) compute + {:.4f} s tp + {:.4f} s p2p + "
+                     "{:.4f} s cp",
+                     whole.micro_batch_s, s.tp, s.pp, s.cp, pt.tp_s, pt.p2p_s, pt.cp_s)});
+    explain->push_back(
+        {"step", r.step_time_s, "s",
+         fmt::format("({} + {:.2f} bubble) x {:.4f} s + {:.4f} s exposed dp comm + {:.4f} s "
+                     "optimizer + {:.4f} s waiting",
+                     acc, pt.bubble, r.compute_s, r.exposed_comm_s, r.optimizer_s, r.sync_s)});
+    explain->push_back({"MFU", r.mfu, "",
+                        fmt::format("{} model FLOP/sample x {} samples / ({:.4f} s x {:.0f} "
+                                    "TFLOPS x {} GPUs)",
+                                    sci(r.model_flops_per_sample), samples_per_step, r.step_time_s,
+                                    r.peak_tflops, world)});
+  }
+  return r;
+}
+
 }  // namespace
 
 double flops_per_sample(const TrainingSetup& s) {
@@ -108,10 +186,11 @@ double flops_per_sample(const TrainingSetup& s) {
 
 Throughput estimate_throughput(const TrainingSetup& s, int micro_batch, int accumulation,
                                const Hardware& hw, std::vector<Term>* explain) {
-  Throughput r;
-  r.precision = effective_precision(s.precision, hw, nullptr);
   const int b = std::max(1, micro_batch);
   const int acc = std::max(1, accumulation);
+  if (s.model_parallel()) return parallel_throughput(s, b, acc, hw, explain);
+  Throughput r;
+  r.precision = effective_precision(s.precision, hw, nullptr);
   const ComputeTime c = compute_time(s, b, hw, explain);
   r.flops_per_sample = c.executed_flops;
   r.model_flops_per_sample = c.model_flops;

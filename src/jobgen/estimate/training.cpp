@@ -1,6 +1,8 @@
 // Spellings of the training options, setup validation, and Hardware from the catalog/profile.
 #include "jobgen/estimate/training.hpp"
 
+#include "jobgen/estimate/parallel.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -207,7 +209,7 @@ Expected<void> validate(const TrainingSetup& s) {
     return invalid("LoRA rank must be at least 1 (e.g. --lora-rank 16)");
   if (!(s.lora_dropout >= 0 && s.lora_dropout < 1))
     return invalid("LoRA dropout must be from 0 to below 1 (e.g. --lora-dropout 0.05)");
-  if (s.strategy == Strategy::single && s.world_size() > 1)
+  if (s.strategy == Strategy::single && s.world_size() > 1 && !s.model_parallel())
     return invalid("strategy 'single' runs on one GPU; use ddp, zero*, fsdp-* or dp for " +
                    std::to_string(s.world_size()) + " GPUs");
   if (s.strategy == Strategy::dp && s.nodes > 1)
@@ -226,7 +228,7 @@ Expected<void> validate(const TrainingSetup& s) {
     return invalid("empirical memory: per-sample GB must be positive");
   if (s.empirical && (s.empirical->base_gb < 0 || s.empirical->overhead_gb < 0))
     return invalid("empirical memory: base and overhead GB must not be negative");
-  return {};
+  return validate_parallel(s);
 }
 
 double Hardware::peak_tflops(Precision p) const {

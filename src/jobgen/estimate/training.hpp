@@ -5,6 +5,7 @@
 // (10^9 bytes/s). EmpiricalMemory is in "GB as the user measured it", see below.
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -138,9 +139,21 @@ struct TrainingSetup {
   int accumulation = 0;
   int gpus_per_node = 1;
   int nodes = 1;
+  // Model parallelism (Megatron-LM / NeMo / torchtitan; parallel.hpp): tensor-parallel ranks
+  // that split every block's matmuls and the vocabulary, pipeline stages that split the layers,
+  // virtual stages per pipeline rank (interleaved 1F1B), context-parallel ranks that split the
+  // sequence, and Megatron sequence parallelism (the norms'/dropouts' activations split over tp).
+  // The data-parallel size is what is left: dp = world / (tp x pp x cp); ZeRO/FSDP shard over it.
+  int tp = 1, pp = 1, vpp = 1, cp = 1;
+  bool sp = false;
+  bool tp_across_nodes = false;  // the user insists on tp > GPUs per node (validate_parallel)
   std::optional<EmpiricalMemory> empirical;
 
   int world_size() const { return gpus_per_node * nodes; }
+  int model_parallel_size() const { return tp * pp * cp; }
+  int dp() const { return std::max(1, world_size() / std::max(1, model_parallel_size())); }
+  // True when any of tp, pp, cp is above 1: the run is laid out as Megatron-LM lays it out.
+  bool model_parallel() const { return model_parallel_size() > 1; }
   // The tokens one sample feeds the model: for an encoder-decoder, the source (the encoder's
   // tokens), which is also what tokens/s counts (throughput.hpp).
   int tokens_per_sample() const { return seq_len + model.prefix_tokens; }
@@ -162,8 +175,8 @@ double trainable_params(const TrainingSetup& setup);
 bool base_in_half(const TrainingSetup& setup);
 
 // Validates combinations (offload=params needs zero3/fsdp-full-shard, dp is single-node, ranks
-// > 0, lora rank > 0, seq_len > 0, target_len >= 0 and only for an encoder-decoder, ...).
-// Exit::invalid_input with how to fix it.
+// > 0, lora rank > 0, seq_len > 0, target_len >= 0 and only for an encoder-decoder, the
+// model-parallel layout: parallel.hpp). Exit::invalid_input with how to fix it.
 Expected<void> validate(const TrainingSetup& setup);
 
 // One rank's device and the links it talks over.

@@ -24,13 +24,15 @@ std::vector<BatchOption> batch_options(const JobSpec& spec, const profile::Profi
                                : est::make_hardware(*gpu, *group);
   est::TrainingSetup setup = spec.setup(row.gpus_per_node, row.nodes);
   setup.precision = row.precision;
+  setup.tp = row.tp;  // the row's layout (an `auto` one as the planner chose it)
+  setup.pp = row.pp;
   std::vector<bool> settings;
   if (spec.grad_checkpointing != GradCheckpointing::on) settings.push_back(false);
   if (spec.grad_checkpointing != GradCheckpointing::off &&
       (spec.grad_checkpointing == GradCheckpointing::on ||
        receives_checkpointing(spec, spec.launcher)))
     settings.push_back(true);
-  const int64_t per_micro = std::max(1, row.world_size());
+  const int64_t per_micro = std::max(1, row.dp());
   const int top = std::max(1, row.micro_batch);
   std::vector<BatchOption> out;
   for (const bool checkpointing : settings) {
@@ -52,8 +54,9 @@ std::optional<AttemptPlan> plan_attempt(const JobSpec& spec, const profile::Prof
   fixed.micro_batch = batch.micro_batch;
   fixed.grad_checkpointing =
       batch.grad_checkpointing ? GradCheckpointing::on : GradCheckpointing::off;
-  const int64_t effective =
-      int64_t{batch.micro_batch} * batch.grad_accum * std::max(1, row.world_size());
+  fixed.tp = row.tp;
+  fixed.pp = row.pp;
+  const int64_t effective = int64_t{batch.micro_batch} * batch.grad_accum * std::max(1, row.dp());
   if (effective > std::numeric_limits<int>::max()) return std::nullopt;
   fixed.effective_batch = BatchRange{static_cast<int>(effective), static_cast<int>(effective)};
   auto again = make_plan(fixed, profile, catalog, options);

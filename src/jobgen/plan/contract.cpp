@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "jobgen/plan/launcher_config.hpp"
 
 namespace jobgen::plan {
@@ -37,7 +39,7 @@ void launcher_gaps(const JobSpec& spec, const PlanRow& row, Launcher launcher,
          true});
   }
   if (config_kind(spec, launcher) == ConfigKind::deepspeed && !uses(spec, "deepspeed_config")) {
-    const int64_t train = int64_t{row.micro_batch} * row.grad_accum * row.world_size();
+    const int64_t train = int64_t{row.micro_batch} * row.grad_accum * row.dp();
     gaps.push_back({"the DeepSpeed config jobgen writes",
                     fmt::format("DeepSpeed with strategy {} (micro-batch {}, train batch {})",
                                 estimate::to_string(spec.strategy), row.micro_batch, train),
@@ -55,7 +57,36 @@ bool names_precision(const JobSpec& spec, estimate::Precision precision) {
   return spec.command.find(bare) != std::string::npos;
 }
 
+// The model-parallel layout changes what each GPU holds: a job that does not split the model as
+// planned runs out of memory or runs another layout. Each size above 1 (sp: on) must reach the
+// command as its {{placeholder}}.
+void parallel_gaps(const JobSpec& spec, const PlanRow& row, std::vector<ContractGap>& gaps) {
+  const std::pair<const char*, int> sizes[] = {
+      {"tp", row.tp}, {"pp", row.pp}, {"vpp", row.vpp}, {"cp", row.cp}};
+  for (const auto& [name, value] : sizes) {
+    if (value <= 1 || uses(spec, name)) continue;
+    gaps.push_back({fmt::format("the {} size", name), fmt::format("{} {}", name, value),
+                    fmt::format("add your script's flag with {{{{{}}}}} to 'command', e.g. "
+                                "Megatron-LM's '--{} {{{{{}}}}}'",
+                                name, megatron_flag(name), name),
+                    true});
+  }
+  if (row.sp && !uses(spec, "sp"))
+    gaps.push_back({"sequence parallelism", "sequence parallelism on",
+                    "pass {{sp}} (true/false) to 'command', e.g. Megatron-LM's "
+                    "'--sequence-parallel'",
+                    true});
+}
+
 }  // namespace
+
+const char* megatron_flag(std::string_view name) {
+  if (name == "tp") return "tensor-model-parallel-size";
+  if (name == "pp") return "pipeline-model-parallel-size";
+  if (name == "vpp") return "num-layers-per-virtual-pipeline-stage";
+  if (name == "cp") return "context-parallel-size";
+  return "";
+}
 
 // A spec without a command yet is planned as if its command will receive everything: there is
 // nothing to hold the plan to (render refuses a spec without a command anyway).
@@ -70,6 +101,7 @@ std::vector<ContractGap> contract_gaps(const JobSpec& spec, const PlanRow& row, 
   std::vector<ContractGap> gaps;
   if (spec.command.empty()) return gaps;
   launcher_gaps(spec, row, launcher, gaps);
+  parallel_gaps(spec, row, gaps);
   if (!uses(spec, "micro_batch") && !uses(spec, "global_micro_batch") &&
       !deepspeed_config(spec, launcher)) {
     gaps.push_back({"the micro-batch", fmt::format("micro-batch {} per GPU", row.micro_batch),

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "jobgen/plan/jobspec.hpp"
@@ -40,6 +41,10 @@ std::string contract_problem(const std::vector<ContractGap>& gaps);
 // The row warning of one gap, the same for every row ("the command never receives the
 // micro-batch: ...; render and submit refuse it").
 std::string gap_warning(const ContractGap& gap);
+
+// Megatron-LM's flag for a model-parallel size ("tp" -> "tensor-model-parallel-size"), for
+// messages.
+const char* megatron_flag(std::string_view name);
 
 // The flags of `spec.flags` that the row turns on, in order, to append to the command.
 std::vector<std::string> planned_flags(const JobSpec& spec, const PlanRow& row);

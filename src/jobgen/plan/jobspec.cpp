@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -43,12 +44,30 @@ std::string BatchRange::to_string() const {
 }
 
 const std::vector<std::string>& known_placeholders() {
-  static const std::vector<std::string> names{
-      "micro_batch",      "grad_accum",       "gpus_per_node",      "nodes",
-      "world_size",       "effective_batch",  "learning_rate",      "max_steps",
-      "epochs",           "seq_len",          "target_len",         "precision",
-      "job_name",         "checkpoint_dir",   "grad_checkpointing", "global_micro_batch",
-      "deepspeed_config", "accelerate_config"};
+  static const std::vector<std::string> names{"micro_batch",
+                                              "grad_accum",
+                                              "gpus_per_node",
+                                              "nodes",
+                                              "world_size",
+                                              "effective_batch",
+                                              "learning_rate",
+                                              "max_steps",
+                                              "epochs",
+                                              "seq_len",
+                                              "target_len",
+                                              "precision",
+                                              "job_name",
+                                              "checkpoint_dir",
+                                              "grad_checkpointing",
+                                              "global_micro_batch",
+                                              "deepspeed_config",
+                                              "tp",
+                                              "pp",
+                                              "vpp",
+                                              "cp",
+                                              "sp",
+                                              "dp",
+                                              "accelerate_config"};
   return names;
 }
 
@@ -76,6 +95,13 @@ estimate::TrainingSetup JobSpec::setup(int gpus_per_node, int nodes) const {
   s.recompute = recompute;
   s.gpus_per_node = gpus_per_node;
   s.nodes = nodes;
+  // `auto` (0) is the planner's to choose (planner_layout.cpp); unchosen it is 1.
+  s.tp = std::max(1, tp);
+  s.pp = std::max(1, pp);
+  s.vpp = vpp;
+  s.cp = cp;
+  s.sp = sp;
+  s.tp_across_nodes = tp_across_nodes;
   s.empirical = empirical_memory;
   return s;
 }
@@ -98,6 +124,16 @@ int64_t JobSpec::steps_for(int effective) const {
 }
 
 namespace {
+
+// The setup on the fewest GPUs the spec's model-parallel layout runs on (tp x pp x cp; `auto`
+// as 1, pp as 2 when virtual stages need a pipeline): what checks made before the GPU count is
+// known validate.
+estimate::TrainingSetup layout_probe(const JobSpec& spec) {
+  const int pp = spec.pp > 0 ? spec.pp : (spec.vpp > 1 ? 2 : 1);
+  estimate::TrainingSetup s = spec.setup(std::max(1, spec.tp) * pp * std::max(1, spec.cp));
+  s.pp = pp;
+  return s;
+}
 
 // Each stage starts from a copy of the top level made once, before any stage is added: copying
 // `spec` itself would copy every earlier stage too (quadratic in the number of stages).
@@ -214,7 +250,7 @@ Expected<void> resolve_one(JobSpec& spec, const sys::FileSystem& fs,
   }
   JOBGEN_TRY_ASSIGN(model::Architecture arch, model::parse_architecture(*text, path.string()));
   spec.model = std::move(arch);
-  if (auto ok = estimate::validate(spec.setup()); !ok) {
+  if (auto ok = estimate::validate(layout_probe(spec)); !ok) {
     return invalid(ok.error().message, spec.loc);
   }
   return {};

@@ -57,7 +57,8 @@ inline constexpr double kMaxEpochs = 1e6;
 inline constexpr double kMaxSamplesSeen = 1e15;  // epochs x dataset_size
 inline constexpr double kMaxLearningRate = 100;
 inline constexpr int64_t kMaxLoraRank = 65536;
-inline constexpr double kMaxGb = 1e6;  // checkpoint and empirical memory sizes, GB
+inline constexpr int64_t kMaxParallel = 4096;  // tp, pp, vpp, cp ranks
+inline constexpr double kMaxGb = 1e6;          // checkpoint and empirical memory sizes, GB
 inline constexpr std::size_t kMaxStages = 100;
 inline constexpr std::size_t kMaxPlaceholderName = 64;
 inline constexpr std::size_t kMaxEnvVars = 1000;
@@ -159,6 +160,11 @@ struct JobSpec {
 
   std::optional<BatchRange> effective_batch;  // nullopt: accumulation 1 at the largest micro-batch
   std::optional<int> micro_batch;             // fixed per-GPU micro-batch; nullopt = auto
+  // Model parallelism (estimate/parallel.hpp): tp and pp 0 = `auto`, the planner searches
+  // tp x pp for each GPU count and picks the fastest layout that fits.
+  int tp = 1, pp = 1, vpp = 1, cp = 1;
+  bool sp = false;
+  bool tp_across_nodes = false;
 
   std::optional<int64_t> steps;         // optimizer steps
   std::optional<double> epochs;         // with dataset_size: steps = ceil(epochs x size / batch)

@@ -110,12 +110,12 @@ std::string deepspeed_summary(const JobSpec& spec, const PlanRow& row) {
           : fmt::format(" ({} offloaded to CPU)", spec.offload == est::Offload::params
                                                       ? "parameters and optimizer"
                                                       : "optimizer"),
-      row.micro_batch, row.grad_accum, int64_t{row.micro_batch} * row.grad_accum * row.world_size(),
+      row.micro_batch, row.grad_accum, int64_t{row.micro_batch} * row.grad_accum * row.dp(),
       est::to_string(row.precision));
 }
 
 void deepspeed_settings(ConfigDocument& doc, const JobSpec& spec, const PlanRow& row) {
-  const int64_t train = int64_t{row.micro_batch} * row.grad_accum * row.world_size();
+  const int64_t train = int64_t{row.micro_batch} * row.grad_accum * row.dp();
   doc.set({"train_batch_size"}, train,
           fmt::format("the plan steps the optimizer every {} samples", train));
   doc.set({"train_micro_batch_size_per_gpu"}, row.micro_batch,

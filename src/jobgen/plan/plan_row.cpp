@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "jobgen/plan/contract.hpp"
 #include "jobgen/plan/planner_steps.hpp"
@@ -88,7 +91,7 @@ Config plan_config(const JobSpec& spec, est::TrainingSetup setup, const est::Har
     return b.effective < t.min ? t.min - b.effective : std::max<int64_t>(0, b.effective - t.max);
   };
   // A bounded number of choices is timed: the largest micro-batches, where the fastest one is.
-  auto choices = allowed_batches(cap, fixed, setup.world_size(), spec.effective_batch);
+  auto choices = allowed_batches(cap, fixed, setup.dp(), spec.effective_batch);
   if (choices.size() > 64) choices.resize(64);
   bool first = true;
   for (const BatchChoice& choice : choices) {
@@ -252,6 +255,70 @@ void note_tf32_alternative(PlanRow& row, const Config& chosen, const est::Hardwa
       chosen.tp.step_time_s / step));
 }
 
+// The layouts `tp: auto` / `pp: auto` try for this candidate: tp over the divisors of the GPUs
+// per node (tensor parallelism stays within a node), pp over the divisors of what is left, each
+// as the spec fixes it otherwise; validate() drops those the model or schedule cannot take.
+std::vector<std::pair<int, int>> layouts(const JobSpec& spec, const est::TrainingSetup& base) {
+  std::vector<std::pair<int, int>> out;
+  const int world = base.world_size();
+  const int cp = std::max(1, base.cp);
+  for (int tp = 1; tp <= (spec.tp == 0 ? base.gpus_per_node : 1); ++tp) {
+    const int t = spec.tp == 0 ? tp : spec.tp;
+    if (spec.tp == 0 && base.gpus_per_node % t != 0) continue;
+    if (world % (t * cp) != 0) continue;
+    const int rest = world / (t * cp);
+    const int max_pp = spec.pp == 0 ? std::min(rest, base.model.total_layers()) : 1;
+    for (int pp = 1; pp <= max_pp; ++pp) {
+      const int p = spec.pp == 0 ? pp : spec.pp;
+      if (spec.pp == 0 && rest % p != 0) continue;
+      est::TrainingSetup s = base;
+      s.tp = t;
+      s.pp = p;
+      if (est::validate(s)) out.emplace_back(t, p);
+    }
+  }
+  return out;
+}
+
+// `tp: auto` / `pp: auto`: every layout planned, the fastest whole run that fits wins (ties: the
+// smaller model-parallel group); when none fits, the smallest footprint, for the row's advice.
+// Layouts that do not fit even micro-batch 1 with checkpointing are not planned further.
+Config plan_layout(const JobSpec& spec, const est::TrainingSetup& base, const est::Hardware& hw,
+                   PlanRow& row) {
+  std::optional<Config> best;
+  std::string best_note;
+  double smallest = -1;
+  est::TrainingSetup smallest_setup = base;
+  for (const auto& [tp, pp] : layouts(spec, base)) {
+    est::TrainingSetup s = base;
+    s.tp = tp;
+    s.pp = pp;
+    est::TrainingSetup lean = s;
+    lean.grad_checkpointing = spec.grad_checkpointing != GradCheckpointing::off;
+    const double least = est::estimate_memory(lean, 1, hw).total;
+    if (smallest < 0 || least < smallest) {
+      smallest = least;
+      smallest_setup = s;
+    }
+    if (least > est::kRecommendedUse * hw.capacity_gib) continue;
+    PlanRow scratch;
+    Config c = plan_checkpointing(spec, s, hw, scratch);
+    if (!c.fits) continue;
+    const bool better =
+        !best || c.total_s < 0.995 * best->total_s ||
+        (c.total_s < 1.005 * best->total_s && tp * pp < best->setup.tp * best->setup.pp);
+    if (better) {
+      best = std::move(c);
+      best_note = scratch.checkpointing_note;
+    }
+  }
+  if (best) {
+    row.checkpointing_note = best_note;
+    return std::move(*best);
+  }
+  return plan_checkpointing(spec, smallest_setup, hw, row);
+}
+
 }  // namespace
 
 PlanRow plan_row(const JobSpec& spec, const profile::Profile& prof, const Candidate& cand,
@@ -261,7 +328,14 @@ PlanRow plan_row(const JobSpec& spec, const profile::Profile& prof, const Candid
   setup.precision =
       est::effective_precision(planned_precision(spec, prof, hw, row), hw, &row.warnings);
   row.precision = setup.precision;
-  const Config chosen = plan_checkpointing(spec, std::move(setup), hw, row);
+  const Config chosen = spec.tp == 0 || spec.pp == 0
+                            ? plan_layout(spec, setup, hw, row)
+                            : plan_checkpointing(spec, std::move(setup), hw, row);
+  row.tp = chosen.setup.tp;
+  row.pp = chosen.setup.pp;
+  row.vpp = chosen.setup.vpp;
+  row.cp = chosen.setup.cp;
+  row.sp = chosen.setup.sp;
   fill_from_config(row, spec, chosen);
   note_tf32_alternative(row, chosen, hw);
   if (correction != nullptr) apply_correction(row, *correction);

@@ -19,7 +19,22 @@ namespace jobgen::plan {
 namespace est = jobgen::estimate;
 using profile::NodeGroup;
 
+std::string PlanRow::layout() const {
+  if (tp * pp * cp == 1) return "";
+  std::string s = fmt::format("tp{}", tp);
+  if (sp) s += "+sp";
+  s += fmt::format(" pp{}", pp);
+  if (vpp > 1) s += fmt::format("x{}", vpp);
+  if (cp > 1) s += fmt::format(" cp{}", cp);
+  return s + fmt::format(" dp{}", dp());
+}
+
 std::string PlanRow::label() const {
+  if (tp * pp * cp > 1) {
+    const std::string gpus = nodes > 1 ? fmt::format("{}x{} GPUs", nodes, gpus_per_node)
+                                       : fmt::format("{} GPUs", gpus_per_node);
+    return fmt::format("{} {} {}", group, gpus, layout());
+  }
   if (!mig_profile.empty()) {
     return fmt::format("{} {} slice{} {}", group, gpus_per_node, gpus_per_node == 1 ? "" : "s",
                        mig_profile);
@@ -337,7 +352,7 @@ std::map<std::string, std::string> placeholder_values(const JobSpec& spec, const
   std::map<std::string, std::string> v;
   v["micro_batch"] = std::to_string(row.micro_batch);
   // One forward over every GPU: the batch a DataParallel script (one process, all GPUs) takes.
-  v["global_micro_batch"] = std::to_string(int64_t{row.micro_batch} * row.world_size());
+  v["global_micro_batch"] = std::to_string(int64_t{row.micro_batch} * row.dp());
   v["grad_accum"] = std::to_string(row.grad_accum);
   v["gpus_per_node"] = std::to_string(row.gpus_per_node);
   v["nodes"] = std::to_string(row.nodes);
@@ -352,6 +367,12 @@ std::map<std::string, std::string> placeholder_values(const JobSpec& spec, const
   v["job_name"] = spec.name;
   v["checkpoint_dir"] = spec.checkpoint.dir;
   v["grad_checkpointing"] = row.grad_checkpointing ? "true" : "false";
+  v["tp"] = std::to_string(row.tp);
+  v["pp"] = std::to_string(row.pp);
+  v["vpp"] = std::to_string(row.vpp);
+  v["cp"] = std::to_string(row.cp);
+  v["sp"] = row.sp ? "true" : "false";
+  v["dp"] = std::to_string(row.dp());
   return v;
 }
 

@@ -29,6 +29,8 @@
 // Units: seconds, GiB per GPU, GPU-hours (MIG: slice-hours), cost in the profile's currency.
 #pragma once
 
+#include <algorithm>
+
 #include <map>
 #include <optional>
 #include <string>
@@ -67,7 +69,13 @@ struct PlanRow {
   int nodes = 1;
   int gpus_per_node = 1;  // MIG: slices
   int world_size() const { return nodes * gpus_per_node; }
-  std::string label() const;  // "l40s 4 GPUs", "l40s 2x6 GPUs", "h100nvl 1 slice 1g.12gb"
+  // "l40s 4 GPUs", "l40s 2x6 GPUs", "h100nvl 1 slice 1g.12gb", "h100 4x8 GPUs tp8 pp2"
+  std::string label() const;
+  // The model-parallel layout (estimate/parallel.hpp), searched when the spec says tp/pp: auto.
+  int tp = 1, pp = 1, vpp = 1, cp = 1;
+  bool sp = false;
+  int dp() const { return std::max(1, world_size() / std::max(1, tp * pp * cp)); }
+  std::string layout() const;  // "tp8 pp2 dp4" ("" without model parallelism)
 
   estimate::MaxMicroBatch max_micro;  // at the chosen checkpointing setting
   int micro_batch = 0;                // planned, per GPU

@@ -33,6 +33,15 @@ json row_json(const PlanRow& row) {
   j["nodes"] = row.nodes;
   j["gpus_per_node"] = row.gpus_per_node;
   j["world_size"] = row.world_size();
+  // Only for model-parallel rows, so that data-parallel plans read as before.
+  if (row.tp * row.pp * row.cp > 1)
+    j["parallel"] = {{"tp", row.tp},
+                     {"pp", row.pp},
+                     {"vpp", row.vpp},
+                     {"cp", row.cp},
+                     {"sp", row.sp},
+                     {"dp", row.dp()},
+                     {"worst_stage", row.memory.stage}};
   j["max_micro_batch"] = {{"conservative", row.max_micro.conservative},
                           {"recommended", row.max_micro.recommended},
                           {"aggressive", row.max_micro.aggressive}};

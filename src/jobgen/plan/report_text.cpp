@@ -309,6 +309,8 @@ std::string group_text(const PlanReport& r, const GroupInfo& g, bool lr_varies) 
     if (row.group != g.name || row.mig_profile != g.mig_profile) continue;
     ++rows;
     cells.push_back(row_cells(r, row, lr_varies, ckpt, epochs));
+    if (!row.layout().empty())
+      note(fmt::format("layout {} (memory of the {})", row.layout(), row.memory.stage), row.id);
     if (!row.checkpointing_note.empty()) note(row.checkpointing_note, row.id);
     if (!row.calibration_note.empty()) note(row.calibration_note, row.id);
     for (const auto& w : row.warnings) note(w, row.id);

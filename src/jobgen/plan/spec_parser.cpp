@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "jobgen/plan/spec_sections.hpp"
 
 namespace jobgen::plan::detail {
@@ -13,6 +15,16 @@ namespace jobgen::plan::detail {
 using util::YamlReader;
 
 namespace {
+
+// The setup on the fewest GPUs the spec's model-parallel layout runs on (tp x pp x cp; `auto`
+// as 1, pp as 2 when virtual stages need a pipeline): what checks made before the GPU count is
+// known validate.
+estimate::TrainingSetup layout_probe(const JobSpec& spec) {
+  const int pp = spec.pp > 0 ? spec.pp : (spec.vpp > 1 ? 2 : 1);
+  estimate::TrainingSetup s = spec.setup(std::max(1, spec.tp) * pp * std::max(1, spec.cp));
+  s.pp = pp;
+  return s;
+}
 
 const std::vector<std::string> kStageKeys{"name",
                                           "model",
@@ -33,6 +45,12 @@ const std::vector<std::string> kStageKeys{"name",
                                           "fsdp_version",
                                           "effective_batch",
                                           "micro_batch",
+                                          "tp",
+                                          "pp",
+                                          "vpp",
+                                          "cp",
+                                          "sp",
+                                          "tp_across_nodes",
                                           "steps",
                                           "epochs",
                                           "dataset_size",
@@ -75,6 +93,7 @@ void SpecParser::apply(const YAML::Node& map, JobSpec& spec, const std::string& 
   read_enum(map, "fsdp_version", what, estimate::parse_fsdp_version, spec.fsdp_version);
   read_batch(map, spec, what);
   read_micro_batch(map, spec, what);
+  read_parallel(map, spec, what);
   if (auto v = bounded(map, "steps", what, kMaxSteps)) spec.steps = *v;
   if (auto v = number(map, "epochs", what, kMaxEpochs)) {
     if (*v > 0)
@@ -159,7 +178,7 @@ void SpecParser::check(const JobSpec& spec, const YAML::Node& map, const std::st
                "'rank' and 'targets' only apply to 'method: lora' or 'method: qlora'");
   }
   if (!spec.model_ref.empty() && spec.model_file.empty() && spec.seq_len > 0) {
-    if (auto ok = estimate::validate(spec.setup()); !ok) {
+    if (auto ok = estimate::validate(layout_probe(spec)); !ok) {
       r_.problem(at, ok.error().message);
     }
   }

@@ -65,6 +65,7 @@ class SpecParser {
   void read_checkpointing(const YAML::Node& map, JobSpec& spec, const std::string& what);
   void read_batch(const YAML::Node& map, JobSpec& spec, const std::string& what);
   void read_micro_batch(const YAML::Node& map, JobSpec& spec, const std::string& what);
+  void read_parallel(const YAML::Node& map, JobSpec& spec, const std::string& what);
   void read_lr_scaling(const YAML::Node& map, JobSpec& spec, const std::string& what);
   void read_empirical(const YAML::Node& map, JobSpec& spec, const std::string& what);
 

@@ -1,6 +1,8 @@
 // The training sections of a job spec (spec_sections.hpp): the model, fine-tuning, activation
 // checkpointing, the effective and micro batch, learning-rate scaling and the empirical memory
 // formula.
+#include <fmt/format.h>
+
 #include <charconv>
 
 #include "jobgen/model/architecture_yaml.hpp"
@@ -131,6 +133,33 @@ void SpecParser::read_micro_batch(const YAML::Node& map, JobSpec& spec, const st
     return;
   }
   spec.micro_batch = *v;
+}
+
+// tp, pp: a size or `auto` (0: the planner searches them); vpp, cp: a size; sp and
+// tp_across_nodes: booleans (estimate/parallel.hpp).
+void SpecParser::read_parallel(const YAML::Node& map, JobSpec& spec, const std::string& what) {
+  auto size = [&](std::string_view key, bool may_be_auto, int& out) {
+    const auto text = r_.string(map, key, what);
+    if (!text) return;
+    if (may_be_auto && util::lower(*text) == "auto") {
+      out = 0;
+      return;
+    }
+    const auto v = parse_int(*text);
+    if (!v || *v < 1 || *v > kMaxParallel) {
+      r_.problem(map[std::string(key)],
+                 fmt::format("'{}' must be {}a number of ranks from 1 to {}, but it is '{}'", key,
+                             may_be_auto ? "'auto' or " : "", kMaxParallel, util::shorten(*text)));
+      return;
+    }
+    out = *v;
+  };
+  size("tp", true, spec.tp);
+  size("pp", true, spec.pp);
+  size("vpp", false, spec.vpp);
+  size("cp", false, spec.cp);
+  if (auto v = r_.boolean(map, "sp", what)) spec.sp = *v;
+  if (auto v = r_.boolean(map, "tp_across_nodes", what)) spec.tp_across_nodes = *v;
 }
 
 void SpecParser::read_lr_scaling(const YAML::Node& map, JobSpec& spec, const std::string& what) {

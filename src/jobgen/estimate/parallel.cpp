@@ -1,0 +1,226 @@
+// The model-parallel layout described in parallel.hpp.
+#include "jobgen/estimate/parallel.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+
+#include "jobgen/estimate/comm.hpp"
+
+namespace jobgen::estimate {
+
+namespace {
+
+int ceil_div(int a, int b) {
+  return b > 0 ? (a + b - 1) / b : a;
+}
+
+// The layout's sizes and how they divide the world and the model.
+Expected<void> validate_sizes(const TrainingSetup& s) {
+  if (s.tp < 1 || s.pp < 1 || s.vpp < 1 || s.cp < 1)
+    return invalid("tp, pp, vpp and cp must be at least 1 (1 = not split)");
+  const int mp = s.model_parallel_size();
+  if (s.world_size() % mp != 0)
+    return invalid(fmt::format(
+        "{} GPUs cannot be split into groups of tp x pp x cp = {} x {} x {} = {}; use a GPU "
+        "count that is a multiple of {} or change tp/pp/cp",
+        s.world_size(), s.tp, s.pp, s.cp, mp, mp));
+  const model::Architecture& a = s.model;
+  if (a.heads % s.tp != 0 || a.effective_kv_heads() % s.tp != 0)
+    return invalid(fmt::format(
+        "tp {} does not divide the model's {} attention heads and {} key/value heads: each "
+        "tensor-parallel rank computes whole heads; pick a tp that divides both",
+        s.tp, a.heads, a.effective_kv_heads()));
+  if (s.tp > s.gpus_per_node && !s.tp_across_nodes)
+    return invalid(fmt::format(
+        "tp {} is more than the {} GPUs of a node: tensor parallelism all-reduces activations "
+        "in every layer, forward and backward, and across nodes it runs at the NIC's speed, not "
+        "NVLink's; use pp (or cp) for the rest, or set tp_across_nodes: true "
+        "(--tp-across-nodes) to estimate it anyway",
+        s.tp, s.gpus_per_node));
+  return {};
+}
+
+// Pipeline stages, sequence/context parallelism and the strategies that run beside them.
+Expected<void> validate_schedule(const TrainingSetup& s) {
+  const model::Architecture& a = s.model;
+  const int layers = a.total_layers();
+  if (s.pp > layers)
+    return invalid(
+        fmt::format("pp {} is more than the model's {} layers: every pipeline stage "
+                    "needs at least one; use pp <= {}",
+                    s.pp, layers, layers));
+  if (s.pp > 1 && a.kind == model::Kind::encoder_decoder)
+    return invalid(
+        "pipeline stages of an encoder-decoder model are not modelled; use tp/cp and dp");
+  if (s.vpp > 1 && s.pp == 1)
+    return invalid(
+        "vpp (virtual pipeline stages, interleaved 1F1B) needs pp > 1; set pp or "
+        "drop vpp");
+  if (s.vpp > 1 && layers % (s.pp * s.vpp) != 0)
+    return invalid(
+        fmt::format("the interleaved schedule needs the {} layers divisible by pp x "
+                    "vpp = {}; change pp or vpp",
+                    layers, s.pp * s.vpp));
+  if (s.sp && s.tp == 1)
+    return invalid(
+        "sp (sequence parallelism) splits the norms' and dropouts' activations over "
+        "the tensor-parallel ranks: it needs tp > 1");
+  if (s.cp > 1 && !s.flash_attention)
+    return invalid(
+        "cp (context parallelism) runs ring attention in fused attention kernels: "
+        "set flash_attention (--flash-attention)");
+  if (s.cp > s.seq_len)
+    return invalid(fmt::format("cp {} is more than the {} tokens of a sample", s.cp, s.seq_len));
+  if (s.strategy == Strategy::dp)
+    return invalid(
+        "DataParallel (dp) cannot run beside tp/pp/cp; use ddp, zero1 (Megatron's "
+        "distributed optimizer) or fsdp-*");
+  if (s.strategy == Strategy::single && s.dp() > 1)
+    return invalid(
+        fmt::format("{} GPUs with tp x pp x cp = {} leave {} data-parallel ranks: "
+                    "strategy 'single' has none; use ddp, zero1 or fsdp-*",
+                    s.world_size(), s.model_parallel_size(), s.dp()));
+  if (s.empirical)
+    return invalid(
+        "an empirical memory formula describes one GPU of a data-parallel run; drop "
+        "it or tp/pp/cp");
+  return {};
+}
+
+}  // namespace
+
+Expected<void> validate_parallel(const TrainingSetup& s) {
+  if (!s.model_parallel() && s.vpp == 1 && !s.sp) return {};
+  if (auto ok = validate_sizes(s); !ok) return ok;
+  return validate_schedule(s);
+}
+
+const char* to_string(Stage stage) {
+  switch (stage) {
+    case Stage::only:
+      return "the only stage";
+    case Stage::first:
+      return "first stage";
+    case Stage::last:
+      return "last stage";
+  }
+  return "";
+}
+
+std::vector<Stage> stages(const TrainingSetup& s) {
+  if (s.pp <= 1) return {Stage::only};
+  return {Stage::first, Stage::last};
+}
+
+TrainingSetup stage_setup(const TrainingSetup& s, Stage stage) {
+  TrainingSetup v = s;
+  if (!s.model_parallel()) return v;
+  const model::Architecture& m = s.model;
+  model::Architecture& a = v.model;
+  a.head_dim = m.effective_head_dim();
+  a.heads = std::max(1, m.heads / s.tp);
+  a.kv_heads = std::max(1, m.effective_kv_heads() / s.tp);
+  a.ffn_hidden = ceil_div(m.effective_ffn(), s.tp);
+  a.vocab = ceil_div(m.vocab, s.tp);
+  a.params = 0;  // the shard's parameters are derived from its shape
+  // Uneven splits: the worst stage holds the rounded-up share.
+  a.layers = ceil_div(m.layers, s.pp);
+  if (m.decoder_layers > 0) a.decoder_layers = ceil_div(m.decoder_layers, s.pp);
+  if (stage == Stage::first) {
+    a.token_logits = false;  // the LM head is on the last stage
+    a.head_outputs = 0;
+  } else if (stage == Stage::last) {
+    // The head's vocab x h matrix: with tied embeddings Megatron keeps a copy of the embedding
+    // here, untied it is the head; either way one vocab-parallel matrix, counted as a tied
+    // embedding. Position embeddings and components outside the stack stay on the first stage.
+    a.tied_embeddings = true;
+    a.positions = 0;
+    a.extra_params = 0;
+    a.frozen_params = 0;
+    a.prefix_tokens = 0;
+  }
+  v.seq_len = ceil_div(s.seq_len, s.cp);
+  if (stage != Stage::last) a.prefix_tokens = ceil_div(m.prefix_tokens, s.cp);
+  return v;
+}
+
+double in_flight(const TrainingSetup& s, Stage stage) {
+  if (stage != Stage::first || s.pp <= 1) return 1.0;
+  const double interleave = s.vpp > 1 ? 1.0 + double(s.pp - 1) / (double(s.pp) * s.vpp) : 1.0;
+  return s.pp * interleave;
+}
+
+TrainingSetup dp_group_setup(const TrainingSetup& s) {
+  if (!s.model_parallel()) return s;
+  TrainingSetup first = stage_setup(s, s.pp > 1 ? Stage::first : Stage::only);
+  TrainingSetup v = first;
+  if (s.pp > 1) {
+    TrainingSetup last = stage_setup(s, Stage::last);
+    if (derive_params(last.model) > derive_params(first.model)) v = last;
+  }
+  const int dp = s.dp();
+  const int per_node = std::max(1, std::min(dp, s.gpus_per_node / (s.tp * s.cp)));
+  v.gpus_per_node = per_node;
+  v.nodes = std::max(1, dp / per_node);
+  v.tp = v.pp = v.vpp = v.cp = 1;  // a plain data-parallel run of the shard
+  v.sp = false;
+  return v;
+}
+
+ParallelTime parallel_time(const TrainingSetup& s, int micro_batch, const Hardware& hw,
+                           double attention_s, std::vector<Term>* explain) {
+  ParallelTime r;
+  if (!s.model_parallel()) return r;
+  const model::Architecture& a = s.model;
+  const Precision p = effective_precision(s.precision, hw, nullptr);
+  const double elem = is_half(p) ? 2.0 : 4.0;
+  const double tokens = double(ceil_div(s.seq_len, s.cp) + ceil_div(a.prefix_tokens, s.cp));
+  const double sbh = tokens * micro_batch * a.hidden * elem;  // bytes
+  const double layers = ceil_div(a.total_layers(), s.pp);
+  const bool nvlink = hw.links.intra == profile::IntraLink::nvlink;
+  // Tensor parallel: within a node over the intra-node link, else the NICs' share.
+  if (s.tp > 1) {
+    const bool across = s.tp > s.gpus_per_node;
+    const double inter = hw.links.inter_gbs(s.gpus_per_node);
+    r.tp_bus_gbs = across && inter > 0 ? std::min(hw.links.intra_gbs, inter) : hw.links.intra_gbs;
+    const int nodes = across ? ceil_div(s.tp, s.gpus_per_node) : 1;
+    const double passes = 4.0 + (s.grad_checkpointing && s.recompute == Recompute::full ? 2 : 0);
+    r.tp_s = layers * passes * ring_allreduce_s(sbh, s.tp, nodes, r.tp_bus_gbs, nvlink);
+  }
+  // Pipeline: the activation and its gradient per virtual stage, between nodes when the job
+  // spans them (pp is the outermost group).
+  if (s.pp > 1) {
+    const bool network = s.nodes > 1;
+    const double link = network ? hw.links.inter_gbs(s.gpus_per_node) / std::max(1, s.gpus_per_node)
+                                : hw.links.intra_gbs;
+    const double bytes = s.tp > 1 ? sbh / s.tp : sbh;
+    r.p2p_s = 2.0 * s.vpp * p2p_s(bytes, link > 0 ? link : hw.links.intra_gbs, network);
+    r.bubble = double(s.pp - 1) / s.vpp;
+  }
+  // Context parallel: K/V chunks around the ring, hidden behind the attention compute.
+  if (s.cp > 1) {
+    const double kv =
+        2.0 * tokens * micro_batch * a.effective_kv_heads() / s.tp * a.effective_head_dim() * elem;
+    const double ring = layers * 3.0 * (s.cp - 1) * kv / (std::max(hw.links.intra_gbs, 1e-3) * 1e9);
+    r.cp_s = std::max(0.0, ring - attention_s);
+  }
+  if (explain != nullptr) {
+    explain->push_back({"tensor-parallel all-reduces", r.tp_s, "s",
+                        fmt::format("{:.0f} layers x 4 (+2 recomputed) all-reduces of {} B over "
+                                    "{} ranks at {:.0f} GB/s, exposed, per micro-batch",
+                                    layers, sci(sbh), s.tp, r.tp_bus_gbs)});
+    explain->push_back({"pipeline send/receive", r.p2p_s, "s",
+                        fmt::format("2 x {} virtual stage(s) x s x b x h{} per micro-batch", s.vpp,
+                                    s.tp > 1 ? " / tp" : "")});
+    explain->push_back({"context-parallel K/V ring", r.cp_s, "s",
+                        "3 x (cp - 1) K/V chunks per layer, less the attention compute"});
+    explain->push_back(
+        {"pipeline bubble", r.bubble, "micro-batches",
+         fmt::format("(pp - 1) / vpp = ({} - 1) / {} micro-batch times per step", s.pp, s.vpp)});
+  }
+  return r;
+}
+
+}  // namespace jobgen::estimate
