@@ -126,6 +126,8 @@ Expected<estimate::TrainingSetup> build_setup(const Context& ctx, const Estimate
   s.optimizer_in_backward = o.optimizer_in_backward;
   s.gpus_per_node = o.gpus;
   s.nodes = o.nodes;
+  s.ep = o.ep;
+  s.capacity_factor = o.capacity_factor;
   if (!o.empirical.empty()) {
     JOBGEN_TRY_ASSIGN(auto e, parse_empirical(o.empirical));
     s.empirical = e;

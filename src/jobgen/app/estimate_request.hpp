@@ -31,6 +31,8 @@ struct EstimateRequest {
   int seq_len = 0;
   std::string micro_batch = "auto";
   int accumulation = 1;
+  int ep = 1;                  // MoE expert parallel size
+  double capacity_factor = 0;  // MoE capacity factor, 0 = dropless
   bool grad_checkpointing = false;
   std::string recompute = "full";
   bool compile = false;

@@ -56,16 +56,46 @@ double lora_dropout_bytes(const model::Architecture& a, const TrainingSetup& s, 
   return inputs * (d.l + 1);
 }
 
+// Bytes per token per hidden unit a gated (SwiGLU) or GELU FFN of inner width `width` keeps
+// between its input and output: the activation function's inputs/outputs (see block_bytes).
+double ffn_inner_bytes(const model::Architecture& a, const TrainingSetup& s, const Dtypes& d,
+                       const SavedInputs& in, double width) {
+  const double f = width / a.hidden;
+  double act = 0;
+  if (a.gated_ffn)
+    act = s.compile ? 2 * f : (3 + (in.ffn_out ? 1 : 0)) * f;
+  else
+    act = (1 + (in.ffn_out ? 1 : 0)) * f;
+  return d.l * act;
+}
+
+// An MoE block's FFN per token per hidden unit (Hugging Face's Mixtral/Qwen-MoE/DeepSeek/OLMoE
+// blocks, Megatron's token dispatcher): the norm; the router's input (the normed hidden state,
+// which the shared experts read too), its logits in half and the softmax probabilities in fp32
+// (tokens x experts); per routed slot (top-k, x capacity_factor when padded) the token gathered
+// for its expert (the experts' first Linear input), the expert's inner tensors and its output,
+// which the multiplication by the routing weight saves; the shared experts as one FFN of
+// shared x expert width.
+double moe_ffn_bytes(const model::Architecture& a, const TrainingSetup& s, const Dtypes& d,
+                     const SavedInputs& in, double norm, double mask) {
+  const double router = double(a.experts) * (d.l + 4.0) / a.hidden;
+  const double slots = routed_slots(s);
+  const double ef = a.effective_expert_ffn();
+  const double routed = slots * ((in.ffn_in ? d.l : 0) + ffn_inner_bytes(a, s, d, in, ef) + d.l);
+  const double shared =
+      a.shared_experts > 0 ? ffn_inner_bytes(a, s, d, in, double(a.shared_experts) * ef) : 0;
+  return norm + (in.ffn_in ? d.l : 0) + router + routed + shared + mask;
+}
+
 // One block's saved bytes for b samples of t tokens (no checkpointing).
 double block_bytes(const model::Architecture& a, const TrainingSetup& s, double t, double b,
-                   bool cross_attention) {
+                   bool cross_attention, bool moe = false) {
   const Dtypes d = dtypes(s);
   const SavedInputs in = saved_inputs(s);
   const bool drop = a.dropout;
   const double mask = drop ? 1.0 : 0.0;
   const double sbh = t * b * a.hidden;
   const double q = double(a.heads) * a.effective_head_dim() / a.hidden;
-  const double f = double(a.effective_ffn()) / a.hidden;
   const double norm = norm_bytes(a, s, d);
   // Attention: norm, QKV input, q/k/v (GQA expanded before SDPA), the output as flash
   // attention keeps it, and the (batch, seq, heads x dim) copy the output projection keeps
@@ -82,12 +112,9 @@ double block_bytes(const model::Architecture& a, const TrainingSetup& s, double 
   // FFN: norm, first-linear input, GELU (its input, and its output when the second linear
   // saves it) or SwiGLU (gate, SiLU(gate), up, and the product when the down projection saves
   // it; compiled: gate and up only), dropout mask.
-  double act = 0;
-  if (a.gated_ffn)
-    act = s.compile ? 2 * f : (3 + (in.ffn_out ? 1 : 0)) * f;
-  else
-    act = (1 + (in.ffn_out ? 1 : 0)) * f;
-  const double ffn = norm + (in.ffn_in ? d.l : 0) + d.l * act + mask;
+  const double ffn =
+      moe ? moe_ffn_bytes(a, s, d, in, norm, mask)
+          : norm + (in.ffn_in ? d.l : 0) + ffn_inner_bytes(a, s, d, in, a.effective_ffn()) + mask;
   return attn + (ffn + lora_dropout_bytes(a, s, d)) * sbh;
 }
 
@@ -124,15 +151,18 @@ ActivationBytes activation_bytes(const TrainingSetup& s, double b) {
   const Dtypes d = dtypes(s);
   const int enc = a.layers;
   const int dec = a.effective_decoder_layers();
+  const int moe = a.moe_layers();  // MoE blocks (decoder and encoder models only)
   const double enc_block = block_bytes(a, s, t, b, false);
   const double dec_block = dec > 0 ? block_bytes(a, s, t, b, true) : 0;
+  const double moe_block = moe > 0 ? block_bytes(a, s, t, b, false, true) : 0;
   const double sbh = t * b * a.hidden;
   ActivationBytes r;
-  r.per_block = std::max(enc_block, dec_block);
+  r.per_block = std::max({enc_block, dec_block, moe_block});
+  const double all_blocks = (enc - moe) * enc_block + moe * moe_block + dec * dec_block;
   if (!s.grad_checkpointing) {
-    r.blocks = enc * enc_block + dec * dec_block;
+    r.blocks = all_blocks;
   } else if (s.recompute == Recompute::selective) {
-    r.blocks = (enc + dec) * d.r * sbh + 0.5 * (enc * enc_block + dec * dec_block);
+    r.blocks = (enc + dec) * d.r * sbh + 0.5 * all_blocks;
   } else {
     // One checkpoint (the block input) per block + the block being recomputed.
     r.blocks = (enc + dec) * d.r * sbh;
@@ -140,9 +170,16 @@ ActivationBytes activation_bytes(const TrainingSetup& s, double b) {
   }
   // An op's backward holds the incoming gradient and produces the outgoing one before the
   // saved input is freed: two gradients the size of the block's largest tensor.
+  const double experts_inner =
+      moe > 0 ? t * b * routed_slots(s) * a.effective_expert_ffn() * d.l : 0.0;
   const double largest = std::max({s.flash_attention ? 0.0 : double(a.heads) * t * t * b * d.soft,
-                                   t * b * a.effective_ffn() * d.l, sbh * d.r});
+                                   t * b * a.effective_ffn() * d.l, sbh * d.r, experts_inner});
   r.backward = 2 * largest;
+  // Expert parallelism: an MoE block's all-to-all sends each routed slot's token to the rank
+  // holding its expert and receives as many (send + receive buffers, half), in forward and
+  // again in backward, transient beside the block's gradients.
+  if (moe > 0 && s.ep > 1) r.alltoall = 2.0 * sbh * routed_slots(s) * d.l;
+  r.backward += r.alltoall;
   r.edges = (d.r + norm_bytes(a, s, d) + (a.dropout ? 1 : 0)) * sbh;
   r.logits = logits_bytes(s, b);
   // Autocast caches the half cast of every trainable fp32 weight it multiplies with until the
@@ -151,7 +188,9 @@ ActivationBytes activation_bytes(const TrainingSetup& s, double b) {
   // being recomputed holds them.
   if (is_amp(s.precision) && !module_in_half(s)) {
     const model::ParamCounts c = count_params(a);
-    double blocks = double(c.block_linear());
+    // With expert parallelism only the rank's own experts are multiplied with here.
+    double blocks =
+        double(c.block_linear()) - double(c.routed_experts) * (1.0 - 1.0 / std::max(1, s.ep));
     if (s.finetune != Finetune::full && s.grad_checkpointing)
       blocks /= std::max(1, a.total_layers());
     double matmul = blocks + double(c.extra);

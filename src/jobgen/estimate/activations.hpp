@@ -24,6 +24,10 @@
 // log-softmax and its gradient (12 B per logit; 6 B in half for GPT-era code without
 // autocast), chunked losses 1/8 of the loss part; autocast's cached half copies of fp32
 // weights (2 B per trainable parameter) until backward.
+// Mixture-of-experts blocks (activations.cpp, moe_ffn_bytes): router logits and fp32
+// probabilities (tokens x experts), per routed slot (top-k, x capacity factor when padded) the
+// dispatched token, the expert's inner tensors and its output, the shared experts; with ep > 1
+// the all-to-all send/receive buffers (tokens x slots x hidden, transient).
 #pragma once
 
 #include <algorithm>
@@ -44,6 +48,7 @@ struct ActivationBytes {
   double logits = 0;            // LM head output and the loss
   double autocast_weights = 0;  // autocast's half copies of fp32 weights
   double per_block = 0;         // one block's saved bytes (no checkpointing), for --explain
+  double alltoall = 0;          // MoE with ep > 1: all-to-all buffers (part of backward)
   double total() const {
     return blocks + edges + autocast_weights + std::max(logits, recompute + backward);
   }

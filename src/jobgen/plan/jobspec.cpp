@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -59,7 +60,8 @@ const std::vector<std::string>& known_placeholders() {
                                               "grad_checkpointing",
                                               "global_micro_batch",
                                               "deepspeed_config",
-                                              "accelerate_config"};
+                                              "accelerate_config",
+                                              "ep"};
   return names;
 }
 
@@ -84,6 +86,8 @@ estimate::TrainingSetup JobSpec::setup(int gpus_per_node, int nodes) const {
   s.optimizer_in_backward = optimizer_in_backward;
   s.compile = compile;
   s.recompute = recompute;
+  s.ep = ep;
+  s.capacity_factor = capacity_factor;
   s.gpus_per_node = gpus_per_node;
   s.nodes = nodes;
   s.empirical = empirical_memory;
@@ -224,7 +228,7 @@ Expected<void> resolve_one(JobSpec& spec, const sys::FileSystem& fs,
   }
   JOBGEN_TRY_ASSIGN(model::Architecture arch, model::parse_architecture(*text, path.string()));
   spec.model = std::move(arch);
-  if (auto ok = estimate::validate(spec.setup()); !ok) {
+  if (auto ok = estimate::validate(spec.setup(std::max(1, spec.ep))); !ok) {
     return invalid(ok.error().message, spec.loc);
   }
   return {};

@@ -155,6 +155,8 @@ struct JobSpec {
   bool optimizer_in_backward = false;
   bool compile = false;                                       // torch.compile
   estimate::Recompute recompute = estimate::Recompute::full;  // when checkpointing is on
+  int ep = 1;                  // MoE expert parallel size (estimate::TrainingSetup::ep)
+  double capacity_factor = 0;  // MoE capacity factor, 0 = dropless
 
   std::optional<BatchRange> effective_batch;  // nullopt: accumulation 1 at the largest micro-batch
   std::optional<int> micro_batch;             // fixed per-GPU micro-batch; nullopt = auto

@@ -349,6 +349,7 @@ std::map<std::string, std::string> placeholder_values(const JobSpec& spec, const
   v["job_name"] = spec.name;
   v["checkpoint_dir"] = spec.checkpoint.dir;
   v["grad_checkpointing"] = row.grad_checkpointing ? "true" : "false";
+  v["ep"] = std::to_string(spec.ep);
   return v;
 }
 

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "jobgen/plan/spec_sections.hpp"
 
 namespace jobgen::plan::detail {
@@ -30,6 +32,8 @@ const std::vector<std::string> kStageKeys{"name",
                                           "recompute",
                                           "model_loading",
                                           "fsdp_version",
+                                          "ep",
+                                          "capacity_factor",
                                           "effective_batch",
                                           "micro_batch",
                                           "steps",
@@ -71,6 +75,8 @@ void SpecParser::apply(const YAML::Node& map, JobSpec& spec, const std::string& 
   read_enum(map, "recompute", what, estimate::parse_recompute, spec.recompute);
   read_enum(map, "model_loading", what, estimate::parse_model_loading, spec.model_loading);
   read_enum(map, "fsdp_version", what, estimate::parse_fsdp_version, spec.fsdp_version);
+  if (auto v = bounded(map, "ep", what, 65'536)) spec.ep = static_cast<int>(*v);
+  if (auto v = r_.number_in(map, "capacity_factor", what, 0, 64)) spec.capacity_factor = *v;
   read_batch(map, spec, what);
   read_micro_batch(map, spec, what);
   if (auto v = bounded(map, "steps", what, kMaxSteps)) spec.steps = *v;
@@ -157,7 +163,8 @@ void SpecParser::check(const JobSpec& spec, const YAML::Node& map, const std::st
                "'rank' and 'targets' only apply to 'method: lora' or 'method: qlora'");
   }
   if (!spec.model_ref.empty() && spec.model_file.empty() && spec.seq_len > 0) {
-    if (auto ok = estimate::validate(spec.setup()); !ok) {
+    // The GPU count is the plan's to choose: checked here on ep GPUs (ep must divide it).
+    if (auto ok = estimate::validate(spec.setup(std::max(1, spec.ep))); !ok) {
       r_.problem(at, ok.error().message);
     }
   }
