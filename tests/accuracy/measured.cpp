@@ -206,6 +206,10 @@ Expected<MeasuredRow> read_row(const YAML::Node& n,
       TRY_ASSIGN(s.chunked_loss, as<bool>(v, key, path));
     } else if (key == "optimizer_in_backward") {
       TRY_ASSIGN(s.optimizer_in_backward, as<bool>(v, key, path));
+    } else if (key == "ep") {
+      TRY_ASSIGN(s.ep, as<int>(v, key, path));
+    } else if (key == "capacity_factor") {
+      TRY_ASSIGN(s.capacity_factor, as<double>(v, key, path));
     } else if (key == "expect") {
       if (auto ok = read_expect(v, r, path); !ok) return std::unexpected(ok.error());
     } else {
