@@ -220,6 +220,10 @@ Expected<MeasuredRow> read_row(const YAML::Node& n,
       TRY_ASSIGN(s.sp, as<bool>(v, key, path));
     } else if (key == "recompute") {
       TRY_ASSIGN(s.recompute, est::parse_recompute(v.as<std::string>()));
+    } else if (key == "ep") {
+      TRY_ASSIGN(s.ep, as<int>(v, key, path));
+    } else if (key == "capacity_factor") {
+      TRY_ASSIGN(s.capacity_factor, as<double>(v, key, path));
     } else if (key == "expect") {
       if (auto ok = read_expect(v, r, path); !ok) return std::unexpected(ok.error());
     } else {

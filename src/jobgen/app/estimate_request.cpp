@@ -133,6 +133,8 @@ Expected<estimate::TrainingSetup> build_setup(const Context& ctx, const Estimate
   s.cp = o.cp;
   s.sp = o.sp;
   s.tp_across_nodes = o.tp_across_nodes;
+  s.ep = o.ep;
+  s.capacity_factor = o.capacity_factor;
   if (!o.empirical.empty()) {
     JOBGEN_TRY_ASSIGN(auto e, parse_empirical(o.empirical));
     s.empirical = e;

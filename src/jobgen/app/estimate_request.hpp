@@ -35,6 +35,8 @@ struct EstimateRequest {
   int tp = 1, pp = 1, vpp = 1, cp = 1;  // model parallelism (estimate/parallel.hpp)
   bool sp = false;
   bool tp_across_nodes = false;
+  int ep = 1;                  // MoE expert parallel size
+  double capacity_factor = 0;  // MoE capacity factor, 0 = dropless
   bool grad_checkpointing = false;
   std::string recompute = "full";
   bool compile = false;

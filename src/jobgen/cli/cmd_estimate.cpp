@@ -46,6 +46,20 @@ json throughput_json(const estimate::Throughput& t) {
           {"scaling_efficiency", t.scaling_efficiency}};
 }
 
+// Mixture-of-experts figures, null for a dense model: the total and active parameters, the
+// routing and expert parallelism.
+json moe_json(const estimate::TrainingSetup& s) {
+  const model::Architecture& a = s.model;
+  if (!a.is_moe()) return nullptr;
+  return {{"experts", a.experts},
+          {"experts_per_token", a.effective_top_k()},
+          {"shared_experts", a.shared_experts},
+          {"active_params", model::active_params(a)},
+          {"expert_params_fraction", model::expert_fraction(a)},
+          {"ep", s.ep},
+          {"capacity_factor", s.capacity_factor}};
+}
+
 // `calibrated`: the note of the correction `jobgen calibrate` applied (step time, memory), or "".
 json to_json(const estimate::Estimate& e, const estimate::Hardware& hw, bool explain,
              const std::string& calibrated) {
@@ -78,6 +92,7 @@ json to_json(const estimate::Estimate& e, const estimate::Hardware& hw, bool exp
         {"sp", e.setup.sp},
         {"dp", e.setup.dp()},
         {"worst_stage", e.memory.stage}}},
+      {"moe", moe_json(e.setup)},
       {"memory_gib",
        estimate::memory_breakdown_json(e.memory, estimate::MemoryJsonFields::terms_and_peaks)},
       {"capacity_gib", e.capacity_gib},
@@ -112,10 +127,18 @@ void print_human(std::ostream& out, const estimate::Estimate& e, const estimate:
   const auto& s = e.setup;
   const auto& m = e.memory;
   const auto& t = e.throughput;
-  out << fmt::format("{} ({:.2f}B params) on {} x {}{}{}\n", s.model.name,
-                     static_cast<double>(derive_params(s.model)) / 1e9, s.world_size(), hw.gpu_name,
-                     hw.mig_profile.empty() ? "" : " MIG " + hw.mig_profile,
-                     s.nodes > 1 ? fmt::format(" ({} nodes)", s.nodes) : "");
+  out << fmt::format(
+      "{} ({:.2f}B params{}) on {} x {}{}{}\n", s.model.name,
+      static_cast<double>(derive_params(s.model)) / 1e9,
+      s.model.is_moe()
+          ? fmt::format(", {:.2f}B active: top-{} of {} experts{}{}",
+                        double(model::active_params(s.model)) / 1e9, s.model.effective_top_k(),
+                        s.model.experts, s.ep > 1 ? fmt::format(", ep {}", s.ep) : std::string(),
+                        s.capacity_factor > 0 ? fmt::format(", capacity {}", s.capacity_factor)
+                                              : std::string())
+          : std::string(),
+      s.world_size(), hw.gpu_name, hw.mig_profile.empty() ? "" : " MIG " + hw.mig_profile,
+      s.nodes > 1 ? fmt::format(" ({} nodes)", s.nodes) : "");
   out << fmt::format(
       "{} | {} | {} | {}{} | seq {}{}{}{}{}\n", estimate::to_string(s.precision),
       estimate::to_string(s.optimizer), estimate::to_string(s.strategy),
@@ -235,6 +258,14 @@ void add_training_options(CLI::App* sub, app::EstimateRequest& o) {
   sub->add_option("--accumulation", o.accumulation, "Gradient accumulation steps")
       ->check(CLI::Range(1, 1000000));
   add_parallel_options(sub, o.tp, o.pp, o.vpp, o.cp, o.sp, o.tp_across_nodes);
+  sub->add_option("--ep", o.ep,
+                  "MoE expert parallel size: the routed experts sharded over this many ranks of "
+                  "the data-parallel group (must divide the experts and the GPUs)")
+      ->check(CLI::Range(1, 65536));
+  sub->add_option("--capacity-factor", o.capacity_factor,
+                  "MoE capacity factor: each expert takes at most this x its even share of the "
+                  "routed tokens, buffers padded to it (0 = dropless)")
+      ->check(CLI::Range(0.0, 64.0));
 }
 
 // Memory and speed features of the training code.

@@ -68,6 +68,36 @@ double hidden_share(const TrainingSetup& s) {
   return s.sp && s.tp > 1 ? 1.0 / s.tp : 1.0;
 }
 
+// Bytes per token per hidden unit a gated (SwiGLU) or GELU FFN of inner width `width` keeps
+// between its input and output: the activation function's inputs/outputs (see ffn_bytes).
+double ffn_inner_bytes(const model::Architecture& a, const TrainingSetup& s, const Dtypes& d,
+                       const SavedInputs& in, double width) {
+  const double f = width / a.hidden;
+  double act = 0;
+  if (a.gated_ffn)
+    act = s.compile ? 2 * f : (3 + (in.ffn_out ? 1 : 0)) * f;
+  else
+    act = (1 + (in.ffn_out ? 1 : 0)) * f;
+  return d.l * act;
+}
+
+// An MoE block's FFN inside its norm and input, per token per hidden unit (Hugging Face's
+// Mixtral/Qwen-MoE/DeepSeek/OLMoE blocks, Megatron's token dispatcher): the router's logits in
+// half and the softmax probabilities in fp32 (tokens x experts); per routed slot (top-k, x
+// capacity_factor when padded) the token gathered for its expert (the experts' first Linear
+// input), the expert's inner tensors and its output, which the multiplication by the routing
+// weight saves; the shared experts as one FFN of shared x expert width.
+double moe_inner_bytes(const model::Architecture& a, const TrainingSetup& s, const Dtypes& d,
+                       const SavedInputs& in) {
+  const double router = double(a.experts) * (d.l + 4.0) / a.hidden;
+  const double slots = routed_slots(s);
+  const double ef = a.effective_expert_ffn();
+  const double routed = slots * ((in.ffn_in ? d.l : 0) + ffn_inner_bytes(a, s, d, in, ef) + d.l);
+  const double shared =
+      a.shared_experts > 0 ? ffn_inner_bytes(a, s, d, in, double(a.shared_experts) * ef) : 0;
+  return router + routed + shared;
+}
+
 // One attention's saved bytes: queries from tq tokens, keys and values from tk tokens of b
 // samples (self-attention: tk = tq; the cross-attention of an encoder-decoder's decoder block:
 // queries from the target, keys and values from the encoder's output over the source); without
@@ -101,32 +131,30 @@ double attention_bytes(const model::Architecture& a, const TrainingSetup& s, dou
 // One FFN's saved bytes (with the LoRA adapters' dropout copies) over t tokens of b samples:
 // norm, first-linear input, GELU (its input, and its output when the second linear saves it) or
 // SwiGLU (gate, SiLU(gate), up, and the product when the down projection saves it; compiled:
-// gate and up only), dropout mask.
-double ffn_bytes(const model::Architecture& a, const TrainingSetup& s, double t, double b) {
+// gate and up only), dropout mask; an MoE block's experts instead of the dense FFN when `moe`.
+double ffn_bytes(const model::Architecture& a, const TrainingSetup& s, double t, double b,
+                 bool moe = false) {
   const Dtypes d = dtypes(s);
   const SavedInputs in = saved_inputs(s);
   const double f = double(a.effective_ffn()) / a.hidden;
-  double act = 0;
-  if (a.gated_ffn)
-    act = s.compile ? 2 * f : (3 + (in.ffn_out ? 1 : 0)) * f;
-  else
-    act = (1 + (in.ffn_out ? 1 : 0)) * f;
+  const double inner =
+      moe ? moe_inner_bytes(a, s, d, in) : ffn_inner_bytes(a, s, d, in, a.effective_ffn());
   // HF's gelu_new saves tanh(.), 1 + tanh(.) and 0.5 x besides its input: 3 x 4 B in fp32;
   // under autocast pow() upcasts x and saves that fp32 copy instead of the half input, so
   // 4 + 4 + 4 + 2 B replace 2 B; a half module without autocast saves 3 half tensors.
   // torch.compile fuses the ops into one kernel that saves the input only.
   double gelu_ops = 0;
   const bool autocast = is_amp(s.precision) && !is_deepspeed(s.strategy) && !megatron(s);
-  if (unfused_gelu(s)) gelu_ops = autocast ? 12.0 : 3 * d.l;
+  if (unfused_gelu(s) && !moe) gelu_ops = autocast ? 12.0 : 3 * d.l;
   const double hidden_wide = norm_bytes(a, s, d) + (in.ffn_in ? d.l : 0) + (a.dropout ? 1 : 0);
-  const double ffn = hidden_wide * hidden_share(s) + d.l * act + gelu_ops * f;
+  const double ffn = hidden_wide * hidden_share(s) + inner + gelu_ops * f;
   return (ffn + lora_dropout_bytes(a, s, d)) * t * b * a.hidden;
 }
 
 // One encoder (or decoder-only) block over t tokens.
 double block_bytes(const model::Architecture& a, const TrainingSetup& s, double t, double b,
-                   bool scores_too = true) {
-  return attention_bytes(a, s, t, t, b, false, scores_too) + ffn_bytes(a, s, t, b);
+                   bool scores_too = true, bool moe = false) {
+  return attention_bytes(a, s, t, t, b, false, scores_too) + ffn_bytes(a, s, t, b, moe);
 }
 
 // One decoder block of an encoder-decoder: self-attention and FFN over the target's tt tokens,
@@ -193,20 +221,24 @@ ActivationBytes activation_bytes(const TrainingSetup& s, double b) {
   const Dtypes d = dtypes(s);
   const int enc = a.layers;
   const int dec = a.effective_decoder_layers();
+  const int moe = a.moe_layers();  // MoE blocks (decoder and encoder models only)
   const double enc_block = block_bytes(a, s, ts, b);
   const double dec_block = dec > 0 ? decoder_block_bytes(a, s, tt, ts, b) : 0;
+  const double moe_block = moe > 0 ? block_bytes(a, s, ts, b, true, true) : 0;
   // The block inputs checkpointing keeps, per stack (/ tp under sequence parallelism).
   const double inputs = (enc * ts + dec * tt) * b * a.hidden * d.r * hidden_share(s);
   ActivationBytes r;
-  r.per_block = std::max(enc_block, dec_block);
+  r.per_block = std::max({enc_block, dec_block, moe_block});
+  const double all_blocks = (enc - moe) * enc_block + moe * moe_block + dec * dec_block;
   if (!s.grad_checkpointing) {
-    r.blocks = enc * enc_block + dec * dec_block;
+    r.blocks = all_blocks;
   } else if (s.recompute == Recompute::selective && s.model_parallel()) {
     // Megatron's selective recomputation: everything but the attention scores is kept.
-    r.blocks =
-        enc * block_bytes(a, s, ts, b, false) + dec * decoder_block_bytes(a, s, tt, ts, b, false);
+    r.blocks = (enc - moe) * block_bytes(a, s, ts, b, false) +
+               moe * block_bytes(a, s, ts, b, false, true) +
+               dec * decoder_block_bytes(a, s, tt, ts, b, false);
   } else if (s.recompute == Recompute::selective) {
-    r.blocks = inputs + 0.5 * (enc * enc_block + dec * dec_block);
+    r.blocks = inputs + 0.5 * all_blocks;
   } else {
     // One checkpoint (the block input) per block + the block being recomputed.
     r.blocks = inputs;
@@ -217,11 +249,18 @@ ActivationBytes activation_bytes(const TrainingSetup& s, double b) {
   double largest = largest_tensor(a, s, ts, ts, b);
   if (dec > 0)
     largest = std::max({largest, largest_tensor(a, s, tt, tt, b), largest_tensor(a, s, tt, ts, b)});
+  if (moe > 0)
+    largest = std::max(largest, ts * b * routed_slots(s) * a.effective_expert_ffn() * d.l);
   r.backward = 2 * largest;
   // Context parallelism: the K/V chunk being received and the one being sent around the ring
   // (parallel.hpp), in flight during a layer's attention.
   if (s.cp > 1)
     r.backward += 2 * 2 * ts * b * double(a.effective_kv_heads()) * a.effective_head_dim() * d.l;
+  // Expert parallelism: an MoE block's all-to-all sends each routed slot's token to the rank
+  // holding its expert and receives as many (send + receive buffers, half), in forward and
+  // again in backward, transient beside the block's gradients.
+  if (moe > 0 && s.ep > 1) r.alltoall = 2.0 * ts * b * a.hidden * routed_slots(s) * d.l;
+  r.backward += r.alltoall;
   r.edges = edge_bytes(a, s, ts, b) + (dec > 0 ? edge_bytes(a, s, tt, b) : 0);
   r.logits = logits_bytes(s, b);
   // Autocast caches the half cast of every trainable fp32 weight it multiplies with until the
@@ -230,7 +269,9 @@ ActivationBytes activation_bytes(const TrainingSetup& s, double b) {
   // being recomputed holds them.
   if (is_amp(s.precision) && !module_in_half(s)) {
     const model::ParamCounts c = count_params(a);
-    double blocks = double(c.block_linear());
+    // With expert parallelism only the rank's own experts are multiplied with here.
+    double blocks =
+        double(c.block_linear()) - double(c.routed_experts) * (1.0 - 1.0 / std::max(1, s.ep));
     if (s.finetune != Finetune::full && s.grad_checkpointing)
       blocks /= std::max(1, a.total_layers());
     double matmul = blocks + double(c.extra);

@@ -34,6 +34,10 @@
 // log-softmax and its gradient (12 B per logit; 6 B in half for GPT-era code without
 // autocast), chunked losses 1/8 of the loss part; autocast's cached half copies of fp32
 // weights (2 B per trainable parameter) until backward.
+// Mixture-of-experts blocks (activations.cpp, moe_ffn_bytes): router logits and fp32
+// probabilities (tokens x experts), per routed slot (top-k, x capacity factor when padded) the
+// dispatched token, the expert's inner tensors and its output, the shared experts; with ep > 1
+// the all-to-all send/receive buffers (tokens x slots x hidden, transient).
 #pragma once
 
 #include <algorithm>
@@ -54,6 +58,7 @@ struct ActivationBytes {
   double logits = 0;            // LM head output and the loss
   double autocast_weights = 0;  // autocast's half copies of fp32 weights
   double per_block = 0;         // one block's saved bytes (no checkpointing), for --explain
+  double alltoall = 0;          // MoE with ep > 1: all-to-all buffers (part of backward)
   double total() const {
     return blocks + edges + autocast_weights + std::max(logits, recompute + backward);
   }
@@ -64,8 +69,8 @@ ActivationBytes activation_bytes(const TrainingSetup& setup, double micro_batch)
 // Logit bytes alone (DataParallel gathers every replica's logits on GPU 0).
 double logits_bytes(const TrainingSetup& setup, double micro_batch);
 
-// True when the FFN runs HF's gelu_new op by op (not compiled; a gated FFN's gate too): more saved tensors
-// here, more kernels and memory traffic in compute.cpp.
+// True when the FFN runs HF's gelu_new op by op (not compiled; a gated FFN's gate too): more saved
+// tensors here, more kernels and memory traffic in compute.cpp.
 bool unfused_gelu(const TrainingSetup& setup);
 
 // True when the block runs in half precision although the setup says amp (see above).

@@ -82,6 +82,12 @@ Volumes wire_volumes(const TrainingSetup& s, Precision p) {
     const double linear = double(count_params(a).block_linear());
     v.params = linear * kNf4Bytes + (all - linear) * 2.0 + v.trainable * 4.0;
   }
+  // Expert parallelism: a rank reduces and gathers its own experts only (over the ranks that
+  // hold the same experts), the model's share it holds.
+  const double ep_share = ep_resident_fraction(s);
+  v.trainable *= ep_share;
+  v.grads *= ep_share;
+  v.params *= ep_share;
   return v;
 }
 
@@ -146,6 +152,31 @@ std::string dp_time(const TrainingSetup& s, Precision p, int acc, const Hardware
   return "GPU 0 broadcasts weights and gathers gradients every micro-batch";
 }
 
+// MoE expert parallelism: the all-to-alls of one micro-batch (comm.hpp), in seconds.
+double alltoall_per_micro_batch(const TrainingSetup& s, int micro_batch, const Hardware& hw,
+                                Precision p, double* bytes_out) {
+  const model::Architecture& a = s.model;
+  if (!a.is_moe() || s.ep <= 1) return 0;
+  const double elem = p == Precision::fp32 || p == Precision::tf32 ? 4.0 : 2.0;
+  const double bytes =
+      double(s.tokens_per_sample()) * std::max(1, micro_batch) * routed_slots(s) * a.hidden * elem;
+  const double gpn = std::max(1, s.gpus_per_node);
+  const double local = std::min<double>(s.ep, gpn);
+  const double on_node = (local - 1) / s.ep, off_node = (s.ep - local) / s.ep;
+  const bool nvlink = hw.links.intra == profile::IntraLink::nvlink;
+  double seconds = on_node * bytes / (std::max(hw.links.intra_gbs, 1e-3) * 1e9);
+  double step = nvlink ? kRingStepNvlink : kRingStepPcie;
+  if (off_node > 0) {
+    const double nic = hw.links.inter_gbs(s.gpus_per_node) / gpn;  // the node's NICs, shared
+    seconds = std::max(seconds, off_node * bytes / (std::max(nic, 1e-3) * 1e9));
+    step = kRingStepNetwork;
+  }
+  const bool full_ckpt = s.grad_checkpointing && s.recompute == Recompute::full;
+  const double passes = full_ckpt ? 6.0 : 4.0;
+  if (bytes_out != nullptr) *bytes_out = passes * a.moe_layers() * bytes;
+  return passes * a.moe_layers() * (seconds + kRingBaseLatency + step);
+}
+
 }  // namespace
 
 double ring_allreduce_s(double bytes, int ranks, int nodes, double bus_gbs, bool nvlink) {
@@ -193,6 +224,22 @@ CommTime communication(const TrainingSetup& s, int accumulation, const Hardware&
       what = dp_time(s, p, acc, hw, c, v, r);
       break;
   }
+  double a2a_bytes = 0;
+  r.alltoall_s = acc * alltoall_per_micro_batch(s, c.micro_batch, hw, p, &a2a_bytes);
+  r.total_s += r.alltoall_s;
+  r.exposed_s += r.alltoall_s;
+  if (explain != nullptr && r.alltoall_s > 0)
+    explain->push_back(
+        {"MoE all-to-all", r.alltoall_s, "s",
+         fmt::format("{} B per micro-batch ({} MoE blocks x {} passes of tokens x top-{}{} x "
+                     "hidden), (ep-1)/ep of it to the other {} expert-parallel ranks, x {} "
+                     "micro-batches, not overlapped",
+                     sci(a2a_bytes), s.model.moe_layers(),
+                     s.grad_checkpointing && s.recompute == Recompute::full ? 6 : 4,
+                     s.model.effective_top_k(),
+                     s.capacity_factor > 0 ? fmt::format(" x capacity {}", s.capacity_factor)
+                                           : std::string(),
+                     s.ep - 1, acc)});
   if (explain != nullptr) {
     explain->push_back(
         {"communication", r.total_s, "s",

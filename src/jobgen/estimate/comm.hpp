@@ -24,6 +24,14 @@
 //   dp            GPU 0 broadcasts weights and gathers gradients every micro-batch over its own
 //                 link, serially (2(G-1) x T x 4 B), + 10% of the compute per extra GPU (threads,
 //                 GIL).
+// Expert parallelism (MoE, ep > 1): every MoE block all-to-alls its routed tokens to the ranks
+// holding their experts and back (dispatch + combine), in forward and again in backward (and in
+// the recomputed forward of full checkpointing): 4 (6) x tokens x slots x hidden x half bytes
+// per micro-batch and block, (ep - 1)/ep of it leaving the rank: over NVLink/PCIe within a node
+// at the bus bandwidth, between nodes at the node's NIC bandwidth shared by its GPUs, + NCCL's
+// base latency and one step per all-to-all. Exposed in full: the experts wait for their tokens
+// (neither DeepSpeed-MoE nor Hugging Face overlaps them). The data-parallel volumes hold the
+// rank's own experts only (ep_resident_fraction).
 // Hidden: up to 0.8 of the compute it overlaps with (NCCL kernels share the SMs).
 #pragma once
 
@@ -36,9 +44,10 @@
 namespace jobgen::estimate {
 
 struct CommTime {
-  double total_s = 0;    // all communication of one step, before overlap
-  double exposed_s = 0;  // what compute does not hide
-  double bus_gbs = 0;    // the bus bandwidth the ring runs at
+  double total_s = 0;     // all communication of one step, before overlap
+  double exposed_s = 0;   // what compute does not hide
+  double bus_gbs = 0;     // the bus bandwidth the ring runs at
+  double alltoall_s = 0;  // MoE expert-parallel all-to-alls of the step (part of both above)
 };
 
 // One ring all-reduce of `bytes` over `ranks` ranks on `nodes` nodes at `bus_gbs` bus

@@ -27,13 +27,35 @@ constexpr double kOpSeconds = 15e-6;   // eager PyTorch: Python + dispatch + lau
 constexpr double kEagerOps = 35, kCompiledOps = 10, kLoraOps = 5, kQuantOps = 3;
 constexpr double kGeluNewOps = 8;  // HF gelu_new's forward kernels (memory_bound_time)
 
-// Parameters that take part in a matmul per token: the blocks' Linear weights, the LM head
-// (tied or not), and extra_params (treated as dense per-token layers).
-double matmul_params(const model::Architecture& a) {
+constexpr double kExpertOps = 8;  // eager MoE: ops per routed expert and MoE block (see below)
+
+// The routed experts' weights one token runs through: `slots` of the `experts` of every MoE
+// block (top-k; top-k x capacity factor as executed with padded buffers).
+double routed_params(const model::Architecture& a, double slots) {
+  if (!a.is_moe()) return 0;
+  return double(count_params(a).routed_experts) * slots / a.experts;
+}
+
+// Parameters that take part in a matmul per token: the blocks' Linear weights (of an MoE block
+// the router, the shared experts and `slots` routed experts), the LM head (tied or not), and
+// extra_params (treated as dense per-token layers).
+double matmul_params(const model::Architecture& a, double slots) {
   const model::ParamCounts c = count_params(a);
-  double p = double(c.block_linear()) + double(c.extra);
+  double p =
+      double(c.block_linear() - c.routed_experts) + routed_params(a, slots) + double(c.extra);
   if (a.token_logits) p += double(a.vocab) * a.hidden;
   return p;
+}
+
+// FFN-wide elements per token and block, averaged over the blocks (pointwise traffic): an MoE
+// block's routed slots and shared experts at the expert width.
+double mean_ffn_width(const TrainingSetup& s) {
+  const model::Architecture& a = s.model;
+  if (!a.is_moe()) return a.effective_ffn();
+  const double moe = a.moe_layers();
+  const double layers = std::max(1, a.total_layers());
+  const double per_moe = (routed_slots(s) + a.shared_experts) * a.effective_expert_ffn();
+  return ((layers - moe) * a.effective_ffn() + moe * per_moe) / layers;
 }
 
 // The tokens of one sample each weight multiplies, and the attention they run. Every block of an
@@ -50,7 +72,7 @@ struct SampleWork {
   double scores = 0;         // heads x queries x keys, summed over the attentions
 };
 
-SampleWork sample_work(const TrainingSetup& s) {
+SampleWork sample_work(const TrainingSetup& s, double slots) {
   const model::Architecture& a = s.model;
   const double ts = s.tokens_per_sample();
   const double tt = s.target_tokens();
@@ -61,7 +83,7 @@ SampleWork sample_work(const TrainingSetup& s) {
   w.block_tokens = (enc * ts + dec * tt) / std::max(1.0, enc + dec);
   w.attention_fwd = 4.0 * width * (enc * ts * ts + dec * tt * tt + dec * tt * ts);
   w.scores = double(a.heads) * (enc * ts * ts + dec * tt * tt + dec * tt * ts);
-  const double pm = matmul_params(a);
+  const double pm = matmul_params(a, slots);
   if (dec == 0) {
     w.param_tokens = pm * ts;
     return w;
@@ -110,7 +132,8 @@ double gemm_peak_fraction(const Hardware& hw, Precision p) {
 
 double model_flops_per_sample(const TrainingSetup& s) {
   const model::Architecture& a = s.model;
-  const SampleWork w = sample_work(s);
+  // Active parameters: top-k routed experts per token.
+  const SampleWork w = sample_work(s, a.effective_top_k());
   const double lora = s.finetune == Finetune::full
                           ? 0.0
                           : lora_params(a, s.lora_rank, s.lora_targets) * w.block_tokens;
@@ -134,6 +157,8 @@ struct Factors {
   bool full_ckpt = false;
   bool causal = false;
   double gemm_flops = 0, attn_flops = 0;  // executed, one micro-batch
+  double expert_flops = 0;                // the routed experts' part of gemm_flops
+  double expert_rows = 0;                 // tokens per routed expert's GEMM
   double e_max = 0, width = 0, rows = 0;  // GEMM efficiency = e_max x width x rows
   double flash = 0;                       // flash attention's share of the peak
   double elem = 0;                        // bytes per activation element
@@ -144,7 +169,8 @@ struct Factors {
 // Executed FLOPs of one micro-batch: the matmuls with their recomputation, and attention as run.
 void count_flops(const TrainingSetup& s, int micro_batch, Factors& f, ComputeTime& r) {
   const model::Architecture& a = s.model;
-  const SampleWork w = sample_work(s);
+  const double slots = routed_slots(s);  // as executed: top-k x capacity factor when padded
+  const SampleWork w = sample_work(s, slots);
   f.samples = std::max(1, micro_batch);
   f.tokens = s.tokens_per_sample() * f.samples;
   f.target = s.target_tokens() * f.samples;
@@ -166,6 +192,12 @@ void count_flops(const TrainingSetup& s, int micro_batch, Factors& f, ComputeTim
   const double bwd_mm = (s.finetune == Finetune::full ? 4.0 * pt : 2.0 * pt) + 4.0 * lora;
   const double frozen = 2.0 * double(a.frozen_params) * s.tokens_per_sample();
   f.gemm_flops = f.samples * ((1.0 + f.recompute) * fwd_mm + bwd_mm + frozen);
+  if (a.is_moe()) {
+    const double routed = routed_params(a, slots);
+    const double bwd = s.finetune == Finetune::full ? 4.0 : 2.0;
+    f.expert_flops = f.tokens * routed * (2.0 * (1.0 + f.recompute) + bwd);
+    f.expert_rows = f.tokens * slots / a.experts;
+  }
   f.causal = a.kind == model::Kind::decoder;
   const double attn_fwd = w.attention_fwd * f.samples * (s.flash_attention && f.causal ? 0.5 : 1.0);
   const double attn_passes =
@@ -197,7 +229,15 @@ void gemm_and_attention_time(const TrainingSetup& s, const Hardware& hw, Precisi
   const double rows_target = f.target / (f.target + kRowsHalf);
   f.rows = 1.0 / (f.source_share / rows_source + (1.0 - f.source_share) / rows_target);
   r.gemm_efficiency = f.e_max * f.width * f.rows;
-  r.gemm_s = peak > 0 ? f.gemm_flops / (peak * r.gemm_efficiency) : 0;
+  r.gemm_s = peak > 0 ? (f.gemm_flops - f.expert_flops) / (peak * r.gemm_efficiency) : 0;
+  if (f.expert_flops > 0 && peak > 0) {
+    // Each routed expert is its own GEMM (a grouped GEMM, or Hugging Face's loop over the
+    // experts) over only the tokens routed to it, tokens x slots / experts rows: the same
+    // row-count law as the whole micro-batch's GEMMs, at that smaller row count, which is what
+    // makes fine-grained experts (64 experts, top-8) slower per FLOP than a dense FFN.
+    const double rows = f.expert_rows / (f.expert_rows + kRowsHalf);
+    r.gemm_s += f.expert_flops / (peak * f.e_max * f.width * rows);
+  }
   const double bw = hw.memory_bandwidth_gbs * 1e9;
   const bool half_module = module_in_half(s) || p == Precision::bf16;
   f.elem = (p == Precision::fp32 || p == Precision::tf32) ? 4.0 : (half_module ? 2.0 : 3.0);
@@ -216,7 +256,7 @@ void gemm_and_attention_time(const TrainingSetup& s, const Hardware& hw, Precisi
 void memory_bound_time(const TrainingSetup& s, const Hardware& hw, Factors& f, ComputeTime& r) {
   const model::Architecture& a = s.model;
   const double bw = hw.memory_bandwidth_gbs * 1e9;
-  const double ffn = a.effective_ffn();
+  const double ffn = mean_ffn_width(s);
   f.per_layer =
       s.compile ? 10.0 * a.hidden + 2.0 * ffn : 30.0 * a.hidden + (a.gated_ffn ? 6.0 : 3.0) * ffn;
   // HF's gelu_new runs as 8 kernels (pow, 3 scalar ops, add, tanh, add, mul) that read and write
@@ -238,6 +278,12 @@ void launch_time(const TrainingSetup& s, Factors& f, ComputeTime& r) {
   f.ops = s.compile ? kCompiledOps : kEagerOps;
   if (unfused_gelu(s)) f.ops += kGeluNewOps;
   f.ops += kLoraOps * adapted_linears(s);
+  // Hugging Face's MoE blocks (Mixtral, Qwen-MoE, OLMoE, DeepSeek) loop over the experts in
+  // Python: per expert a mask lookup, the token gather, 2-3 Linear layers, the activation, the
+  // routing-weight multiply and the index_add_ back, ~8 ops, whether or not torch.compile is
+  // on (the data-dependent loop breaks the graph); averaged over the blocks.
+  if (a.is_moe())
+    f.ops += kExpertOps * a.experts * double(a.moe_layers()) / std::max(1, a.total_layers());
   if (s.finetune == Finetune::qlora) f.ops += kQuantOps * (a.gated_ffn ? 7 : 6);
   r.cpu_s = a.total_layers() * f.ops * (1.0 + 2.0 + f.recompute) * kOpSeconds;
 }
@@ -256,7 +302,12 @@ void explain_compute(const TrainingSetup& s, const Hardware& hw, const Factors& 
                                      "decoder and LM head over {} target tokens ({:.0f}% of the "
                                      "FLOPs on the source)",
                                      f.tokens, f.target, 100 * f.source_share)
-                       : std::string()));
+                       : std::string()) +
+          (f.expert_flops > 0
+               ? fmt::format("; of it {} FLOP in routed experts (active: top-{} of {}) at {:.0f} "
+                             "rows per expert GEMM",
+                             sci(f.expert_flops), a.effective_top_k(), a.experts, f.expert_rows)
+               : std::string()));
   add("attention", r.attention_s,
       s.flash_attention
           ? fmt::format("{} FLOP (flash{}) / ({:.0f} TFLOPS x {:.2f})", sci(f.attn_flops),
@@ -284,6 +335,7 @@ ComputeTime compute_time(const TrainingSetup& s, int micro_batch, const Hardware
                          std::vector<Term>* explain) {
   const Precision p = effective_precision(s.precision, hw, nullptr);
   ComputeTime r;
+  r.micro_batch = std::max(1, micro_batch);
   r.peak_tflops = hw.peak_tflops(p);
   r.model_flops = model_flops_per_sample(s);
   Factors f;

@@ -42,6 +42,7 @@
 namespace jobgen::estimate {
 
 struct ComputeTime {
+  int micro_batch = 1;        // samples (the all-to-all volume of MoE expert parallelism)
   double model_flops = 0;     // per sample, the MFU numerator
   double executed_flops = 0;  // per sample, incl. recomputation and attention as run
   double peak_tflops = 0;

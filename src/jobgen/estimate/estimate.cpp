@@ -78,6 +78,31 @@ std::vector<Assumption> assumptions(const TrainingSetup& s, const Hardware& hw, 
                "fsdp_version: 2 / --fsdp-version 2 for fully_shard (torchtune, torchtitan), "
                "which frees them at once"
              : "as given (fsdp_version: 2 / --fsdp-version 2)"});
+  if (s.model.is_moe() && !s.empirical) {
+    const model::Architecture& a = s.model;
+    out.push_back(
+        {"mixture of experts",
+         fmt::format(
+             "{:.2f}B of {:.2f}B parameters active per token (top-{} of {} routed "
+             "experts{}); memory holds {}, FLOPs count the active ones",
+             double(model::active_params(a)) / 1e9, double(derive_params(a)) / 1e9,
+             a.effective_top_k(), a.experts,
+             a.shared_experts > 0 ? fmt::format(" + {} shared", a.shared_experts) : std::string(),
+             s.ep > 1 ? fmt::format("the dense part and 1/{} of the experts", s.ep)
+                      : std::string("all of them")),
+         s.ep > 1 ? fmt::format("ep {}: experts sharded over {} ranks, tokens all-to-all'd to "
+                                "them in every MoE block",
+                                s.ep, s.ep)
+                  : "ep 1: every rank holds every expert; --ep N / ep: N shards them"});
+    out.push_back({"MoE routing",
+                   s.capacity_factor > 0
+                       ? fmt::format("capacity factor {}: expert buffers padded to {} x the "
+                                     "even share of the routed tokens",
+                                     s.capacity_factor, s.capacity_factor)
+                       : "dropless: every routed token runs, no padding (Hugging Face, "
+                         "Megatron's dropless MoE)",
+                   "--capacity-factor / capacity_factor: for GShard/Switch-style capacity"});
+  }
   if (s.finetune == Finetune::lora && !s.empirical) {
     out.push_back({"LoRA base weights",
                    fmt::format("{} ({})", base_in_half(s) ? "half" : "fp32",

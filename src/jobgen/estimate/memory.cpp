@@ -47,6 +47,39 @@ double block_params(const model::Architecture& a) {
   return a.total_layers() > 0 ? double(c.block_linear()) / a.total_layers() : 0;
 }
 
+// QLoRA's dequantised working copy: one block's Linear weights, of an MoE block the dense part
+// and one routed expert (bitsandbytes dequantises Linear by Linear; Hugging Face's MoE blocks
+// run their experts one after another).
+double dequantised_block(const model::Architecture& a) {
+  if (!a.is_moe() || a.total_layers() <= 0) return block_params(a);
+  const double routed = double(count_params(a).routed_experts) / a.total_layers();
+  return block_params(a) - routed * (a.experts - 1) / a.experts;
+}
+
+// One block's Linear weights on this rank: with expert parallelism only ep's share of its
+// routed experts (an MoE block of ZeRO-3/FSDP gathers the dense part and the local experts).
+double local_block_params(const TrainingSetup& s) {
+  const model::Architecture& a = s.model;
+  const model::ParamCounts c = count_params(a);
+  if (a.total_layers() <= 0) return 0;
+  const double others = double(c.routed_experts) * (1.0 - 1.0 / std::max(1, s.ep));
+  return (double(c.block_linear()) - others) / a.total_layers();
+}
+
+// The share of the trainable parameters a rank keeps when nothing else shards them: expert
+// parallelism leaves it (ep - 1)/ep of the routed experts' parameters (or their LoRA adapters)
+// to the other ranks of its expert-parallel group.
+double ep_trainable_fraction(const TrainingSetup& s) {
+  const model::Architecture& a = s.model;
+  if (s.ep <= 1 || !a.is_moe()) return 1.0;
+  if (s.finetune == Finetune::full) return ep_resident_fraction(s);
+  if (s.lora_targets != LoraTargets::all_linear) return 1.0;
+  const double routed = double(a.moe_layers()) * a.experts * (a.gated_ffn ? 3 : 2) * s.lora_rank *
+                        (double(a.hidden) + a.effective_expert_ffn());
+  const double all = lora_params(a, s.lora_rank, s.lora_targets);
+  return all > 0 ? 1.0 - routed / all * (1.0 - 1.0 / s.ep) : 1.0;
+}
+
 // Sum of rows + columns over the trainable matrices: Adafactor's factored second moment.
 double adafactor_state_elements(const model::Architecture& a) {
   const double h = a.hidden;
@@ -95,6 +128,11 @@ struct Parts {
   double states = 0;       // optimizer states + master copy (resident)
   double temporaries = 0;  // optimizer-step temporaries
   double trainable = 0, frozen = 0, k = 1;  // for --explain
+  // Expert parallelism: the share of the trainable / frozen parameters a rank holds where no
+  // ZeRO/FSDP sharding divides them by k (ZeRO/FSDP over all ranks already divides the experts
+  // that ep places by the rest: experts / ep / (ranks / ep) = experts / ranks).
+  double ep_trainable = 1, ep_frozen = 1;
+  double experts = 0;  // bytes of routed-expert weights on this rank (for --explain)
   double weight_bytes = 0, grad_bytes = 0, state_per_param = 0;
 };
 
@@ -132,13 +170,13 @@ double params_part(const TrainingSetup& s, Parts& r) {
     r.frozen = total;
     const double linear = double(c.block_linear());
     frozen_bytes = s.finetune == Finetune::qlora
-                       ? linear * kNf4Bytes + (total - linear) * 2.0 + 2.0 * block_params(a)
+                       ? linear * kNf4Bytes + (total - linear) * 2.0 + 2.0 * dequantised_block(a)
                        : total * (base_in_half(s) ? 2.0 : 4.0);
   }
   // FSDP/ZeRO-3 wrap each block; the embedding and the LM head stay in the root unit, which is
   // unsharded for the whole forward and backward.
   const double root = double(c.embedding) + double(c.output_head) + double(c.extra);
-  const double block = block_params(a);
+  const double block = local_block_params(s);
 
   // Trainable weights, gradients, master copy: the same rules for adapters as for a full
   // fine-tune (PEFT upcasts adapters to fp32 under amp; ZeRO/FSDP shard them like any
@@ -158,10 +196,23 @@ double params_part(const TrainingSetup& s, Parts& r) {
   if (s.model_parallel() && !is_fsdp(st) && sto.amp) r.grad_bytes = 4.0;
   const bool shard_params = shards_params(st);
   double weights = r.trainable * r.weight_bytes;
-  if (shard_params || is_fsdp(st)) weights /= r.k;  // FSDP shard-grad-op shards at rest too
-  if (shard_params || is_fsdp(st)) frozen_bytes /= r.k;
+  if (shard_params || is_fsdp(st)) {  // FSDP shard-grad-op shards at rest too
+    weights /= r.k;
+    frozen_bytes /= r.k;
+  } else {
+    weights *= r.ep_trainable;
+    frozen_bytes *= r.ep_frozen;
+  }
   if (s.offload == Offload::params) weights = frozen_bytes = 0;
   r.weights = weights + frozen_bytes;
+  // The routed experts' weights on this rank, for --explain: their share of the weights before
+  // ep divided them (ZeRO/FSDP: of the shard).
+  if (a.is_moe() && s.offload != Offload::params) {
+    const bool sharded = shard_params || is_fsdp(st);
+    const double stored = peft ? frozen_bytes : weights;
+    const double before_ep = sharded ? stored : stored / (peft ? r.ep_frozen : r.ep_trainable);
+    r.experts = before_ep * model::expert_fraction(a) / (sharded ? 1.0 : std::max(1, s.ep));
+  }
   // Unsharded units during forward/backward: the current + the prefetched unit, and one unit's
   // unsharded gradient in half before its reduce-scatter; shard-grad-op keeps every parameter
   // unsharded from forward to backward.
@@ -172,7 +223,7 @@ double params_part(const TrainingSetup& s, Parts& r) {
   if (shard_params)
     r.gathered = std::max(2 * block_unit, root * sto.half + block_unit) + unit_grad;
   else if (st == Strategy::fsdp_shard_grad_op)
-    r.gathered = (r.trainable + r.frozen) * sto.half + unit_grad;
+    r.gathered = (r.trainable * r.ep_trainable + r.frozen * r.ep_frozen) * sto.half + unit_grad;
   // FSDP1 frees a unit's unsharded parameters, and its unsharded gradient once handed to the
   // reduce-scatter stream, with recordStream: the allocator counts them free (not in
   // max_memory_allocated) but cannot reuse the blocks until the other stream has passed them.
@@ -191,11 +242,14 @@ void grads_part(const TrainingSetup& s, int accumulation, Parts& r) {
   const double half = storage(s.precision).half;
   const bool peft = s.finetune != Finetune::full;
   r.grads = r.trainable * r.grad_bytes;
-  if (shards_gradients(st)) r.grads /= r.k;
+  if (shards_gradients(st))
+    r.grads /= r.k;
+  else
+    r.grads *= r.ep_trainable;
   // Megatron's contiguous gradient buffer is its reduce bucket: no copy (parallel.hpp).
   const bool megatron = s.model_parallel();
-  if (st == Strategy::ddp && s.world_size() > 1 && !megatron)
-    r.buckets = r.trainable * r.grad_bytes;  // gradient_as_bucket_view=False copies
+  if (st == Strategy::ddp && s.world_size() > 1 && !megatron)  // gradient_as_bucket_view=False
+    r.buckets = r.trainable * r.ep_trainable * r.grad_bytes;
   if ((st == Strategy::zero1 || st == Strategy::zero2) && s.world_size() > 1 && !megatron)
     r.buckets = 2 * std::min(kDeepSpeedBucket, r.trainable) * half;
   // ZeRO-Offload / FSDP CPU offload move each reduced gradient shard to pinned host memory:
@@ -209,7 +263,7 @@ void grads_part(const TrainingSetup& s, int accumulation, Parts& r) {
   }
   // At the activation peak of the first micro-batch only the LM head's and the last block's
   // gradients exist yet (zero_grad sets them to None); accumulation keeps all of them.
-  const double first = (double(a.vocab) * a.hidden + block_params(a)) * r.grad_bytes /
+  const double first = (double(a.vocab) * a.hidden + local_block_params(s)) * r.grad_bytes /
                        (shards_gradients(st) ? r.k : 1.0);
   r.grads_early = accumulation != 1 || peft ? r.grads : std::min(r.grads, first);
 }
@@ -232,6 +286,9 @@ void states_part(const TrainingSetup& s, double master, Parts& r) {
   if (shards_optimizer(st)) {
     states /= r.k;
     temporaries /= r.k;
+  } else {
+    states *= r.ep_trainable;
+    temporaries *= r.ep_trainable;
   }
   if (s.offload != Offload::none) states = temporaries = 0;
   if (s.optimizer_in_backward) temporaries = 0;
@@ -243,6 +300,8 @@ Parts parts(const TrainingSetup& s, int accumulation) {
   Parts r;
   // ZeRO/FSDP shard over the data-parallel ranks (the world without model parallelism).
   r.k = is_deepspeed(s.strategy) || is_fsdp(s.strategy) ? s.dp() : 1;
+  r.ep_trainable = ep_trainable_fraction(s);
+  r.ep_frozen = s.finetune == Finetune::full ? 1.0 : ep_resident_fraction(s);
   const double master = params_part(s, r);
   grads_part(s, accumulation, r);
   states_part(s, master, r);
@@ -342,14 +401,25 @@ void add_bytes(std::vector<Term>& out, std::string name, double bytes, std::stri
 // --explain: the storage terms (weights, gradients, buckets, optimizer states).
 void explain_parts(const TrainingSetup& s, const Parts& r, std::vector<Term>& out) {
   const std::string kdiv = r.k > 1 ? fmt::format(" / {} ranks", r.k) : "";
+  // Expert parallelism where nothing shards by k: the rank's own experts only.
+  const std::string epdiv =
+      s.ep > 1 ? fmt::format(" (x {:.3f} unsharded: the dense part and 1/{} of the experts)",
+                             r.ep_trainable, s.ep)
+               : std::string();
   add_bytes(out, "weights", r.weights,
-            fmt::format("{} trainable x {} B + {} frozen in their storage dtype{}{}",
+            fmt::format("{} trainable x {} B + {} frozen in their storage dtype{}{}{}",
                         sci(r.trainable), r.weight_bytes, sci(r.frozen),
+                        shards_params(s.strategy) || is_fsdp(s.strategy) ? "" : epdiv,
                         shards_params(s.strategy) || s.strategy == Strategy::fsdp_shard_grad_op ||
                                 s.strategy == Strategy::fsdp_full_shard
                             ? kdiv
                             : "",
                         s.offload == Offload::params ? " (offloaded)" : ""));
+  if (s.model.is_moe())
+    add_bytes(out, "weights: routed experts", r.experts,
+              fmt::format("{:.0f}% of the parameters are routed experts{} (part of weights)",
+                          100 * model::expert_fraction(s.model),
+                          s.ep > 1 ? fmt::format(", / ep {} ranks", s.ep) : std::string()));
   if (loads_whole_model(s))
     add_bytes(out, "model loading", whole_model_bytes(s) + r.weights,
               "the whole model in its storage dtype + this rank's shard, at start-up "
@@ -359,13 +429,14 @@ void explain_parts(const TrainingSetup& s, const Parts& r, std::vector<Term>& ou
             "one unit's gradient");
   add_bytes(out, "gradients (step)", r.grads,
             fmt::format("{} x {} B{}", sci(r.trainable), r.grad_bytes,
-                        shards_gradients(s.strategy) ? kdiv : ""));
+                        shards_gradients(s.strategy) ? kdiv : epdiv));
   add_bytes(out, "gradients (at activation peak)", r.grads_early,
             s.accumulation != 1 ? "all (accumulation > 1 or not known)"
                                 : "LM head + last block (zero_grad sets them to None)");
   add_bytes(out, "gradient buckets", r.buckets, "DDP bucket copy / DeepSpeed reduce buckets");
   add_bytes(out, "optimizer states", r.states,
-            fmt::format("{} x {} B{}", sci(r.trainable), r.state_per_param, kdiv));
+            fmt::format("{} x {} B{}", sci(r.trainable), r.state_per_param,
+                        shards_optimizer(s.strategy) ? kdiv : kdiv + epdiv));
   add_bytes(out, "optimizer-step temporaries", r.temporaries,
             "foreach sqrt(v) / DeepSpeed fp32 grads");
 }
@@ -385,7 +456,10 @@ void explain_activations(const TrainingSetup& s, const ActivationBytes& ab,
                             : std::string()));
   add_bytes(out, "activations: recomputed block", ab.recompute,
             "full checkpointing: one block at a time");
-  add_bytes(out, "activations: backward", ab.backward, "2 x the largest tensor of a block");
+  add_bytes(out, "activations: backward", ab.backward,
+            ab.alltoall > 0 ? "2 x the largest tensor of a block + the MoE all-to-all send/receive "
+                              "buffers (tokens x top-k x hidden x 2)"
+                            : "2 x the largest tensor of a block");
   add_bytes(out, "activations: embeddings/norm", ab.edges, "embedding output + final norm");
   add_bytes(out, "activations: logits + loss", ab.logits,
             fmt::format("{} x vocab x (half + loss bytes); the peak holds the larger of this "

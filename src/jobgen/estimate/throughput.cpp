@@ -55,7 +55,8 @@ double paged_out_bytes(const TrainingSetup& s, int micro_batch, const Hardware& 
 // backward pass, which an optimizer fused into it overlaps.
 double optimizer_step_s(const TrainingSetup& s, const Hardware& hw, double shard, int micro_batch,
                         double backward_s, std::vector<Term>* explain) {
-  const double trainable = trainable_params(s);
+  // Unsharded, a rank steps the dense part and its own experts (expert parallelism).
+  const double trainable = trainable_params(s) * (shard > 1 ? 1.0 : ep_resident_fraction(s));
   double state = 0, touched = 0;
   step_bytes(s.optimizer, &state, &touched);
   const double bw = hw.memory_bandwidth_gbs * 1e9 * kOptimizerHbm;

@@ -184,10 +184,63 @@ double lora_params(const model::Architecture& a, int rank, LoraTargets targets) 
   const double qw = double(a.heads) * a.effective_head_dim();
   const double kvw = double(a.effective_kv_heads()) * a.effective_head_dim();
   const double f = a.effective_ffn();
+  const double matrices = a.gated_ffn ? 3 : 2;
   double per_block = rank * ((h + qw) + 2 * (h + kvw) + (qw + h));
-  if (targets == LoraTargets::all_linear) per_block += (a.gated_ffn ? 3 : 2) * rank * (h + f);
-  return per_block * a.total_layers();
+  double adapters = per_block * a.total_layers();
+  if (targets != LoraTargets::all_linear) return adapters;
+  // all-linear adapts every expert's Linear layers too (PEFT matches them by type); the
+  // router stays frozen.
+  const double moe = a.moe_layers();
+  const double experts = double(a.experts) + a.shared_experts;
+  adapters += (a.total_layers() - moe) * matrices * rank * (h + f) +
+              moe * experts * matrices * rank * (h + a.effective_expert_ffn());
+  return adapters;
 }
+
+double ep_resident_fraction(const TrainingSetup& s) {
+  if (s.ep <= 1 || !s.model.is_moe()) return 1.0;
+  return 1.0 - model::expert_fraction(s.model) * (1.0 - 1.0 / s.ep);
+}
+
+double routed_slots(const TrainingSetup& s) {
+  const double k = s.model.effective_top_k();
+  return s.capacity_factor > 0 ? k * s.capacity_factor : k;
+}
+
+namespace {
+
+// ep and the capacity factor: in range, and ep a divisor of the experts and of the GPUs.
+Expected<void> validate_moe(const TrainingSetup& s) {
+  const model::Architecture& a = s.model;
+  if (s.ep < 1) return invalid("expert parallel size must be at least 1 (e.g. --ep 8)");
+  if (!(s.capacity_factor >= 0 && s.capacity_factor <= 64))
+    return invalid("capacity factor must be from 0 (dropless) to 64 (e.g. --capacity-factor 1.25)");
+  if (!a.is_moe()) {
+    if (s.ep > 1 || s.capacity_factor > 0)
+      return invalid("--ep and --capacity-factor need a mixture-of-experts model (experts > 0); '" +
+                     a.name + "' is dense");
+    return {};
+  }
+  if (a.experts % s.ep != 0)
+    return invalid("expert parallel size " + std::to_string(s.ep) + " must divide the model's " +
+                   std::to_string(a.experts) +
+                   " experts (each rank holds experts / ep of every MoE block)");
+  if (s.world_size() % s.ep != 0)
+    return invalid("expert parallel size " + std::to_string(s.ep) + " must divide the " +
+                   std::to_string(s.world_size()) +
+                   " GPUs (the experts are sharded over ep ranks of the data-parallel group)");
+  if (s.capacity_factor > 0 && s.capacity_factor * a.effective_top_k() < 1)
+    return invalid(
+        "capacity factor x experts_per_token must be at least 1, else every token "
+        "is dropped from some expert; use 1.0 or more, or 0 for dropless");
+  if (s.ep > 1 && s.strategy == Strategy::dp)
+    return invalid(
+        "expert parallelism needs distributed processes (ddp, zero*, fsdp-*), not "
+        "DataParallel (dp)");
+  return {};
+}
+
+}  // namespace
 
 double trainable_params(const TrainingSetup& s) {
   if (s.finetune != Finetune::full) return lora_params(s.model, s.lora_rank, s.lora_targets);
@@ -224,6 +277,7 @@ Expected<void> validate(const TrainingSetup& s) {
     return invalid(
         "optimizer offload needs a ZeRO/FSDP strategy (or single with a paged "
         "optimizer); use zero1/zero2/zero3 or fsdp-*");
+  if (auto moe = validate_moe(s); !moe) return moe;
   if (s.empirical && s.empirical->per_sample_gb <= 0)
     return invalid("empirical memory: per-sample GB must be positive");
   if (s.empirical && (s.empirical->base_gb < 0 || s.empirical->overhead_gb < 0))

@@ -147,6 +147,13 @@ struct TrainingSetup {
   int tp = 1, pp = 1, vpp = 1, cp = 1;
   bool sp = false;
   bool tp_across_nodes = false;  // the user insists on tp > GPUs per node (validate_parallel)
+  // Mixture-of-experts: expert parallel size (the routed experts are sharded over ep ranks of
+  // the data-parallel group; each holds experts / ep of every MoE block and all-to-alls its
+  // tokens to the ranks holding their experts) and the capacity factor (each expert takes at
+  // most capacity_factor x tokens x top-k / experts tokens, the buffers padded to it; 0 =
+  // dropless: buffers of exactly tokens x top-k).
+  int ep = 1;
+  double capacity_factor = 0;
   std::optional<EmpiricalMemory> empirical;
 
   int world_size() const { return gpus_per_node * nodes; }
@@ -171,12 +178,19 @@ struct TrainingSetup {
 double lora_params(const model::Architecture& arch, int rank, LoraTargets targets);
 // Parameters that get gradients: all but frozen_params for a full fine-tune, else the adapters.
 double trainable_params(const TrainingSetup& setup);
+// The share of the model one rank holds when nothing else shards it: 1 less the routed experts
+// of the other ep - 1 expert-parallel ranks (1 for a dense model or ep = 1).
+double ep_resident_fraction(const TrainingSetup& setup);
+// Routed-expert slots per MoE block a token's top-k fill: top-k x capacity_factor (the padded
+// buffers), or top-k when dropless (capacity_factor 0).
+double routed_slots(const TrainingSetup& setup);
 // True when a LoRA base's frozen weights are stored in half (BaseDtype, resolved).
 bool base_in_half(const TrainingSetup& setup);
 
 // Validates combinations (offload=params needs zero3/fsdp-full-shard, dp is single-node, ranks
-// > 0, lora rank > 0, seq_len > 0, target_len >= 0 and only for an encoder-decoder, the
-// model-parallel layout: parallel.hpp). Exit::invalid_input with how to fix it.
+// > 0, lora rank > 0, seq_len > 0, target_len >= 0 and only for an encoder-decoder, ep divides
+// the experts and the GPUs, the model-parallel layout: parallel.hpp). Exit::invalid_input with
+// how to fix it.
 Expected<void> validate(const TrainingSetup& setup);
 
 // One rank's device and the links it talks over.

@@ -48,7 +48,8 @@ ParamCounts count_params(const Architecture& a) {
   const int64_t kv_width = int64_t{a.effective_kv_heads()} * a.effective_head_dim();
   const int64_t f = a.effective_ffn();
   const int64_t attn = h * q_width + 2 * h * kv_width + q_width * h;
-  const int64_t ffn = (a.gated_ffn ? 3 : 2) * h * f;
+  const int64_t matrices = a.gated_ffn ? 3 : 2;
+  const int64_t ffn = matrices * h * f;
   const int64_t enc = a.layers;
   const int64_t dec = a.effective_decoder_layers();
   // An encoder-decoder has a position table per stack (BART's encoder and decoder each learn
@@ -58,6 +59,16 @@ ParamCounts count_params(const Architecture& a) {
   // Decoder blocks of an encoder-decoder model carry a second (cross) attention.
   c.attention_linear = (enc + dec) * attn + dec * attn;
   c.ffn_linear = (enc + dec) * ffn;
+  if (a.is_moe()) {
+    // MoE blocks: a router (hidden x experts) and the routed + shared experts instead of the
+    // dense FFN.
+    const int64_t moe = a.moe_layers();
+    const int64_t expert = matrices * h * a.effective_expert_ffn();
+    c.routed_experts = moe * a.experts * expert;
+    c.router = moe * h * a.experts;
+    c.ffn_linear =
+        (enc + dec - moe) * ffn + c.routed_experts + c.router + moe * a.shared_experts * expert;
+  }
   if (a.token_logits && !a.tied_embeddings) c.output_head = int64_t{a.vocab} * h;
   // Norm weights and biases: small, approximated as 2 norms + projection biases per block.
   const int64_t per_block_other = a.gated_ffn ? 2 * h : 4 * h + q_width + 2 * kv_width + h + f + h;
@@ -67,12 +78,70 @@ ParamCounts count_params(const Architecture& a) {
   c.frozen = a.frozen_params;
   c.total = c.embedding + c.output_head + c.attention_linear + c.ffn_linear + c.other + c.extra +
             c.frozen;
+  // A token runs top-k of the routed experts of each MoE block.
+  const int64_t skipped =
+      a.is_moe() ? c.routed_experts / a.experts * (a.experts - a.effective_top_k()) : 0;
+  c.active = c.total - skipped;
   return c;
 }
 
 int64_t derive_params(const Architecture& arch) {
   return arch.params > 0 ? arch.params : count_params(arch).total;
 }
+
+int64_t active_params(const Architecture& arch) {
+  const ParamCounts c = count_params(arch);
+  if (arch.params <= 0 || c.total <= 0) return c.active;
+  return static_cast<int64_t>(double(arch.params) * double(c.active) / double(c.total));
+}
+
+double expert_fraction(const Architecture& arch) {
+  const ParamCounts c = count_params(arch);
+  return c.total > 0 ? double(c.routed_experts) / double(c.total) : 0.0;
+}
+
+namespace {
+
+// The MoE fields: counts in range, top-k within the experts, MoE blocks left after the dense
+// ones, and expert weights that keep the parameter arithmetic far from overflow.
+Expected<void> validate_moe(const Architecture& a, const std::string& who, const SourceLoc& where) {
+  if (a.experts < 0 || a.experts_per_token < 0 || a.expert_ffn_hidden < 0 || a.shared_experts < 0 ||
+      a.dense_layers < 0)
+    return invalid(who +
+                       ": experts, experts_per_token, expert_ffn_hidden, shared_experts and "
+                       "dense_layers must not be negative",
+                   where);
+  if (a.experts == 0) {
+    if (a.experts_per_token > 0 || a.shared_experts > 0 || a.dense_layers > 0 ||
+        a.expert_ffn_hidden > 0)
+      return invalid(who +
+                         ": experts_per_token, expert_ffn_hidden, shared_experts and "
+                         "dense_layers describe a mixture-of-experts model; set experts (the "
+                         "routed experts per MoE block) too",
+                     where);
+    return {};
+  }
+  if (a.kind == Kind::encoder_decoder)
+    return invalid(who + ": experts are supported for encoder and decoder models only", where);
+  if (a.effective_top_k() > a.experts)
+    return invalid(who + ": experts_per_token (" + std::to_string(a.effective_top_k()) +
+                       ") must be at most experts (" + std::to_string(a.experts) + ")",
+                   where);
+  if (a.dense_layers >= a.layers)
+    return invalid(who + ": dense_layers (" + std::to_string(a.dense_layers) +
+                       ") must be fewer than layers (" + std::to_string(a.layers) +
+                       "); a model without MoE blocks has experts: 0",
+                   where);
+  const double weights = double(a.layers) * (double(a.experts) + a.shared_experts + 1) * 3.0 *
+                         a.hidden * double(a.effective_expert_ffn());
+  if (weights > double(kMaxParams))
+    return invalid(who + ": the experts' weights exceed " + std::to_string(kMaxParams) +
+                       " parameters; check experts, expert_ffn_hidden and hidden",
+                   where);
+  return {};
+}
+
+}  // namespace
 
 Expected<void> validate(const Architecture& a, const SourceLoc& where) {
   const std::string who = a.name.empty() ? std::string("model") : "model '" + a.name + "'";
@@ -89,6 +158,7 @@ Expected<void> validate(const Architecture& a, const SourceLoc& where) {
     return invalid(who + ": kv_heads (" + std::to_string(a.kv_heads) + ") must divide heads (" +
                        std::to_string(a.heads) + ")",
                    where);
+  if (auto moe = validate_moe(a, who, where); !moe) return moe;
   if (a.ffn_hidden < 0 || a.vocab < 0 || a.positions < 0 || a.prefix_tokens < 0 ||
       a.decoder_layers < 0 || a.head_dim < 0 || a.head_outputs < 0)
     return invalid(who + ": sizes must not be negative", where);

@@ -61,6 +61,25 @@ struct Architecture {
                               // VLM backbone): added to the total, held in the compute precision,
                               // no gradients/optimizer state, forward FLOPs only
   int64_t params = 0;         // total parameters; 0 = derive_params()
+  // Mixture-of-experts (0 experts = dense). Each MoE block replaces its FFN by a router (a
+  // hidden x experts Linear) and `experts` FFNs of expert_ffn_hidden width (gated like the dense
+  // FFN), of which each token runs experts_per_token, plus shared_experts that every token runs.
+  // The first dense_layers blocks keep a dense FFN of ffn_hidden (DeepSeek's
+  // first_k_dense_replace). Encoder-decoder models cannot be MoE here.
+  int experts = 0;            // routed experts per MoE block
+  int experts_per_token = 0;  // top-k; 0 = 2 when experts > 0
+  int expert_ffn_hidden = 0;  // each expert's inner width; 0 = ffn_hidden
+  int shared_experts = 0;     // always-active experts of expert_ffn_hidden width
+  int dense_layers = 0;       // leading blocks with a dense FFN
+
+  bool is_moe() const { return experts > 0; }
+  int effective_top_k() const {
+    return experts > 0 ? (experts_per_token > 0 ? experts_per_token : 2) : 0;
+  }
+  int effective_expert_ffn() const {
+    return expert_ffn_hidden > 0 ? expert_ffn_hidden : effective_ffn();
+  }
+  int moe_layers() const { return experts > 0 ? layers - dense_layers : 0; }
 
   int effective_kv_heads() const { return kv_heads > 0 ? kv_heads : heads; }
   int effective_head_dim() const {
@@ -81,6 +100,11 @@ struct ParamCounts {
   int64_t extra = 0;             // Architecture::extra_params
   int64_t frozen = 0;            // Architecture::frozen_params
   int64_t total = 0;             // sum of the above
+  // MoE: the routed experts' weights (part of ffn_linear), and the parameters one token uses:
+  // total less the routed experts it is not routed to (top-k of `experts` per MoE block).
+  int64_t routed_experts = 0;
+  int64_t router = 0;  // the routers' hidden x experts weights (part of ffn_linear)
+  int64_t active = 0;
   // The transformer's Linear weights (attention + FFN), what LoRA adapts and QLoRA quantizes.
   int64_t block_linear() const { return attention_linear + ffn_linear; }
 };
@@ -89,6 +113,12 @@ ParamCounts count_params(const Architecture& arch);
 
 // Total parameters: `params` when given, else count_params().total.
 int64_t derive_params(const Architecture& arch);
+// Parameters one token runs through: derive_params() less the routed experts it skips (an
+// explicit `params` scales the count's active share). Equal to the total for a dense model.
+int64_t active_params(const Architecture& arch);
+// The routed experts' share of derive_params() (0 for a dense model): what expert parallelism
+// shards.
+double expert_fraction(const Architecture& arch);
 
 // Limits: every number of a model file is range-checked where it is read (layers and
 // decoder_layers at most kMaxLayers, hidden kMaxHidden, heads/kv_heads/head_dim kMaxHeads,
@@ -103,6 +133,7 @@ inline constexpr int kMaxVocab = 100'000'000;
 inline constexpr int kMaxPrefixTokens = 10'000'000;
 inline constexpr int64_t kMaxAttentionWidth = int64_t{1} << 22;
 inline constexpr int64_t kMaxParams = 1'000'000'000'000'000;  // 10^15
+inline constexpr int kMaxExperts = 4096;  // routed (and shared) experts per MoE block
 
 // Checks the numbers are usable (positive widths, heads divide hidden, kv_heads divides heads).
 Expected<void> validate(const Architecture& arch, const SourceLoc& where = {});
@@ -110,7 +141,8 @@ Expected<void> validate(const Architecture& arch, const SourceLoc& where = {});
 // A model file or inline map. Keys: name, description, preset (start from a preset), kind
 // (encoder|decoder|encoder-decoder), layers, decoder_layers, hidden, heads, kv_heads, head_dim,
 // ffn_hidden, gated_ffn, activation (fused|gelu-new), vocab, positions, tied_embeddings, dropout,
-// token_logits, head_outputs, prefix_tokens, extra_params, frozen_params, params (optional, derived
+// token_logits, head_outputs, prefix_tokens, extra_params, frozen_params, experts,
+// experts_per_token, expert_ffn_hidden, shared_experts, dense_layers, params (optional, derived
 // when absent; "7B", "124M" accepted). Every problem is reported, each at source:line:col (the
 // first in the error's place, the others in its message). A YAML node: architecture_yaml.hpp.
 Expected<Architecture> parse_architecture(std::string_view yaml_text, const std::string& source);

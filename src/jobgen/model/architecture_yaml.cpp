@@ -41,6 +41,11 @@ const std::vector<NumberKey>& number_keys() {
       {"extra_params", &A::extra_params, kMaxParams},
       {"frozen_params", &A::frozen_params, kMaxParams},
       {"params", &A::params, kMaxParams},
+      {"experts", &A::experts, kMaxExperts},
+      {"experts_per_token", &A::experts_per_token, kMaxExperts},
+      {"expert_ffn_hidden", &A::expert_ffn_hidden, kMaxFfn},
+      {"shared_experts", &A::shared_experts, kMaxExperts},
+      {"dense_layers", &A::dense_layers, kMaxLayers},
   };
   return keys;
 }

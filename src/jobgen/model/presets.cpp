@@ -204,6 +204,50 @@ void add_whisper(std::vector<Architecture>& v) {
   whisper("whisper-large-v3", "Whisper large-v3, 1.54B" + audio, 32, 1280, 20, 51866, 128);
 }
 
+// Mixture-of-experts decoders (Hugging Face config.json of each): num_local_experts /
+// num_experts / n_routed_experts -> experts, num_experts_per_tok -> experts_per_token,
+// moe_intermediate_size -> expert_ffn_hidden, shared experts as a count of expert-width FFNs
+// (Qwen1.5-MoE's shared_expert_intermediate_size 5632 = 4 x 1408; its sigmoid shared-expert
+// gate, 2048 weights per block, is left out), first_k_dense_replace -> dense_layers.
+// DeepSeek-V2-Lite's multi-head latent attention (MLA) is approximated with jobgen's fields:
+// 16 heads of 160 (the mean of its 192-wide query/key heads and 128-wide value heads, so the
+// attention FLOPs are right) and 4 "kv heads" of 160, which put its q, kv-down, kv-up and output
+// projections (13.8M weights per block) at 13.1M: the total is within 0.5% of the published
+// 15.7B.
+void add_moe(std::vector<Architecture>& v) {
+  auto moe = [&](Architecture a, int experts, int top_k, int expert_ffn, int shared, int dense) {
+    a.experts = experts;
+    a.experts_per_token = top_k;
+    a.expert_ffn_hidden = expert_ffn;
+    a.shared_experts = shared;
+    a.dense_layers = dense;
+    v.push_back(a);
+  };
+  moe(llama_like("mixtral-8x7b", "Mixtral 8x7B v0.1 (MoE, 8 experts, top-2), 46.7B, 12.9B active",
+                 32, 4096, 32, 8, 14336, 32000, false),
+      8, 2, 0, 0, 0);
+  moe(llama_like("mixtral-8x22b", "Mixtral 8x22B v0.1 (MoE, 8 experts, top-2), 141B, 39B active",
+                 56, 6144, 48, 8, 16384, 32768, false),
+      8, 2, 0, 0, 0);
+  moe(llama_like("olmoe-1b-7b", "OLMoE-1B-7B (MoE, 64 experts, top-8), 6.9B, 1.3B active", 16, 2048,
+                 16, 16, 1024, 50304, false),
+      64, 8, 0, 0, 0);
+  moe(llama_like("qwen1.5-moe-a2.7b",
+                 "Qwen1.5-MoE-A2.7B (MoE, 60 experts, top-4, 4 shared), 14.3B, 2.7B active", 24,
+                 2048, 16, 16, 5632, 151936, false),
+      60, 4, 1408, 4, 0);
+  Architecture lite =
+      llama_like("deepseek-v2-lite",
+                 "DeepSeek-V2-Lite (MLA, MoE, 64 experts, top-6, 2 shared), 15.7B, 2.4B active", 27,
+                 2048, 16, 4, 10944, 102400, false);
+  lite.head_dim = 160;  // MLA, see above
+  moe(lite, 64, 6, 1408, 2, 1);
+  moe(llama_like("deepseek-moe-16b",
+                 "DeepSeekMoE 16B (MoE, 64 experts, top-6, 2 shared), 16.4B, 2.8B active", 28, 2048,
+                 16, 16, 10944, 102400, false),
+      64, 6, 1408, 2, 1);
+}
+
 Architecture vit_base() {
   Architecture a = make("vit-base",
                         "ViT-B/16 224px image classifier, 86M (sequence = 197 patch "
@@ -237,6 +281,7 @@ std::vector<Architecture> build() {
   add_encoders(v);
   add_gpt2(v);
   add_llama_family(v);
+  add_moe(v);
   v.push_back(mpt_7b());
   add_t5(v);
   add_flan_t5(v);

@@ -121,6 +121,15 @@ std::vector<ContractGap> contract_gaps(const JobSpec& spec, const PlanRow& row, 
                     "flag) to the job spec, or pass {{grad_checkpointing}} (true/false)",
                     true});
   }
+  // Expert parallelism decides which experts (and how much of the model) a rank holds: a job
+  // launched without it holds every expert on every GPU.
+  if (spec.ep > 1 && !uses(spec, "ep")) {
+    gaps.push_back({"the expert parallel size",
+                    fmt::format("expert parallelism over {} ranks", spec.ep),
+                    "add '--expert-parallel-size {{ep}}' (your script's flag; Megatron's is "
+                    "'--expert-model-parallel-size') to 'command'",
+                    true});
+  }
   if (spec.compile && !uses(spec, "compile") && spec.flags.compile.empty() &&
       launcher != Launcher::accelerate) {
     gaps.push_back(

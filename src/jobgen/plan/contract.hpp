@@ -1,5 +1,6 @@
 // The plan/job contract: what a plan assumes must reach the running job. The settings the job's
-// memory fit depends on (micro-batch, gradient accumulation above 1, activation checkpointing)
+// memory fit depends on (micro-batch, gradient accumulation above 1, activation checkpointing,
+// MoE expert parallelism above 1)
 // must reach the command, through a {{placeholder}}, the spec's `flags:`, or the launcher config
 // jobgen writes (plan/launcher_config.hpp: DeepSpeed's, which the command must then take as
 // {{deepspeed_config}}; accelerate's, which jobgen's launcher line passes); a job whose command

@@ -67,7 +67,8 @@ const std::vector<std::string>& known_placeholders() {
                                               "cp",
                                               "sp",
                                               "dp",
-                                              "accelerate_config"};
+                                              "accelerate_config",
+                                              "ep"};
   return names;
 }
 
@@ -93,6 +94,8 @@ estimate::TrainingSetup JobSpec::setup(int gpus_per_node, int nodes) const {
   s.optimizer_in_backward = optimizer_in_backward;
   s.compile = compile;
   s.recompute = recompute;
+  s.ep = ep;
+  s.capacity_factor = capacity_factor;
   s.gpus_per_node = gpus_per_node;
   s.nodes = nodes;
   // `auto` (0) is the planner's to choose (planner_layout.cpp); unchosen it is 1.
@@ -103,6 +106,15 @@ estimate::TrainingSetup JobSpec::setup(int gpus_per_node, int nodes) const {
   s.sp = sp;
   s.tp_across_nodes = tp_across_nodes;
   s.empirical = empirical_memory;
+  return s;
+}
+
+estimate::TrainingSetup JobSpec::layout_probe() const {
+  const int fewest_pp = pp > 0 ? pp : (vpp > 1 ? 2 : 1);
+  // Expert parallelism shards the experts over ep ranks of the data-parallel group.
+  estimate::TrainingSetup s =
+      setup(std::max(1, tp) * fewest_pp * std::max(1, cp) * std::max(1, ep));
+  s.pp = fewest_pp;
   return s;
 }
 
@@ -124,16 +136,6 @@ int64_t JobSpec::steps_for(int effective) const {
 }
 
 namespace {
-
-// The setup on the fewest GPUs the spec's model-parallel layout runs on (tp x pp x cp; `auto`
-// as 1, pp as 2 when virtual stages need a pipeline): what checks made before the GPU count is
-// known validate.
-estimate::TrainingSetup layout_probe(const JobSpec& spec) {
-  const int pp = spec.pp > 0 ? spec.pp : (spec.vpp > 1 ? 2 : 1);
-  estimate::TrainingSetup s = spec.setup(std::max(1, spec.tp) * pp * std::max(1, spec.cp));
-  s.pp = pp;
-  return s;
-}
 
 // Each stage starts from a copy of the top level made once, before any stage is added: copying
 // `spec` itself would copy every earlier stage too (quadratic in the number of stages).
@@ -250,7 +252,7 @@ Expected<void> resolve_one(JobSpec& spec, const sys::FileSystem& fs,
   }
   JOBGEN_TRY_ASSIGN(model::Architecture arch, model::parse_architecture(*text, path.string()));
   spec.model = std::move(arch);
-  if (auto ok = estimate::validate(layout_probe(spec)); !ok) {
+  if (auto ok = estimate::validate(spec.layout_probe()); !ok) {
     return invalid(ok.error().message, spec.loc);
   }
   return {};

@@ -157,6 +157,8 @@ struct JobSpec {
   bool optimizer_in_backward = false;
   bool compile = false;                                       // torch.compile
   estimate::Recompute recompute = estimate::Recompute::full;  // when checkpointing is on
+  int ep = 1;                  // MoE expert parallel size (estimate::TrainingSetup::ep)
+  double capacity_factor = 0;  // MoE capacity factor, 0 = dropless
 
   std::optional<BatchRange> effective_batch;  // nullopt: accumulation 1 at the largest micro-batch
   std::optional<int> micro_batch;             // fixed per-GPU micro-batch; nullopt = auto
@@ -207,6 +209,10 @@ struct JobSpec {
   // The training setup for `gpus_per_node` x `nodes` ranks (grad_checkpointing = on here;
   // the planner decides `auto`).
   estimate::TrainingSetup setup(int gpus_per_node = 1, int nodes = 1) const;
+  // The setup on the fewest GPUs the model-parallel layout runs on (tp x pp x cp x ep; `auto` as
+  // 1, pp as 2 when virtual stages need a pipeline): what checks made before the GPU count is
+  // known validate.
+  estimate::TrainingSetup layout_probe() const;
 
   // The learning rate for an effective batch, scaled from lr_base_batch; nullopt without one.
   std::optional<double> scaled_learning_rate(int effective_batch) const;

@@ -373,6 +373,7 @@ std::map<std::string, std::string> placeholder_values(const JobSpec& spec, const
   v["cp"] = std::to_string(row.cp);
   v["sp"] = row.sp ? "true" : "false";
   v["dp"] = std::to_string(row.dp());
+  v["ep"] = std::to_string(spec.ep);
   return v;
 }
 

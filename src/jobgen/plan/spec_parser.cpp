@@ -16,16 +16,6 @@ using util::YamlReader;
 
 namespace {
 
-// The setup on the fewest GPUs the spec's model-parallel layout runs on (tp x pp x cp; `auto`
-// as 1, pp as 2 when virtual stages need a pipeline): what checks made before the GPU count is
-// known validate.
-estimate::TrainingSetup layout_probe(const JobSpec& spec) {
-  const int pp = spec.pp > 0 ? spec.pp : (spec.vpp > 1 ? 2 : 1);
-  estimate::TrainingSetup s = spec.setup(std::max(1, spec.tp) * pp * std::max(1, spec.cp));
-  s.pp = pp;
-  return s;
-}
-
 const std::vector<std::string> kStageKeys{"name",
                                           "model",
                                           "seq_len",
@@ -43,6 +33,8 @@ const std::vector<std::string> kStageKeys{"name",
                                           "recompute",
                                           "model_loading",
                                           "fsdp_version",
+                                          "ep",
+                                          "capacity_factor",
                                           "effective_batch",
                                           "micro_batch",
                                           "tp",
@@ -91,6 +83,8 @@ void SpecParser::apply(const YAML::Node& map, JobSpec& spec, const std::string& 
   read_enum(map, "recompute", what, estimate::parse_recompute, spec.recompute);
   read_enum(map, "model_loading", what, estimate::parse_model_loading, spec.model_loading);
   read_enum(map, "fsdp_version", what, estimate::parse_fsdp_version, spec.fsdp_version);
+  if (auto v = bounded(map, "ep", what, 65'536)) spec.ep = static_cast<int>(*v);
+  if (auto v = r_.number_in(map, "capacity_factor", what, 0, 64)) spec.capacity_factor = *v;
   read_batch(map, spec, what);
   read_micro_batch(map, spec, what);
   read_parallel(map, spec, what);
@@ -178,7 +172,7 @@ void SpecParser::check(const JobSpec& spec, const YAML::Node& map, const std::st
                "'rank' and 'targets' only apply to 'method: lora' or 'method: qlora'");
   }
   if (!spec.model_ref.empty() && spec.model_file.empty() && spec.seq_len > 0) {
-    if (auto ok = estimate::validate(layout_probe(spec)); !ok) {
+    if (auto ok = estimate::validate(spec.layout_probe()); !ok) {
       r_.problem(at, ok.error().message);
     }
   }
