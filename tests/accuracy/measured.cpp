@@ -114,6 +114,36 @@ Expected<MemoryKind> parse_kind(const std::string& text) {
     target = *tmp_;                                  \
   } while (false)
 
+// `deepspeed: {...}`: the ZeRO settings the source's DeepSpeed config sets (element counts, and
+// overlap_comm as a bool); the others keep DeepSpeed's defaults (estimate/deepspeed.hpp).
+Expected<void> read_deepspeed(const YAML::Node& n, est::DeepSpeedSettings& ds,
+                              const std::string& path) {
+  if (!n.IsMap())
+    return invalid("deepspeed: expected a mapping", SourceLoc{path, n.Mark().line + 1, 1});
+  for (const auto& kv : n) {
+    const std::string key = kv.first.as<std::string>();
+    const YAML::Node& v = kv.second;
+    double* count = key == "reduce_bucket_size"            ? &ds.reduce_bucket_size
+                    : key == "allgather_bucket_size"       ? &ds.allgather_bucket_size
+                    : key == "stage3_prefetch_bucket_size" ? &ds.stage3_prefetch_bucket_size
+                    : key == "stage3_max_live_parameters"  ? &ds.stage3_max_live_parameters
+                    : key == "stage3_max_reuse_distance"   ? &ds.stage3_max_reuse_distance
+                    : key == "stage3_param_persistence_threshold"
+                        ? &ds.stage3_param_persistence_threshold
+                        : nullptr;
+    if (count != nullptr) {
+      TRY_ASSIGN(*count, as<double>(v, key, path));
+    } else if (key == "overlap_comm") {
+      bool overlap = false;
+      TRY_ASSIGN(overlap, as<bool>(v, key, path));
+      ds.overlap_comm = overlap;
+    } else {
+      return invalid("unknown deepspeed key '" + key + "'", SourceLoc{path, v.Mark().line + 1, 1});
+    }
+  }
+  return {};
+}
+
 Expected<void> read_expect(const YAML::Node& e, MeasuredRow& r, const std::string& path) {
   for (const auto& kv : e) {
     const std::string key = kv.first.as<std::string>();
@@ -206,6 +236,8 @@ Expected<MeasuredRow> read_row(const YAML::Node& n,
       TRY_ASSIGN(s.chunked_loss, as<bool>(v, key, path));
     } else if (key == "optimizer_in_backward") {
       TRY_ASSIGN(s.optimizer_in_backward, as<bool>(v, key, path));
+    } else if (key == "deepspeed") {
+      if (auto ok = read_deepspeed(v, s.deepspeed, path); !ok) return std::unexpected(ok.error());
     } else if (key == "expect") {
       if (auto ok = read_expect(v, r, path); !ok) return std::unexpected(ok.error());
     } else {

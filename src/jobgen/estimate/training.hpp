@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "jobgen/estimate/deepspeed.hpp"
 #include "jobgen/estimate/links.hpp"
 #include "jobgen/model/architecture.hpp"
 #include "jobgen/profile/catalog.hpp"
@@ -136,6 +137,9 @@ struct TrainingSetup {
   int gpus_per_node = 1;
   int nodes = 1;
   std::optional<EmpiricalMemory> empirical;
+  // ZeRO's bucket and live-parameter settings (deepspeed.hpp): DeepSpeed's defaults unless the
+  // user's DeepSpeed config says otherwise; the config jobgen writes carries the same values.
+  DeepSpeedSettings deepspeed;
 
   int world_size() const { return gpus_per_node * nodes; }
   int tokens_per_sample() const { return seq_len + model.prefix_tokens; }
