@@ -230,6 +230,8 @@ Expected<MeasuredRow> read_row(const YAML::Node& n,
       TRY_ASSIGN(s.base_dtype, est::parse_base_dtype(v.as<std::string>()));
     } else if (key == "offload") {
       TRY_ASSIGN(s.offload, est::parse_offload(v.as<std::string>()));
+    } else if (key == "recompute") {
+      TRY_ASSIGN(s.recompute, est::parse_recompute(v.as<std::string>()));
     } else if (key == "compile") {
       TRY_ASSIGN(s.compile, as<bool>(v, key, path));
     } else if (key == "chunked_loss") {

@@ -7,6 +7,9 @@ namespace jobgen::estimate {
 
 namespace {
 
+// Transformer Engine's DelayedScaling keeps this many amax values per FP8 tensor (its default).
+constexpr double kFp8AmaxHistory = 1024;
+
 // Bytes of one stored element, by role.
 struct Dtypes {
   double r;     // residual stream, norm inputs
@@ -143,6 +146,11 @@ ActivationBytes activation_bytes(const TrainingSetup& s, double b) {
   const double largest = std::max({s.flash_attention ? 0.0 : double(a.heads) * t * t * b * d.soft,
                                    t * b * a.effective_ffn() * d.l, sbh * d.r});
   r.backward = 2 * largest;
+  if (s.precision == Precision::fp8 && s.finetune != Finetune::qlora) {
+    r.backward += t * b * std::max(a.effective_ffn(), a.hidden) * 2.0;
+    const double linears = (a.gated_ffn ? 7.0 : 6.0) * a.total_layers();
+    r.fp8_state = linears * 3 * kFp8AmaxHistory * 4.0;
+  }
   r.edges = (d.r + norm_bytes(a, s, d) + (a.dropout ? 1 : 0)) * sbh;
   r.logits = logits_bytes(s, b);
   // Autocast caches the half cast of every trainable fp32 weight it multiplies with until the

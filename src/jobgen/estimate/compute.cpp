@@ -24,6 +24,14 @@ constexpr double kHbmFraction = 0.8;   // achievable share of HBM bandwidth, poi
 constexpr double kDequantHbm = 0.7;    // bitsandbytes dequantisation kernels
 constexpr double kDequantBytes = 4.5;  // read NF4 0.52 + write and re-read half 2 + 2
 constexpr double kOpSeconds = 15e-6;   // eager PyTorch: Python + dispatch + launch per op
+// FP8 recipes cast every Linear's input (forward) and output gradient (backward) to FP8 with a
+// per-tensor amax, and write the transposed copy the other GEMM needs: read 2 B, write 1 B + a
+// 1 B transpose (Transformer Engine's fused cast-transpose; torch.compile fuses torchao's the
+// same way; the amax rides on the read).
+constexpr double kFp8CastBytes = 4.0;
+// Each micro-batch casts the fp32 master weights of the FP8 Linears: read 4 B, write the FP8
+// weight and its transpose.
+constexpr double kFp8WeightCastBytes = 6.0;
 constexpr double kEagerOps = 35, kCompiledOps = 10, kLoraOps = 5, kQuantOps = 3;
 
 // Parameters that take part in a matmul per token: the blocks' Linear weights, the LM head
@@ -41,6 +49,20 @@ double attention_fwd_flops_per_token(const model::Architecture& a, double s) {
   const double width = double(a.heads) * a.effective_head_dim();
   const int dec = a.effective_decoder_layers();
   return 4.0 * s * width * (a.layers + 2.0 * dec);
+}
+
+// Per token and block: the widths of the Linear inputs (q, k, v read the same hidden state,
+// cast once: TE's fused QKV) and of their outputs, what the FP8 casts move.
+double linear_inputs_per_token(const model::Architecture& a) {
+  const double qw = double(a.heads) * a.effective_head_dim();
+  const double f = a.effective_ffn();
+  return a.hidden + qw + a.hidden + f;  // qkv, o, up(+gate), down
+}
+double linear_outputs_per_token(const model::Architecture& a) {
+  const double qw = double(a.heads) * a.effective_head_dim();
+  const double kvw = double(a.effective_kv_heads()) * a.effective_head_dim();
+  const double f = a.effective_ffn();
+  return qw + 2 * kvw + a.hidden + (a.gated_ffn ? 2 : 1) * f + a.hidden;
 }
 
 // Adapted Linear layers per block (for the op count).
@@ -96,6 +118,9 @@ struct Factors {
   bool full_ckpt = false;
   bool causal = false;
   double gemm_flops = 0, attn_flops = 0;  // executed, one micro-batch
+  bool fp8 = false;                       // the effective precision is fp8
+  double fp8_flops = 0;                   // the part of gemm_flops run in FP8 (precision fp8)
+  double fp8_cast_elements = 0;           // Linear inputs + output gradients cast, one micro-batch
   double e_max = 0, width = 0, rows = 0;  // GEMM efficiency = e_max x width x rows
   double flash = 0;                       // flash attention's share of the peak
   double elem = 0;                        // bytes per activation element
@@ -119,6 +144,17 @@ void count_flops(const TrainingSetup& s, int micro_batch, Factors& f, ComputeTim
   const double bwd_mm = (s.finetune == Finetune::full ? 4.0 * pm : 2.0 * pm) + 4.0 * lora;
   const double frozen = 2.0 * double(a.frozen_params);
   f.gemm_flops = f.tokens * ((1.0 + f.recompute) * fwd_mm + bwd_mm + frozen);
+  // FP8: the blocks' Linear GEMMs (forward, input gradient, and the weight gradient of trained
+  // weights); the LM head and LoRA's thin adapter GEMMs stay bf16 (TE's default recipe,
+  // torchtitan's converter filter). QLoRA's 4-bit bases have no FP8 path.
+  if (f.fp8 && s.finetune != Finetune::qlora) {
+    const double bl = double(count_params(a).block_linear());
+    const double bwd = s.finetune == Finetune::full ? 4.0 : 2.0;
+    f.fp8_flops = f.tokens * ((1.0 + f.recompute) * 2.0 * bl + bwd * bl);
+    f.fp8_cast_elements =
+        f.tokens * a.total_layers() *
+        ((1.0 + f.recompute) * linear_inputs_per_token(a) + linear_outputs_per_token(a));
+  }
   f.causal = a.kind == model::Kind::decoder;
   const double attn_fwd =
       attention_fwd_flops_per_token(a, t) * f.tokens * (s.flash_attention && f.causal ? 0.5 : 1.0);
@@ -146,7 +182,10 @@ void gemm_and_attention_time(const TrainingSetup& s, const Hardware& hw, Precisi
   f.width = a.hidden / (a.hidden + (simt ? kWidthHalf / 4 : kWidthHalf));
   f.rows = f.tokens / (f.tokens + kRowsHalf);
   r.gemm_efficiency = f.e_max * f.width * f.rows;
-  r.gemm_s = peak > 0 ? f.gemm_flops / (peak * r.gemm_efficiency) : 0;
+  r.gemm_s = peak > 0 ? (f.gemm_flops - f.fp8_flops) / (peak * r.gemm_efficiency) : 0;
+  // FP8 GEMMs at the FP8 rate with the same efficiency (the tile shapes are the same).
+  if (f.fp8_flops > 0 && hw.tflops_fp8 > 0)
+    r.gemm_s += f.fp8_flops / (hw.tflops_fp8 * 1e12 * r.gemm_efficiency);
   const double bw = hw.memory_bandwidth_gbs * 1e9;
   const bool half_module = module_in_half(s) || p == Precision::bf16;
   f.elem = (p == Precision::fp32 || p == Precision::tf32) ? 4.0 : (half_module ? 2.0 : 3.0);
@@ -178,6 +217,10 @@ void memory_bound_time(const TrainingSetup& s, const Hardware& hw, Factors& f, C
     const double quantised = double(count_params(a).block_linear());
     r.dequant_s = quantised * kDequantBytes * (2.0 + f.recompute) / (bw * kDequantHbm);
   }
+  if (f.fp8_flops > 0 && bw > 0) {
+    const double weights = double(count_params(a).block_linear()) * kFp8WeightCastBytes;
+    r.fp8_cast_s = (f.fp8_cast_elements * kFp8CastBytes + weights) / (bw * kHbmFraction);
+  }
 }
 
 // The CPU launching the ops: eager or compiled, plus the adapted and quantised layers' ops.
@@ -197,7 +240,12 @@ void explain_compute(const TrainingSetup& s, const Hardware& hw, const Factors& 
   };
   add("GEMMs", r.gemm_s,
       fmt::format("{} FLOP / ({:.0f} TFLOPS x e {:.2f} = {:.2f} max x {:.2f} width x {:.2f} rows)",
-                  sci(f.gemm_flops), r.peak_tflops, r.gemm_efficiency, f.e_max, f.width, f.rows));
+                  sci(f.gemm_flops - f.fp8_flops), r.peak_tflops, r.gemm_efficiency, f.e_max,
+                  f.width, f.rows) +
+          (f.fp8_flops > 0 ? fmt::format(" + {} FLOP of block Linears in FP8 / ({:.0f} TFLOPS x "
+                                         "e {:.2f})",
+                                         sci(f.fp8_flops), hw.tflops_fp8, r.gemm_efficiency)
+                           : std::string()));
   add("attention", r.attention_s,
       s.flash_attention
           ? fmt::format("{} FLOP (flash{}) / ({:.0f} TFLOPS x {:.2f})", sci(f.attn_flops),
@@ -209,6 +257,12 @@ void explain_compute(const TrainingSetup& s, const Hardware& hw, const Factors& 
                   hw.memory_bandwidth_gbs, kHbmFraction));
   if (r.dequant_s > 0)
     add("QLoRA dequantisation", r.dequant_s, "4.5 B x quantised params x passes");
+  if (r.fp8_cast_s > 0)
+    add("FP8 casts", r.fp8_cast_s,
+        fmt::format("{} Linear input/gradient elements x {} B + block Linear weights x {} B "
+                    "(cast, amax, transpose) / ({:.0f} GB/s x {})",
+                    sci(f.fp8_cast_elements), kFp8CastBytes, kFp8WeightCastBytes,
+                    hw.memory_bandwidth_gbs, kHbmFraction));
   add("CPU (op launches)", r.cpu_s,
       fmt::format("{} layers x {:.0f} ops x {} passes x {:.0f} us", a.total_layers(), f.ops,
                   3.0 + f.recompute, kOpSeconds * 1e6));
@@ -223,6 +277,7 @@ ComputeTime compute_time(const TrainingSetup& s, int micro_batch, const Hardware
   r.peak_tflops = hw.peak_tflops(p);
   r.model_flops = model_flops_per_sample(s);
   Factors f;
+  f.fp8 = p == Precision::fp8;  // not on a GPU without FP8 (effective_precision)
   count_flops(s, micro_batch, f, r);
   if (hw.mfu) {
     // The override: executed FLOPs at the given utilisation.
@@ -235,7 +290,7 @@ ComputeTime compute_time(const TrainingSetup& s, int micro_batch, const Hardware
   }
   gemm_and_attention_time(s, hw, p, f, r);
   memory_bound_time(s, hw, f, r);
-  r.gpu_s = r.gemm_s + r.attention_s + r.pointwise_s + r.dequant_s;
+  r.gpu_s = r.gemm_s + r.attention_s + r.pointwise_s + r.dequant_s + r.fp8_cast_s;
   launch_time(s, f, r);
   r.micro_batch_s = std::max(r.gpu_s, r.cpu_s);
   r.forward_s = r.micro_batch_s * 1.0 / (3.0 + f.recompute);

@@ -417,7 +417,14 @@ void explain_activations(const TrainingSetup& s, const ActivationBytes& ab,
   add_bytes(out, "activations: logits + loss", ab.logits,
             "tokens x vocab x (half + loss bytes); the peak holds the larger of this and "
             "recomputed block + backward");
-  add_bytes(out, "activations: autocast weight copies", ab.autocast_weights, "2 B x matmul params");
+  add_bytes(out, "activations: autocast weight copies", ab.autocast_weights,
+            s.precision == Precision::fp8
+                ? "matmul params x 2 B (block Linears: FP8 weight + its transpose; LM head bf16)"
+                : "2 B x matmul params");
+  if (s.precision == Precision::fp8)
+    add_bytes(out, "activations: FP8 scaling state", ab.fp8_state,
+              "amax history of 1024 fp32 per input, weight and gradient of every block Linear; "
+              "the backward also holds the FP8 cast + transpose of the widest Linear input");
 }
 
 // --explain: the peak phase and what is added to it.

@@ -158,6 +158,7 @@ std::string distributed_type(const JobSpec& spec, const PlanRow& row) {
 }
 
 std::string mixed_precision(est::Precision precision) {
+  if (precision == est::Precision::fp8) return "fp8";
   if (precision == est::Precision::amp_bf16) return "bf16";
   if (precision == est::Precision::amp_fp16) return "fp16";
   return "no";  // fp32, tf32, and pure bf16 (the weights are bf16 already)
@@ -225,6 +226,10 @@ Expected<void> accelerate_settings(ConfigDocument& doc, const JobSpec& spec, con
   doc.set({"mixed_precision"}, mixed_precision(row.precision),
           fmt::format("the plan runs precision {}", est::to_string(row.precision)));
   doc.set({"use_cpu"}, false, "the plan runs on GPUs");
+  // FP8 as the plan models it: Transformer Engine's Linears (fp8_config.backend), unless the
+  // user's config chose another backend.
+  if (row.precision == est::Precision::fp8 && !doc.has({"fp8_config", "backend"}))
+    doc.set({"fp8_config", "backend"}, "TE", "the plan runs precision fp8 (Transformer Engine)");
   doc.set({"num_machines"}, row.nodes, fmt::format("the plan runs on {} nodes", row.nodes));
   doc.set({"num_processes"}, row.world_size(),
           fmt::format("the plan runs {} GPU processes", row.world_size()));
