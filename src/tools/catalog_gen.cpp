@@ -60,14 +60,15 @@ std::string gpu(const GpuSpec& g) {
       "    GpuSpec{{.id = {}, .name = {}, .aliases = {}, .architecture = {},\n"
       "            .memory_gb_nominal = {}, .memory_gib_usable = {}, .memory_bandwidth_gbs = {},\n"
       "            .tflops_fp16 = {}, .tflops_bf16 = {}, .tflops_tf32 = {}, .tflops_fp32 = {},\n"
+      "            .tflops_fp8 = {},\n"
       "            .bf16 = {}, .nvlink_gbs = {}, .form_factor = {},\n"
       "            .mig_profiles = {},\n"
       "            .notes = {}}},\n",
       literal(g.id), literal(g.name), strings(g.aliases), literal(g.architecture),
       number(g.memory_gb_nominal), number(g.memory_gib_usable), number(g.memory_bandwidth_gbs),
       number(g.tflops_fp16), number(g.tflops_bf16), number(g.tflops_tf32), number(g.tflops_fp32),
-      g.bf16 ? "true" : "false", number(g.nvlink_gbs), literal(g.form_factor), migs,
-      strings(g.notes));
+      number(g.tflops_fp8), g.bf16 ? "true" : "false", number(g.nvlink_gbs), literal(g.form_factor),
+      migs, strings(g.notes));
 }
 
 std::string source(const jobgen::profile::Catalog& catalog) {

@@ -149,6 +149,9 @@ int main(int argc, char** argv) {
   fmt::print("\nBy class (both splits):\n");
   print_header();
   for (const auto& [name, rows] : by_class(every)) print_summary(name, "both", summarize(rows));
+  fmt::print("\nBy kind of run (both splits; a row may be of several kinds):\n");
+  print_header();
+  for (const auto& [name, rows] : by_run_kind(every)) print_summary(name, "both", summarize(rows));
 
   if (rows_flag) {
     for (const std::string& f : order) {

@@ -114,6 +114,36 @@ Expected<MemoryKind> parse_kind(const std::string& text) {
     target = *tmp_;                                  \
   } while (false)
 
+// `deepspeed: {...}`: the ZeRO settings the source's DeepSpeed config sets (element counts, and
+// overlap_comm as a bool); the others keep DeepSpeed's defaults (estimate/deepspeed.hpp).
+Expected<void> read_deepspeed(const YAML::Node& n, est::DeepSpeedSettings& ds,
+                              const std::string& path) {
+  if (!n.IsMap())
+    return invalid("deepspeed: expected a mapping", SourceLoc{path, n.Mark().line + 1, 1});
+  for (const auto& kv : n) {
+    const std::string key = kv.first.as<std::string>();
+    const YAML::Node& v = kv.second;
+    double* count = key == "reduce_bucket_size"            ? &ds.reduce_bucket_size
+                    : key == "allgather_bucket_size"       ? &ds.allgather_bucket_size
+                    : key == "stage3_prefetch_bucket_size" ? &ds.stage3_prefetch_bucket_size
+                    : key == "stage3_max_live_parameters"  ? &ds.stage3_max_live_parameters
+                    : key == "stage3_max_reuse_distance"   ? &ds.stage3_max_reuse_distance
+                    : key == "stage3_param_persistence_threshold"
+                        ? &ds.stage3_param_persistence_threshold
+                        : nullptr;
+    if (count != nullptr) {
+      TRY_ASSIGN(*count, as<double>(v, key, path));
+    } else if (key == "overlap_comm") {
+      bool overlap = false;
+      TRY_ASSIGN(overlap, as<bool>(v, key, path));
+      ds.overlap_comm = overlap;
+    } else {
+      return invalid("unknown deepspeed key '" + key + "'", SourceLoc{path, v.Mark().line + 1, 1});
+    }
+  }
+  return {};
+}
+
 Expected<void> read_expect(const YAML::Node& e, MeasuredRow& r, const std::string& path) {
   for (const auto& kv : e) {
     const std::string key = kv.first.as<std::string>();
@@ -202,6 +232,8 @@ Expected<MeasuredRow> read_row(const YAML::Node& n,
       TRY_ASSIGN(s.base_dtype, est::parse_base_dtype(v.as<std::string>()));
     } else if (key == "offload") {
       TRY_ASSIGN(s.offload, est::parse_offload(v.as<std::string>()));
+    } else if (key == "recompute") {
+      TRY_ASSIGN(s.recompute, est::parse_recompute(v.as<std::string>()));
     } else if (key == "compile") {
       TRY_ASSIGN(s.compile, as<bool>(v, key, path));
     } else if (key == "chunked_loss") {
@@ -218,12 +250,12 @@ Expected<MeasuredRow> read_row(const YAML::Node& n,
       TRY_ASSIGN(s.cp, as<int>(v, key, path));
     } else if (key == "sp") {
       TRY_ASSIGN(s.sp, as<bool>(v, key, path));
-    } else if (key == "recompute") {
-      TRY_ASSIGN(s.recompute, est::parse_recompute(v.as<std::string>()));
     } else if (key == "ep") {
       TRY_ASSIGN(s.ep, as<int>(v, key, path));
     } else if (key == "capacity_factor") {
       TRY_ASSIGN(s.capacity_factor, as<double>(v, key, path));
+    } else if (key == "deepspeed") {
+      if (auto ok = read_deepspeed(v, s.deepspeed, path); !ok) return std::unexpected(ok.error());
     } else if (key == "expect") {
       if (auto ok = read_expect(v, r, path); !ok) return std::unexpected(ok.error());
     } else {
@@ -556,6 +588,25 @@ std::vector<std::pair<std::string, std::vector<const MeasuredRow*>>> by_class(
     if (r->tokens_per_s_gpu) groups[throughput_class(*r)].push_back(r);
     if (r->fits) groups[fit_class(*r)].push_back(r);
   }
+  return {groups.begin(), groups.end()};
+}
+
+std::vector<std::string> run_kinds(const MeasuredRow& row) {
+  const est::TrainingSetup& s = row.setup;
+  std::vector<std::string> kinds;
+  if (s.model.kind == model::Kind::encoder_decoder) kinds.emplace_back("run: encoder-decoder");
+  if (s.model_parallel()) kinds.emplace_back("run: tp/pp/cp");
+  if (s.model.is_moe()) kinds.emplace_back("run: moe");
+  if (s.precision == est::Precision::fp8) kinds.emplace_back("run: fp8");
+  if (est::is_deepspeed(s.strategy)) kinds.emplace_back("run: deepspeed");
+  return kinds;
+}
+
+std::vector<std::pair<std::string, std::vector<const MeasuredRow*>>> by_run_kind(
+    const std::vector<const MeasuredRow*>& rows) {
+  std::map<std::string, std::vector<const MeasuredRow*>> groups;
+  for (const MeasuredRow* r : rows)
+    for (const std::string& kind : run_kinds(*r)) groups[kind].push_back(r);
   return {groups.begin(), groups.end()};
 }
 

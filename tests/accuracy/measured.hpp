@@ -119,4 +119,11 @@ std::string fit_class(const MeasuredRow& row);
 std::vector<std::pair<std::string, std::vector<const MeasuredRow*>>> by_class(
     const std::vector<const MeasuredRow*>& rows);
 
+// The kinds of run issue 37 added, each reported with all its figures: "run: encoder-decoder",
+// "run: tp/pp/cp" (model parallel), "run: moe", "run: fp8", "run: deepspeed"; a row may be of
+// several kinds, and a plain data-parallel decoder run of none.
+std::vector<std::string> run_kinds(const MeasuredRow& row);
+std::vector<std::pair<std::string, std::vector<const MeasuredRow*>>> by_run_kind(
+    const std::vector<const MeasuredRow*>& rows);
+
 }  // namespace jobgen::accuracy

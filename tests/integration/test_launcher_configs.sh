@@ -129,6 +129,8 @@ for r in recs:
     assert c["train_batch_size"] == micro * accum * 2, c
     assert c["zero_optimization"]["stage"] == 2, c
     assert c["zero_optimization"]["overlap_comm"] is True, c  # the user's own setting, kept
+    # The bucket size the memory estimate assumed (DeepSpeed's default: the user set none).
+    assert c["zero_optimization"]["reduce_bucket_size"] == 500000000, c
     assert c["bf16"]["enabled"] is (precision == "amp-bf16"), (c, precision)
     assert c["fp16"]["enabled"] is False, c
 print(f"ok: both DeepSpeed processes read micro-batch {micro}, accumulation {accum}, ZeRO-2, {precision}")

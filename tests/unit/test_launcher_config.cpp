@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "jobgen/plan/contract.hpp"
+#include "jobgen/plan/deepspeed_settings.hpp"
 #include "jobgen/plan/launcher_config.hpp"
 #include "jobgen/util/build_config.hpp"
 #include "planner_fixtures.hpp"
@@ -271,6 +272,10 @@ TEST_CASE(
     "overlap_comm": true
   }
 })";
+  // As resolve_model_files() does: the ZeRO settings the estimate uses come from the same file.
+  auto ds = read_deepspeed_settings(*spec.launcher_config, spec.model);
+  REQUIRE(ds.has_value());
+  spec.deepspeed = *ds;
   const LauncherConfig config =
       config_for(spec, row_of(2, 10, 1, 6, estimate::Precision::amp_bf16), Launcher::deepspeed);
   const json doc = as_written(config);

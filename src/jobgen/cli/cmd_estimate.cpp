@@ -222,7 +222,7 @@ void add_model_and_gpu_options(CLI::App* sub, app::EstimateRequest& o) {
 
 // How the model is trained: precision, optimizer, parallelism, fine-tuning and batch.
 void add_training_options(CLI::App* sub, app::EstimateRequest& o) {
-  sub->add_option("--precision", o.precision, "fp32|tf32|amp-fp16|amp-bf16|bf16");
+  sub->add_option("--precision", o.precision, "fp32|tf32|amp-fp16|amp-bf16|bf16|fp8");
   sub->add_option("--optimizer", o.optimizer, "adamw|adam8bit|adafactor|sgd|sgd-momentum|lamb");
   sub->add_option("--strategy", o.strategy,
                   "single|dp|ddp|zero1|zero2|zero3|fsdp-shard-grad-op|fsdp-full-shard "

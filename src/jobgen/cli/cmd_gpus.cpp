@@ -51,6 +51,7 @@ json to_json(const profile::Catalog& catalog) {
                     {"tflops_bf16", g.tflops_bf16},
                     {"tflops_tf32", g.tflops_tf32},
                     {"tflops_fp32", g.tflops_fp32},
+                    {"tflops_fp8", g.tflops_fp8},
                     {"bf16", g.bf16},
                     {"nvlink_gbs", g.nvlink_gbs},
                     {"mig", mig},

@@ -12,6 +12,9 @@ bool megatron(const TrainingSetup& s) {
   return s.model_parallel() && !is_fsdp(s.strategy);
 }
 
+// Transformer Engine's DelayedScaling keeps this many amax values per FP8 tensor (its default).
+constexpr double kFp8AmaxHistory = 1024;
+
 // Bytes of one stored element, by role.
 struct Dtypes {
   double r;     // residual stream, norm inputs
@@ -261,6 +264,11 @@ ActivationBytes activation_bytes(const TrainingSetup& s, double b) {
   // again in backward, transient beside the block's gradients.
   if (moe > 0 && s.ep > 1) r.alltoall = 2.0 * ts * b * a.hidden * routed_slots(s) * d.l;
   r.backward += r.alltoall;
+  if (s.precision == Precision::fp8 && s.finetune != Finetune::qlora) {
+    r.backward += ts * b * std::max(a.effective_ffn(), a.hidden) * 2.0;
+    const double linears = (a.gated_ffn ? 7.0 : 6.0) * a.total_layers();
+    r.fp8_state = linears * 3 * kFp8AmaxHistory * 4.0;
+  }
   r.edges = edge_bytes(a, s, ts, b) + (dec > 0 ? edge_bytes(a, s, tt, b) : 0);
   r.logits = logits_bytes(s, b);
   // Autocast caches the half cast of every trainable fp32 weight it multiplies with until the

@@ -38,6 +38,13 @@
 // probabilities (tokens x experts), per routed slot (top-k, x capacity factor when padded) the
 // dispatched token, the expert's inner tensors and its output, the shared experts; with ep > 1
 // the all-to-all send/receive buffers (tokens x slots x hidden, transient).
+// FP8 (precision fp8; Transformer Engine's DelayedScaling defaults, torchao float8): each block
+// Linear keeps its FP8 weight and the transposed copy the backward needs (1 + 1 B) where
+// autocast would keep its 2 B bf16 copy: the same bytes; the saved Linear inputs are FP8 + their
+// transpose (TE) or bf16 (torchao): 2 B, as under autocast. Added: the amax histories (1024
+// fp32 entries for the input, weight and output gradient of every FP8 Linear) and, during the
+// backward, the FP8 cast and transpose of the widest Linear input (tokens x max(ffn, hidden) x
+// 2 B), the transient public reports show.
 #pragma once
 
 #include <algorithm>
@@ -56,11 +63,12 @@ struct ActivationBytes {
   double backward = 0;          // gradients in flight during backward
   double edges = 0;             // embedding output, final norm
   double logits = 0;            // LM head output and the loss
-  double autocast_weights = 0;  // autocast's half copies of fp32 weights
+  double autocast_weights = 0;  // autocast's half copies of fp32 weights (fp8: FP8 + transpose)
+  double fp8_state = 0;         // precision fp8: amax histories and scales of every FP8 Linear
   double per_block = 0;         // one block's saved bytes (no checkpointing), for --explain
   double alltoall = 0;          // MoE with ep > 1: all-to-all buffers (part of backward)
   double total() const {
-    return blocks + edges + autocast_weights + std::max(logits, recompute + backward);
+    return blocks + edges + autocast_weights + fp8_state + std::max(logits, recompute + backward);
   }
 };
 

@@ -24,6 +24,14 @@ constexpr double kHbmFraction = 0.8;   // achievable share of HBM bandwidth, poi
 constexpr double kDequantHbm = 0.7;    // bitsandbytes dequantisation kernels
 constexpr double kDequantBytes = 4.5;  // read NF4 0.52 + write and re-read half 2 + 2
 constexpr double kOpSeconds = 15e-6;   // eager PyTorch: Python + dispatch + launch per op
+// FP8 recipes cast every Linear's input (forward) and output gradient (backward) to FP8 with a
+// per-tensor amax, and write the transposed copy the other GEMM needs: read 2 B, write 1 B + a
+// 1 B transpose (Transformer Engine's fused cast-transpose; torch.compile fuses torchao's the
+// same way; the amax rides on the read).
+constexpr double kFp8CastBytes = 4.0;
+// Each micro-batch casts the fp32 master weights of the FP8 Linears: read 4 B, write the FP8
+// weight and its transpose.
+constexpr double kFp8WeightCastBytes = 6.0;
 constexpr double kEagerOps = 35, kCompiledOps = 10, kLoraOps = 5, kQuantOps = 3;
 constexpr double kGeluNewOps = 8;  // HF gelu_new's forward kernels (memory_bound_time)
 
@@ -100,6 +108,20 @@ SampleWork sample_work(const TrainingSetup& s, double slots) {
   return w;
 }
 
+// Per token and block: the widths of the Linear inputs (q, k, v read the same hidden state,
+// cast once: TE's fused QKV) and of their outputs, what the FP8 casts move.
+double linear_inputs_per_token(const model::Architecture& a) {
+  const double qw = double(a.heads) * a.effective_head_dim();
+  const double f = a.effective_ffn();
+  return a.hidden + qw + a.hidden + f;  // qkv, o, up(+gate), down
+}
+double linear_outputs_per_token(const model::Architecture& a) {
+  const double qw = double(a.heads) * a.effective_head_dim();
+  const double kvw = double(a.effective_kv_heads()) * a.effective_head_dim();
+  const double f = a.effective_ffn();
+  return qw + 2 * kvw + a.hidden + (a.gated_ffn ? 2 : 1) * f + a.hidden;
+}
+
 // Adapted Linear layers per block (for the op count).
 int adapted_linears(const TrainingSetup& s) {
   if (s.finetune == Finetune::full) return 0;
@@ -159,6 +181,9 @@ struct Factors {
   double gemm_flops = 0, attn_flops = 0;  // executed, one micro-batch
   double expert_flops = 0;                // the routed experts' part of gemm_flops
   double expert_rows = 0;                 // tokens per routed expert's GEMM
+  bool fp8 = false;                       // the effective precision is fp8
+  double fp8_flops = 0;                   // the part of gemm_flops run in FP8 (precision fp8)
+  double fp8_cast_elements = 0;           // Linear inputs + output gradients cast, one micro-batch
   double e_max = 0, width = 0, rows = 0;  // GEMM efficiency = e_max x width x rows
   double flash = 0;                       // flash attention's share of the peak
   double elem = 0;                        // bytes per activation element
@@ -198,6 +223,19 @@ void count_flops(const TrainingSetup& s, int micro_batch, Factors& f, ComputeTim
     f.expert_flops = f.tokens * routed * (2.0 * (1.0 + f.recompute) + bwd);
     f.expert_rows = f.tokens * slots / a.experts;
   }
+  // FP8: the blocks' Linear GEMMs (forward, input gradient, and the weight gradient of trained
+  // weights); the LM head and LoRA's thin adapter GEMMs stay bf16 (TE's default recipe,
+  // torchtitan's converter filter), and so do MoE's routed experts here (their grouped GEMMs
+  // are timed at their own row counts above). QLoRA's 4-bit bases have no FP8 path.
+  if (f.fp8 && s.finetune != Finetune::qlora) {
+    const model::ParamCounts c = count_params(a);
+    const double bl = double(c.block_linear() - c.routed_experts);
+    const double bwd = s.finetune == Finetune::full ? 4.0 : 2.0;
+    f.fp8_flops = f.block_tokens * ((1.0 + f.recompute) * 2.0 * bl + bwd * bl);
+    f.fp8_cast_elements =
+        f.block_tokens * a.total_layers() *
+        ((1.0 + f.recompute) * linear_inputs_per_token(a) + linear_outputs_per_token(a));
+  }
   f.causal = a.kind == model::Kind::decoder;
   const double attn_fwd = w.attention_fwd * f.samples * (s.flash_attention && f.causal ? 0.5 : 1.0);
   const double attn_passes =
@@ -229,7 +267,8 @@ void gemm_and_attention_time(const TrainingSetup& s, const Hardware& hw, Precisi
   const double rows_target = f.target / (f.target + kRowsHalf);
   f.rows = 1.0 / (f.source_share / rows_source + (1.0 - f.source_share) / rows_target);
   r.gemm_efficiency = f.e_max * f.width * f.rows;
-  r.gemm_s = peak > 0 ? (f.gemm_flops - f.expert_flops) / (peak * r.gemm_efficiency) : 0;
+  r.gemm_s =
+      peak > 0 ? (f.gemm_flops - f.expert_flops - f.fp8_flops) / (peak * r.gemm_efficiency) : 0;
   if (f.expert_flops > 0 && peak > 0) {
     // Each routed expert is its own GEMM (a grouped GEMM, or Hugging Face's loop over the
     // experts) over only the tokens routed to it, tokens x slots / experts rows: the same
@@ -238,6 +277,9 @@ void gemm_and_attention_time(const TrainingSetup& s, const Hardware& hw, Precisi
     const double rows = f.expert_rows / (f.expert_rows + kRowsHalf);
     r.gemm_s += f.expert_flops / (peak * f.e_max * f.width * rows);
   }
+  // FP8 GEMMs at the FP8 rate with the same efficiency (the tile shapes are the same).
+  if (f.fp8_flops > 0 && hw.tflops_fp8 > 0)
+    r.gemm_s += f.fp8_flops / (hw.tflops_fp8 * 1e12 * r.gemm_efficiency);
   const double bw = hw.memory_bandwidth_gbs * 1e9;
   const bool half_module = module_in_half(s) || p == Precision::bf16;
   f.elem = (p == Precision::fp32 || p == Precision::tf32) ? 4.0 : (half_module ? 2.0 : 3.0);
@@ -270,6 +312,10 @@ void memory_bound_time(const TrainingSetup& s, const Hardware& hw, Factors& f, C
     const double quantised = double(count_params(a).block_linear());
     r.dequant_s = quantised * kDequantBytes * (2.0 + f.recompute) / (bw * kDequantHbm);
   }
+  if (f.fp8_flops > 0 && bw > 0) {
+    const double weights = double(count_params(a).block_linear()) * kFp8WeightCastBytes;
+    r.fp8_cast_s = (f.fp8_cast_elements * kFp8CastBytes + weights) / (bw * kHbmFraction);
+  }
 }
 
 // The CPU launching the ops: eager or compiled, plus the adapted and quantised layers' ops.
@@ -297,7 +343,12 @@ void explain_compute(const TrainingSetup& s, const Hardware& hw, const Factors& 
   const bool two_lengths = a.kind == model::Kind::encoder_decoder;
   add("GEMMs", r.gemm_s,
       fmt::format("{} FLOP / ({:.0f} TFLOPS x e {:.2f} = {:.2f} max x {:.2f} width x {:.2f} rows)",
-                  sci(f.gemm_flops), r.peak_tflops, r.gemm_efficiency, f.e_max, f.width, f.rows) +
+                  sci(f.gemm_flops - f.fp8_flops), r.peak_tflops, r.gemm_efficiency, f.e_max,
+                  f.width, f.rows) +
+          (f.fp8_flops > 0 ? fmt::format(" + {} FLOP of block Linears in FP8 / ({:.0f} TFLOPS x "
+                                         "e {:.2f})",
+                                         sci(f.fp8_flops), hw.tflops_fp8, r.gemm_efficiency)
+                           : std::string()) +
           (two_lengths ? fmt::format("; encoder and cross-attention k/v over {} source tokens, "
                                      "decoder and LM head over {} target tokens ({:.0f}% of the "
                                      "FLOPs on the source)",
@@ -324,6 +375,12 @@ void explain_compute(const TrainingSetup& s, const Hardware& hw, const Factors& 
           a.total_layers(), f.per_layer, f.elem, f.passes, hw.memory_bandwidth_gbs, kHbmFraction));
   if (r.dequant_s > 0)
     add("QLoRA dequantisation", r.dequant_s, "4.5 B x quantised params x passes");
+  if (r.fp8_cast_s > 0)
+    add("FP8 casts", r.fp8_cast_s,
+        fmt::format("{} Linear input/gradient elements x {} B + block Linear weights x {} B "
+                    "(cast, amax, transpose) / ({:.0f} GB/s x {})",
+                    sci(f.fp8_cast_elements), kFp8CastBytes, kFp8WeightCastBytes,
+                    hw.memory_bandwidth_gbs, kHbmFraction));
   add("CPU (op launches)", r.cpu_s,
       fmt::format("{} layers x {:.0f} ops x {} passes x {:.0f} us", a.total_layers(), f.ops,
                   3.0 + f.recompute, kOpSeconds * 1e6));
@@ -339,6 +396,7 @@ ComputeTime compute_time(const TrainingSetup& s, int micro_batch, const Hardware
   r.peak_tflops = hw.peak_tflops(p);
   r.model_flops = model_flops_per_sample(s);
   Factors f;
+  f.fp8 = p == Precision::fp8;  // not on a GPU without FP8 (effective_precision)
   count_flops(s, micro_batch, f, r);
   if (hw.mfu) {
     // The override: executed FLOPs at the given utilisation.
@@ -351,7 +409,7 @@ ComputeTime compute_time(const TrainingSetup& s, int micro_batch, const Hardware
   }
   gemm_and_attention_time(s, hw, p, f, r);
   memory_bound_time(s, hw, f, r);
-  r.gpu_s = r.gemm_s + r.attention_s + r.pointwise_s + r.dequant_s;
+  r.gpu_s = r.gemm_s + r.attention_s + r.pointwise_s + r.dequant_s + r.fp8_cast_s;
   launch_time(s, f, r);
   r.micro_batch_s = std::max(r.gpu_s, r.cpu_s);
   r.forward_s = r.micro_batch_s * 1.0 / (3.0 + f.recompute);

@@ -28,6 +28,12 @@
 //             them to ~10 h + 2 f) / (HBM bandwidth x 0.8).
 //   dequant   QLoRA: every pass (forward, backward, recomputation) dequantises the 4-bit
 //             weights: 4.5 B per quantised parameter through HBM at 0.7 of its bandwidth.
+//   FP8       precision fp8: the blocks' Linear GEMMs (forward, recomputation, input and
+//             weight gradients) at tflops_fp8 with the same e; attention and the LM head at the
+//             bf16 rate (Transformer Engine's default recipe; torchtitan converts no output
+//             layer). Casts: every Linear input and output gradient is read in bf16 and written
+//             as FP8 + its transpose (4 B per element), the fp32 master weights cast once per
+//             micro-batch (6 B per parameter), through HBM at 0.8 of its bandwidth.
 //   CPU       eager PyTorch issues ~35 ops per block forward (+5 per LoRA-adapted Linear, +3 per
 //             quantised one), ~2x that in backward, at 15 us each; torch.compile ~10 fused ops
 //             per block: small micro-batches are launch-bound.
@@ -48,6 +54,7 @@ struct ComputeTime {
   double peak_tflops = 0;
   double gemm_efficiency = 0;                                          // e of the block GEMMs
   double gemm_s = 0, attention_s = 0, pointwise_s = 0, dequant_s = 0;  // one micro-batch
+  double fp8_cast_s = 0;                                               // precision fp8
   double gpu_s = 0;
   double cpu_s = 0;
   double forward_s = 0;  // the part of micro_batch_s spent in forward (incl. recompute: no)

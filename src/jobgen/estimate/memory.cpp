@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "jobgen/estimate/activations.hpp"
+#include "jobgen/estimate/deepspeed.hpp"
 #include "jobgen/estimate/parallel.hpp"
 
 namespace jobgen::estimate {
@@ -24,9 +25,9 @@ constexpr double kNcclPcieGiB = 0.30;
 constexpr double kNcclNvlinkGiB = 0.65;
 constexpr double kChurnReserve = 0.10;     // allocator: cached blocks per byte allocated/freed
 constexpr double kResidentReserve = 0.02;  // allocator: rounding of long-lived tensors
-// DeepSpeed ZeRO-1/2 gradient buckets: reduce_bucket_size elements (2e8 in the common
-// configs), double-buffered with overlap_comm, in half.
-constexpr double kDeepSpeedBucket = 2e8;
+// FSDP with CPU offload moves each reduce-scattered gradient shard to pinned host memory: the
+// gradients of about two wrapped units (2e8 elements bounds a 7B-class block pair) stay on the GPU.
+constexpr double kOffloadGradWindow = 2e8;
 
 // GiB of NCCL buffers one communicator holds per GPU: more when its peers are on NVLink.
 double nccl_gib(const TrainingSetup& s, const Hardware& hw) {
@@ -119,14 +120,16 @@ StateBytes state_bytes(const TrainingSetup& s) {
 
 // Everything but the activations, in bytes per rank (see memory.hpp).
 struct Parts {
-  double weights = 0;      // resident parameter storage
-  double gathered = 0;     // unsharded params + gradient of one unit, forward/backward only
-  double stream_hold = 0;  // FSDP1: freed units not yet reusable (recordStream), reserved only
-  double grads = 0;        // gradient storage at the optimizer step
-  double grads_early = 0;  // gradients alive at the activation peak
-  double buckets = 0;      // DDP / DeepSpeed gradient buckets (resident)
-  double states = 0;       // optimizer states + master copy (resident)
-  double temporaries = 0;  // optimizer-step temporaries
+  double weights = 0;        // resident parameter storage
+  double gathered = 0;       // unsharded params + gradient of one unit, forward/backward only
+  double stream_hold = 0;    // FSDP1: freed units not yet reusable (recordStream), reserved only
+  double grads = 0;          // gradient storage at the optimizer step
+  double grads_early = 0;    // gradients alive at the activation peak
+  double buckets = 0;        // DDP / DeepSpeed gradient buckets (resident)
+  double ds_live = 0;        // ZeRO-3: elements gathered at the turn (deepspeed.hpp), --explain
+  double ds_persistent = 0;  // ZeRO-3: bytes of never-sharded small parameters (resident)
+  double states = 0;         // optimizer states + master copy (resident)
+  double temporaries = 0;    // optimizer-step temporaries
   double trainable = 0, frozen = 0, k = 1;  // for --explain
   // Expert parallelism: the share of the trainable / frozen parameters a rank holds where no
   // ZeRO/FSDP sharding divides them by k (ZeRO/FSDP over all ranks already divides the experts
@@ -220,9 +223,19 @@ double params_part(const TrainingSetup& s, Parts& r) {
   // A QLoRA block is gathered as it is stored: NF4 packed in half-sized elements (bitsandbytes'
   // quant_storage, which is what lets FSDP shard it); it is dequantised one Linear at a time.
   const double block_unit = block * (s.finetune == Finetune::qlora ? kNf4Bytes : sto.half);
-  if (shard_params)
-    r.gathered = std::max(2 * block_unit, root * sto.half + block_unit) + unit_grad;
-  else if (st == Strategy::fsdp_shard_grad_op)
+  const double needed = std::max(2 * block_unit, root * sto.half + block_unit);
+  if (shard_params && is_deepspeed(st)) {
+    // ZeRO-3 keeps more than it needs: the parameters it reuses soon and those it prefetched
+    // (deepspeed.hpp), in their gathered dtype.
+    const double element = block > 0 ? block_unit / block : sto.half;
+    const DeepSpeedBuffers ds = deepspeed_buffers(s.deepspeed, st, a, element, needed / element);
+    r.ds_live = ds.live_elements;
+    r.ds_persistent = ds.persistent_elements * sto.half;
+    r.gathered = ds.live_elements * element + unit_grad;
+  } else if (shard_params) {
+    r.gathered = needed + unit_grad;
+  }
+  if (st == Strategy::fsdp_shard_grad_op)
     r.gathered = (r.trainable * r.ep_trainable + r.frozen * r.ep_frozen) * sto.half + unit_grad;
   // FSDP1 frees a unit's unsharded parameters, and its unsharded gradient once handed to the
   // reduce-scatter stream, with recordStream: the allocator counts them free (not in
@@ -250,12 +263,15 @@ void grads_part(const TrainingSetup& s, int accumulation, Parts& r) {
   const bool megatron = s.model_parallel();
   if (st == Strategy::ddp && s.world_size() > 1 && !megatron)  // gradient_as_bucket_view=False
     r.buckets = r.trainable * r.ep_trainable * r.grad_bytes;
-  if ((st == Strategy::zero1 || st == Strategy::zero2) && s.world_size() > 1 && !megatron)
-    r.buckets = 2 * std::min(kDeepSpeedBucket, r.trainable) * half;
-  // ZeRO-Offload / FSDP CPU offload move each reduced gradient shard to pinned host memory:
-  // only the reduce buckets stay.
-  if (s.offload != Offload::none && (is_deepspeed(st) || is_fsdp(st)))
-    r.grads = std::min(r.grads, 2 * std::min(kDeepSpeedBucket, r.trainable) * half);
+  // DeepSpeed allocates its reduce buffers at their configured size, on one GPU too
+  // (deepspeed.hpp); the parameters' dtype is `half` (4 B under fp32).
+  if (is_deepspeed(st) && !megatron)
+    r.buckets = deepspeed_buffers(s.deepspeed, st, a, half, 0).ipg_bytes + r.ds_persistent;
+  // ZeRO-Offload copies each reduced gradient out of the buffers into pinned host memory: only
+  // the buffers stay. FSDP's CPU offload keeps about two units' gradients.
+  if (s.offload != Offload::none && is_deepspeed(st)) r.grads = 0;
+  if (s.offload != Offload::none && is_fsdp(st))
+    r.grads = std::min(r.grads, 2 * std::min(kOffloadGradWindow, r.trainable) * half);
   if (s.optimizer_in_backward) {
     const double largest = std::max(double(a.vocab) * a.hidden,
                                     double(a.hidden) * std::max(a.effective_ffn(), a.hidden));
@@ -290,6 +306,10 @@ void states_part(const TrainingSetup& s, double master, Parts& r) {
     states *= r.ep_trainable;
     temporaries *= r.ep_trainable;
   }
+  // ZeRO-3 converts its gradient partition to fp32 one sub-group at a time, from a flattened
+  // half copy (flatten(), then .to(fp32)): 2 + 4 B per element of the sub-group at once.
+  if (st == Strategy::zero3 && is_amp(s.precision))
+    temporaries = std::min(r.trainable / r.k, s.deepspeed.sub_group_size) * 6.0;
   if (s.offload != Offload::none) states = temporaries = 0;
   if (s.optimizer_in_backward) temporaries = 0;
   r.states = states;
@@ -424,16 +444,43 @@ void explain_parts(const TrainingSetup& s, const Parts& r, std::vector<Term>& ou
     add_bytes(out, "model loading", whole_model_bytes(s) + r.weights,
               "the whole model in its storage dtype + this rank's shard, at start-up "
               "(model_loading: per-gpu)");
-  add_bytes(out, "gathered units", r.gathered,
-            "ZeRO-3/FSDP: max(2 blocks, root unit + block) unsharded (QLoRA blocks in NF4), + "
-            "one unit's gradient");
+  if (s.strategy == Strategy::zero3) {
+    const DeepSpeedSettings& ds = s.deepspeed;
+    add_bytes(out, "gathered units", r.gathered,
+              fmt::format("ZeRO-3: {} parameters gathered at the forward/backward turn (those "
+                          "within stage3_max_reuse_distance {} / 2 of the end + "
+                          "stage3_prefetch_bucket_size {} under stage3_max_live_parameters {}; "
+                          "at least 2 blocks, at most the model) + one unit's gradient",
+                          sci(r.ds_live), sci(ds.stage3_max_reuse_distance),
+                          sci(ds.stage3_prefetch_bucket_size), sci(ds.stage3_max_live_parameters)));
+  } else {
+    add_bytes(out, "gathered units", r.gathered,
+              "ZeRO-3/FSDP: max(2 blocks, root unit + block) unsharded (QLoRA blocks in NF4), + "
+              "one unit's gradient");
+  }
   add_bytes(out, "gradients (step)", r.grads,
             fmt::format("{} x {} B{}", sci(r.trainable), r.grad_bytes,
                         shards_gradients(s.strategy) ? kdiv : epdiv));
   add_bytes(out, "gradients (at activation peak)", r.grads_early,
             s.accumulation != 1 ? "all (accumulation > 1 or not known)"
                                 : "LM head + last block (zero_grad sets them to None)");
-  add_bytes(out, "gradient buckets", r.buckets, "DDP bucket copy / DeepSpeed reduce buckets");
+  if (is_deepspeed(s.strategy)) {
+    const DeepSpeedSettings& ds = s.deepspeed;
+    add_bytes(out, "gradient buckets", r.buckets,
+              fmt::format("DeepSpeed: {} reduce buffer{} of reduce_bucket_size {} elements "
+                          "(overlap_comm {}){}",
+                          s.strategy == Strategy::zero3 || !ds.overlap(s.strategy) ? "one" : "two",
+                          s.strategy == Strategy::zero3 || !ds.overlap(s.strategy) ? "" : "s",
+                          sci(ds.reduce_bucket_size), ds.overlap(s.strategy),
+                          r.ds_persistent > 0
+                              ? fmt::format(" + {:.3g} GiB of parameters under "
+                                            "stage3_param_persistence_threshold {} (unsharded)",
+                                            r.ds_persistent / kGiB,
+                                            sci(ds.stage3_param_persistence_threshold))
+                              : std::string()));
+  } else {
+    add_bytes(out, "gradient buckets", r.buckets, "DDP bucket copy");
+  }
   add_bytes(out, "optimizer states", r.states,
             fmt::format("{} x {} B{}", sci(r.trainable), r.state_per_param,
                         shards_optimizer(s.strategy) ? kdiv : kdiv + epdiv));
@@ -465,7 +512,14 @@ void explain_activations(const TrainingSetup& s, const ActivationBytes& ab,
             fmt::format("{} x vocab x (half + loss bytes); the peak holds the larger of this "
                         "and recomputed block + backward",
                         s.model.kind == model::Kind::encoder_decoder ? "target tokens" : "tokens"));
-  add_bytes(out, "activations: autocast weight copies", ab.autocast_weights, "2 B x matmul params");
+  add_bytes(out, "activations: autocast weight copies", ab.autocast_weights,
+            s.precision == Precision::fp8
+                ? "matmul params x 2 B (block Linears: FP8 weight + its transpose; LM head bf16)"
+                : "2 B x matmul params");
+  if (s.precision == Precision::fp8)
+    add_bytes(out, "activations: FP8 scaling state", ab.fp8_state,
+              "amax history of 1024 fp32 per input, weight and gradient of every block Linear; "
+              "the backward also holds the FP8 cast + transpose of the widest Linear input");
 }
 
 // --explain: the peak phase and what is added to it.

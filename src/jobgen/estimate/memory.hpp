@@ -10,10 +10,16 @@
 //              QLoRA's block Linear weights NF4 (0.5625 B: 4 bits + an fp32 absmax per 64) +
 //              one block dequantised; adapters 4 B (2 B pure bf16). ZeRO-3 / full shard divide
 //              frozen weights by k too.
-//  gathered    ZeRO-3 / FSDP full shard: the current and the prefetched block, or the root unit
+//  gathered    FSDP full shard: the current and the prefetched block, or the root unit
 //              (embedding + LM head, unsharded from forward to backward) and one block, in half,
-//              + one unit's unsharded gradient; FSDP shard-grad-op keeps all half params
-//              unsharded from forward to backward (forward/backward only).
+//              + one unit's unsharded gradient; ZeRO-3: the parameters its coordinator keeps
+//              gathered at the forward/backward turn (deepspeed.hpp: reuse distance, prefetch,
+//              live limit; at least the same two units); FSDP shard-grad-op keeps all half
+//              params unsharded from forward to backward (forward/backward only).
+//  DeepSpeed   its reduce ("ipg") buffers of reduce_bucket_size elements in half, two with
+//              overlap_comm (ZeRO-1/2; one for ZeRO-3), on one GPU too, whatever the model's
+//              size, + ZeRO-3's unsharded small parameters (persistence threshold): counted
+//              with the gradients as "buckets"; the settings are TrainingSetup::deepspeed.
 //  gradients   P x (fp32 4 B for torch amp and FSDP's fp32 shard, half for DeepSpeed and pure
 //              bf16) / k when sharded (ZeRO-2/3, FSDP); DDP adds its bucket copy (P x 4 B,
 //              gradient_as_bucket_view=False); optimizer_in_backward keeps one tensor's.
@@ -27,7 +33,8 @@
 //                    else the LM head's and the last block's, produced first);
 //  optimizer step    weights + optimizer + all gradients + the step's temporaries (torch
 //                    AdamW's foreach sqrt(v) copy, one state-sized tensor; DeepSpeed's fp32
-//                    copy of the gradient shard);
+//                    copy of the gradient shard, ZeRO-3's one sub_group_size at a time
+//                    from a flattened half copy: 6 B per element);
 //  model loading     ModelLoading::per_gpu with FSDP / ZeRO-3: the whole model in its storage
 //                    dtype (whole_model_bytes) + this rank's resident weights, once at start-up.
 // Then what the caching allocator and CUDA add:

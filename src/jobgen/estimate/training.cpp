@@ -15,11 +15,12 @@ namespace {
 template <class E, size_t N>
 using Names = std::array<std::pair<E, std::string_view>, N>;
 
-constexpr Names<Precision, 5> kPrecision{{{Precision::fp32, "fp32"},
+constexpr Names<Precision, 6> kPrecision{{{Precision::fp32, "fp32"},
                                           {Precision::tf32, "tf32"},
                                           {Precision::amp_fp16, "amp-fp16"},
                                           {Precision::amp_bf16, "amp-bf16"},
-                                          {Precision::bf16, "bf16"}}};
+                                          {Precision::bf16, "bf16"},
+                                          {Precision::fp8, "fp8"}}};
 constexpr Names<Optimizer, 6> kOptimizer{{{Optimizer::adamw, "adamw"},
                                           {Optimizer::adam8bit, "adam8bit"},
                                           {Optimizer::adafactor, "adafactor"},
@@ -153,10 +154,11 @@ bool base_in_half(const TrainingSetup& s) {
 }
 
 bool is_half(Precision p) {
-  return p == Precision::amp_fp16 || p == Precision::amp_bf16 || p == Precision::bf16;
+  return p == Precision::amp_fp16 || p == Precision::amp_bf16 || p == Precision::bf16 ||
+         p == Precision::fp8;
 }
 bool uses_bf16(Precision p) {
-  return p == Precision::amp_bf16 || p == Precision::bf16;
+  return p == Precision::amp_bf16 || p == Precision::bf16 || p == Precision::fp8;
 }
 bool shards_optimizer(Strategy s) {
   return s == Strategy::zero1 || s == Strategy::zero2 || s == Strategy::zero3 ||
@@ -170,7 +172,7 @@ bool shards_params(Strategy s) {
   return s == Strategy::zero3 || s == Strategy::fsdp_full_shard;
 }
 bool is_amp(Precision p) {
-  return p == Precision::amp_fp16 || p == Precision::amp_bf16;
+  return p == Precision::amp_fp16 || p == Precision::amp_bf16 || p == Precision::fp8;
 }
 bool is_deepspeed(Strategy s) {
   return s == Strategy::zero1 || s == Strategy::zero2 || s == Strategy::zero3;
@@ -295,6 +297,7 @@ double Hardware::peak_tflops(Precision p) const {
       return tflops_fp16;
     case Precision::amp_bf16:
     case Precision::bf16:
+    case Precision::fp8:
       return tflops_bf16 > 0 ? tflops_bf16 : tflops_fp16;
   }
   return tflops_fp32;
@@ -315,6 +318,7 @@ Hardware device(const profile::GpuSpec& gpu, const profile::MigProfileSpec* mig,
   hw.tflops_bf16 = gpu.bf16 ? gpu.tflops_bf16 : 0;
   hw.tflops_tf32 = gpu.tflops_tf32;
   hw.tflops_fp32 = gpu.tflops_fp32;
+  hw.tflops_fp8 = gpu.tflops_fp8;
   hw.bf16 = gpu.bf16;
   hw.memory_bandwidth_gbs = gpu.memory_bandwidth_gbs;
   hw.mfu = mfu;
@@ -335,6 +339,7 @@ Hardware device(const profile::GpuSpec& gpu, const profile::MigProfileSpec* mig,
   hw.tflops_bf16 *= share;
   hw.tflops_tf32 *= share;
   hw.tflops_fp32 *= share;
+  hw.tflops_fp8 *= share;
   hw.memory_bandwidth_gbs *= mig->memory_fraction();
   return hw;
 }
@@ -368,6 +373,13 @@ Precision effective_precision(Precision requested, const Hardware& hw,
   auto warn = [&](std::string w) {
     if (warnings != nullptr) warnings->push_back(std::move(w));
   };
+  if (requested == Precision::fp8 && hw.tflops_fp8 <= 0) {
+    const Precision instead = hw.bf16 ? Precision::amp_bf16 : Precision::amp_fp16;
+    warn(hw.gpu_name +
+         " has no FP8 tensor cores (they start with Ada, Hopper and MI300): fp8 runs as " +
+         std::string(to_string(instead)));
+    return instead;
+  }
   if (uses_bf16(requested) && !hw.bf16) {
     warn(hw.gpu_name +
          " has no BF16: using amp-fp16 (mixed precision with loss scaling) instead "

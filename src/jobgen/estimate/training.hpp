@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "jobgen/estimate/deepspeed.hpp"
 #include "jobgen/estimate/links.hpp"
 #include "jobgen/model/architecture.hpp"
 #include "jobgen/profile/catalog.hpp"
@@ -20,8 +21,10 @@
 namespace jobgen::estimate {
 
 // amp-*: fp32 master weights, half-precision compute (torch.autocast); bf16: pure bf16 weights,
-// gradients and optimizer states (as torchtune does).
-enum class Precision { fp32, tf32, amp_fp16, amp_bf16, bf16 };
+// gradients and optimizer states (as torchtune does); fp8: amp-bf16 storage with the blocks'
+// Linear GEMMs in FP8 (Transformer Engine's and torchao float8's recipes: attention's batched
+// matmuls and the LM head stay bf16).
+enum class Precision { fp32, tf32, amp_fp16, amp_bf16, bf16, fp8 };
 // adam8bit: bitsandbytes 8-bit Adam (2 bytes/param of state); adafactor: factored second moment
 // (~4 bytes * (rows + cols) per matrix, no first moment); sgd: stateless; sgd_momentum: 1 state.
 enum class Optimizer { adamw, adam8bit, adafactor, sgd, sgd_momentum, lamb };
@@ -57,9 +60,9 @@ enum class ModelLoading { sharded, per_gpu };
 // larger of the two (torchtitan's docs: FSDP2 peaked 7% lower than FSDP1 on Llama-7B, 8 x H100).
 enum class FsdpVersion { v1, v2 };
 
-// CLI spellings: fp32 tf32 amp-fp16 amp-bf16 bf16 | adamw adam8bit adafactor sgd sgd-momentum lamb
-// | single dp ddp zero1 zero2 zero3 fsdp-shard-grad-op fsdp-full-shard | none optimizer params |
-// full lora qlora | attention all-linear. Parsers accept '_' for '-' and any case; errors are
+// CLI spellings: fp32 tf32 amp-fp16 amp-bf16 bf16 fp8 | adamw adam8bit adafactor sgd sgd-momentum
+// lamb | single dp ddp zero1 zero2 zero3 fsdp-shard-grad-op fsdp-full-shard | none optimizer params
+// | full lora qlora | attention all-linear. Parsers accept '_' for '-' and any case; errors are
 // Exit::invalid_input with "did you mean" and the list of valid values.
 std::string_view to_string(Precision);
 std::string_view to_string(Optimizer);
@@ -82,12 +85,12 @@ Expected<BaseDtype> parse_base_dtype(std::string_view);
 Expected<ModelLoading> parse_model_loading(std::string_view);
 Expected<FsdpVersion> parse_fsdp_version(std::string_view);  // "1" or "2"
 
-bool is_half(Precision p);          // amp_fp16, amp_bf16, bf16
-bool uses_bf16(Precision p);        // amp_bf16, bf16
+bool is_half(Precision p);          // amp_fp16, amp_bf16, bf16, fp8
+bool uses_bf16(Precision p);        // amp_bf16, bf16, fp8
 bool shards_optimizer(Strategy s);  // zero1/2/3, fsdp-*
 bool shards_gradients(Strategy s);  // zero2/3, fsdp-*
 bool shards_params(Strategy s);     // zero3, fsdp-full-shard
-bool is_amp(Precision p);           // amp_fp16, amp_bf16: autocast over fp32 weights
+bool is_amp(Precision p);           // amp_fp16, amp_bf16, fp8: autocast over fp32 weights
 bool is_deepspeed(Strategy s);      // zero1/2/3
 bool is_fsdp(Strategy s);           // fsdp-*
 
@@ -155,6 +158,9 @@ struct TrainingSetup {
   int ep = 1;
   double capacity_factor = 0;
   std::optional<EmpiricalMemory> empirical;
+  // ZeRO's bucket and live-parameter settings (deepspeed.hpp): DeepSpeed's defaults unless the
+  // user's DeepSpeed config says otherwise; the config jobgen writes carries the same values.
+  DeepSpeedSettings deepspeed;
 
   int world_size() const { return gpus_per_node * nodes; }
   int model_parallel_size() const { return tp * pp * cp; }
@@ -206,6 +212,7 @@ struct Hardware {
   double tflops_bf16 = 0;
   double tflops_tf32 = 0;
   double tflops_fp32 = 0;
+  double tflops_fp8 = 0;  // dense FP8 tensor, 0 = no FP8 tensor cores
   bool bf16 = false;
   double memory_bandwidth_gbs = 0;  // HBM/GDDR bandwidth; MIG: scaled
   Links links;                      // intra- and inter-node, resolved (links.hpp)
@@ -214,7 +221,8 @@ struct Hardware {
   // (plan/calibration.hpp); the allocated + reserved estimate is multiplied by it.
   double memory_scale = 1.0;
 
-  // Dense TFLOPS for the compute precision (fp32 -> tflops_fp32, tf32 -> tf32 or fp32, ...).
+  // Dense TFLOPS for the compute precision (fp32 -> tflops_fp32, tf32 -> tf32 or fp32, ...);
+  // fp8 -> the bf16 rate of everything but the FP8 GEMMs (compute.hpp: tflops_fp8 for those).
   double peak_tflops(Precision p) const;
 };
 
@@ -229,7 +237,8 @@ Expected<Hardware> hardware_for(const profile::GpuSpec& gpu, const profile::MigP
 
 // The precision actually used on this hardware: BF16 requested on a GPU without BF16 becomes
 // amp-fp16 (bf16 -> amp-fp16 too: pure fp16 training is unstable), tf32 without TF32 becomes
-// fp32; each change appends a warning.
+// fp32, fp8 without FP8 tensor cores (tflops_fp8 0: before Ada/Hopper/MI300) amp-bf16 (or
+// amp-fp16 without BF16); each change appends a warning.
 Precision effective_precision(Precision requested, const Hardware& hw,
                               std::vector<std::string>* warnings);
 

@@ -135,14 +135,20 @@ std::vector<ContractGap> contract_gaps(const JobSpec& spec, const PlanRow& row, 
     gaps.push_back(
         {"torch.compile", "torch.compile on", "add 'flags: {compile: --torch_compile}'", false});
   }
-  // fp32 is every trainer's default: only a mixed or reduced precision must be asked for.
+  // fp32 is every trainer's default: only a mixed or reduced precision must be asked for. A
+  // DeepSpeed config has no FP8 (it only says bf16): the script must run its Linears in FP8
+  // itself; accelerate's mixed_precision fp8 converts them (Transformer Engine backend).
+  const bool fp8 = row.precision == estimate::Precision::fp8;
   const bool config_precision =
-      deepspeed_config(spec, launcher) || launcher == Launcher::accelerate;
+      (deepspeed_config(spec, launcher) && !fp8) || launcher == Launcher::accelerate;
   if (row.precision != estimate::Precision::fp32 && !config_precision &&
       !names_precision(spec, row.precision)) {
     const std::string name(estimate::to_string(row.precision));
     gaps.push_back({"the precision", "precision " + name,
-                    "pass {{precision}}, or add 'flags: {precision: {" + name + ": --bf16}}'",
+                    fp8 ? "pass {{precision}}, or add 'flags: {precision: {fp8: --fp8}}' to a "
+                          "script that runs its Linears in FP8 (Transformer Engine, torchao "
+                          "float8)"
+                        : "pass {{precision}}, or add 'flags: {precision: {" + name + ": --bf16}}'",
                     false});
   }
   return gaps;

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 
+#include "jobgen/plan/deepspeed_settings.hpp"
 #include "jobgen/plan/spec_overrides.hpp"
 #include "jobgen/plan/spec_parser.hpp"
 #include "jobgen/util/checked.hpp"
@@ -106,6 +107,7 @@ estimate::TrainingSetup JobSpec::setup(int gpus_per_node, int nodes) const {
   s.sp = sp;
   s.tp_across_nodes = tp_across_nodes;
   s.empirical = empirical_memory;
+  s.deepspeed = deepspeed;
   return s;
 }
 
@@ -236,9 +238,8 @@ Expected<void> read_launcher_config(UserLauncherConfig& config, const sys::FileS
   return {};
 }
 
-Expected<void> resolve_one(JobSpec& spec, const sys::FileSystem& fs,
-                           const std::filesystem::path& base_dir) {
-  if (spec.launcher_config) JOBGEN_TRY(read_launcher_config(*spec.launcher_config, fs, base_dir));
+Expected<void> resolve_model(JobSpec& spec, const sys::FileSystem& fs,
+                             const std::filesystem::path& base_dir) {
   if (spec.model_file.empty()) return {};
   std::filesystem::path path = spec.model_file;
   if (path.is_relative()) path = base_dir / path;
@@ -254,6 +255,18 @@ Expected<void> resolve_one(JobSpec& spec, const sys::FileSystem& fs,
   spec.model = std::move(arch);
   if (auto ok = estimate::validate(spec.layout_probe()); !ok) {
     return invalid(ok.error().message, spec.loc);
+  }
+  return {};
+}
+
+// The launcher config, the model, and the ZeRO settings of the config (they need the model's
+// hidden size for "auto").
+Expected<void> resolve_one(JobSpec& spec, const sys::FileSystem& fs,
+                           const std::filesystem::path& base_dir) {
+  if (spec.launcher_config) JOBGEN_TRY(read_launcher_config(*spec.launcher_config, fs, base_dir));
+  JOBGEN_TRY(resolve_model(spec, fs, base_dir));
+  if (spec.launcher_config) {
+    JOBGEN_TRY_ASSIGN(spec.deepspeed, read_deepspeed_settings(*spec.launcher_config, spec.model));
   }
   return {};
 }

@@ -185,6 +185,10 @@ struct JobSpec {
   CommandFlags flags;
   Launcher launcher = Launcher::torchrun;  // `jobgen render --launcher` overrides it
   std::optional<UserLauncherConfig> launcher_config;
+  // ZeRO's buffer settings: the user's DeepSpeed config's, else DeepSpeed's defaults
+  // (plan/deepspeed_settings.hpp); the estimate uses them and jobgen's DeepSpeed config writes
+  // them.
+  estimate::DeepSpeedSettings deepspeed;
   std::vector<std::pair<std::string, std::string>> env;  // exported in this order
   std::optional<estimate::EmpiricalMemory> empirical_memory;
   Recovery recover;

@@ -63,6 +63,29 @@ void deepspeed_precision(ConfigDocument& doc, est::Precision precision) {
   }
 }
 
+// The bucket and live-parameter sizes the plan's memory estimate assumed (estimate/deepspeed.hpp):
+// the user's values where the config had them ("auto" resolved as the HF Trainer does), else
+// DeepSpeed's defaults, written out so that a DeepSpeed version with other defaults runs the same.
+void deepspeed_buffers(ConfigDocument& doc, const est::DeepSpeedSettings& ds,
+                       est::Strategy strategy) {
+  const std::string why = "the plan's memory estimate assumes it";
+  auto count = [&](const char* key, double value) {
+    doc.set({"zero_optimization", key}, static_cast<int64_t>(value), why);
+  };
+  count("reduce_bucket_size", ds.reduce_bucket_size);
+  doc.set({"zero_optimization", "overlap_comm"}, ds.overlap(strategy), why);
+  doc.set({"zero_optimization", "contiguous_gradients"}, ds.contiguous_gradients, why);
+  if (strategy != est::Strategy::zero3) {
+    count("allgather_bucket_size", ds.allgather_bucket_size);
+    return;
+  }
+  count("stage3_prefetch_bucket_size", ds.stage3_prefetch_bucket_size);
+  count("stage3_max_live_parameters", ds.stage3_max_live_parameters);
+  count("stage3_max_reuse_distance", ds.stage3_max_reuse_distance);
+  count("stage3_param_persistence_threshold", ds.stage3_param_persistence_threshold);
+  count("sub_group_size", ds.sub_group_size);
+}
+
 void deepspeed_zero(ConfigDocument& doc, const JobSpec& spec) {
   const int stage = zero_stage(spec.strategy);
   const std::string why = fmt::format("the plan runs strategy {}, offload {}",
@@ -82,6 +105,7 @@ void deepspeed_zero(ConfigDocument& doc, const JobSpec& spec) {
   } else {
     doc.set_if_present(param_device, "none", why);
   }
+  if (stage > 0) deepspeed_buffers(doc, spec.deepspeed, spec.strategy);
 }
 
 // ZeRO-Offload refuses an optimizer of the script's own (not DeepSpeed's CPU Adam) unless told
@@ -134,6 +158,7 @@ std::string distributed_type(const JobSpec& spec, const PlanRow& row) {
 }
 
 std::string mixed_precision(est::Precision precision) {
+  if (precision == est::Precision::fp8) return "fp8";
   if (precision == est::Precision::amp_bf16) return "bf16";
   if (precision == est::Precision::amp_fp16) return "fp16";
   return "no";  // fp32, tf32, and pure bf16 (the weights are bf16 already)
@@ -201,6 +226,10 @@ Expected<void> accelerate_settings(ConfigDocument& doc, const JobSpec& spec, con
   doc.set({"mixed_precision"}, mixed_precision(row.precision),
           fmt::format("the plan runs precision {}", est::to_string(row.precision)));
   doc.set({"use_cpu"}, false, "the plan runs on GPUs");
+  // FP8 as the plan models it: Transformer Engine's Linears (fp8_config.backend), unless the
+  // user's config chose another backend.
+  if (row.precision == est::Precision::fp8 && !doc.has({"fp8_config", "backend"}))
+    doc.set({"fp8_config", "backend"}, "TE", "the plan runs precision fp8 (Transformer Engine)");
   doc.set({"num_machines"}, row.nodes, fmt::format("the plan runs on {} nodes", row.nodes));
   doc.set({"num_processes"}, row.world_size(),
           fmt::format("the plan runs {} GPU processes", row.world_size()));

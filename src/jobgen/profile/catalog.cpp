@@ -33,6 +33,7 @@ const std::vector<std::string> kGpuKeys = {"id",
                                            "tflops_bf16",
                                            "tflops_tf32",
                                            "tflops_fp32",
+                                           "tflops_fp8",
                                            "bf16",
                                            "nvlink_gbs",
                                            "mig",
@@ -82,6 +83,7 @@ GpuSpec parse_gpu_entry(util::YamlReader& r, const YAML::Node& node) {
   gpu.tflops_bf16 = r.number(node, "tflops_bf16", what).value_or(0);
   gpu.tflops_tf32 = r.number(node, "tflops_tf32", what).value_or(0);
   gpu.tflops_fp32 = r.number(node, "tflops_fp32", what, true).value_or(0);
+  gpu.tflops_fp8 = r.number(node, "tflops_fp8", what).value_or(0);
   gpu.bf16 = r.boolean(node, "bf16", what).value_or(gpu.tflops_bf16 > 0);
   gpu.nvlink_gbs = r.number(node, "nvlink_gbs", what).value_or(0);
   gpu.notes = r.strings(node, "notes", what);

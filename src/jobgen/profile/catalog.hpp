@@ -51,6 +51,7 @@ struct GpuSpec {
   double tflops_bf16 = 0;  // 0 when the GPU has no BF16
   double tflops_tf32 = 0;  // 0 when the GPU has no TF32 tensor cores
   double tflops_fp32 = 0;  // non-tensor FP32
+  double tflops_fp8 = 0;   // dense FP8 tensor (E4M3/E5M2, FP32 accumulate), 0 = none
   bool bf16 = false;
   double nvlink_gbs = 0;    // per-GPU NVLink/bridge bandwidth, 0 for none
   std::string form_factor;  // "sxm", "pcie", "nvl", "geforce", "superchip" (GH200), "oam" (AMD)
