@@ -212,9 +212,13 @@ TEST_CASE("parallel: the layout is validated with what to change") {
   s = parallel_setup(2, 1, 2);
   s.vpp = 2;
   CHECK(error_of(s).find("needs pp > 1") != std::string::npos);
+  // Megatron splits 8 layers over pp 2 x vpp 3 unevenly (the estimate rounds each stage up);
+  // 10 virtual stages would leave some without a layer.
   s = parallel_setup(1, 2, 2);
   s.vpp = 3;
-  CHECK(error_of(s).find("divisible by pp x vpp") != std::string::npos);
+  CHECK(error_of(s).empty());
+  s.vpp = 5;
+  CHECK(error_of(s).find("at least one of the 8 layers per virtual stage") != std::string::npos);
   s = parallel_setup(1, 1, 2);
   s.sp = true;
   CHECK(error_of(s).find("needs tp > 1") != std::string::npos);

@@ -318,8 +318,8 @@ void states_part(const TrainingSetup& s, double master, Parts& r) {
 
 Parts parts(const TrainingSetup& s, int accumulation) {
   Parts r;
-  // ZeRO/FSDP shard over the data-parallel ranks (the world without model parallelism).
-  r.k = is_deepspeed(s.strategy) || is_fsdp(s.strategy) ? s.dp() : 1;
+  // ZeRO/FSDP shard over the ranks holding the same parameters (data x context parallel).
+  r.k = is_deepspeed(s.strategy) || is_fsdp(s.strategy) ? s.shard_ranks() : 1;
   r.ep_trainable = ep_trainable_fraction(s);
   r.ep_frozen = s.finetune == Finetune::full ? 1.0 : ep_resident_fraction(s);
   const double master = params_part(s, r);

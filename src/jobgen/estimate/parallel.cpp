@@ -58,10 +58,13 @@ Expected<void> validate_schedule(const TrainingSetup& s) {
     return invalid(
         "vpp (virtual pipeline stages, interleaved 1F1B) needs pp > 1; set pp or "
         "drop vpp");
-  if (s.vpp > 1 && layers % (s.pp * s.vpp) != 0)
+  // Megatron splits layers that do not divide evenly (--decoder-first/last-pipeline-num-layers,
+  // account_for_embedding/loss_in_pipeline_split: Llama 3.1 405B's 126 layers on pp 8 x vpp 8);
+  // the stage estimate rounds up, the larger share. Each virtual stage needs a layer.
+  if (s.vpp > 1 && layers < s.pp * s.vpp)
     return invalid(
-        fmt::format("the interleaved schedule needs the {} layers divisible by pp x "
-                    "vpp = {}; change pp or vpp",
+        fmt::format("the interleaved schedule needs at least one of the {} layers per virtual "
+                    "stage (pp x vpp = {}); lower pp or vpp",
                     layers, s.pp * s.vpp));
   if (s.sp && s.tp == 1)
     return invalid(
@@ -160,8 +163,9 @@ TrainingSetup dp_group_setup(const TrainingSetup& s) {
     TrainingSetup last = stage_setup(s, Stage::last);
     if (derive_params(last.model) > derive_params(first.model)) v = last;
   }
-  const int dp = s.dp();
-  const int per_node = std::max(1, std::min(dp, s.gpus_per_node / (s.tp * s.cp)));
+  // The gradients are reduced over the data- and context-parallel ranks (shard_ranks).
+  const int dp = s.shard_ranks();
+  const int per_node = std::max(1, std::min(dp, s.gpus_per_node / s.tp));
   v.gpus_per_node = per_node;
   v.nodes = std::max(1, dp / per_node);
   v.tp = v.pp = v.vpp = v.cp = 1;  // a plain data-parallel run of the shard

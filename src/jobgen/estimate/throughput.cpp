@@ -140,7 +140,7 @@ Throughput parallel_throughput(const TrainingSetup& s, int b, int acc, const Har
   r.exposed_comm_s = comm.exposed_s;
   r.bus_gbs = comm.bus_gbs;
   const double dp = s.dp();
-  const double shard = shards_optimizer(s.strategy) ? dp : 1.0;
+  const double shard = shards_optimizer(s.strategy) ? s.shard_ranks() : 1.0;
   r.optimizer_s = optimizer_step_s(group, hw, shard, b, c.micro_batch_s * 2.0 / 3.0, explain);
   const double pipeline = (acc + pt.bubble) * r.compute_s;
   const double world = s.world_size();

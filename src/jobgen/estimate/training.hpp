@@ -165,6 +165,11 @@ struct TrainingSetup {
   int world_size() const { return gpus_per_node * nodes; }
   int model_parallel_size() const { return tp * pp * cp; }
   int dp() const { return std::max(1, world_size() / std::max(1, model_parallel_size())); }
+  // The ranks that hold the same parameters: the data-parallel group with the context-parallel
+  // ranks, which see other tokens of the same samples. Gradients are reduced, and Megatron's
+  // distributed optimizer, ZeRO and FSDP shard, over all of them (Megatron's
+  // data-parallel-with-context-parallel group, torchtitan's dp_shard x cp mesh).
+  int shard_ranks() const { return dp() * std::max(1, cp); }
   // True when any of tp, pp, cp is above 1: the run is laid out as Megatron-LM lays it out.
   bool model_parallel() const { return model_parallel_size() > 1; }
   // The tokens one sample feeds the model: for an encoder-decoder, the source (the encoder's
