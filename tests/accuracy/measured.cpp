@@ -610,4 +610,16 @@ std::vector<std::pair<std::string, std::vector<const MeasuredRow*>>> by_run_kind
   return {groups.begin(), groups.end()};
 }
 
+bool below_target_kind(const MeasuredRow& row) {
+  const est::TrainingSetup& s = row.setup;
+  return s.model_parallel() || s.model.is_moe() || s.precision == est::Precision::fp8;
+}
+
+std::vector<const MeasuredRow*> established(const std::vector<const MeasuredRow*>& rows) {
+  std::vector<const MeasuredRow*> out;
+  for (const MeasuredRow* r : rows)
+    if (!below_target_kind(*r)) out.push_back(r);
+  return out;
+}
+
 }  // namespace jobgen::accuracy

@@ -129,4 +129,10 @@ std::vector<std::string> run_kinds(const MeasuredRow& row);
 std::vector<std::pair<std::string, std::vector<const MeasuredRow*>>> by_run_kind(
     const std::vector<const MeasuredRow*>& rows);
 
+// The kinds jobgen describes since issue 37 whose targets it does not meet yet (docs/accuracy.md):
+// model-parallel layouts, mixture-of-experts and FP8. The established tolerances and targets are
+// checked on the other rows (`established`); the tests hold these kinds at their measured level.
+bool below_target_kind(const MeasuredRow& row);
+std::vector<const MeasuredRow*> established(const std::vector<const MeasuredRow*>& rows);
+
 }  // namespace jobgen::accuracy

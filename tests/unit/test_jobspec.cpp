@@ -171,6 +171,14 @@ TEST_CASE("job spec: bad values name the key, the place and the fix") {
   SUBCASE("a placeholder typo") {
     const Error e = parse_error(std::string(kMinimal) + "command: run --bs {{micro_bach}}\n");
     CHECK(e.message.find("did you mean '{{micro_batch}}'") != std::string::npos);
+    // A three-letter typo of a layout name is one too.
+    CHECK(parse_error(std::string(kMinimal) + "command: run --tp {{tpp}}\n")
+              .message.find("did you mean '{{tp}}'") != std::string::npos);
+  }
+  SUBCASE("one- and two-letter sweep keys are not typos of {{tp}}, {{cp}}, {{ep}}") {
+    const auto spec =
+        parse_job_spec(std::string(kMinimal) + "command: run {{c}} {{d}} {{e}} {{lr}}\n", "s.yaml");
+    CHECK(spec.has_value());
   }
   SUBCASE("micro_batch 0") {
     const Error e = parse_error(std::string(kMinimal) + "micro_batch: 0\n");

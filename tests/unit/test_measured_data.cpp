@@ -54,32 +54,12 @@ TEST_CASE("measured runs (project): every row loads and gets a finite prediction
   CHECK(oom == 21);
 }
 
-namespace {
-
-// The kinds of run jobgen describes since issue 37 and whose targets it does not meet yet
-// (docs/accuracy.md): model-parallel layouts, mixture-of-experts and FP8. The established
-// tolerances and targets are checked on the other rows; these kinds are held to their measured
-// level below, so that they can only get better.
-bool below_target_kind(const MeasuredRow& r) {
-  const auto& s = r.setup;
-  return s.model_parallel() || s.model.is_moe() || s.precision == estimate::Precision::fp8;
-}
-
-std::vector<const MeasuredRow*> established_rows() {
-  std::vector<const MeasuredRow*> out;
-  for (const MeasuredRow& r : project_rows())
-    if (!below_target_kind(r)) out.push_back(&r);
-  return out;
-}
-
-}  // namespace
-
 TEST_CASE("measured runs (project): per-class tolerances") {
-  check_classes(established_rows());
+  check_classes(established(pointers(project_rows())));
 }
 
 TEST_CASE("measured runs (project): the held-back sources meet the targets") {
-  check_held_back(established_rows());
+  check_held_back(established(pointers(project_rows())));
 }
 
 TEST_CASE("measured runs (project): the kinds below target keep their measured level") {

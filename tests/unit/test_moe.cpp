@@ -130,7 +130,7 @@ TEST_CASE("moe model files: the expert keys parse and are validated") {
   CHECK(contains(typo.error().message, "did you mean 'experts'"));
 }
 
-TEST_CASE("moe setup validation: ep divides the experts and the GPUs; dense models take none") {
+TEST_CASE("moe setup validation: ep divides the experts and the GPUs, dense models take none") {
   CHECK(message_of(moe_setup("mixtral-8x7b", Strategy::ddp, 8, 8)).empty());
   CHECK(contains(message_of(moe_setup("mixtral-8x7b", Strategy::ddp, 6, 3)),
                  "expert parallel size 3 must divide the model's 8 experts"));

@@ -104,6 +104,9 @@ void SpecParser::check_placeholders(const YAML::Node& node, JobSpec& spec) {
     spec.command_placeholders.insert(name);
     const auto& known = known_placeholders();
     if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+    // One- and two-letter names are sweep keys of their own ({{a}}, {{lr}}), not typos of the
+    // two-letter layout names ({{tp}}, {{cp}}, {{dp}}, {{ep}}).
+    if (name.size() < 3) continue;
     if (auto guess = closest_match(name, known); !guess.empty()) {
       r_.problem(node, "unknown placeholder '{{" + name + "}}' in 'command'; did you mean '{{" +
                            guess + "}}'?");
