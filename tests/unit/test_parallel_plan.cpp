@@ -2,6 +2,7 @@
 // `tp: auto` / `pp: auto` searching the layouts of a GPU count, the {{tp}}... placeholders and the
 // refusal of a command that cannot receive them.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
