@@ -16,13 +16,15 @@ TEST_CASE("presets: derived parameter counts match the published totals") {
   };
   // Published: HF model cards / papers. Our count ignores a few small tensors (token-type
   // embeddings, pooler, relative position bias), so allow 2%.
-  const Row rows[] = {{"bert-base", 0.110},  {"bert-large", 0.335},       {"roberta-base", 0.125},
-                      {"gpt2", 0.124},       {"gpt2-medium", 0.355},      {"gpt2-large", 0.774},
-                      {"gpt2-xl", 1.558},    {"llama-3.2-1b", 1.236},     {"llama-3.2-3b", 3.213},
-                      {"llama-2-7b", 6.738}, {"llama-2-13b", 13.016},     {"llama-3.1-8b", 8.030},
-                      {"mistral-7b", 7.242}, {"qwen2.5-0.5b", 0.494},     {"qwen2.5-1.5b", 1.544},
-                      {"qwen2.5-7b", 7.616}, {"t5-base", 0.223},          {"t5-large", 0.738},
-                      {"vit-base", 0.086},   {"all-mpnet-base-v2", 0.109}};
+  const Row rows[] = {
+      {"bert-base", 0.110},    {"bert-large", 0.335},       {"roberta-base", 0.125},
+      {"gpt2", 0.124},         {"gpt2-medium", 0.355},      {"gpt2-large", 0.774},
+      {"gpt2-xl", 1.558},      {"llama-3.2-1b", 1.236},     {"llama-3.2-3b", 3.213},
+      {"llama-2-7b", 6.738},   {"llama-2-13b", 13.016},     {"llama-3.1-8b", 8.030},
+      {"llama-2-70b", 68.977}, {"llama-3.1-70b", 70.554},   {"llama-3.1-405b", 405.853},
+      {"mistral-7b", 7.242},   {"qwen2.5-0.5b", 0.494},     {"qwen2.5-1.5b", 1.544},
+      {"qwen2.5-7b", 7.616},   {"t5-base", 0.223},          {"t5-large", 0.738},
+      {"vit-base", 0.086},     {"all-mpnet-base-v2", 0.109}};
   for (const Row& r : rows) {
     CAPTURE(r.name);
     auto a = model::find_preset(r.name);

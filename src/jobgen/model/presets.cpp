@@ -97,6 +97,12 @@ void add_llama_family(std::vector<Architecture>& v) {
   v.push_back(
       llama_like("llama-3.1-8b", "Llama 3.1 8B, 8.03B", 32, 4096, 32, 8, 14336, 128256, false));
   v.push_back(
+      llama_like("llama-2-70b", "Llama 2 70B, 69.0B", 80, 8192, 64, 8, 28672, 32000, false));
+  v.push_back(
+      llama_like("llama-3.1-70b", "Llama 3.1 70B, 70.6B", 80, 8192, 64, 8, 28672, 128256, false));
+  v.push_back(llama_like("llama-3.1-405b", "Llama 3.1 405B, 406B", 126, 16384, 128, 8, 53248,
+                         128256, false));
+  v.push_back(
       llama_like("mistral-7b", "Mistral 7B v0.1, 7.24B", 32, 4096, 32, 8, 14336, 32000, false));
   v.push_back(
       llama_like("qwen2.5-0.5b", "Qwen2.5 0.5B, 0.49B", 24, 896, 14, 2, 4864, 151936, true));
