@@ -29,10 +29,11 @@ write_spec spec.yaml jg-acct "bash $WORK/hog.sh"
 id=$(submit spec.yaml --profile "$PROFILE" --target l40s --gpus 1)
 wait_state "$id" COMPLETED
 fields=JobID,State,Elapsed,MaxRSS,TotalCPU,AllocTRES
-# slurmdbd hears of the end from slurmctld a moment after scontrol shows it.
-for ((i = 0; i < 100; i++)); do
+# slurmdbd hears of the end from slurmctld a moment after scontrol shows it, the batch step's
+# end and the job's in separate messages: wait for both (under load the job's comes later).
+for ((i = 0; i < 150; i++)); do
   sacct -n -P -j "$id" -o "$fields" >sacct.txt
-  grep -q "^$id.batch|COMPLETED|" sacct.txt && break
+  grep -q "^$id.batch|COMPLETED|" sacct.txt && grep -q "^$id|COMPLETED|" sacct.txt && break
   sleep 0.2
 done
 echo "sacct -j $id: $(tr '\n' ' ' <sacct.txt)"

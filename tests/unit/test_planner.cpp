@@ -551,6 +551,10 @@ TEST_CASE("planner: choose_row takes --row, else balanced, fastest, the first ru
   const auto none = plan::choose_row(report, 0);
   REQUIRE_FALSE(none.has_value());
   CHECK(none.error().message.find("no planned option can run this job: does not fit in memory") !=
+        std::string::npos);  // A row that does not fit names that, not an earlier warning about
+                             // something else.
+  report.rows[0].warnings.insert(report.rows[0].warnings.begin(), "no BF16: using amp-fp16");
+  CHECK(plan::choose_row(report, 0).error().message.find("run this job: does not fit in memory") !=
         std::string::npos);
 }
 

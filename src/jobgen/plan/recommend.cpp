@@ -126,9 +126,20 @@ Expected<const PlanRow*> choose_row(const PlanReport& report, int wanted) {
   for (const auto& row : report.rows) {
     if (row.runnable) return &row;
   }
-  std::string why = report.rows.empty() || report.rows.front().warnings.empty()
-                        ? std::string()
-                        : ": " + report.rows.front().warnings.front();
+  // The first row's reason: the warning that says it does not fit, when it does not (its first
+  // warning may be about something else, such as a BF16 fallback), else its first warning.
+  std::string why;
+  if (!report.rows.empty() && !report.rows.front().warnings.empty()) {
+    const std::vector<std::string>& warnings = report.rows.front().warnings;
+    auto it = warnings.begin();
+    if (!report.rows.front().fits) {
+      it = std::find_if(warnings.begin(), warnings.end(), [](const std::string& w) {
+        return w.find("does not fit") != std::string::npos;
+      });
+      if (it == warnings.end()) it = warnings.begin();
+    }
+    why = ": " + *it;
+  }
   return invalid("no planned option can run this job" + why +
                  " (see jobgen plan; --row N takes a row anyway)");
 }
