@@ -238,6 +238,10 @@ Expected<MeasuredRow> read_row(const YAML::Node& n,
       TRY_ASSIGN(s.compile, as<bool>(v, key, path));
     } else if (key == "chunked_loss") {
       TRY_ASSIGN(s.chunked_loss, as<bool>(v, key, path));
+    } else if (key == "transformer_engine") {
+      bool te = false;
+      TRY_ASSIGN(te, as<bool>(v, key, path));
+      s.transformer_engine = te;
     } else if (key == "optimizer_in_backward") {
       TRY_ASSIGN(s.optimizer_in_backward, as<bool>(v, key, path));
     } else if (key == "tp") {

@@ -111,6 +111,7 @@ TEST_CASE("parallel: the first pipeline stage holds pp micro-batches of its L/pp
   TrainingSetup flat = one;
   flat.strategy = Strategy::single;
   flat.flash_attention = true;
+  flat.transformer_engine = true;  // the layers a Megatron layout assumes
   // 1F1B: 2 micro-batches x 4 layers = the 8 layers' worth of one micro-batch.
   CHECK(in_flight(pp2, Stage::first) == 2);
   CHECK(in_flight(pp2, Stage::last) == 1);
@@ -188,6 +189,7 @@ TEST_CASE("parallel: context parallelism splits the sequence each rank holds") {
   TrainingSetup one = parallel_setup(1, 1, 2, Precision::bf16);
   one.strategy = Strategy::ddp;
   one.flash_attention = true;
+  one.transformer_engine = true;  // the layers a Megatron layout assumes
   TrainingSetup cp2 = one;
   cp2.cp = 2;
   CHECK(stage_setup(cp2, Stage::only).seq_len == 512);

@@ -135,7 +135,7 @@ TEST_CASE("parallel render: the planned layout reaches the script, or render ref
   const auto refused = render::render_script(test::bundled_templates(), refused_request->input);
   REQUIRE_FALSE(refused);
   CHECK(refused.error().exit == Exit::invalid_input);
-  CHECK(refused.error().message.find("{{tp}}") != std::string::npos);
+  CHECK(refused.error().message.find(row.tp > 1 ? "{{tp}}" : "{{pp}}") != std::string::npos);
 }
 
 TEST_CASE("parallel CLI: jobgen estimate --tp --pp --sp, its JSON and explain, and its errors") {

@@ -4,6 +4,7 @@
 // Memory in GiB per GPU; throughput for all GPUs together.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "jobgen/app/context.hpp"
@@ -43,8 +44,9 @@ struct EstimateRequest {
   bool flash_attention = false;
   bool chunked_loss = false;
   bool optimizer_in_backward = false;
-  std::string link;        // "" = default for the GPU class
-  std::string inter_link;  // "" = default for the GPU class
+  std::optional<bool> transformer_engine;  // unset: estimate::uses_transformer_engine decides
+  std::string link;                        // "" = default for the GPU class
+  std::string inter_link;                  // "" = default for the GPU class
   double inter_gbs = 0;
   double mfu = 0;
   std::string empirical;

@@ -277,6 +277,11 @@ void add_feature_flags(CLI::App* sub, app::EstimateRequest& o) {
   sub->add_flag("--compile", o.compile, "torch.compile (fused pointwise ops)");
   sub->add_flag("--flash-attention", o.flash_attention, "Fused/flash attention");
   sub->add_flag("--chunked-loss", o.chunked_loss, "Chunked/fused cross-entropy");
+  sub->add_flag_function(
+      "--transformer-engine,!--no-transformer-engine",
+      [&o](std::int64_t count) { o.transformer_engine = count > 0; },
+      "The blocks are Transformer Engine's fused layers (Megatron-Core, NeMo); default: "
+      "on for a Megatron layout (--tp, --pp or --cp above 1 without FSDP)");
   sub->add_flag("--optimizer-in-backward", o.optimizer_in_backward,
                 "Optimizer step fused into backward (torchtune)");
 }

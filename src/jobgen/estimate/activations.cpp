@@ -21,15 +21,22 @@ struct Dtypes {
   double l;     // matmul inputs/outputs saved for backward
   double soft;  // attention probabilities as softmax saves them
   double cast;  // the half copy of the probabilities the P x V matmul saves (autocast)
+  double lin;   // what a Linear keeps of its input: l, or its FP8 cast (Transformer Engine)
 };
 
 Dtypes dtypes(const TrainingSetup& s) {
-  if (s.precision == Precision::fp32 || s.precision == Precision::tf32) return {4, 4, 4, 0};
+  if (s.precision == Precision::fp32 || s.precision == Precision::tf32) return {4, 4, 4, 0, 4};
   // torch.autocast runs softmax in fp32 and keeps a half copy for the P x V matmul; DeepSpeed
   // and Megatron (model parallel without FSDP) run the module in half without autocast.
   const bool autocast = is_amp(s.precision) && !is_deepspeed(s.strategy) && !megatron(s);
-  if (module_in_half(s)) return autocast ? Dtypes{2, 2, 4, 2} : Dtypes{2, 2, 2, 0};
-  return {4, 2, 4, 2};  // autocast over fp32 weights: fp32 residual/norms, half matmul inputs
+  // Transformer Engine's FP8 Linear keeps the FP8 cast of its input (transposed, for the weight
+  // gradient), 1 B, not the half tensor; torchao's float8 keeps the half input.
+  const double lin =
+      s.precision == Precision::fp8 && s.finetune != Finetune::qlora && uses_transformer_engine(s)
+          ? 1.0
+          : 2.0;
+  if (module_in_half(s)) return autocast ? Dtypes{2, 2, 4, 2, lin} : Dtypes{2, 2, 2, 0, lin};
+  return {4, 2, 4, 2, lin};  // autocast over fp32 weights: fp32 residual/norms, half matmul inputs
 }
 
 // Which Linear layers keep their input for the backward pass (see activations.hpp).
@@ -47,8 +54,9 @@ SavedInputs saved_inputs(const TrainingSetup& s) {
 // Bytes per token per hidden unit a norm saves.
 double norm_bytes(const model::Architecture& a, const TrainingSetup& s, const Dtypes& d) {
   // LayerNorm (GELU-era models) saves its input; eager RMSNorm (the gated-FFN Llama family)
-  // saves an fp32 upcast of it, and the normalised tensor when its weight trains.
-  if (!a.gated_ffn || s.compile) return d.r;
+  // saves an fp32 upcast of it, and the normalised tensor when its weight trains. Fused norms
+  // (torch.compile, Transformer Engine) keep the input only.
+  if (!a.gated_ffn || s.compile || uses_transformer_engine(s)) return d.r;
   return 4.0 + (s.finetune == Finetune::full ? d.r : 0.0);
 }
 
@@ -76,12 +84,13 @@ double hidden_share(const TrainingSetup& s) {
 double ffn_inner_bytes(const model::Architecture& a, const TrainingSetup& s, const Dtypes& d,
                        const SavedInputs& in, double width) {
   const double f = width / a.hidden;
-  double act = 0;
-  if (a.gated_ffn)
-    act = s.compile ? 2 * f : (3 + (in.ffn_out ? 1 : 0)) * f;
-  else
-    act = (1 + (in.ffn_out ? 1 : 0)) * f;
-  return d.l * act;
+  const double down = in.ffn_out ? d.lin : 0;  // the second Linear's input
+  if (!a.gated_ffn) return (d.l + down) * f;
+  if (s.compile) return 2 * d.l * f;
+  // Transformer Engine's (and Megatron's) fused SwiGLU keeps its input, gate and up in one
+  // tensor, and recomputes SiLU(gate) in its backward.
+  if (uses_transformer_engine(s)) return (2 * d.l + down) * f;
+  return (3 * d.l + down) * f;
 }
 
 // An MoE block's FFN inside its norm and input, per token per hidden unit (Hugging Face's
@@ -113,16 +122,23 @@ double attention_bytes(const model::Architecture& a, const TrainingSetup& s, dou
   const double mask = drop ? 1.0 : 0.0;
   const double q = double(a.heads) * a.effective_head_dim() / a.hidden;
   const double share = hidden_share(s);
+  // Transformer Engine's fused attention reads grouped key/value heads as they are and writes
+  // its output in the (tokens, heads x dim) layout the output projection reads: no expanded
+  // k/v, no contiguous copy (only the FP8 cast an FP8 projection keeps). Unfused, Megatron
+  // expands the groups and permutes the output as Hugging Face does.
+  const bool fused = uses_transformer_engine(s) && s.flash_attention;
+  const double kv = fused ? double(a.effective_kv_heads()) * a.effective_head_dim() / a.hidden : q;
+  const double out_copy = !in.out ? 0 : (fused ? (d.lin < d.l ? d.lin : 0) : d.lin) * q;
   // Per query token: norm, the q projection's input, q, the output as flash attention keeps it,
   // the (batch, seq, heads x dim) copy the output projection keeps when it saves its input, the
   // dropout mask. Per key/value token: k and v (GQA expanded before SDPA). Self-attention's k
   // and v projections share the q projection's input; a cross-attention's read the encoder's
   // output, one tensor for every decoder block, unless autocast casts it to half for each of
   // them (fp32 residual stream, half matmul inputs): then each k and v projection keeps its cast.
-  const double per_query = (norm_bytes(a, s, d) + (in.qkv ? d.l : 0) + mask) * share + d.l * q +
-                           (s.flash_attention ? d.l * q : 0) + (in.out ? d.l * q : 0);
+  const double per_query = (norm_bytes(a, s, d) + (in.qkv ? d.lin : 0) + mask) * share + d.l * q +
+                           (s.flash_attention ? d.l * q : 0) + out_copy;
   const double cast_kv = cross && in.qkv && d.r != d.l ? 2 * d.l * share : 0;
-  const double per_key = 2 * d.l * q + cast_kv;
+  const double per_key = 2 * d.l * kv + cast_kv;
   double scores = 0;
   if (!s.flash_attention && scores_too) {
     const double per_score = d.soft + mask + (d.cast > 0 ? d.cast : (drop ? d.soft : 0));
@@ -149,7 +165,7 @@ double ffn_bytes(const model::Architecture& a, const TrainingSetup& s, double t,
   double gelu_ops = 0;
   const bool autocast = is_amp(s.precision) && !is_deepspeed(s.strategy) && !megatron(s);
   if (unfused_gelu(s) && !moe) gelu_ops = autocast ? 12.0 : 3 * d.l;
-  const double hidden_wide = norm_bytes(a, s, d) + (in.ffn_in ? d.l : 0) + (a.dropout ? 1 : 0);
+  const double hidden_wide = norm_bytes(a, s, d) + (in.ffn_in ? d.lin : 0) + (a.dropout ? 1 : 0);
   const double ffn = hidden_wide * hidden_share(s) + inner + gelu_ops * f;
   return (ffn + lora_dropout_bytes(a, s, d)) * t * b * a.hidden;
 }
@@ -210,7 +226,10 @@ double logits_bytes(const TrainingSetup& s, double b) {
   // A chunked loss holds one chunk (of 8) of the loss part.
   const double half = is_half(s.precision) ? 2.0 : 0.0;
   const bool autocast = is_amp(s.precision) && !is_deepspeed(s.strategy) && !megatron(s);
-  const double loss = half > 0 && !autocast && !a.gated_ffn ? 6.0 : 12.0;
+  // Megatron-Core's vocab-parallel cross-entropy (the Transformer Engine stack's loss) upcasts
+  // the logits once and computes the softmax and then its gradient in place in that fp32 copy.
+  double loss = half > 0 && !autocast && !a.gated_ffn ? 6.0 : 12.0;
+  if (uses_transformer_engine(s)) loss = 4.0;
   if (s.chunked_loss) return n * ((half > 0 ? half : 4.0) + loss / 8.0);
   return n * (half + loss);
 }
@@ -285,6 +304,13 @@ ActivationBytes activation_bytes(const TrainingSetup& s, double b) {
     double matmul = blocks + double(c.extra);
     if (a.token_logits) matmul += double(a.vocab) * a.hidden;
     r.autocast_weights = 2.0 * matmul;
+  } else if (s.precision == Precision::fp8 && uses_transformer_engine(s) &&
+             s.finetune != Finetune::qlora) {
+    // Transformer Engine casts each block Linear's half weight to FP8 (and its transpose, for
+    // the input gradient) on the first micro-batch and keeps both for the rest of the step.
+    const model::ParamCounts c = count_params(a);
+    r.autocast_weights = 2.0 * (double(c.block_linear()) -
+                                double(c.routed_experts) * (1.0 - 1.0 / std::max(1, s.ep)));
   }
   return r;
 }

@@ -26,13 +26,18 @@
 // output (heads x target x source scores without flash; autocast's half casts of the encoder
 // output for each block's k and v projections), FFN and norms; each stack has its own embedding
 // output and final norm; the logits cover the target.
+// Transformer Engine's fused layers (uses_transformer_engine: Megatron-Core, NeMo): the norm
+// keeps its input only, fused attention keeps k and v at their grouped width and its output is
+// the output projection's input (no copy), the fused SwiGLU keeps only its input (gate and up),
+// and under FP8 every Linear keeps the FP8 cast of its input (1 B) in place of the half tensor.
 // Checkpointing: full keeps each block's input (+ one block recomputed at a time); selective
 // keeps the block inputs and half of each block's saved bytes (torchtitan's op-level policy
 // saves every other matmul output and recomputes pointwise ops).
 // Plus: two gradients of the block's largest tensor in flight during backward; the embedding
 // output and final norm; the logits (LM/MLM heads): half logits + the loss' fp32 upcast,
 // log-softmax and its gradient (12 B per logit; 6 B in half for GPT-era code without
-// autocast), chunked losses 1/8 of the loss part; autocast's cached half copies of fp32
+// autocast; 4 B for Megatron-Core's in-place vocab-parallel loss under Transformer Engine),
+// chunked losses 1/8 of the loss part; autocast's cached half copies of fp32
 // weights (2 B per trainable parameter) until backward.
 // Mixture-of-experts blocks (activations.cpp, moe_ffn_bytes): router logits and fp32
 // probabilities (tokens x experts), per routed slot (top-k, x capacity factor when padded) the

@@ -17,7 +17,9 @@ constexpr double kFlashFraction = 0.75;  // flash attention vs large GEMMs
 // FlashAttention-2, what PyTorch's SDPA and flash-attn run in fp16/bf16, uses Ampere's mma
 // instructions on Hopper too (no wgmma/TMA): it reaches at most 35 % of an H100's dense peak
 // (Shah et al., "FlashAttention-3", 2024, abstract), below 0.75 x Hopper's large-GEMM fraction.
-// Blackwell is left at 0.75 x e_max: no public figure for FlashAttention-2 on it.
+// Blackwell is left at 0.75 x e_max: no public figure for FlashAttention-2 on it. Transformer
+// Engine runs cuDNN's fused attention, which uses Hopper's wgmma/TMA paths (FlashAttention-3's
+// design): not held to FlashAttention-2's ceiling.
 constexpr double kFlash2HopperFraction = 0.35;
 constexpr double kBmmFraction = 0.5;   // unfused attention matmuls (head_dim-deep)
 constexpr double kHbmFraction = 0.8;   // achievable share of HBM bandwidth, pointwise ops
@@ -244,11 +246,18 @@ void count_flops(const TrainingSetup& s, int micro_batch, Factors& f, ComputeTim
   r.executed_flops = (f.gemm_flops + f.attn_flops) / f.samples;
 }
 
+// True when pointwise ops run fused (torch.compile, Transformer Engine's fused norms, RoPE,
+// bias-dropout-add and SwiGLU): fewer kernels, each reading and writing its tensors once.
+bool fused_pointwise(const TrainingSetup& s) {
+  return s.compile || uses_transformer_engine(s);
+}
+
 // The share of the dense peak fused (flash) attention reaches on this GPU and precision.
-double flash_fraction(const Hardware& hw, Precision p, double e_max) {
+double flash_fraction(const TrainingSetup& s, const Hardware& hw, Precision p, double e_max) {
   const double f = kFlashFraction * e_max;
   const bool half = p != Precision::fp32 && p != Precision::tf32;
-  return hw.architecture == "hopper" && half ? std::min(f, kFlash2HopperFraction) : f;
+  const bool fa2 = hw.architecture == "hopper" && half && !uses_transformer_engine(s);
+  return fa2 ? std::min(f, kFlash2HopperFraction) : f;
 }
 
 // The block GEMMs at e = e_max x width x rows, and attention: flash at a share of e_max, or
@@ -284,7 +293,7 @@ void gemm_and_attention_time(const TrainingSetup& s, const Hardware& hw, Precisi
   const bool half_module = module_in_half(s) || p == Precision::bf16;
   f.elem = (p == Precision::fp32 || p == Precision::tf32) ? 4.0 : (half_module ? 2.0 : 3.0);
   if (s.flash_attention) {
-    f.flash = flash_fraction(hw, p, f.e_max);
+    f.flash = flash_fraction(s, hw, p, f.e_max);
     r.attention_s = peak > 0 ? f.attn_flops / (peak * f.flash) : 0;
   } else {
     const double scores = f.scores;
@@ -299,8 +308,8 @@ void memory_bound_time(const TrainingSetup& s, const Hardware& hw, Factors& f, C
   const model::Architecture& a = s.model;
   const double bw = hw.memory_bandwidth_gbs * 1e9;
   const double ffn = mean_ffn_width(s);
-  f.per_layer =
-      s.compile ? 10.0 * a.hidden + 2.0 * ffn : 30.0 * a.hidden + (a.gated_ffn ? 6.0 : 3.0) * ffn;
+  f.per_layer = fused_pointwise(s) ? 10.0 * a.hidden + 2.0 * ffn
+                                   : 30.0 * a.hidden + (a.gated_ffn ? 6.0 : 3.0) * ffn;
   // HF's gelu_new runs as 8 kernels (pow, 3 scalar ops, add, tanh, add, mul) that read and write
   // 19 FFN-wide tensors where a fused GELU reads and writes 2.
   if (unfused_gelu(s)) f.per_layer += 17.0 * ffn;
@@ -321,15 +330,19 @@ void memory_bound_time(const TrainingSetup& s, const Hardware& hw, Factors& f, C
 // The CPU launching the ops: eager or compiled, plus the adapted and quantised layers' ops.
 void launch_time(const TrainingSetup& s, Factors& f, ComputeTime& r) {
   const model::Architecture& a = s.model;
-  f.ops = s.compile ? kCompiledOps : kEagerOps;
+  f.ops = fused_pointwise(s) ? kCompiledOps : kEagerOps;
   if (unfused_gelu(s)) f.ops += kGeluNewOps;
   f.ops += kLoraOps * adapted_linears(s);
   // Hugging Face's MoE blocks (Mixtral, Qwen-MoE, OLMoE, DeepSeek) loop over the experts in
   // Python: per expert a mask lookup, the token gather, 2-3 Linear layers, the activation, the
   // routing-weight multiply and the index_add_ back, ~8 ops, whether or not torch.compile is
-  // on (the data-dependent loop breaks the graph); averaged over the blocks.
-  if (a.is_moe())
-    f.ops += kExpertOps * a.experts * double(a.moe_layers()) / std::max(1, a.total_layers());
+  // on (the data-dependent loop breaks the graph); averaged over the blocks. Megatron-Core's
+  // MoE layer (the Transformer Engine stack) runs every local expert in one grouped GEMM per
+  // projection: about as many ops per block as one expert of the loop.
+  if (a.is_moe()) {
+    const double loops = uses_transformer_engine(s) ? 1.0 : a.experts;
+    f.ops += kExpertOps * loops * double(a.moe_layers()) / std::max(1, a.total_layers());
+  }
   if (s.finetune == Finetune::qlora) f.ops += kQuantOps * (a.gated_ffn ? 7 : 6);
   r.cpu_s = a.total_layers() * f.ops * (1.0 + 2.0 + f.recompute) * kOpSeconds;
 }

@@ -143,6 +143,19 @@ std::vector<Assumption> assumptions(const TrainingSetup& s, const Hardware& hw, 
                      "Megatron-LM runs its all-reduces between the GEMMs that need them; comm/GEMM "
                      "overlap (Transformer Engine's tp_comm_overlap) would hide part of it"});
   }
+  if (!s.empirical && (s.model_parallel() || s.transformer_engine)) {
+    const bool te = uses_transformer_engine(s);
+    out.push_back(
+        {"transformer layers",
+         fmt::format("{}, {}", te ? "Transformer Engine's fused layers" : "eager PyTorch modules",
+                     s.transformer_engine ? "as given" : "the default for this layout"),
+         te ? "fused norms and SwiGLU keep their inputs only, fused attention keeps grouped "
+              "k/v, FP8 Linears keep FP8 inputs and cache FP8 weights, fewer pointwise kernels; "
+              "--no-transformer-engine / transformer_engine: false for Megatron's "
+              "--transformer-impl local"
+            : "--transformer-engine / transformer_engine: true for Megatron-Core or NeMo "
+              "layers"});
+  }
   if (!s.empirical) {
     out.push_back({"allocator margin",
                    fmt::format("{:.2f} GiB: cached blocks of the caching allocator", m.slack),

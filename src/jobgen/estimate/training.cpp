@@ -140,6 +140,13 @@ Expected<FsdpVersion> parse_fsdp_version(std::string_view t) {
   return parse_name(kFsdpVersion, t, "FSDP version");
 }
 
+bool uses_transformer_engine(const TrainingSetup& s) {
+  // Megatron-Core builds its blocks from Transformer Engine unless told otherwise
+  // (--transformer-impl transformer_engine is its default); torchtitan's tensor parallelism
+  // runs under FSDP with eager or compiled PyTorch modules.
+  return s.transformer_engine.value_or(s.model_parallel() && !is_fsdp(s.strategy));
+}
+
 bool base_in_half(const TrainingSetup& s) {
   switch (s.base_dtype) {
     case BaseDtype::fp32:

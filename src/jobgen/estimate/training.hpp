@@ -137,6 +137,10 @@ struct TrainingSetup {
   bool optimizer_in_backward = false;  // step each parameter during backward (torchtune): at most
                                        // one parameter's gradient is alive at a time
   bool compile = false;  // torch.compile: fused pointwise ops (fewer saved tensors, kernels)
+  // Transformer Engine's fused layers (Megatron-Core's default transformer implementation,
+  // NeMo, Megatron-Bridge) in place of eager PyTorch modules: see uses_transformer_engine().
+  // Unset: on for a Megatron layout (tp, pp or cp above 1 without FSDP), else off.
+  std::optional<bool> transformer_engine;
   // Micro-batches per optimizer step; 0 = not known yet (the planner sizes the micro-batch
   // before it picks the accumulation): gradients are then assumed to live across micro-batches.
   int accumulation = 0;
@@ -197,6 +201,12 @@ double ep_resident_fraction(const TrainingSetup& setup);
 double routed_slots(const TrainingSetup& setup);
 // True when a LoRA base's frozen weights are stored in half (BaseDtype, resolved).
 bool base_in_half(const TrainingSetup& setup);
+// True when the blocks are Transformer Engine's fused layers (TrainingSetup::transformer_engine,
+// resolved): a fused norm that keeps only its input, attention that reads grouped key/value
+// heads without expanding them and writes its output in the layout the output projection reads,
+// a fused SwiGLU that keeps only its input, FP8 Linears that keep their input as the FP8 cast;
+// and fewer, fused pointwise kernels (activations.cpp, compute.cpp).
+bool uses_transformer_engine(const TrainingSetup& setup);
 
 // Validates combinations (offload=params needs zero3/fsdp-full-shard, dp is single-node, ranks
 // > 0, lora rank > 0, seq_len > 0, target_len >= 0 and only for an encoder-decoder, ep divides

@@ -94,6 +94,7 @@ estimate::TrainingSetup JobSpec::setup(int gpus_per_node, int nodes) const {
   s.chunked_loss = chunked_loss;
   s.optimizer_in_backward = optimizer_in_backward;
   s.compile = compile;
+  s.transformer_engine = transformer_engine;
   s.recompute = recompute;
   s.ep = ep;
   s.capacity_factor = capacity_factor;

@@ -155,7 +155,8 @@ struct JobSpec {
   bool flash_attention = true;
   bool chunked_loss = false;
   bool optimizer_in_backward = false;
-  bool compile = false;                                       // torch.compile
+  bool compile = false;                    // torch.compile
+  std::optional<bool> transformer_engine;  // estimate::TrainingSetup::transformer_engine
   estimate::Recompute recompute = estimate::Recompute::full;  // when checkpointing is on
   int ep = 1;                  // MoE expert parallel size (estimate::TrainingSetup::ep)
   double capacity_factor = 0;  // MoE capacity factor, 0 = dropless

@@ -1,0 +1,178 @@
+// Transformer Engine's fused layers (estimate/training.hpp uses_transformer_engine): when they
+// are assumed, what a block keeps for the backward (fused norm, grouped k/v, fused SwiGLU, FP8
+// inputs and weight caches), Megatron's loss, and the time terms (fused pointwise kernels, cuDNN
+// attention on Hopper, grouped expert GEMMs); the job spec key and the CLI flags.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "cli_test.hpp"
+#include "estimate_fixtures.hpp"
+#include "jobgen/estimate/compute.hpp"
+#include "jobgen/estimate/parallel.hpp"
+#include "planner_fixtures.hpp"
+
+using namespace jobgen;
+using namespace jobgen::estimate;
+using namespace jobgen::test;
+
+namespace {
+
+// A Llama-style block: h = 1024, 16 heads of 64, 4 key/value heads (GQA), SwiGLU of width 2816,
+// RMSNorm, no dropout.
+model::Architecture llama_toy() {
+  model::Architecture a = toy();
+  a.name = "llama-toy";
+  a.kv_heads = 4;
+  a.ffn_hidden = 2816;
+  a.gated_ffn = true;
+  a.params = 0;
+  return a;
+}
+
+// Megatron's layout on 2 GPUs: tp 2 with sequence parallelism, bf16, flash attention.
+TrainingSetup megatron_setup() {
+  TrainingSetup s;
+  s.model = llama_toy();
+  s.precision = Precision::amp_bf16;
+  s.strategy = Strategy::zero1;
+  s.gpus_per_node = 2;
+  s.seq_len = 2048;
+  s.tp = 2;
+  s.sp = true;
+  s.flash_attention = true;
+  return s;
+}
+
+double block_bytes_of(const TrainingSetup& s) {
+  std::vector<Term> t;
+  estimate_memory(s, 1, make_hardware(gpu80()), &t);
+  return term(t, "activations: blocks") * GiB / s.model.layers;
+}
+
+}  // namespace
+
+TEST_CASE("transformer engine: assumed for a Megatron layout, not for FSDP or one GPU") {
+  TrainingSetup s = megatron_setup();
+  CHECK(uses_transformer_engine(s));
+  s.strategy = Strategy::fsdp_full_shard;  // torchtitan's tensor parallelism runs under FSDP
+  CHECK_FALSE(uses_transformer_engine(s));
+  s.transformer_engine = true;
+  CHECK(uses_transformer_engine(s));
+  TrainingSetup one = megatron_setup();
+  one.tp = 1;
+  one.sp = false;
+  CHECK_FALSE(uses_transformer_engine(one));
+  one.transformer_engine = true;  // Megatron-Core on data parallelism alone
+  CHECK(uses_transformer_engine(one));
+  TrainingSetup local = megatron_setup();
+  local.transformer_engine = false;  // --transformer-impl local
+  CHECK_FALSE(uses_transformer_engine(local));
+}
+
+TEST_CASE("transformer engine: a block keeps fused-norm, grouped k/v and fused-SwiGLU tensors") {
+  // Per token on one tp rank (t = 2), in bytes, half precision: the sequence-parallel norm
+  // inputs and first Linears' inputs 2 x (2 + 2) h / t; q and the attention output 2 x 2 h / t;
+  // k and v at the grouped width 2 x 2 x 4 x 64 / t; the SwiGLU input (gate and up) 2 x 2 f / t
+  // and the down projection's input 2 f / t.
+  const double h = 1024, f = 2816, kv = 4 * 64, t = 2, s = 2048;
+  const double per_token = (2 * (2 + 2) * h + 2 * 2 * h + 2 * 2 * kv + 2 * 2 * f + 2 * f) / t;
+  const TrainingSetup te = megatron_setup();
+  CHECK(block_bytes_of(te) == doctest::Approx(s * per_token));
+  // Eager modules keep more: RMSNorm's fp32 upcast, expanded k/v, the output's contiguous copy,
+  // SiLU(gate) and the product.
+  TrainingSetup eager = te;
+  eager.transformer_engine = false;
+  CHECK(block_bytes_of(eager) > 1.3 * block_bytes_of(te));
+  // Unfused attention under Transformer Engine expands the groups as Megatron's does.
+  TrainingSetup unfused = te;
+  unfused.flash_attention = false;
+  TrainingSetup unfused_eager = eager;
+  unfused_eager.flash_attention = false;
+  CHECK(block_bytes_of(unfused) < block_bytes_of(unfused_eager));
+  CHECK(block_bytes_of(unfused) > block_bytes_of(te));
+}
+
+TEST_CASE("transformer engine: FP8 Linears keep FP8 inputs and cache FP8 weights for the step") {
+  TrainingSetup bf16 = megatron_setup();
+  TrainingSetup fp8 = bf16;
+  fp8.precision = Precision::fp8;
+  // Four Linear inputs per block (qkv, out, fc1, fc2) drop from 2 B to 1 B; the attention output
+  // stays (flash keeps it) and the out projection keeps its FP8 cast besides.
+  const double h = 1024, f = 2816, t = 2, s = 2048;
+  const double saved = s * ((h + h + f) / t - h / t);
+  CHECK(block_bytes_of(bf16) - block_bytes_of(fp8) == doctest::Approx(saved));
+  // The FP8 weight and its transpose of every block Linear of the rank, 2 B per weight.
+  std::vector<Term> terms;
+  estimate_memory(fp8, 1, make_hardware(gpu80()), &terms);
+  const auto shard = model::count_params(stage_setup(fp8, Stage::only).model);
+  CHECK(term(terms, "activations: autocast weight copies") * GiB ==
+        doctest::Approx(2.0 * double(shard.block_linear())));
+}
+
+TEST_CASE("transformer engine: Megatron's loss keeps one fp32 copy of the logits") {
+  const TrainingSetup te = stage_setup(megatron_setup(), Stage::only);
+  TrainingSetup eager = te;
+  eager.transformer_engine = false;
+  const double logits = 2048.0 * te.model.vocab;  // the shard's vocab (/ tp)
+  CHECK(logits_bytes(te, 1) == doctest::Approx(logits * (2 + 4)));
+  CHECK(logits_bytes(eager, 1) == doctest::Approx(logits * (2 + 12)));
+}
+
+TEST_CASE("transformer engine: fused kernels, cuDNN attention on Hopper, grouped expert GEMMs") {
+  profile::GpuSpec hopper = gpu80();
+  hopper.architecture = "hopper";
+  const Hardware hw = make_hardware(hopper);
+  TrainingSetup te = megatron_setup();
+  TrainingSetup eager = te;
+  eager.transformer_engine = false;
+  const ComputeTime a = compute_time(te, 1, hw);
+  const ComputeTime b = compute_time(eager, 1, hw);
+  CHECK(a.pointwise_s < b.pointwise_s);
+  CHECK(a.cpu_s < b.cpu_s);
+  CHECK(a.attention_s < b.attention_s);  // not held to FlashAttention-2's 35 % on Hopper
+  CHECK(a.gemm_s == doctest::Approx(b.gemm_s));
+  // A Hugging Face MoE block loops over its experts in Python; Megatron-Core's grouped GEMM
+  // launches as many ops for 64 experts as for 8.
+  TrainingSetup moe = te;
+  moe.model.experts = 8;
+  moe.model.experts_per_token = 2;
+  moe.model.expert_ffn_hidden = 512;
+  TrainingSetup many = moe;
+  many.model.experts = 64;
+  CHECK(compute_time(moe, 1, hw).cpu_s == doctest::Approx(compute_time(many, 1, hw).cpu_s));
+  moe.transformer_engine = many.transformer_engine = false;
+  CHECK(compute_time(many, 1, hw).cpu_s > 4 * compute_time(moe, 1, hw).cpu_s);
+}
+
+TEST_CASE("transformer engine: the job spec key and the estimate flags") {
+  const std::string spec = R"(name: te
+model: llama-3.1-8b
+seq_len: 4096
+effective_batch: 64
+steps: 10
+)";
+  CHECK_FALSE(spec_from(spec).transformer_engine.has_value());
+  const auto on = spec_from(spec + "transformer_engine: true\n");
+  REQUIRE(on.transformer_engine.has_value());
+  CHECK(*on.transformer_engine);
+  CHECK(*on.setup(8).transformer_engine);
+  const auto bad = plan::parse_job_spec(spec + "transformer_engine: sometimes\n", "spec.yaml");
+  REQUIRE_FALSE(bad.has_value());
+  CHECK(bad.error().message.find("transformer_engine") != std::string::npos);
+
+  auto explain = [](std::vector<std::string> extra) {
+    std::vector<std::string> args{"estimate", "--model", "llama-3.1-8b",      "--gpu",    "h100",
+                                  "--gpus",   "8",       "--seq-len",         "4096",     "--tp",
+                                  "2",        "--sp",    "--flash-attention", "--explain"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_cli(args);
+  };
+  const auto by_default = explain({});
+  REQUIRE_MESSAGE(by_default.code == 0, by_default.err);
+  CHECK(by_default.out.find("transformer layers: Transformer Engine's fused layers, the default "
+                            "for this layout") != std::string::npos);
+  const auto local = explain({"--no-transformer-engine"});
+  REQUIRE_MESSAGE(local.code == 0, local.err);
+  CHECK(local.out.find("transformer layers: eager PyTorch modules, as given") != std::string::npos);
+}
