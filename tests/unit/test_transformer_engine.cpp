@@ -1,7 +1,8 @@
 // Transformer Engine's fused layers (estimate/training.hpp uses_transformer_engine): when they
 // are assumed, what a block keeps for the backward (fused norm, grouped k/v, fused SwiGLU, FP8
 // inputs and weight caches), Megatron's loss, and the time terms (fused pointwise kernels, cuDNN
-// attention on Hopper, grouped expert GEMMs); the job spec key and the CLI flags.
+// attention on Hopper, grouped expert GEMMs); FP8 primary weights (fp8_params); the job spec
+// keys, the CLI flags and the plan/job contract.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -10,6 +11,7 @@
 #include "estimate_fixtures.hpp"
 #include "jobgen/estimate/compute.hpp"
 #include "jobgen/estimate/parallel.hpp"
+#include "jobgen/plan/contract.hpp"
 #include "planner_fixtures.hpp"
 
 using namespace jobgen;
@@ -175,4 +177,70 @@ steps: 10
   const auto local = explain({"--no-transformer-engine"});
   REQUIRE_MESSAGE(local.code == 0, local.err);
   CHECK(local.out.find("transformer layers: eager PyTorch modules, as given") != std::string::npos);
+}
+
+TEST_CASE("fp8 primary weights: 1 B block Linears, only their transpose cached, and validated") {
+  TrainingSetup fp8 = megatron_setup();
+  fp8.precision = Precision::fp8;
+  TrainingSetup primary = fp8;
+  primary.fp8_params = true;
+  REQUIRE(validate(primary));
+  const Hardware hw = make_hardware(gpu80());
+  std::vector<Term> a, b;
+  estimate_memory(fp8, 1, hw, &a);
+  estimate_memory(primary, 1, hw, &b);
+  const double linear =
+      double(model::count_params(stage_setup(fp8, Stage::only).model).block_linear());
+  CHECK((term(a, "weights") - term(b, "weights")) * GiB == doctest::Approx(linear));
+  CHECK(term(b, "activations: autocast weight copies") * GiB == doctest::Approx(linear));
+  // The fp32 master copy and the optimizer states are as before.
+  CHECK(term(b, "optimizer states") == doctest::Approx(term(a, "optimizer states")));
+
+  TrainingSetup bf16 = primary;
+  bf16.precision = Precision::amp_bf16;
+  REQUIRE_FALSE(validate(bf16));
+  CHECK(validate(bf16).error().message.find("needs precision fp8") != std::string::npos);
+  TrainingSetup eager = primary;
+  eager.transformer_engine = false;
+  CHECK_FALSE(validate(eager));
+  TrainingSetup lora = primary;
+  lora.finetune = Finetune::lora;
+  CHECK_FALSE(validate(lora));
+}
+
+TEST_CASE("fp8 primary weights: the command must receive them, or render refuses") {
+  const std::string spec = R"(name: te
+model: llama-3.1-8b
+seq_len: 4096
+effective_batch: 64
+steps: 10
+precision: fp8
+tp: 2
+fp8_params: true
+command: pretrain_gpt.py --mbs {{micro_batch}} --tp {{tp}} --fp8-format hybrid
+)";
+  plan::PlanRow row;
+  row.micro_batch = 1;
+  row.gpus_per_node = 2;
+  row.tp = 2;
+  row.precision = Precision::fp8;
+  const auto blind = spec_from(spec);
+  const std::string problem =
+      plan::contract_problem(plan::contract_gaps(blind, row, plan::Launcher::torchrun));
+  CHECK(problem.find("FP8 primary weights: add 'flags: {fp8_params: --fp8-param-gather}'") !=
+        std::string::npos);
+  const auto taking = spec_from(spec + "flags: {fp8_params: --fp8-param-gather}\n");
+  CHECK(plan::contract_problem(plan::contract_gaps(taking, row, plan::Launcher::torchrun))
+            .find("FP8 primary weights") == std::string::npos);
+  const auto flags = plan::planned_flags(taking, row);
+  CHECK(std::find(flags.begin(), flags.end(), "--fp8-param-gather") != flags.end());
+  // On a GPU without FP8 the row runs bf16: no flag, no gap.
+  row.precision = Precision::amp_bf16;
+  CHECK(plan::planned_flags(taking, row).empty());
+
+  const auto cli =
+      run_cli({"estimate", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "2", "--seq-len",
+               "4096", "--tp", "2", "--precision", "amp-bf16", "--fp8-params"});
+  CHECK(cli.code == 2);
+  CHECK(cli.err.find("fp8_params") != std::string::npos);
 }

@@ -126,6 +126,7 @@ Expected<estimate::TrainingSetup> build_setup(const Context& ctx, const Estimate
   s.chunked_loss = o.chunked_loss;
   s.optimizer_in_backward = o.optimizer_in_backward;
   s.transformer_engine = o.transformer_engine;
+  s.fp8_params = o.fp8_params;
   s.gpus_per_node = o.gpus;
   s.nodes = o.nodes;
   s.tp = o.tp;

@@ -45,8 +45,9 @@ struct EstimateRequest {
   bool chunked_loss = false;
   bool optimizer_in_backward = false;
   std::optional<bool> transformer_engine;  // unset: estimate::uses_transformer_engine decides
-  std::string link;                        // "" = default for the GPU class
-  std::string inter_link;                  // "" = default for the GPU class
+  bool fp8_params = false;
+  std::string link;        // "" = default for the GPU class
+  std::string inter_link;  // "" = default for the GPU class
   double inter_gbs = 0;
   double mfu = 0;
   std::string empirical;

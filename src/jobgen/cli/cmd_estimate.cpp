@@ -277,6 +277,9 @@ void add_feature_flags(CLI::App* sub, app::EstimateRequest& o) {
   sub->add_flag("--compile", o.compile, "torch.compile (fused pointwise ops)");
   sub->add_flag("--flash-attention", o.flash_attention, "Fused/flash attention");
   sub->add_flag("--chunked-loss", o.chunked_loss, "Chunked/fused cross-entropy");
+  sub->add_flag("--fp8-params", o.fp8_params,
+                "FP8 primary weights (Megatron's --fp8-param-gather, NeMo's fp8_params): block "
+                "Linear weights stored in FP8; needs --precision fp8 and Transformer Engine");
   sub->add_flag_function(
       "--transformer-engine,!--no-transformer-engine",
       [&o](std::int64_t count) { o.transformer_engine = count > 0; },

@@ -307,10 +307,12 @@ ActivationBytes activation_bytes(const TrainingSetup& s, double b) {
   } else if (s.precision == Precision::fp8 && uses_transformer_engine(s) &&
              s.finetune != Finetune::qlora) {
     // Transformer Engine casts each block Linear's half weight to FP8 (and its transpose, for
-    // the input gradient) on the first micro-batch and keeps both for the rest of the step.
+    // the input gradient) on the first micro-batch and keeps both for the rest of the step; FP8
+    // primary weights need only the transpose.
     const model::ParamCounts c = count_params(a);
-    r.autocast_weights = 2.0 * (double(c.block_linear()) -
-                                double(c.routed_experts) * (1.0 - 1.0 / std::max(1, s.ep)));
+    r.autocast_weights =
+        (s.fp8_params ? 1.0 : 2.0) *
+        (double(c.block_linear()) - double(c.routed_experts) * (1.0 - 1.0 / std::max(1, s.ep)));
   }
   return r;
 }

@@ -199,6 +199,9 @@ double params_part(const TrainingSetup& s, Parts& r) {
   if (s.model_parallel() && !is_fsdp(st) && sto.amp) r.grad_bytes = 4.0;
   const bool shard_params = shards_params(st);
   double weights = r.trainable * r.weight_bytes;
+  // FP8 primary weights: the block Linears of the half module in 1 B (validate() allows them on
+  // Transformer Engine's layers only, whose module is half).
+  if (s.fp8_params && r.weight_bytes == 2.0) weights -= double(c.block_linear());
   if (shard_params || is_fsdp(st)) {  // FSDP shard-grad-op shards at rest too
     weights /= r.k;
     frozen_bytes /= r.k;
@@ -426,15 +429,19 @@ void explain_parts(const TrainingSetup& s, const Parts& r, std::vector<Term>& ou
       s.ep > 1 ? fmt::format(" (x {:.3f} unsharded: the dense part and 1/{} of the experts)",
                              r.ep_trainable, s.ep)
                : std::string();
-  add_bytes(out, "weights", r.weights,
-            fmt::format("{} trainable x {} B + {} frozen in their storage dtype{}{}{}",
-                        sci(r.trainable), r.weight_bytes, sci(r.frozen),
-                        shards_params(s.strategy) || is_fsdp(s.strategy) ? "" : epdiv,
-                        shards_params(s.strategy) || s.strategy == Strategy::fsdp_shard_grad_op ||
-                                s.strategy == Strategy::fsdp_full_shard
-                            ? kdiv
-                            : "",
-                        s.offload == Offload::params ? " (offloaded)" : ""));
+  add_bytes(
+      out, "weights", r.weights,
+      fmt::format("{} trainable x {} B{} + {} frozen in their storage dtype{}{}{}",
+                  sci(r.trainable), r.weight_bytes,
+                  s.fp8_params && r.weight_bytes == 2.0
+                      ? " (the block Linears' FP8 primary weights x 1 B)"
+                      : "",
+                  sci(r.frozen), shards_params(s.strategy) || is_fsdp(s.strategy) ? "" : epdiv,
+                  shards_params(s.strategy) || s.strategy == Strategy::fsdp_shard_grad_op ||
+                          s.strategy == Strategy::fsdp_full_shard
+                      ? kdiv
+                      : "",
+                  s.offload == Offload::params ? " (offloaded)" : ""));
   if (s.model.is_moe())
     add_bytes(out, "weights: routed experts", r.experts,
               fmt::format("{:.0f}% of the parameters are routed experts{} (part of weights)",
@@ -512,10 +519,14 @@ void explain_activations(const TrainingSetup& s, const ActivationBytes& ab,
             fmt::format("{} x vocab x (half + loss bytes); the peak holds the larger of this "
                         "and recomputed block + backward",
                         s.model.kind == model::Kind::encoder_decoder ? "target tokens" : "tokens"));
-  add_bytes(out, "activations: autocast weight copies", ab.autocast_weights,
-            s.precision == Precision::fp8
-                ? "matmul params x 2 B (block Linears: FP8 weight + its transpose; LM head bf16)"
-                : "2 B x matmul params");
+  const char* copies = "2 B x matmul params";
+  if (s.precision == Precision::fp8 && uses_transformer_engine(s))
+    copies = s.fp8_params ? "block Linear params x 1 B: the FP8 primary weights' cached transpose"
+                          : "block Linear params x 2 B: Transformer Engine's cached FP8 weight + "
+                            "its transpose";
+  else if (s.precision == Precision::fp8)
+    copies = "matmul params x 2 B (block Linears: FP8 weight + its transpose; LM head bf16)";
+  add_bytes(out, "activations: autocast weight copies", ab.autocast_weights, copies);
   if (s.precision == Precision::fp8)
     add_bytes(out, "activations: FP8 scaling state", ab.fp8_state,
               "amax history of 1024 fp32 per input, weight and gradient of every block Linear; "

@@ -287,6 +287,12 @@ Expected<void> validate(const TrainingSetup& s) {
         "optimizer offload needs a ZeRO/FSDP strategy (or single with a paged "
         "optimizer); use zero1/zero2/zero3 or fsdp-*");
   if (auto moe = validate_moe(s); !moe) return moe;
+  if (s.fp8_params && (s.precision != Precision::fp8 || s.finetune != Finetune::full ||
+                       !uses_transformer_engine(s)))
+    return invalid(
+        "fp8_params (FP8 primary weights, Megatron's --fp8-param-gather) needs precision fp8, a "
+        "full fine-tune and Transformer Engine's layers (transformer_engine: true, or a Megatron "
+        "layout); drop it or set those");
   if (s.empirical && s.empirical->per_sample_gb <= 0)
     return invalid("empirical memory: per-sample GB must be positive");
   if (s.empirical && (s.empirical->base_gb < 0 || s.empirical->overhead_gb < 0))

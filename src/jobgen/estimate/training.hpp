@@ -141,6 +141,11 @@ struct TrainingSetup {
   // NeMo, Megatron-Bridge) in place of eager PyTorch modules: see uses_transformer_engine().
   // Unset: on for a Megatron layout (tp, pp or cp above 1 without FSDP), else off.
   std::optional<bool> transformer_engine;
+  // FP8 primary weights (Megatron's --fp8-param-gather, NeMo's fp8_params, Transformer Engine's
+  // fp8_model_init): the block Linears' weights are stored in FP8 (1 B) instead of half, next to
+  // the optimizer's fp32 master copy; Transformer Engine then caches only their transpose.
+  // Needs precision fp8, a full fine-tune and Transformer Engine's layers (validate).
+  bool fp8_params = false;
   // Micro-batches per optimizer step; 0 = not known yet (the planner sizes the micro-batch
   // before it picks the accumulation): gradients are then assumed to live across micro-batches.
   int accumulation = 0;

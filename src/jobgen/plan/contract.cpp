@@ -130,6 +130,13 @@ std::vector<ContractGap> contract_gaps(const JobSpec& spec, const PlanRow& row, 
                     "'--expert-model-parallel-size') to 'command'",
                     true});
   }
+  // FP8 primary weights halve the block weights the plan counts: a job that keeps them in half
+  // holds more than planned.
+  const bool fp8 = row.precision == estimate::Precision::fp8;
+  if (spec.fp8_params && fp8 && spec.flags.fp8_params.empty()) {
+    gaps.push_back({"FP8 primary weights", "FP8 primary weights",
+                    "add 'flags: {fp8_params: --fp8-param-gather}' (your script's flag)", true});
+  }
   if (spec.compile && !uses(spec, "compile") && spec.flags.compile.empty() &&
       launcher != Launcher::accelerate) {
     gaps.push_back(
@@ -138,7 +145,6 @@ std::vector<ContractGap> contract_gaps(const JobSpec& spec, const PlanRow& row, 
   // fp32 is every trainer's default: only a mixed or reduced precision must be asked for. A
   // DeepSpeed config has no FP8 (it only says bf16): the script must run its Linears in FP8
   // itself; accelerate's mixed_precision fp8 converts them (Transformer Engine backend).
-  const bool fp8 = row.precision == estimate::Precision::fp8;
   const bool config_precision =
       (deepspeed_config(spec, launcher) && !fp8) || launcher == Launcher::accelerate;
   if (row.precision != estimate::Precision::fp32 && !config_precision &&
@@ -178,6 +184,9 @@ std::vector<std::string> planned_flags(const JobSpec& spec, const PlanRow& row) 
   if (spec.flash_attention && !spec.flags.flash_attention.empty())
     out.push_back(spec.flags.flash_attention);
   if (spec.compile && !spec.flags.compile.empty()) out.push_back(spec.flags.compile);
+  if (spec.fp8_params && row.precision == estimate::Precision::fp8 &&
+      !spec.flags.fp8_params.empty())
+    out.push_back(spec.flags.fp8_params);
   const auto precision = spec.flags.precision.find(std::string(estimate::to_string(row.precision)));
   if (precision != spec.flags.precision.end()) out.push_back(precision->second);
   return out;

@@ -95,6 +95,7 @@ estimate::TrainingSetup JobSpec::setup(int gpus_per_node, int nodes) const {
   s.optimizer_in_backward = optimizer_in_backward;
   s.compile = compile;
   s.transformer_engine = transformer_engine;
+  s.fp8_params = fp8_params;
   s.recompute = recompute;
   s.ep = ep;
   s.capacity_factor = capacity_factor;

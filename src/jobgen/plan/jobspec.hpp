@@ -116,6 +116,7 @@ struct CommandFlags {
   std::string grad_checkpointing;
   std::string flash_attention;
   std::string compile;
+  std::string fp8_params;                        // e.g. Megatron's --fp8-param-gather
   std::map<std::string, std::string> precision;  // precision name (as in the spec) -> flag
   SourceLoc loc;
 };
@@ -157,6 +158,7 @@ struct JobSpec {
   bool optimizer_in_backward = false;
   bool compile = false;                    // torch.compile
   std::optional<bool> transformer_engine;  // estimate::TrainingSetup::transformer_engine
+  bool fp8_params = false;                 // estimate::TrainingSetup::fp8_params
   estimate::Recompute recompute = estimate::Recompute::full;  // when checkpointing is on
   int ep = 1;                  // MoE expert parallel size (estimate::TrainingSetup::ep)
   double capacity_factor = 0;  // MoE capacity factor, 0 = dropless

@@ -31,6 +31,7 @@ const std::vector<std::string> kStageKeys{"name",
                                           "optimizer_in_backward",
                                           "compile",
                                           "transformer_engine",
+                                          "fp8_params",
                                           "recompute",
                                           "model_loading",
                                           "fsdp_version",
@@ -82,6 +83,7 @@ void SpecParser::apply(const YAML::Node& map, JobSpec& spec, const std::string& 
   if (auto v = r_.boolean(map, "optimizer_in_backward", what)) spec.optimizer_in_backward = *v;
   if (auto v = r_.boolean(map, "compile", what)) spec.compile = *v;
   if (auto v = r_.boolean(map, "transformer_engine", what)) spec.transformer_engine = *v;
+  if (auto v = r_.boolean(map, "fp8_params", what)) spec.fp8_params = *v;
   read_enum(map, "recompute", what, estimate::parse_recompute, spec.recompute);
   read_enum(map, "model_loading", what, estimate::parse_model_loading, spec.model_loading);
   read_enum(map, "fsdp_version", what, estimate::parse_fsdp_version, spec.fsdp_version);

@@ -140,7 +140,9 @@ void SpecParser::read_flags(const YAML::Node& map, JobSpec& spec, const std::str
   const std::string example =
       "(e.g. 'flags: {grad_checkpointing: --gradient_checkpointing, precision: {bf16: --bf16}}')";
   if (!r_.expect_map(node, "'flags' in " + what + " " + example)) return;
-  r_.check_keys(node, {"grad_checkpointing", "flash_attention", "compile", "precision"}, "'flags'");
+  r_.check_keys(node,
+                {"grad_checkpointing", "flash_attention", "compile", "fp8_params", "precision"},
+                "'flags'");
   spec.flags.loc = r_.at(node);
   const auto flag = [&](const YAML::Node& holder, const std::string& key,
                         const std::string& where) -> std::optional<std::string> {
@@ -156,6 +158,7 @@ void SpecParser::read_flags(const YAML::Node& map, JobSpec& spec, const std::str
   if (auto v = flag(node, "grad_checkpointing", "'flags'")) spec.flags.grad_checkpointing = *v;
   if (auto v = flag(node, "flash_attention", "'flags'")) spec.flags.flash_attention = *v;
   if (auto v = flag(node, "compile", "'flags'")) spec.flags.compile = *v;
+  if (auto v = flag(node, "fp8_params", "'flags'")) spec.flags.fp8_params = *v;
   const YAML::Node precision = node["precision"];
   if (!precision || precision.IsNull()) return;
   if (!r_.expect_map(precision,
