@@ -25,7 +25,12 @@ constexpr double kBmmFraction = 0.5;   // unfused attention matmuls (head_dim-de
 constexpr double kHbmFraction = 0.8;   // achievable share of HBM bandwidth, pointwise ops
 constexpr double kDequantHbm = 0.7;    // bitsandbytes dequantisation kernels
 constexpr double kDequantBytes = 4.5;  // read NF4 0.52 + write and re-read half 2 + 2
-constexpr double kOpSeconds = 15e-6;   // eager PyTorch: Python + dispatch + launch per op
+// Eager PyTorch per op: the module's Python, autocast and autograd dispatch, the launch. Small
+// Hugging Face models whose GPU work is a few ms per step (Llama 125M-1B at one short sample,
+// BERT-base at 128 tokens, T5-small/base) measure 4-7 ms per block per step on an H200 host
+// (tests/data/measured/jobgen-h200-gpu-measure.yaml), ~30 us for each of the ops counted here.
+constexpr double kOpSeconds = 30e-6;
+constexpr double kDecoderBlockOps = 1.5;  // ops of an encoder-decoder's decoder block vs a block
 // FP8 recipes cast every Linear's input (forward) and output gradient (backward) to FP8 with a
 // per-tensor amax, and write the transposed copy the other GEMM needs: read 2 B, write 1 B + a
 // 1 B transpose (Transformer Engine's fused cast-transpose; torch.compile fuses torchao's the
@@ -344,7 +349,10 @@ void launch_time(const TrainingSetup& s, Factors& f, ComputeTime& r) {
     f.ops += kExpertOps * loops * double(a.moe_layers()) / std::max(1, a.total_layers());
   }
   if (s.finetune == Finetune::qlora) f.ops += kQuantOps * (a.gated_ffn ? 7 : 6);
-  r.cpu_s = a.total_layers() * f.ops * (1.0 + 2.0 + f.recompute) * kOpSeconds;
+  // An encoder-decoder's decoder block runs three sublayers (self-attention, cross-attention,
+  // FFN), each with its own norm, dropout and residual: half as many ops again as a block of two.
+  const double blocks = a.layers + kDecoderBlockOps * a.effective_decoder_layers();
+  r.cpu_s = blocks * f.ops * (1.0 + 2.0 + f.recompute) * kOpSeconds;
 }
 
 void explain_compute(const TrainingSetup& s, const Hardware& hw, const Factors& f,
