@@ -8,6 +8,7 @@
 #include "estimate_fixtures.hpp"
 #include "jobgen/estimate/comm.hpp"
 #include "jobgen/estimate/compute.hpp"
+#include "jobgen/estimate/parallel.hpp"
 #include "jobgen/plan/contract.hpp"
 #include "planner_fixtures.hpp"
 
@@ -198,6 +199,25 @@ TEST_CASE("moe activations: routed slots, capacity padding and the all-to-all bu
   TrainingSetup k4 = moe_setup("mixtral-8x7b", Strategy::ddp, 8, 1);
   k4.model.experts_per_token = 4;
   CHECK(activation_bytes(k4, 1).blocks > dropless.blocks);
+}
+
+TEST_CASE("moe activations: under sequence parallelism a rank routes 1/tp of the tokens") {
+  TrainingSetup s = moe_setup("mixtral-8x7b", Strategy::zero1, 8, 4);
+  s.tp = 2;
+  TrainingSetup sp = s;
+  sp.sp = true;
+  const TrainingSetup shard = stage_setup(s, Stage::only);
+  const TrainingSetup sp_shard = stage_setup(sp, Stage::only);
+  // The all-to-all buffers: 2 x tokens / tp x top-2 x hidden x 2 B.
+  CHECK(activation_bytes(sp_shard, 1).alltoall == doctest::Approx(2.0 * 2048 / 2 * 2 * 4096 * 2.0));
+  CHECK(activation_bytes(shard, 1).alltoall == doctest::Approx(2.0 * 2048 * 2 * 4096 * 2.0));
+  // Every routed slot's tensors are halved with the norms; attention's heads were already split.
+  CHECK(activation_bytes(sp_shard, 1).blocks < 0.6 * activation_bytes(shard, 1).blocks);
+  // The all-to-all's time follows the tokens the rank sends.
+  const Hardware hw = make_hardware(gpu80());
+  const ComputeTime c = compute_time(s, 1, hw);
+  CHECK(communication(dp_group_setup(sp), 1, hw, c).alltoall_s <
+        0.6 * communication(dp_group_setup(s), 1, hw, c).alltoall_s);
 }
 
 TEST_CASE("moe compute: FLOPs count the active experts, memory all of them") {

@@ -98,13 +98,17 @@ double ffn_inner_bytes(const model::Architecture& a, const TrainingSetup& s, con
 // half and the softmax probabilities in fp32 (tokens x experts); per routed slot (top-k, x
 // capacity_factor when padded) the token gathered for its expert (the experts' first Linear
 // input), the expert's inner tensors and its output, which the multiplication by the routing
-// weight saves; the shared experts as one FFN of shared x expert width.
+// weight saves; the shared experts as one FFN of shared x expert width. Under sequence
+// parallelism (which Megatron requires for MoE with tp > 1) a rank routes only its 1/tp of the
+// tokens, to whole (not tensor-split) experts.
 double moe_inner_bytes(const model::Architecture& a, const TrainingSetup& s, const Dtypes& d,
                        const SavedInputs& in) {
-  const double router = double(a.experts) * (d.l + 4.0) / a.hidden;
+  const double share = hidden_share(s);
+  const double router = double(a.experts) * (d.l + 4.0) / a.hidden * share;
   const double slots = routed_slots(s);
   const double ef = a.effective_expert_ffn();
-  const double routed = slots * ((in.ffn_in ? d.l : 0) + ffn_inner_bytes(a, s, d, in, ef) + d.l);
+  const double routed =
+      slots * ((in.ffn_in ? d.l : 0) + ffn_inner_bytes(a, s, d, in, ef) + d.l) * share;
   const double shared =
       a.shared_experts > 0 ? ffn_inner_bytes(a, s, d, in, double(a.shared_experts) * ef) : 0;
   return router + routed + shared;
@@ -272,7 +276,8 @@ ActivationBytes activation_bytes(const TrainingSetup& s, double b) {
   if (dec > 0)
     largest = std::max({largest, largest_tensor(a, s, tt, tt, b), largest_tensor(a, s, tt, ts, b)});
   if (moe > 0)
-    largest = std::max(largest, ts * b * routed_slots(s) * a.effective_expert_ffn() * d.l);
+    largest = std::max(largest,
+                       ts * b * routed_slots(s) * a.effective_expert_ffn() * d.l * hidden_share(s));
   r.backward = 2 * largest;
   // Context parallelism: the K/V chunk being received and the one being sent around the ring
   // (parallel.hpp), in flight during a layer's attention.
@@ -281,7 +286,8 @@ ActivationBytes activation_bytes(const TrainingSetup& s, double b) {
   // Expert parallelism: an MoE block's all-to-all sends each routed slot's token to the rank
   // holding its expert and receives as many (send + receive buffers, half), in forward and
   // again in backward, transient beside the block's gradients.
-  if (moe > 0 && s.ep > 1) r.alltoall = 2.0 * ts * b * a.hidden * routed_slots(s) * d.l;
+  if (moe > 0 && s.ep > 1)
+    r.alltoall = 2.0 * ts * b * a.hidden * routed_slots(s) * d.l * hidden_share(s);
   r.backward += r.alltoall;
   if (s.precision == Precision::fp8 && s.finetune != Finetune::qlora) {
     r.backward += ts * b * std::max(a.effective_ffn(), a.hidden) * 2.0;

@@ -168,6 +168,9 @@ TrainingSetup dp_group_setup(const TrainingSetup& s) {
   const int per_node = std::max(1, std::min(dp, s.gpus_per_node / s.tp));
   v.gpus_per_node = per_node;
   v.nodes = std::max(1, dp / per_node);
+  // Under sequence parallelism a rank's MoE layers dispatch only its 1/tp of the tokens
+  // (the all-to-all in comm.cpp reads them from seq_len).
+  if (s.sp && s.tp > 1) v.seq_len = ceil_div(v.seq_len, s.tp);
   v.tp = v.pp = v.vpp = v.cp = 1;  // a plain data-parallel run of the shard
   v.sp = false;
   return v;
