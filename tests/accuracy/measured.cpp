@@ -238,6 +238,8 @@ Expected<MeasuredRow> read_row(const YAML::Node& n,
       TRY_ASSIGN(s.compile, as<bool>(v, key, path));
     } else if (key == "chunked_loss") {
       TRY_ASSIGN(s.chunked_loss, as<bool>(v, key, path));
+    } else if (key == "grad_reduce_in_fp32") {
+      TRY_ASSIGN(s.grad_reduce_in_fp32, as<bool>(v, key, path));
     } else if (key == "fp8_params") {
       TRY_ASSIGN(s.fp8_params, as<bool>(v, key, path));
     } else if (key == "transformer_engine") {

@@ -1,8 +1,9 @@
 // Transformer Engine's fused layers (estimate/training.hpp uses_transformer_engine): when they
 // are assumed, what a block keeps for the backward (fused norm, grouped k/v, fused SwiGLU, FP8
 // inputs and weight caches), Megatron's loss, and the time terms (fused pointwise kernels, cuDNN
-// attention on Hopper, grouped expert GEMMs); FP8 primary weights (fp8_params); the job spec
-// keys, the CLI flags and the plan/job contract.
+// attention on Hopper, grouped expert GEMMs); FP8 primary weights (fp8_params) and the half
+// gradient buffer (grad_reduce_in_fp32: false); the job spec keys, the CLI flags and the
+// plan/job contract.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -243,4 +244,42 @@ command: pretrain_gpt.py --mbs {{micro_batch}} --tp {{tp}} --fp8-format hybrid
                "4096", "--tp", "2", "--precision", "amp-bf16", "--fp8-params"});
   CHECK(cli.code == 2);
   CHECK(cli.err.find("fp8_params") != std::string::npos);
+}
+
+TEST_CASE("megatron module: an fp32 gradient buffer unless grad_reduce_in_fp32 is false") {
+  const TrainingSetup fp32 = megatron_setup();
+  TrainingSetup half = fp32;
+  half.grad_reduce_in_fp32 = false;
+  REQUIRE(validate(half));
+  const Hardware hw = make_hardware(gpu80());
+  std::vector<Term> a, b;
+  estimate_memory(fp32, 1, hw, &a);
+  estimate_memory(half, 1, hw, &b);
+  const double params = double(derive_params(stage_setup(fp32, Stage::only).model));
+  CHECK(term(a, "gradients (step)") * GiB == doctest::Approx(4.0 * params));
+  CHECK(term(b, "gradients (step)") * GiB == doctest::Approx(2.0 * params));
+  // Transformer Engine's layers on data parallelism alone are a Megatron module too: its
+  // gradient buffer is the reduce bucket (no DeepSpeed buffers), in fp32.
+  TrainingSetup dp = megatron_setup();
+  dp.tp = 1;
+  dp.sp = false;
+  dp.transformer_engine = true;
+  CHECK(megatron_module(dp));
+  std::vector<Term> c;
+  estimate_memory(dp, 1, hw, &c);
+  CHECK(term(c, "gradient buckets") == 0);
+  CHECK(term(c, "gradients (step)") * GiB ==
+        doctest::Approx(4.0 * double(derive_params(dp.model))));
+  // Elsewhere the setting means nothing and is refused.
+  TrainingSetup deepspeed = dp;
+  deepspeed.transformer_engine = false;
+  deepspeed.grad_reduce_in_fp32 = false;
+  REQUIRE_FALSE(validate(deepspeed));
+  CHECK(validate(deepspeed).error().message.find("describes a Megatron module") !=
+        std::string::npos);
+  const auto cli = run_cli({"estimate", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8",
+                            "--seq-len", "4096", "--tp", "2", "--sp", "--strategy", "zero1",
+                            "--no-grad-reduce-in-fp32", "--explain"});
+  REQUIRE_MESSAGE(cli.code == 0, cli.err);
+  CHECK(cli.out.find("half gradient buffer (main_grad)") != std::string::npos);
 }

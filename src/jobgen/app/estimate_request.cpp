@@ -127,6 +127,7 @@ Expected<estimate::TrainingSetup> build_setup(const Context& ctx, const Estimate
   s.optimizer_in_backward = o.optimizer_in_backward;
   s.transformer_engine = o.transformer_engine;
   s.fp8_params = o.fp8_params;
+  s.grad_reduce_in_fp32 = o.grad_reduce_in_fp32;
   s.gpus_per_node = o.gpus;
   s.nodes = o.nodes;
   s.tp = o.tp;

@@ -46,6 +46,7 @@ struct EstimateRequest {
   bool optimizer_in_backward = false;
   std::optional<bool> transformer_engine;  // unset: estimate::uses_transformer_engine decides
   bool fp8_params = false;
+  bool grad_reduce_in_fp32 = true;
   std::string link;        // "" = default for the GPU class
   std::string inter_link;  // "" = default for the GPU class
   double inter_gbs = 0;

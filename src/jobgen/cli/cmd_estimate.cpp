@@ -281,6 +281,11 @@ void add_feature_flags(CLI::App* sub, app::EstimateRequest& o) {
                 "FP8 primary weights (Megatron's --fp8-param-gather, NeMo's fp8_params): block "
                 "Linear weights stored in FP8; needs --precision fp8 and Transformer Engine");
   sub->add_flag_function(
+      "--grad-reduce-in-fp32,!--no-grad-reduce-in-fp32",
+      [&o](std::int64_t count) { o.grad_reduce_in_fp32 = count > 0; },
+      "Megatron's gradient buffer in fp32 (the default) or, with --no-grad-reduce-in-fp32, in "
+      "half (NeMo's and Megatron-Bridge's grad_reduce_in_fp32: false)");
+  sub->add_flag_function(
       "--transformer-engine,!--no-transformer-engine",
       [&o](std::int64_t count) { o.transformer_engine = count > 0; },
       "The blocks are Transformer Engine's fused layers (Megatron-Core, NeMo); default: "

@@ -7,11 +7,6 @@ namespace jobgen::estimate {
 
 namespace {
 
-// Megatron-LM's mixed precision (parallel.hpp): a half module without torch.autocast.
-bool megatron(const TrainingSetup& s) {
-  return s.model_parallel() && !is_fsdp(s.strategy);
-}
-
 // Transformer Engine's DelayedScaling keeps this many amax values per FP8 tensor (its default).
 constexpr double kFp8AmaxHistory = 1024;
 
@@ -28,7 +23,7 @@ Dtypes dtypes(const TrainingSetup& s) {
   if (s.precision == Precision::fp32 || s.precision == Precision::tf32) return {4, 4, 4, 0, 4};
   // torch.autocast runs softmax in fp32 and keeps a half copy for the P x V matmul; DeepSpeed
   // and Megatron (model parallel without FSDP) run the module in half without autocast.
-  const bool autocast = is_amp(s.precision) && !is_deepspeed(s.strategy) && !megatron(s);
+  const bool autocast = is_amp(s.precision) && !is_deepspeed(s.strategy) && !megatron_module(s);
   // Transformer Engine's FP8 Linear keeps the FP8 cast of its input (transposed, for the weight
   // gradient), 1 B, not the half tensor; torchao's float8 keeps the half input.
   const double lin =
@@ -167,7 +162,7 @@ double ffn_bytes(const model::Architecture& a, const TrainingSetup& s, double t,
   // 4 + 4 + 4 + 2 B replace 2 B; a half module without autocast saves 3 half tensors.
   // torch.compile fuses the ops into one kernel that saves the input only.
   double gelu_ops = 0;
-  const bool autocast = is_amp(s.precision) && !is_deepspeed(s.strategy) && !megatron(s);
+  const bool autocast = is_amp(s.precision) && !is_deepspeed(s.strategy) && !megatron_module(s);
   if (unfused_gelu(s) && !moe) gelu_ops = autocast ? 12.0 : 3 * d.l;
   const double hidden_wide = norm_bytes(a, s, d) + (in.ffn_in ? d.lin : 0) + (a.dropout ? 1 : 0);
   const double ffn = hidden_wide * hidden_share(s) + inner + gelu_ops * f;
@@ -214,7 +209,7 @@ bool module_in_half(const TrainingSetup& s) {
   // DeepSpeed, FSDP mixed precision and Megatron (model parallel: Float16Module) run the
   // module's weights in half; a QLoRA base computes in half, a LoRA base does when it was loaded
   // in half: only the adapters are fp32 then.
-  return is_deepspeed(s.strategy) || is_fsdp(s.strategy) || s.model_parallel() ||
+  return is_deepspeed(s.strategy) || is_fsdp(s.strategy) || megatron_module(s) ||
          s.finetune == Finetune::qlora || (s.finetune == Finetune::lora && base_in_half(s));
 }
 
@@ -229,7 +224,7 @@ double logits_bytes(const TrainingSetup& s, double b) {
   // half) computes the loss in half: a contiguous shifted copy, log-softmax, gradient, 6 B.
   // A chunked loss holds one chunk (of 8) of the loss part.
   const double half = is_half(s.precision) ? 2.0 : 0.0;
-  const bool autocast = is_amp(s.precision) && !is_deepspeed(s.strategy) && !megatron(s);
+  const bool autocast = is_amp(s.precision) && !is_deepspeed(s.strategy) && !megatron_module(s);
   // Megatron-Core's vocab-parallel cross-entropy (the Transformer Engine stack's loss) upcasts
   // the logits once and computes the softmax and then its gradient in place in that fp32 copy.
   double loss = half > 0 && !autocast && !a.gated_ffn ? 6.0 : 12.0;

@@ -133,15 +133,24 @@ std::vector<Assumption> assumptions(const TrainingSetup& s, const Hardware& hw, 
          "Megatron-LM's layout: tp within a node, pp outermost; ZeRO/FSDP shard over dp. The "
          "first stage holds the embedding and pp micro-batches in flight (1F1B), the last the "
          "LM head and the logits / tp"});
-    if (!is_fsdp(s.strategy))
-      out.push_back({"model-parallel precision",
-                     "module in half, fp32 master weights and fp32 gradient buffer (main_grad)",
-                     "Megatron-LM's mixed precision: 2 + 4 + 4 + 8 B per parameter, master and "
-                     "optimizer states / dp with the distributed optimizer (strategy zero1)"});
     if (s.tp > 1)
       out.push_back({"tensor-parallel communication", "exposed in full",
                      "Megatron-LM runs its all-reduces between the GEMMs that need them; comm/GEMM "
                      "overlap (Transformer Engine's tp_comm_overlap) would hide part of it"});
+  }
+  if (megatron_module(s) && is_amp(s.precision)) {
+    const bool fp32 = s.grad_reduce_in_fp32;
+    out.push_back(
+        {"Megatron precision",
+         fmt::format("module in half, fp32 master weights, {} gradient buffer (main_grad)",
+                     fp32 ? "fp32" : "half"),
+         fmt::format("Megatron's mixed precision: 2 + {} + 4 + 8 B per parameter, master and "
+                     "optimizer states / dp with the distributed optimizer (strategy zero1); {}",
+                     fp32 ? 4 : 2,
+                     fp32 ? "grad_reduce_in_fp32: false / --no-grad-reduce-in-fp32 when the run "
+                            "keeps gradients in half (NeMo's and Megatron-Bridge's performance "
+                            "recipes)"
+                          : "as given")});
   }
   if (!s.empirical && (s.model_parallel() || s.transformer_engine)) {
     const bool te = uses_transformer_engine(s);

@@ -187,7 +187,7 @@ double params_part(const TrainingSetup& s, Parts& r) {
   double master = 0;
   if (is_fsdp(st)) {
     r.weight_bytes = (sto.fp32 || sto.amp) ? 4.0 : 2.0;  // the flat parameter: fp32 under amp
-  } else if (is_deepspeed(st) || s.model_parallel()) {
+  } else if (is_deepspeed(st) || megatron_module(s)) {
     // Megatron (parallel.hpp) as DeepSpeed: the module in half, an fp32 master copy.
     r.weight_bytes = sto.half;
     if (sto.amp) master = 4.0;
@@ -195,8 +195,9 @@ double params_part(const TrainingSetup& s, Parts& r) {
     r.weight_bytes = sto.fp32 || sto.amp ? 4.0 : 2.0;
   }
   r.grad_bytes = r.weight_bytes;
-  // Megatron accumulates gradients in an fp32 buffer (main_grad) beside the half module.
-  if (s.model_parallel() && !is_fsdp(st) && sto.amp) r.grad_bytes = 4.0;
+  // Megatron accumulates gradients in an fp32 buffer (main_grad) beside the half module, unless
+  // told to keep it in half.
+  if (megatron_module(s) && sto.amp) r.grad_bytes = s.grad_reduce_in_fp32 ? 4.0 : sto.half;
   const bool shard_params = shards_params(st);
   double weights = r.trainable * r.weight_bytes;
   // FP8 primary weights: the block Linears of the half module in 1 B (validate() allows them on
@@ -263,7 +264,7 @@ void grads_part(const TrainingSetup& s, int accumulation, Parts& r) {
   else
     r.grads *= r.ep_trainable;
   // Megatron's contiguous gradient buffer is its reduce bucket: no copy (parallel.hpp).
-  const bool megatron = s.model_parallel();
+  const bool megatron = megatron_module(s);
   if (st == Strategy::ddp && s.world_size() > 1 && !megatron)  // gradient_as_bucket_view=False
     r.buckets = r.trainable * r.ep_trainable * r.grad_bytes;
   // DeepSpeed allocates its reduce buffers at their configured size, on one GPU too

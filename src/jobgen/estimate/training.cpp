@@ -147,6 +147,10 @@ bool uses_transformer_engine(const TrainingSetup& s) {
   return s.transformer_engine.value_or(s.model_parallel() && !is_fsdp(s.strategy));
 }
 
+bool megatron_module(const TrainingSetup& s) {
+  return (s.model_parallel() || uses_transformer_engine(s)) && !is_fsdp(s.strategy);
+}
+
 bool base_in_half(const TrainingSetup& s) {
   switch (s.base_dtype) {
     case BaseDtype::fp32:
@@ -293,6 +297,11 @@ Expected<void> validate(const TrainingSetup& s) {
         "fp8_params (FP8 primary weights, Megatron's --fp8-param-gather) needs precision fp8, a "
         "full fine-tune and Transformer Engine's layers (transformer_engine: true, or a Megatron "
         "layout); drop it or set those");
+  if (!s.grad_reduce_in_fp32 && !megatron_module(s))
+    return invalid(
+        "grad_reduce_in_fp32: false (a half-precision gradient buffer) describes a Megatron "
+        "module: set tp/pp/cp or transformer_engine: true, or drop it (DeepSpeed and FSDP keep "
+        "their own gradient dtypes)");
   if (s.empirical && s.empirical->per_sample_gb <= 0)
     return invalid("empirical memory: per-sample GB must be positive");
   if (s.empirical && (s.empirical->base_gb < 0 || s.empirical->overhead_gb < 0))

@@ -146,6 +146,10 @@ struct TrainingSetup {
   // the optimizer's fp32 master copy; Transformer Engine then caches only their transpose.
   // Needs precision fp8, a full fine-tune and Transformer Engine's layers (validate).
   bool fp8_params = false;
+  // Megatron's gradient buffer (main_grad) in fp32, as Megatron-LM forces for bf16 and NeMo /
+  // Megatron-Bridge default to (their grad_reduce_in_fp32); false keeps it in the module's half
+  // precision, as their performance recipes do. Megatron modules only (megatron_module).
+  bool grad_reduce_in_fp32 = true;
   // Micro-batches per optimizer step; 0 = not known yet (the planner sizes the micro-batch
   // before it picks the accumulation): gradients are then assumed to live across micro-batches.
   int accumulation = 0;
@@ -212,6 +216,10 @@ bool base_in_half(const TrainingSetup& setup);
 // a fused SwiGLU that keeps only its input, FP8 Linears that keep their input as the FP8 cast;
 // and fewer, fused pointwise kernels (activations.cpp, compute.cpp).
 bool uses_transformer_engine(const TrainingSetup& setup);
+// True when the model is a Megatron-Core module (a Megatron layout, or Transformer Engine's
+// layers, without FSDP): the module in half without autocast, a contiguous gradient buffer that
+// is also the reduce bucket, an fp32 master copy (parallel.hpp).
+bool megatron_module(const TrainingSetup& setup);
 
 // Validates combinations (offload=params needs zero3/fsdp-full-shard, dp is single-node, ranks
 // > 0, lora rank > 0, seq_len > 0, target_len >= 0 and only for an encoder-decoder, ep divides

@@ -96,6 +96,7 @@ estimate::TrainingSetup JobSpec::setup(int gpus_per_node, int nodes) const {
   s.compile = compile;
   s.transformer_engine = transformer_engine;
   s.fp8_params = fp8_params;
+  s.grad_reduce_in_fp32 = grad_reduce_in_fp32;
   s.recompute = recompute;
   s.ep = ep;
   s.capacity_factor = capacity_factor;

@@ -159,6 +159,7 @@ struct JobSpec {
   bool compile = false;                    // torch.compile
   std::optional<bool> transformer_engine;  // estimate::TrainingSetup::transformer_engine
   bool fp8_params = false;                 // estimate::TrainingSetup::fp8_params
+  bool grad_reduce_in_fp32 = true;         // estimate::TrainingSetup::grad_reduce_in_fp32
   estimate::Recompute recompute = estimate::Recompute::full;  // when checkpointing is on
   int ep = 1;                  // MoE expert parallel size (estimate::TrainingSetup::ep)
   double capacity_factor = 0;  // MoE capacity factor, 0 = dropless

@@ -32,6 +32,7 @@ const std::vector<std::string> kStageKeys{"name",
                                           "compile",
                                           "transformer_engine",
                                           "fp8_params",
+                                          "grad_reduce_in_fp32",
                                           "recompute",
                                           "model_loading",
                                           "fsdp_version",
@@ -84,6 +85,7 @@ void SpecParser::apply(const YAML::Node& map, JobSpec& spec, const std::string& 
   if (auto v = r_.boolean(map, "compile", what)) spec.compile = *v;
   if (auto v = r_.boolean(map, "transformer_engine", what)) spec.transformer_engine = *v;
   if (auto v = r_.boolean(map, "fp8_params", what)) spec.fp8_params = *v;
+  if (auto v = r_.boolean(map, "grad_reduce_in_fp32", what)) spec.grad_reduce_in_fp32 = *v;
   read_enum(map, "recompute", what, estimate::parse_recompute, spec.recompute);
   read_enum(map, "model_loading", what, estimate::parse_model_loading, spec.model_loading);
   read_enum(map, "fsdp_version", what, estimate::parse_fsdp_version, spec.fsdp_version);
