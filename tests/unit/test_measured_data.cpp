@@ -69,7 +69,7 @@ TEST_CASE("measured runs (project): the kinds below target keep their measured l
     double fit_right, thr_within;
   };
   const Floor floors[] = {
-      {"run: tp/pp/cp", 0.50, 0.50}, {"run: moe", 0.30, 0.15}, {"run: fp8", 0.30, 0.50}};
+      {"run: tp/pp/cp", 0.70, 0.80}, {"run: moe", 0.50, 0.45}, {"run: fp8", 0.58, 0.78}};
   const auto kinds = by_run_kind(pointers(project_rows()));
   for (const Floor& f : floors) {
     const auto it =
@@ -88,9 +88,9 @@ TEST_CASE(
     "measured runs (project): a run that ran out of memory is never predicted to fit "
     "on the held-back sources, and a run that fit is predicted OOM by more than a third of the "
     "card no more often than now") {
-  // The runs predicted OOM by more than a third of the card although they ran: issue 37's
-  // over-estimates (an 8B LoRA on one H100, Flan-T5 under ZeRO-3 at large micro-batches;
-  // docs/accuracy.md), held at this commit's count.
+  // The runs predicted OOM by more than a third of the card although they ran: Flan-T5 under
+  // ZeRO-3 at micro-batches its activations cannot hold without checkpointing (docs/accuracy.md),
+  // held at this commit's count.
   std::vector<std::string> refused;
   for (const MeasuredRow& r : project_rows()) {
     if (!r.fits || split_of(r) != Split::held_back || below_target_kind(r)) continue;
@@ -102,5 +102,5 @@ TEST_CASE(
   std::string ids;
   for (const std::string& id : refused) ids += " " + id;
   INFO("refused by more than a third:" << ids);
-  CHECK(refused.size() <= 7);
+  CHECK(refused.size() <= 6);
 }
