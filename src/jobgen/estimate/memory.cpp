@@ -9,22 +9,13 @@
 
 #include "jobgen/estimate/activations.hpp"
 #include "jobgen/estimate/deepspeed.hpp"
+#include "jobgen/estimate/memory_parts.hpp"
 #include "jobgen/estimate/parallel.hpp"
 
 namespace jobgen::estimate {
 
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-constexpr double kContextGiB = 0.45;  // CUDA context + kernels, lazy module loading
-// NCCL's buffers grow with its channels, and it opens more channels the faster the link
-// (NVIDIA/nccl #986): about 0.3 GiB over PCIe or for a communicator without NVLink peers (one
-// GPU per node, a MIG slice, DeepSpeed on one GPU); 544-688 MB per communicator between NVLink
-// peers (nccl #964, 4 x A100, measured as the increase per communicator).
-constexpr double kNcclPcieGiB = 0.30;
-constexpr double kNcclNvlinkGiB = 0.65;
-constexpr double kChurnReserve = 0.10;     // allocator: cached blocks per byte allocated/freed
-constexpr double kResidentReserve = 0.02;  // allocator: rounding of long-lived tensors
 // FSDP with CPU offload moves each reduce-scattered gradient shard to pinned host memory: the
 // gradients of about two wrapped units (2e8 elements bounds a 7B-class block pair) stay on the GPU.
 constexpr double kOffloadGradWindow = 2e8;
@@ -117,27 +108,6 @@ StateBytes state_bytes(const TrainingSetup& s) {
   }
   return {};
 }
-
-// Everything but the activations, in bytes per rank (see memory.hpp).
-struct Parts {
-  double weights = 0;        // resident parameter storage
-  double gathered = 0;       // unsharded params + gradient of one unit, forward/backward only
-  double stream_hold = 0;    // FSDP1: freed units not yet reusable (recordStream), reserved only
-  double grads = 0;          // gradient storage at the optimizer step
-  double grads_early = 0;    // gradients alive at the activation peak
-  double buckets = 0;        // DDP / DeepSpeed gradient buckets (resident)
-  double ds_live = 0;        // ZeRO-3: elements gathered at the turn (deepspeed.hpp), --explain
-  double ds_persistent = 0;  // ZeRO-3: bytes of never-sharded small parameters (resident)
-  double states = 0;         // optimizer states + master copy (resident)
-  double temporaries = 0;    // optimizer-step temporaries
-  double trainable = 0, frozen = 0, k = 1;  // for --explain
-  // Expert parallelism: the share of the trainable / frozen parameters a rank holds where no
-  // ZeRO/FSDP sharding divides them by k (ZeRO/FSDP over all ranks already divides the experts
-  // that ep places by the rest: experts / ep / (ranks / ep) = experts / ranks).
-  double ep_trainable = 1, ep_frozen = 1;
-  double experts = 0;  // bytes of routed-expert weights on this rank (for --explain)
-  double weight_bytes = 0, grad_bytes = 0, state_per_param = 0;
-};
 
 // What the precision means for storage: bytes of one weight in the compute precision, and
 // whether autocast runs over fp32 weights.
@@ -344,20 +314,6 @@ MemoryBreakdown empirical_memory(const EmpiricalMemory& e, int micro_batch, cons
   return m;
 }
 
-// The larger of the two phases (memory.hpp, "Phases") and what the allocator, CUDA and the
-// calibration add to it, with the figures --explain shows.
-struct Peak {
-  MemoryBreakdown memory;
-  double resident = 0;     // bytes alive all the time: weights, optimizer states, buckets
-  double churn = 0;        // GiB allocated and freed every step, up to the peak
-  double stream_hold = 0;  // GiB FSDP1's recordStream holds (part of the reserve)
-  double other_phase = 0;  // GiB another phase reserves beyond this phase's reserve
-  bool loading = false;    // model loading is the peak
-  bool step = false;       // the optimizer step is the peak (else forward/backward)
-  bool nccl = false;       // the context holds NCCL's buffers
-  double nccl_gib = 0;     // GiB of them
-};
-
 // GiB reserved at the larger of the forward/backward and the optimizer step (bytes in). The peak
 // phase is the one with the most allocated (max_memory_allocated), but the allocator keeps what
 // another phase reserved: a step that allocates a little more than the forward/backward reserves
@@ -417,155 +373,6 @@ Peak peak_memory(const TrainingSetup& s, const Parts& r, double activations, con
   return p;
 }
 
-// A term of `bytes`, shown in GiB.
-void add_bytes(std::vector<Term>& out, std::string name, double bytes, std::string formula) {
-  out.push_back({std::move(name), bytes / kGiB, "GiB", std::move(formula)});
-}
-
-// --explain: the storage terms (weights, gradients, buckets, optimizer states).
-void explain_parts(const TrainingSetup& s, const Parts& r, std::vector<Term>& out) {
-  const std::string kdiv = r.k > 1 ? fmt::format(" / {} ranks", r.k) : "";
-  // Expert parallelism where nothing shards by k: the rank's own experts only.
-  const std::string epdiv =
-      s.ep > 1 ? fmt::format(" (x {:.3f} unsharded: the dense part and 1/{} of the experts)",
-                             r.ep_trainable, s.ep)
-               : std::string();
-  add_bytes(
-      out, "weights", r.weights,
-      fmt::format("{} trainable x {} B{} + {} frozen in their storage dtype{}{}{}",
-                  sci(r.trainable), r.weight_bytes,
-                  s.fp8_params && r.weight_bytes == 2.0
-                      ? " (the block Linears' FP8 primary weights x 1 B)"
-                      : "",
-                  sci(r.frozen), shards_params(s.strategy) || is_fsdp(s.strategy) ? "" : epdiv,
-                  shards_params(s.strategy) || s.strategy == Strategy::fsdp_shard_grad_op ||
-                          s.strategy == Strategy::fsdp_full_shard
-                      ? kdiv
-                      : "",
-                  s.offload == Offload::params ? " (offloaded)" : ""));
-  if (s.model.is_moe())
-    add_bytes(out, "weights: routed experts", r.experts,
-              fmt::format("{:.0f}% of the parameters are routed experts{} (part of weights)",
-                          100 * model::expert_fraction(s.model),
-                          s.ep > 1 ? fmt::format(", / ep {} ranks", s.ep) : std::string()));
-  if (loads_whole_model(s))
-    add_bytes(out, "model loading", whole_model_bytes(s) + r.weights,
-              "the whole model in its storage dtype + this rank's shard, at start-up "
-              "(model_loading: per-gpu)");
-  if (s.strategy == Strategy::zero3) {
-    const DeepSpeedSettings& ds = s.deepspeed;
-    add_bytes(out, "gathered units", r.gathered,
-              fmt::format("ZeRO-3: {} parameters gathered at the forward/backward turn (those "
-                          "within stage3_max_reuse_distance {} / 2 of the end + "
-                          "stage3_prefetch_bucket_size {} under stage3_max_live_parameters {}; "
-                          "at least 2 blocks, at most the model) + one unit's gradient",
-                          sci(r.ds_live), sci(ds.stage3_max_reuse_distance),
-                          sci(ds.stage3_prefetch_bucket_size), sci(ds.stage3_max_live_parameters)));
-  } else {
-    add_bytes(out, "gathered units", r.gathered,
-              "ZeRO-3/FSDP: max(2 blocks, root unit + block) unsharded (QLoRA blocks in NF4), + "
-              "one unit's gradient");
-  }
-  add_bytes(out, "gradients (step)", r.grads,
-            fmt::format("{} x {} B{}", sci(r.trainable), r.grad_bytes,
-                        shards_gradients(s.strategy) ? kdiv : epdiv));
-  add_bytes(out, "gradients (at activation peak)", r.grads_early,
-            s.accumulation != 1 ? "all (accumulation > 1 or not known)"
-                                : "LM head + last block (zero_grad sets them to None)");
-  if (is_deepspeed(s.strategy)) {
-    const DeepSpeedSettings& ds = s.deepspeed;
-    add_bytes(out, "gradient buckets", r.buckets,
-              fmt::format("DeepSpeed: {} reduce buffer{} of reduce_bucket_size {} elements "
-                          "(overlap_comm {}){}",
-                          s.strategy == Strategy::zero3 || !ds.overlap(s.strategy) ? "one" : "two",
-                          s.strategy == Strategy::zero3 || !ds.overlap(s.strategy) ? "" : "s",
-                          sci(ds.reduce_bucket_size), ds.overlap(s.strategy),
-                          r.ds_persistent > 0
-                              ? fmt::format(" + {:.3g} GiB of parameters under "
-                                            "stage3_param_persistence_threshold {} (unsharded)",
-                                            r.ds_persistent / kGiB,
-                                            sci(ds.stage3_param_persistence_threshold))
-                              : std::string()));
-  } else {
-    add_bytes(out, "gradient buckets", r.buckets, "DDP bucket copy");
-  }
-  add_bytes(out, "optimizer states", r.states,
-            fmt::format("{} x {} B{}", sci(r.trainable), r.state_per_param,
-                        shards_optimizer(s.strategy) ? kdiv : kdiv + epdiv));
-  add_bytes(out, "optimizer-step temporaries", r.temporaries,
-            "foreach sqrt(v) / DeepSpeed fp32 grads");
-}
-
-// --explain: the activation terms (activations.hpp).
-void explain_activations(const TrainingSetup& s, const ActivationBytes& ab,
-                         std::vector<Term>& out) {
-  add_bytes(out, "activations: blocks", ab.blocks,
-            fmt::format("{} layers, {:.3g} GiB per block{}{}", s.model.total_layers(),
-                        ab.per_block / kGiB, s.grad_checkpointing ? " (checkpoints)" : "",
-                        s.model.kind == model::Kind::encoder_decoder
-                            ? fmt::format("; {} encoder blocks over the {}-token source, {} "
-                                          "decoder blocks over the {}-token target with "
-                                          "cross-attention to the source",
-                                          s.model.layers, s.tokens_per_sample(),
-                                          s.model.effective_decoder_layers(), s.target_tokens())
-                            : std::string()));
-  add_bytes(out, "activations: recomputed block", ab.recompute,
-            "full checkpointing: one block at a time");
-  add_bytes(out, "activations: backward", ab.backward,
-            ab.alltoall > 0 ? "2 x the largest tensor of a block + the MoE all-to-all send/receive "
-                              "buffers (tokens x top-k x hidden x 2)"
-                            : "2 x the largest tensor of a block");
-  add_bytes(out, "activations: embeddings/norm", ab.edges, "embedding output + final norm");
-  add_bytes(out, "activations: logits + loss", ab.logits,
-            fmt::format("{} x vocab x (half + loss bytes); the peak holds the larger of this "
-                        "and recomputed block + backward",
-                        s.model.kind == model::Kind::encoder_decoder ? "target tokens" : "tokens"));
-  const char* copies = "2 B x matmul params";
-  if (s.precision == Precision::fp8 && uses_transformer_engine(s))
-    copies = s.fp8_params ? "block Linear params x 1 B: the FP8 primary weights' cached transpose"
-                          : "block Linear params x 2 B: Transformer Engine's cached FP8 weight + "
-                            "its transpose";
-  else if (s.precision == Precision::fp8)
-    copies = "matmul params x 2 B (block Linears: FP8 weight + its transpose; LM head bf16)";
-  add_bytes(out, "activations: autocast weight copies", ab.autocast_weights, copies);
-  if (s.precision == Precision::fp8)
-    add_bytes(out, "activations: FP8 scaling state", ab.fp8_state,
-              "amax history of 1024 fp32 per input, weight and gradient of every block Linear; "
-              "the backward also holds the FP8 cast + transpose of the widest Linear input");
-}
-
-// --explain: the peak phase and what is added to it.
-void explain_peak(const Peak& p, const Hardware& hw, std::vector<Term>& out) {
-  const MemoryBreakdown& m = p.memory;
-  out.push_back({"peak phase", p.step ? 1.0 : 0.0, "", m.peak_phase});
-  out.push_back(
-      {"allocator reserve", m.slack, "GiB",
-       fmt::format(
-           "{:.0f}% of {:.2f} GiB churn + {:.0f}% of {:.2f} GiB resident{}{}", 100 * kChurnReserve,
-           p.churn, 100 * kResidentReserve, p.resident / kGiB,
-           p.stream_hold > 0
-               ? fmt::format(" + {:.2f} GiB FSDP1 stream hold (2 blocks + one unit's "
-                             "gradient freed with recordStream; fsdp_version: 2 has none)",
-                             p.stream_hold)
-               : std::string(),
-           p.other_phase > 0
-               ? fmt::format(" + {:.2f} GiB that {} (the allocator keeps it)", p.other_phase,
-                             p.loading ? "training reserves after loading (forward/"
-                                         "backward churn or optimizer step)"
-                                       : "the forward/backward reserved beyond this "
-                                         "(FSDP1 stream hold)")
-               : std::string())});
-  out.push_back({"CUDA context + NCCL", m.context, "GiB",
-                 p.nccl ? fmt::format("{:.2f} + {:.2f} GiB (NCCL{})", kContextGiB, p.nccl_gib,
-                                      p.nccl_gib == kNcclNvlinkGiB ? ", NVLink peers" : "")
-                        : fmt::format("{:.2f} GiB", kContextGiB)});
-  if (m.measured > 0)
-    out.push_back({"measured correction", m.measured, "GiB",
-                   fmt::format("(allocated + reserve) x {:.2f}: finished runs measured "
-                               "more ('jobgen calibrate')",
-                               hw.memory_scale - 1.0)});
-}
-
 // Model parallelism (parallel.hpp): each pipeline stage's shard with its micro-batches in
 // flight; the worst stage is the estimate.
 MemoryBreakdown stage_memory(const TrainingSetup& s, int micro_batch, const Hardware& hw,
@@ -588,7 +395,7 @@ MemoryBreakdown stage_memory(const TrainingSetup& s, int micro_batch, const Hard
     terms.push_back(
         {"layout", double(s.dp()), "dp",
          fmt::format("tp {} x pp {}{} x cp {} x dp {} = {} GPUs{}; worst stage: {} ({} layers, "
-                     "{} micro-batches in flight)",
+                     "{:.3g} micro-batches in flight)",
                      s.tp, s.pp, s.vpp > 1 ? fmt::format(" (vpp {})", s.vpp) : "", s.cp, s.dp(),
                      s.world_size(), s.sp ? ", sequence parallel" : "", to_string(stage),
                      v.model.total_layers(), flight)});
