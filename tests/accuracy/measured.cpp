@@ -503,7 +503,7 @@ Prediction predict(const MeasuredRow& row) {
       p.memory_gib = row.context_gib ? m.reserved() + *row.context_gib : m.total;
       break;
   }
-  p.fits = m.total <= hw.capacity_gib;
+  p.fits = p.est.fits;
   p.tokens_per_s_gpu = p.est.throughput.tokens_per_s / row.setup.world_size();
   return p;
 }

@@ -177,8 +177,8 @@ TEST_CASE("calibrate: timed runs and a run out of GPU memory of one key, in one 
   auto oom = run(0, 0);
   oom.gpu_oom = true;
   oom.micro_batch = 16;
-  oom.planned_reserved_gib = 18;
-  oom.usable_gib = 21.6;  // x1.2, x1.01 margin
+  oom.planned_memory_gib = 18;  // allocated: the allocator gives its reserve back first
+  oom.usable_gib = 21.6;        // x1.2, x1.01 margin
   const Calibration c = calibrate({timed, oom});
   REQUIRE(c.entries.size() == 1);
   const auto& e = c.entries[0];

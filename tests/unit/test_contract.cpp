@@ -158,5 +158,7 @@ TEST_CASE("the plan's header names the safety levels it used") {
   CHECK(render_text(measured).find("90/100/100%") != std::string::npos);
   CHECK(render_markdown(measured).find("90/100/100% of the VRAM") != std::string::npos);
   const auto modelled = plan_for(kSmall, opts("l40s"));
-  CHECK(render_text(modelled).find("80/90/100%") != std::string::npos);
+  CHECK(render_text(modelled).find("80/90% of usable memory") != std::string::npos);
+  CHECK(render_markdown(modelled).find("once PyTorch's allocator has freed its cache") !=
+        std::string::npos);
 }

@@ -97,7 +97,7 @@ TEST_CASE(
     CAPTURE(r.id);
     const Prediction p = predict(r);
     if (!*r.fits) CHECK_FALSE(p.fits);
-    if (*r.fits && p.est.memory.total >= 1.34 * p.est.capacity_gib) refused.push_back(r.id);
+    if (*r.fits && p.est.memory.needed() >= 1.34 * p.est.capacity_gib) refused.push_back(r.id);
   }
   std::string ids;
   for (const std::string& id : refused) ids += " " + id;

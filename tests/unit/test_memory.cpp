@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "cli_test.hpp"
 #include "estimate_fixtures.hpp"
 
 using namespace jobgen;
@@ -575,4 +576,39 @@ TEST_CASE("max micro-batch: levels are ordered and each fits its headroom") {
   CHECK(e.micro_batch == 1);
   REQUIRE_FALSE(e.warnings.empty());
   CHECK(e.warnings.back().find("does not fit even at micro-batch 1") != std::string::npos);
+}
+
+TEST_CASE(
+    "memory: fits are judged on what the GPU must hold; the allocator's cache is given back") {
+  // PyTorch's caching allocator frees its cached blocks and retries before it raises
+  // out-of-memory: the reserve is not needed to run, only to run without retries.
+  auto s = setup(Precision::amp_bf16, Strategy::single);
+  s.seq_len = 2048;
+  s.accumulation = 1;  // as estimate() below sets it
+  const Hardware roomy = make_hardware(gpu80());
+  const MemoryBreakdown m = estimate_memory(s, 4, roomy);
+  REQUIRE(m.slack > 0.1);
+  CHECK(m.needed() == doctest::Approx(m.allocated() + m.context));
+  // A card between the two: fits (at the aggressive level only), with the reason said.
+  Hardware tight = roomy;
+  tight.capacity_gib = (m.needed() + m.total) / 2;
+  const Estimate e = jobgen::estimate::estimate(s, tight, 4, 1);
+  CHECK(e.fits);
+  CHECK(e.max.aggressive >= 4);
+  CHECK(e.max.recommended < 4);
+  Hardware smaller = roomy;
+  smaller.capacity_gib = m.needed() - 0.01;
+  CHECK_FALSE(jobgen::estimate::estimate(s, smaller, 4, 1).fits);
+  // The empirical override's overhead is the user's own margin: never given back.
+  auto measured = s;
+  measured.empirical = EmpiricalMemory{5, 1.2, 2};
+  const MemoryBreakdown em = estimate_memory(measured, 4, roomy);
+  CHECK(em.needed() == doctest::Approx(em.total));
+  // The CLI says why a total above the card still fits (Llama 3.2 1B at 4 x 4096 tokens on an
+  // 80 GB A100: about 81 GiB with the cache, 76.5 without).
+  const auto cli = run_cli({"estimate", "--model", "llama-3.2-1b", "--gpu", "a100-80g-sxm",
+                            "--seq-len", "4096", "--micro-batch", "4", "--flash-attention"});
+  REQUIRE_MESSAGE(cli.code == 0, cli.err);
+  CHECK(cli.out.find("GiB without the allocator's cache, which it frees before it runs out") !=
+        std::string::npos);
 }

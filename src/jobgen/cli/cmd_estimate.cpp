@@ -168,8 +168,13 @@ void print_human(std::ostream& out, const estimate::Estimate& e, const estimate:
   if (m.measured > 0) row("measured", m.measured);
   out << "  ---------------------------\n";
   row("total", m.total);
-  out << fmt::format("  {:<12} {:>8.2f} GiB  -> {}\n", "capacity", e.capacity_gib,
-                     e.fits ? "fits" : "DOES NOT FIT");
+  std::string verdict = e.fits ? "fits" : "DOES NOT FIT";
+  if (e.fits && m.total > e.capacity_gib)
+    verdict = fmt::format(
+        "fits: {:.2f} GiB without the allocator's cache, which it frees "
+        "before it runs out (slower at the limit)",
+        m.needed());
+  out << fmt::format("  {:<12} {:>8.2f} GiB  -> {}\n", "capacity", e.capacity_gib, verdict);
   if (!s.empirical)
     out << fmt::format(
         "  (peak in the {}; torch would report {:.2f} GiB allocated, {:.2f} GiB reserved)\n",

@@ -192,7 +192,7 @@ Estimate estimate(const TrainingSetup& setup, const Hardware& hw, std::optional<
   e.max = max_micro_batch(e.setup, hw);
   e.micro_batch = micro_batch ? std::max(1, *micro_batch) : std::max(1, e.max.recommended);
   e.memory = estimate_memory(e.setup, e.micro_batch, hw, explain ? &e.memory_terms : nullptr);
-  e.fits = e.memory.total <= hw.capacity_gib;
+  e.fits = e.memory.needed() <= hw.capacity_gib;
   e.throughput = estimate_throughput(e.setup, e.micro_batch, e.accumulation, hw,
                                      explain ? &e.time_terms : nullptr);
   e.assumptions = assumptions(e.setup, hw, e.throughput, e.memory);
@@ -204,7 +204,7 @@ Estimate estimate(const TrainingSetup& setup, const Hardware& hw, std::optional<
     e.warnings.push_back(fmt::format(
         "does not fit even at micro-batch 1 ({:.1f} GiB needed, {:.1f} GiB available): try "
         "gradient checkpointing, flash attention, LoRA/QLoRA, ZeRO-3/FSDP or more GPUs",
-        estimate_memory(e.setup, 1, hw).total, hw.capacity_gib));
+        estimate_memory(e.setup, 1, hw).needed(), hw.capacity_gib));
   else if (!e.fits)
     e.warnings.push_back("micro-batch " + std::to_string(e.micro_batch) +
                          " does not fit; the largest that fits is " +

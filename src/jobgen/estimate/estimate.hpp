@@ -16,7 +16,7 @@ struct Estimate {
   TrainingSetup setup;     // as used (effective precision, accumulation substituted)
   MemoryBreakdown memory;  // at micro_batch
   double capacity_gib = 0;
-  bool fits = false;    // memory.total <= capacity_gib
+  bool fits = false;    // memory.needed() <= capacity_gib (memory.hpp)
   int micro_batch = 0;  // the chosen or given one (>= 1)
   int accumulation = 1;
   MaxMicroBatch max;

@@ -365,6 +365,7 @@ Peak peak_memory(const TrainingSetup& s, const Parts& r, double activations, con
   m.context = kContextGiB + p.nccl_gib;
   m.measured = std::max(0.0, hw.memory_scale - 1.0) * (m.allocated() + m.slack);
   m.total = m.allocated() + m.slack + m.context + m.measured;
+  m.releasable = m.slack * std::max(1.0, hw.memory_scale);
   p.resident = held;
   p.churn = churn;
   p.loading = loading;
@@ -455,22 +456,27 @@ MaxMicroBatch max_micro_batch(const TrainingSetup& s, const Hardware& hw, int li
     r.conservative = fit(0.9 * vram - e.overhead_gb);
     return r;
   }
-  auto largest = [&](double use) {
+  // The aggressive level may use what the allocator gives back under pressure (memory.hpp).
+  auto largest = [&](double use, bool squeezed = false) {
     const double budget = use * hw.capacity_gib;
-    if (estimate_memory(s, 1, hw).total > budget) return 0;
+    const auto fits = [&](int b) {
+      const MemoryBreakdown m = estimate_memory(s, b, hw);
+      return (squeezed ? m.needed() : m.total) <= budget;
+    };
+    if (!fits(1)) return 0;
     int lo = 1, hi = 2;
-    while (hi <= limit && estimate_memory(s, hi, hw).total <= budget) {
+    while (hi <= limit && fits(hi)) {
       lo = hi;
       hi *= 2;
     }
     hi = std::min(hi, limit + 1);
     while (hi - lo > 1) {
       const int mid = lo + (hi - lo) / 2;
-      (estimate_memory(s, mid, hw).total <= budget ? lo : hi) = mid;
+      (fits(mid) ? lo : hi) = mid;
     }
     return lo;
   };
-  r.aggressive = largest(kAggressiveUse);
+  r.aggressive = largest(kAggressiveUse, true);
   r.recommended = largest(kRecommendedUse);
   r.conservative = largest(kConservativeUse);
   return r;

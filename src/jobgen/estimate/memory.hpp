@@ -54,7 +54,14 @@
 //              counts it, torch's counters do not.
 //  measured    (allocated + slack) x (memory_scale - 1) when finished runs measured more than
 //              the estimate (Hardware::memory_scale, from `jobgen calibrate`), else 0.
-//  total       allocated + slack + context + measured: the device figure fits are judged on.
+//  total       allocated + slack + context + measured: what nvidia-smi would show.
+//  needed      total less the reserve (and its part of `measured`): what the GPU must hold for
+//              the run not to fail. PyTorch's caching allocator, when cudaMalloc fails, frees
+//              its cached blocks and tries again before it raises out-of-memory, so the reserve
+//              is given back under pressure (the H200 rows: Llama 3B at 99.8 % of the card this
+//              way ran, Llama 7B at 103 % ran out). Fits and the aggressive level are judged on
+//              it; the recommended and conservative levels on the total (no allocator retries).
+//              The empirical override's overhead is the user's margin, never given back.
 #pragma once
 
 #include <vector>
@@ -73,6 +80,7 @@ struct MemoryBreakdown {
   double slack = 0;
   double measured = 0;  // the calibration's addition (see above)
   double total = 0;
+  double releasable = 0;  // of total, what the allocator frees before it runs out (see above)
   const char* peak_phase = "forward/backward";  // or "optimizer step"
   // Model parallelism: the pipeline stage whose memory this is, the worst one (parallel.hpp).
   const char* stage = "the only stage";
@@ -81,6 +89,8 @@ struct MemoryBreakdown {
   double allocated() const { return weights + gradients + optimizer + activations; }
   // torch.cuda.max_memory_reserved(): + the allocator's cached blocks.
   double reserved() const { return allocated() + slack; }
+  // What the GPU must hold for the run not to run out of memory (see above).
+  double needed() const { return total - releasable; }
 };
 
 // The whole model in the dtype it is stored in (QLoRA: NF4; LoRA: base_dtype; else fp32 unless
@@ -101,7 +111,8 @@ inline constexpr double kConservativeUse = 0.80;
 inline constexpr double kRecommendedUse = 0.90;
 inline constexpr double kAggressiveUse = 1.00;
 
-// Largest micro-batch per GPU whose total fits each level; 0 = does not fit even at 1.
+// Largest micro-batch per GPU whose total fits the conservative and recommended levels, and
+// whose needed() fits the aggressive one; 0 = does not fit even at 1.
 // Empirical override: recommended = aggressive = floor((VRAM - base - overhead) / per_sample)
 // exactly (the user's overhead already is their safety margin); conservative additionally keeps
 // 10% of VRAM: floor((0.9 x VRAM - base - overhead) / per_sample).

@@ -46,7 +46,7 @@ double paged_out_bytes(const TrainingSetup& s, int micro_batch, const Hardware& 
   if (hw.capacity_gib <= 0) return 0;
   TrainingSetup resident = s;
   resident.offload = Offload::none;
-  const double over = estimate_memory(resident, micro_batch, hw).total - hw.capacity_gib;
+  const double over = estimate_memory(resident, micro_batch, hw).needed() - hw.capacity_gib;
   return std::max(0.0, over) * 1024.0 * 1024.0 * 1024.0;
 }
 

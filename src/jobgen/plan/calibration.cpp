@@ -25,11 +25,12 @@ bool timed(const Measurement& m) {
          m.planned_step_time_s > 0 && m.measured_step_time_s > 0;
 }
 
-// usable / planned reserved x kOomMargin of a run that ran out of GPU memory; nullopt when the
+// usable / planned allocated x kOomMargin of a run that ran out of GPU memory (the allocator
+// gives its reserve back before it runs out: estimate/memory.hpp, "needed"); nullopt when the
 // plan's figures are missing or absurd.
 std::optional<double> oom_ratio_of(const Measurement& m) {
-  if (!m.gpu_oom || !m.planned_reserved_gib || !m.usable_gib) return std::nullopt;
-  const double planned = *m.planned_reserved_gib, usable = *m.usable_gib;
+  if (!m.gpu_oom || !m.planned_memory_gib || !m.usable_gib) return std::nullopt;
+  const double planned = *m.planned_memory_gib, usable = *m.usable_gib;
   if (!std::isfinite(planned) || !std::isfinite(usable) || planned <= 0 || usable <= 0)
     return std::nullopt;
   return usable / planned * kOomMargin;
@@ -131,8 +132,8 @@ const CalibrationEntry* Calibration::find(std::string_view model, std::string_vi
 
 namespace {
 
-// The plan's memory of the row the run was submitted with (its allocated figure, and for a run
-// that ran out of memory: allocated + reserve against the capacity less the CUDA context).
+// The plan's memory of the row the run was submitted with: its allocated figure, allocated +
+// reserve, and the capacity less the CUDA context a run that ran out of memory exceeded.
 void read_planned_memory(const nlohmann::json& option, Measurement& m) {
   const auto mem = option.find("memory_gib");
   if (mem == option.end() || !mem->is_object()) return;

@@ -57,7 +57,9 @@ struct Measurement {
   std::optional<double> device_peak_gib;
   std::optional<double> planned_context_gib;
   // It ran out of GPU memory at micro_batch: more than usable_gib (per GPU: capacity less the
-  // CUDA context) was needed where the plan estimated planned_reserved_gib (allocated + reserve).
+  // CUDA context) was needed where the plan estimated planned_memory_gib (allocated; the
+  // allocator gives its reserve back before it runs out). planned_reserved_gib: allocated +
+  // reserve, for the device telemetry's ratio.
   bool gpu_oom = false;
   int micro_batch = 0;
   std::optional<double> planned_reserved_gib;

@@ -144,8 +144,10 @@ std::string options_section(const PlanReport& r) {
              ? "\nMax c/r/a: the largest per-GPU micro-batch whose measured footprint "
                "(empirical_memory) fits in 90/100/100% of the VRAM (conservative/recommended/"
                "aggressive; your overhead is the margin)."
-             : "\nMax c/r/a: the largest per-GPU micro-batch that fits in 80/90/100% of the "
-               "usable memory (conservative/recommended/aggressive).";
+             : "\nMax c/r/a: the largest per-GPU micro-batch that fits in 80/90% of the usable "
+               "memory (conservative/recommended), and in all of it once PyTorch's allocator has "
+               "freed its cache, as it does before it runs out (aggressive; slower at the "
+               "limit).";
   out +=
       " The planned micro-batch is at most the recommended one, chosen with the accumulation to "
       "reach the target effective batch.\n";

@@ -246,9 +246,9 @@ std::string header_text(const PlanReport& r) {
           ? "micro-batch c/r/a = largest whose measured footprint (empirical_memory) fits in "
             "90/100/100% of the VRAM: your overhead is the margin"
           : fmt::format(
-                "micro-batch c/r/a = largest that fits in {:.0f}/{:.0f}/{:.0f}% of usable "
-                "memory",
-                100 * est::kConservativeUse, 100 * est::kRecommendedUse, 100 * est::kAggressiveUse);
+                "micro-batch c/r/a = largest that fits in {:.0f}/{:.0f}% of usable memory / "
+                "in all of it once the allocator has freed its cache",
+                100 * est::kConservativeUse, 100 * est::kRecommendedUse);
   out += wrap(fmt::format("profile   {}{}; {}", r.profile,
                           r.target.empty() ? "" : ", target " + r.target, levels),
               2, 12);
