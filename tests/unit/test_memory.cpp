@@ -579,7 +579,7 @@ TEST_CASE("max micro-batch: levels are ordered and each fits its headroom") {
 }
 
 TEST_CASE(
-    "memory: fits are judged on what the GPU must hold; the allocator's cache is given back") {
+    "memory: fits are judged on what the GPU must hold, the allocator's cache is given back") {
   // PyTorch's caching allocator frees its cached blocks and retries before it raises
   // out-of-memory: the reserve is not needed to run, only to run without retries.
   auto s = setup(Precision::amp_bf16, Strategy::single);

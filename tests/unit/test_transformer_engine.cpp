@@ -160,6 +160,14 @@ steps: 10
   REQUIRE(on.transformer_engine.has_value());
   CHECK(*on.transformer_engine);
   CHECK(*on.setup(8).transformer_engine);
+  // tp/pp auto: every layout the planner tries, data parallelism alone included, is the same
+  // Megatron script; under FSDP (torchtitan) none is.
+  const auto searched = spec_from(spec + "tp: auto\npp: auto\n");
+  CHECK(uses_transformer_engine(searched.setup(8)));
+  CHECK(uses_transformer_engine(searched.layout_probe()));
+  CHECK_FALSE(
+      uses_transformer_engine(spec_from(spec + "tp: auto\nstrategy: fsdp-full-shard\n").setup(8)));
+  CHECK_FALSE(uses_transformer_engine(spec_from(spec).setup(8)));
   const auto bad = plan::parse_job_spec(spec + "transformer_engine: sometimes\n", "spec.yaml");
   REQUIRE_FALSE(bad.has_value());
   CHECK(bad.error().message.find("transformer_engine") != std::string::npos);

@@ -95,6 +95,10 @@ estimate::TrainingSetup JobSpec::setup(int gpus_per_node, int nodes) const {
   s.optimizer_in_backward = optimizer_in_backward;
   s.compile = compile;
   s.transformer_engine = transformer_engine;
+  // A spec that asks for a Megatron layout (tp, pp or cp above 1, or tp/pp auto) runs Megatron's
+  // layers in every layout the planner tries, data parallelism alone included: one script.
+  if (!transformer_engine && (tp != 1 || pp != 1 || cp > 1) && !estimate::is_fsdp(strategy))
+    s.transformer_engine = true;
   s.fp8_params = fp8_params;
   s.grad_reduce_in_fp32 = grad_reduce_in_fp32;
   s.recompute = recompute;
