@@ -168,6 +168,16 @@ steps: 10
   CHECK_FALSE(
       uses_transformer_engine(spec_from(spec + "tp: auto\nstrategy: fsdp-full-shard\n").setup(8)));
   CHECK_FALSE(uses_transformer_engine(spec_from(spec).setup(8)));
+  // The Megatron-only keys outside a Megatron module: each reported at its own line, both at once.
+  const auto misplaced = plan::parse_job_spec(
+      spec + "precision: amp-bf16\nfp8_params: true\ngrad_reduce_in_fp32: false\n", "spec.yaml");
+  REQUIRE_FALSE(misplaced.has_value());
+  const Error& first = misplaced.error();
+  CHECK(first.where.line == 7);
+  CHECK(first.message.find("'fp8_params' (FP8 primary weights") != std::string::npos);
+  REQUIRE(first.more.size() == 1);
+  CHECK(first.more[0].where.line == 8);
+  CHECK(first.more[0].message.find("'grad_reduce_in_fp32: false'") != std::string::npos);
   const auto bad = plan::parse_job_spec(spec + "transformer_engine: sometimes\n", "spec.yaml");
   REQUIRE_FALSE(bad.has_value());
   CHECK(bad.error().message.find("transformer_engine") != std::string::npos);

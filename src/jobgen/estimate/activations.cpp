@@ -22,7 +22,7 @@ struct Dtypes {
 Dtypes dtypes(const TrainingSetup& s) {
   if (s.precision == Precision::fp32 || s.precision == Precision::tf32) return {4, 4, 4, 0, 4};
   // torch.autocast runs softmax in fp32 and keeps a half copy for the P x V matmul; DeepSpeed
-  // and Megatron (model parallel without FSDP) run the module in half without autocast.
+  // and Megatron modules (training.hpp) run the module in half without autocast.
   const bool autocast = is_amp(s.precision) && !is_deepspeed(s.strategy) && !megatron_module(s);
   // Transformer Engine's FP8 Linear keeps the FP8 cast of its input (transposed, for the weight
   // gradient), 1 B, not the half tensor; torchao's float8 keeps the half input.

@@ -177,10 +177,33 @@ void SpecParser::check(const JobSpec& spec, const YAML::Node& map, const std::st
     r_.problem(r_.key_loc(map, "finetune"),
                "'rank' and 'targets' only apply to 'method: lora' or 'method: qlora'");
   }
+  check_megatron_keys(spec, map);
   if (!spec.model_ref.empty() && spec.model_file.empty() && spec.seq_len > 0) {
-    if (auto ok = estimate::validate(spec.layout_probe()); !ok) {
+    estimate::TrainingSetup probe = spec.layout_probe();
+    probe.fp8_params = false;  // reported at their keys by check_megatron_keys
+    probe.grad_reduce_in_fp32 = true;
+    if (auto ok = estimate::validate(probe); !ok) {
       r_.problem(at, ok.error().message);
     }
+  }
+}
+
+// fp8_params and grad_reduce_in_fp32 describe a Megatron module's storage: reported at their
+// keys when the spec runs no such module (estimate::validate says the same for the CLI).
+void SpecParser::check_megatron_keys(const JobSpec& spec, const YAML::Node& map) {
+  const bool megatron = estimate::megatron_module(spec.layout_probe());
+  if (spec.fp8_params && (spec.precision != estimate::Precision::fp8 ||
+                          spec.finetune != estimate::Finetune::full || !megatron)) {
+    r_.problem(r_.key_loc(map, "fp8_params"),
+               "'fp8_params' (FP8 primary weights, Megatron's --fp8-param-gather) needs "
+               "'precision: fp8', a full fine-tune and Transformer Engine's layers "
+               "('transformer_engine: true', or a Megatron layout with tp, pp or cp)");
+  }
+  if (!spec.grad_reduce_in_fp32 && !megatron) {
+    r_.problem(r_.key_loc(map, "grad_reduce_in_fp32"),
+               "'grad_reduce_in_fp32: false' (a half-precision gradient buffer) describes a "
+               "Megatron module: set tp, pp or cp, or 'transformer_engine: true', or drop it "
+               "(DeepSpeed and FSDP keep their own gradient dtypes)");
   }
 }
 
