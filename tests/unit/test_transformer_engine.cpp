@@ -225,6 +225,10 @@ TEST_CASE("fp8 primary weights: 1 B block Linears, only their transpose cached, 
   TrainingSetup lora = primary;
   lora.finetune = Finetune::lora;
   CHECK_FALSE(validate(lora));
+  TrainingSetup fsdp = primary;  // FSDP keeps its own fp32 flat shards
+  fsdp.strategy = Strategy::fsdp_full_shard;
+  fsdp.transformer_engine = true;
+  CHECK_FALSE(validate(fsdp));
 }
 
 TEST_CASE("fp8 primary weights: the command must receive them, or render refuses") {

@@ -292,11 +292,11 @@ Expected<void> validate(const TrainingSetup& s) {
         "optimizer); use zero1/zero2/zero3 or fsdp-*");
   if (auto moe = validate_moe(s); !moe) return moe;
   if (s.fp8_params && (s.precision != Precision::fp8 || s.finetune != Finetune::full ||
-                       !uses_transformer_engine(s)))
+                       !uses_transformer_engine(s) || !megatron_module(s)))
     return invalid(
         "fp8_params (FP8 primary weights, Megatron's --fp8-param-gather) needs precision fp8, a "
-        "full fine-tune and Transformer Engine's layers (transformer_engine: true, or a Megatron "
-        "layout); drop it or set those");
+        "full fine-tune and a Megatron module of Transformer Engine's layers (a Megatron layout "
+        "or transformer_engine: true, without FSDP); drop it or set those");
   if (!s.grad_reduce_in_fp32 && !megatron_module(s))
     return invalid(
         "grad_reduce_in_fp32: false (a half-precision gradient buffer) describes a Megatron "

@@ -191,13 +191,15 @@ void SpecParser::check(const JobSpec& spec, const YAML::Node& map, const std::st
 // fp8_params and grad_reduce_in_fp32 describe a Megatron module's storage: reported at their
 // keys when the spec runs no such module (estimate::validate says the same for the CLI).
 void SpecParser::check_megatron_keys(const JobSpec& spec, const YAML::Node& map) {
-  const bool megatron = estimate::megatron_module(spec.layout_probe());
-  if (spec.fp8_params && (spec.precision != estimate::Precision::fp8 ||
-                          spec.finetune != estimate::Finetune::full || !megatron)) {
+  const estimate::TrainingSetup probe = spec.layout_probe();
+  const bool megatron = estimate::megatron_module(probe);
+  if (spec.fp8_params &&
+      (spec.precision != estimate::Precision::fp8 || spec.finetune != estimate::Finetune::full ||
+       !megatron || !estimate::uses_transformer_engine(probe))) {
     r_.problem(r_.key_loc(map, "fp8_params"),
                "'fp8_params' (FP8 primary weights, Megatron's --fp8-param-gather) needs "
-               "'precision: fp8', a full fine-tune and Transformer Engine's layers "
-               "('transformer_engine: true', or a Megatron layout with tp, pp or cp)");
+               "'precision: fp8', a full fine-tune and a Megatron module of Transformer Engine's "
+               "layers (a layout with tp, pp or cp, or 'transformer_engine: true', without FSDP)");
   }
   if (!spec.grad_reduce_in_fp32 && !megatron) {
     r_.problem(r_.key_loc(map, "grad_reduce_in_fp32"),
