@@ -47,10 +47,15 @@ TrainingSetup megatron_setup() {
   return s;
 }
 
-double block_bytes_of(const TrainingSetup& s) {
+// The memory terms of a setup at micro-batch 1 on the 80 GB test card.
+std::vector<Term> terms_of(const TrainingSetup& s) {
   std::vector<Term> t;
   estimate_memory(s, 1, make_hardware(gpu80()), &t);
-  return term(t, "activations: blocks") * GiB / s.model.layers;
+  return t;
+}
+
+double block_bytes_of(const TrainingSetup& s) {
+  return term(terms_of(s), "activations: blocks") * GiB / s.model.layers;
 }
 
 }  // namespace
@@ -106,8 +111,7 @@ TEST_CASE("transformer engine: FP8 Linears keep FP8 inputs and cache FP8 weights
   const double saved = s * ((h + h + f) / t - h / t);
   CHECK(block_bytes_of(bf16) - block_bytes_of(fp8) == doctest::Approx(saved));
   // The FP8 weight and its transpose of every block Linear of the rank, 2 B per weight.
-  std::vector<Term> terms;
-  estimate_memory(fp8, 1, make_hardware(gpu80()), &terms);
+  const std::vector<Term> terms = terms_of(fp8);
   const auto shard = model::count_params(stage_setup(fp8, Stage::only).model);
   CHECK(term(terms, "activations: autocast weight copies") * GiB ==
         doctest::Approx(2.0 * double(shard.block_linear())));
@@ -204,10 +208,7 @@ TEST_CASE("fp8 primary weights: 1 B block Linears, only their transpose cached, 
   TrainingSetup primary = fp8;
   primary.fp8_params = true;
   REQUIRE(validate(primary));
-  const Hardware hw = make_hardware(gpu80());
-  std::vector<Term> a, b;
-  estimate_memory(fp8, 1, hw, &a);
-  estimate_memory(primary, 1, hw, &b);
+  const std::vector<Term> a = terms_of(fp8), b = terms_of(primary);
   const double linear =
       double(model::count_params(stage_setup(fp8, Stage::only).model).block_linear());
   CHECK((term(a, "weights") - term(b, "weights")) * GiB == doctest::Approx(linear));
@@ -273,10 +274,7 @@ TEST_CASE("megatron module: an fp32 gradient buffer unless grad_reduce_in_fp32 i
   TrainingSetup half = fp32;
   half.grad_reduce_in_fp32 = false;
   REQUIRE(validate(half));
-  const Hardware hw = make_hardware(gpu80());
-  std::vector<Term> a, b;
-  estimate_memory(fp32, 1, hw, &a);
-  estimate_memory(half, 1, hw, &b);
+  const std::vector<Term> a = terms_of(fp32), b = terms_of(half);
   const double params = double(derive_params(stage_setup(fp32, Stage::only).model));
   CHECK(term(a, "gradients (step)") * GiB == doctest::Approx(4.0 * params));
   CHECK(term(b, "gradients (step)") * GiB == doctest::Approx(2.0 * params));
@@ -287,8 +285,7 @@ TEST_CASE("megatron module: an fp32 gradient buffer unless grad_reduce_in_fp32 i
   dp.sp = false;
   dp.transformer_engine = true;
   CHECK(megatron_module(dp));
-  std::vector<Term> c;
-  estimate_memory(dp, 1, hw, &c);
+  const std::vector<Term> c = terms_of(dp);
   CHECK(term(c, "gradient buckets") == 0);
   CHECK(term(c, "gradients (step)") * GiB ==
         doctest::Approx(4.0 * double(derive_params(dp.model))));
