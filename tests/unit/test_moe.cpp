@@ -136,7 +136,7 @@ TEST_CASE("moe setup validation: ep divides the experts and the GPUs, dense mode
   CHECK(contains(message_of(moe_setup("mixtral-8x7b", Strategy::ddp, 6, 3)),
                  "expert parallel size 3 must divide the model's 8 experts"));
   CHECK(contains(message_of(moe_setup("mixtral-8x7b", Strategy::ddp, 4, 8)),
-                 "expert parallel size 8 must divide the 4 GPUs"));
+                 "expert parallel size 8 x expert tensor parallel size 1 must divide the 4 GPUs"));
   TrainingSetup dense = moe_setup("llama-3.1-8b", Strategy::ddp, 8, 2);
   CHECK(contains(message_of(dense), "need a mixture-of-experts model"));
   TrainingSetup cf = moe_setup("mixtral-8x7b", Strategy::ddp, 8, 1);
@@ -180,6 +180,52 @@ TEST_CASE("moe memory: ep divides the experts' weights, gradients and optimizer 
   estimate_memory(z8, 1, hw, &zt8);
   CHECK(term(zt1, "weights") == doctest::Approx(term(zt8, "weights")));
   CHECK(term(zt8, "gathered units") < term(zt1, "gathered units"));
+}
+
+TEST_CASE("moe memory: expert tensor parallelism and the folded expert grid") {
+  // Megatron's MoE parallel folding: tp 2 x dp 4 = 8 ranks of one stage. With expert tensor
+  // parallel 1 and ep 8 a rank holds 1/8 of the experts whole and the dense part / tp; the dense
+  // states shard over dp 4, the experts' over the 8 ranks that hold every expert once.
+  const Hardware hw = make_hardware(gpu80());
+  TrainingSetup s = moe_setup("mixtral-8x7b", Strategy::zero1, 8, 8);
+  s.precision = Precision::amp_bf16;
+  s.tp = 2;
+  s.sp = true;
+  s.etp = 1;
+  REQUIRE(message_of(s).empty());
+  const TrainingSetup shard = stage_setup(s, Stage::only);
+  const model::ParamCounts c = model::count_params(shard.model);
+  const double experts = double(c.routed_experts);
+  const double dense = double(derive_params(shard.model)) - experts;
+  CHECK(experts == doctest::Approx(double(model::count_params(s.model).routed_experts)));
+  std::vector<Term> t;
+  estimate_memory(s, 1, hw, &t);
+  // Adam's two moments + the fp32 master: 12 B per parameter; the half weights.
+  CHECK(term(t, "optimizer states") ==
+        doctest::Approx((dense * 12.0 / 4 + experts * 12.0 / 8) / GiB).epsilon(1e-6));
+  CHECK(term(t, "weights") == doctest::Approx((dense + experts / 8) * 2.0 / GiB).epsilon(1e-6));
+
+  // Megatron's default, etp = tp: each expert's Linears split over the 2 tp ranks, ep 4 groups
+  // of them; the states are the same, the weights half the experts'.
+  TrainingSetup d = s;
+  d.etp = 0;
+  d.ep = 4;
+  REQUIRE(message_of(d).empty());
+  CHECK(double(model::count_params(stage_setup(d, Stage::only).model).routed_experts) ==
+        doctest::Approx(experts / 2).epsilon(1e-3));
+  std::vector<Term> td;
+  estimate_memory(d, 1, hw, &td);
+  CHECK(term(td, "optimizer states") == doctest::Approx(term(t, "optimizer states")).epsilon(1e-3));
+  CHECK(term(td, "weights") ==
+        doctest::Approx((dense + experts / 2 / 4) * 2.0 / GiB).epsilon(1e-3));
+
+  // ep x etp must fit a stage's ranks: with pp 2 a stage has 4.
+  s.pp = 2;
+  CHECK(contains(message_of(s),
+                 "expert parallel size 8 x expert tensor parallel size 1 must "
+                 "divide the 4 GPUs of a pipeline stage"));
+  d.pp = 2;
+  CHECK(contains(message_of(d), "expert parallel size 4 x expert tensor parallel size 2"));
 }
 
 TEST_CASE("moe activations: routed slots, capacity padding and the all-to-all buffers") {
@@ -300,4 +346,21 @@ ep: 8
       "name: moe\nmodel: olmoe-1b-7b\nseq_len: 1024\nsteps: 100\n"
       "command: train.py --bs {{micro_batch}}\n");
   CHECK(plan::contract_problem(plan::contract_gaps(one, row, plan::Launcher::torchrun)).empty());
+
+  // An expert tensor-parallel size other than the row's tp must reach the command too.
+  const plan::JobSpec etp = jobgen::test::spec_from(
+      base + "etp: 1\ntp: 2\nsp: true\ncommand: train.py --bs {{micro_batch}} --ep {{ep}}\n");
+  CHECK(etp.etp == 1);
+  row.tp = 2;
+  CHECK(contains(plan::contract_problem(plan::contract_gaps(etp, row, plan::Launcher::torchrun)),
+                 "expert tensor parallelism over 1 ranks: add '--expert-tensor-parallel-size "
+                 "{{etp}}'"));
+  const plan::JobSpec etp_used = jobgen::test::spec_from(
+      base +
+      "etp: 1\ntp: 2\nsp: true\n"
+      "command: train.py --bs {{micro_batch}} --ep {{ep}} --etp {{etp}} --tp {{tp}}\n");
+  CHECK(
+      plan::contract_problem(plan::contract_gaps(etp_used, row, plan::Launcher::torchrun)).empty());
+  row.tp = 1;  // etp 1 = tp: Megatron's default already
+  CHECK(plan::contract_problem(plan::contract_gaps(etp, row, plan::Launcher::torchrun)).empty());
 }

@@ -124,6 +124,13 @@ TEST_CASE("transformer engine: Megatron's loss keeps one fp32 copy of the logits
   const double logits = 2048.0 * te.model.vocab;  // the shard's vocab (/ tp)
   CHECK(logits_bytes(te, 1) == doctest::Approx(logits * (2 + 4)));
   CHECK(logits_bytes(eager, 1) == doctest::Approx(logits * (2 + 12)));
+  // Transformer Engine's cross-entropy (cross_entropy_fusion_impl te) writes the gradient over
+  // the half logits: nothing beside them. An eager chunked loss keeps one chunk's fp32 part.
+  TrainingSetup fused = te;
+  fused.chunked_loss = true;
+  CHECK(logits_bytes(fused, 1) == doctest::Approx(logits * 2));
+  eager.chunked_loss = true;
+  CHECK(logits_bytes(eager, 1) == doctest::Approx(logits * (2 + 12.0 / 8)));
 }
 
 TEST_CASE("transformer engine: fused kernels, cuDNN attention on Hopper, grouped expert GEMMs") {

@@ -137,6 +137,7 @@ Expected<estimate::TrainingSetup> build_setup(const Context& ctx, const Estimate
   s.sp = o.sp;
   s.tp_across_nodes = o.tp_across_nodes;
   s.ep = o.ep;
+  s.etp = o.etp;
   s.capacity_factor = o.capacity_factor;
   if (!o.empirical.empty()) {
     JOBGEN_TRY_ASSIGN(auto e, parse_empirical(o.empirical));

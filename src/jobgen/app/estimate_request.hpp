@@ -37,6 +37,7 @@ struct EstimateRequest {
   bool sp = false;
   bool tp_across_nodes = false;
   int ep = 1;                  // MoE expert parallel size
+  int etp = 0;                 // MoE expert tensor parallel size, 0 = tp
   double capacity_factor = 0;  // MoE capacity factor, 0 = dropless
   bool grad_checkpointing = false;
   std::string recompute = "full";

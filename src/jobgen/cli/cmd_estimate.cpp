@@ -57,6 +57,7 @@ json moe_json(const estimate::TrainingSetup& s) {
           {"active_params", model::active_params(a)},
           {"expert_params_fraction", model::expert_fraction(a)},
           {"ep", s.ep},
+          {"etp", s.expert_tp()},
           {"capacity_factor", s.capacity_factor}};
 }
 
@@ -133,7 +134,9 @@ void print_human(std::ostream& out, const estimate::Estimate& e, const estimate:
       s.model.is_moe()
           ? fmt::format(", {:.2f}B active: top-{} of {} experts{}{}",
                         double(model::active_params(s.model)) / 1e9, s.model.effective_top_k(),
-                        s.model.experts, s.ep > 1 ? fmt::format(", ep {}", s.ep) : std::string(),
+                        s.model.experts,
+                        fmt::format("{}{}", s.ep > 1 ? fmt::format(", ep {}", s.ep) : "",
+                                    s.etp > 0 ? fmt::format(", etp {}", s.etp) : ""),
                         s.capacity_factor > 0 ? fmt::format(", capacity {}", s.capacity_factor)
                                               : std::string())
           : std::string(),
@@ -264,9 +267,13 @@ void add_training_options(CLI::App* sub, app::EstimateRequest& o) {
       ->check(CLI::Range(1, 1000000));
   add_parallel_options(sub, o.tp, o.pp, o.vpp, o.cp, o.sp, o.tp_across_nodes);
   sub->add_option("--ep", o.ep,
-                  "MoE expert parallel size: the routed experts sharded over this many ranks of "
-                  "the data-parallel group (must divide the experts and the GPUs)")
+                  "MoE expert parallel size: the routed experts sharded over this many of a "
+                  "pipeline stage's tp x cp x dp ranks (must divide the experts and them)")
       ->check(CLI::Range(1, 65536));
+  sub->add_option("--etp", o.etp,
+                  "MoE expert tensor parallel size: the ranks each routed expert's Linears are "
+                  "split over (Megatron's --expert-tensor-parallel-size; default: --tp)")
+      ->check(CLI::Range(1, 1024));
   sub->add_option("--capacity-factor", o.capacity_factor,
                   "MoE capacity factor: each expert takes at most this x its even share of the "
                   "routed tokens, buffers padded to it (0 = dropless)")
@@ -281,7 +288,9 @@ void add_feature_flags(CLI::App* sub, app::EstimateRequest& o) {
                   "full|selective: what checkpointing recomputes (selective switches it on)");
   sub->add_flag("--compile", o.compile, "torch.compile (fused pointwise ops)");
   sub->add_flag("--flash-attention", o.flash_attention, "Fused/flash attention");
-  sub->add_flag("--chunked-loss", o.chunked_loss, "Chunked/fused cross-entropy");
+  sub->add_flag("--chunked-loss", o.chunked_loss,
+                "Chunked/fused cross-entropy (on Transformer Engine layers: TE's, "
+                "Megatron's cross_entropy_fusion_impl te)");
   sub->add_flag("--fp8-params", o.fp8_params,
                 "FP8 primary weights (Megatron's --fp8-param-gather, NeMo's fp8_params): block "
                 "Linear weights stored in FP8; needs --precision fp8 and Transformer Engine");

@@ -95,15 +95,16 @@ double ffn_inner_bytes(const model::Architecture& a, const TrainingSetup& s, con
 // input), the expert's inner tensors and its output, which the multiplication by the routing
 // weight saves; the shared experts as one FFN of shared x expert width. Under sequence
 // parallelism (which Megatron requires for MoE with tp > 1) a rank routes only its 1/tp of the
-// tokens, to whole (not tensor-split) experts.
+// tokens; Megatron's dispatcher then gathers the tokens of the expert tensor-parallel group, so
+// a rank runs etp x its routed tokens through its 1/etp of each expert's width.
 double moe_inner_bytes(const model::Architecture& a, const TrainingSetup& s, const Dtypes& d,
                        const SavedInputs& in) {
   const double share = hidden_share(s);
   const double router = double(a.experts) * (d.l + 4.0) / a.hidden * share;
   const double slots = routed_slots(s);
   const double ef = a.effective_expert_ffn();
-  const double routed =
-      slots * ((in.ffn_in ? d.l : 0) + ffn_inner_bytes(a, s, d, in, ef) + d.l) * share;
+  const double routed = slots * ((in.ffn_in ? d.l : 0) + ffn_inner_bytes(a, s, d, in, ef) + d.l) *
+                        share * s.expert_tp();
   const double shared =
       a.shared_experts > 0 ? ffn_inner_bytes(a, s, d, in, double(a.shared_experts) * ef) : 0;
   return router + routed + shared;
@@ -229,6 +230,9 @@ double logits_bytes(const TrainingSetup& s, double b) {
   // the logits once and computes the softmax and then its gradient in place in that fp32 copy.
   double loss = half > 0 && !autocast && !a.gated_ffn ? 6.0 : 12.0;
   if (uses_transformer_engine(s)) loss = 4.0;
+  // Transformer Engine's cross-entropy (Megatron's cross_entropy_fusion_impl "te") computes the
+  // loss and its gradient in the forward and writes the gradient over the half logits.
+  if (s.chunked_loss && uses_transformer_engine(s) && half > 0) return n * half;
   if (s.chunked_loss) return n * ((half > 0 ? half : 4.0) + loss / 8.0);
   return n * (half + loss);
 }
@@ -271,8 +275,8 @@ ActivationBytes activation_bytes(const TrainingSetup& s, double b) {
   if (dec > 0)
     largest = std::max({largest, largest_tensor(a, s, tt, tt, b), largest_tensor(a, s, tt, ts, b)});
   if (moe > 0)
-    largest = std::max(largest,
-                       ts * b * routed_slots(s) * a.effective_expert_ffn() * d.l * hidden_share(s));
+    largest = std::max(largest, ts * b * routed_slots(s) * a.effective_expert_ffn() * d.l *
+                                    hidden_share(s) * s.expert_tp());
   r.backward = 2 * largest;
   // Context parallelism: the K/V chunk being received and the one being sent around the ring
   // (parallel.hpp), in flight during a layer's attention.

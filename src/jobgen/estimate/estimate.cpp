@@ -90,10 +90,16 @@ std::vector<Assumption> assumptions(const TrainingSetup& s, const Hardware& hw, 
              a.shared_experts > 0 ? fmt::format(" + {} shared", a.shared_experts) : std::string(),
              s.ep > 1 ? fmt::format("the dense part and 1/{} of the experts", s.ep)
                       : std::string("all of them")),
-         s.ep > 1 ? fmt::format("ep {}: experts sharded over {} ranks, tokens all-to-all'd to "
-                                "them in every MoE block",
-                                s.ep, s.ep)
-                  : "ep 1: every rank holds every expert; --ep N / ep: N shards them"});
+         fmt::format("{}{}",
+                     s.ep > 1 ? fmt::format("ep {}: experts sharded over {} ranks, tokens "
+                                            "all-to-all'd to them in every MoE block",
+                                            s.ep, s.ep)
+                              : "ep 1: every rank holds every expert; --ep N / ep: N shards them",
+                     s.model_parallel() || s.etp > 0
+                         ? fmt::format("; etp {}: each expert's Linears split over {} ranks{}",
+                                       s.expert_tp(), s.expert_tp(),
+                                       s.etp > 0 ? "" : " (tp, Megatron's default; --etp N)")
+                         : std::string())});
     out.push_back({"MoE routing",
                    s.capacity_factor > 0
                        ? fmt::format("capacity factor {}: expert buffers padded to {} x the "

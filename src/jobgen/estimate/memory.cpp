@@ -58,18 +58,25 @@ double local_block_params(const TrainingSetup& s) {
   return (double(c.block_linear()) - others) / a.total_layers();
 }
 
+// The routed experts' share of the trainable parameters (or of the LoRA adapters, which
+// all-linear puts on every expert); 0 for a dense model.
+double routed_trainable_share(const TrainingSetup& s) {
+  const model::Architecture& a = s.model;
+  if (!a.is_moe()) return 0.0;
+  if (s.finetune == Finetune::full) return model::expert_fraction(a);
+  if (s.lora_targets != LoraTargets::all_linear) return 0.0;
+  const double routed = double(a.moe_layers()) * a.experts * (a.gated_ffn ? 3 : 2) * s.lora_rank *
+                        (double(a.hidden) + a.effective_expert_ffn());
+  const double all = lora_params(a, s.lora_rank, s.lora_targets);
+  return all > 0 ? routed / all : 0.0;
+}
+
 // The share of the trainable parameters a rank keeps when nothing else shards them: expert
 // parallelism leaves it (ep - 1)/ep of the routed experts' parameters (or their LoRA adapters)
 // to the other ranks of its expert-parallel group.
 double ep_trainable_fraction(const TrainingSetup& s) {
-  const model::Architecture& a = s.model;
-  if (s.ep <= 1 || !a.is_moe()) return 1.0;
-  if (s.finetune == Finetune::full) return ep_resident_fraction(s);
-  if (s.lora_targets != LoraTargets::all_linear) return 1.0;
-  const double routed = double(a.moe_layers()) * a.experts * (a.gated_ffn ? 3 : 2) * s.lora_rank *
-                        (double(a.hidden) + a.effective_expert_ffn());
-  const double all = lora_params(a, s.lora_rank, s.lora_targets);
-  return all > 0 ? 1.0 - routed / all * (1.0 - 1.0 / s.ep) : 1.0;
+  if (s.ep <= 1) return 1.0;
+  return 1.0 - routed_trainable_share(s) * (1.0 - 1.0 / s.ep);
 }
 
 // Sum of rows + columns over the trainable matrices: Adafactor's factored second moment.
@@ -274,8 +281,14 @@ void states_part(const TrainingSetup& s, double master, Parts& r) {
   if (is_deepspeed(st) && is_amp(s.precision))
     temporaries = r.trainable * 4.0;  // fp32 copy of the gradients
   if (shards_optimizer(st)) {
-    states /= r.k;
-    temporaries /= r.k;
+    // The stage's expert layers are laid over all its tp x cp x dp ranks (Megatron's MoE
+    // parallel folding: ep x etp x expert-data-parallel = tp x cp x dp): a rank's share of the
+    // experts, 1/(ep x etp), shards its states over tp x k / (ep x etp) ranks, the dense part's
+    // (1/tp) over k.
+    const double f = routed_trainable_share(s);
+    r.expert_fold = (1.0 - f) + f * s.expert_tp() / std::max(1, s.tp);
+    states *= r.expert_fold / r.k;
+    temporaries *= r.expert_fold / r.k;
   } else {
     states *= r.ep_trainable;
     temporaries *= r.ep_trainable;

@@ -85,8 +85,13 @@ void explain_parts(const TrainingSetup& s, const Parts& r, std::vector<Term>& ou
     add_bytes(out, "gradient buckets", r.buckets, "DDP bucket copy");
   }
   add_bytes(out, "optimizer states", r.states,
-            fmt::format("{} x {} B{}", sci(r.trainable), r.state_per_param,
-                        shards_optimizer(s.strategy) ? kdiv : kdiv + epdiv));
+            fmt::format("{} x {} B{}{}", sci(r.trainable), r.state_per_param,
+                        shards_optimizer(s.strategy) ? kdiv : kdiv + epdiv,
+                        r.expert_fold < 1 ? fmt::format(" x {:.3f} (the routed experts' states "
+                                                        "x etp {} / tp {}: laid over the "
+                                                        "stage's tp x cp x dp ranks)",
+                                                        r.expert_fold, s.expert_tp(), s.tp)
+                                          : std::string()));
   add_bytes(out, "optimizer-step temporaries", r.temporaries,
             "foreach sqrt(v) / DeepSpeed fp32 grads");
 }

@@ -39,6 +39,9 @@ struct Parts {
   // that ep places by the rest: experts / ep / (ranks / ep) = experts / ranks).
   double ep_trainable = 1, ep_frozen = 1;
   double experts = 0;  // bytes of routed-expert weights on this rank (for --explain)
+  // Sharded optimizer states under MoE parallel folding: the routed experts' share times
+  // etp / tp (their states shard over the stage's tp x k ranks), the dense part's 1.
+  double expert_fold = 1;
   double weight_bytes = 0, grad_bytes = 0, state_per_param = 0;
 };
 

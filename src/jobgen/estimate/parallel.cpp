@@ -126,6 +126,8 @@ TrainingSetup stage_setup(const TrainingSetup& s, Stage stage) {
   a.heads = std::max(1, m.heads / s.tp);
   a.kv_heads = std::max(1, m.effective_kv_heads() / s.tp);
   a.ffn_hidden = ceil_div(m.effective_ffn(), s.tp);
+  // A routed expert's Linears are split over the expert tensor-parallel ranks, not tp's.
+  if (m.is_moe()) a.expert_ffn_hidden = ceil_div(m.effective_expert_ffn(), s.expert_tp());
   a.vocab = ceil_div(m.vocab, s.tp);
   a.params = 0;  // the shard's parameters are derived from its shape
   // Uneven splits: the worst stage holds the rounded-up share.
@@ -172,6 +174,7 @@ TrainingSetup dp_group_setup(const TrainingSetup& s) {
   // (the all-to-all in comm.cpp reads them from seq_len).
   if (s.sp && s.tp > 1) v.seq_len = ceil_div(v.seq_len, s.tp);
   v.tp = v.pp = v.vpp = v.cp = 1;  // a plain data-parallel run of the shard
+  v.etp = 0;
   v.sp = false;
   return v;
 }

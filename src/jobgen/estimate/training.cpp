@@ -1,6 +1,8 @@
 // Spellings of the training options, setup validation, and Hardware from the catalog/profile.
 #include "jobgen/estimate/training.hpp"
 
+#include <fmt/format.h>
+
 #include "jobgen/estimate/parallel.hpp"
 
 #include <algorithm>
@@ -222,26 +224,34 @@ double routed_slots(const TrainingSetup& s) {
 
 namespace {
 
-// ep and the capacity factor: in range, and ep a divisor of the experts and of the GPUs.
+// ep and the capacity factor: in range, and ep a divisor of the experts and of a pipeline
+// stage's GPUs.
 Expected<void> validate_moe(const TrainingSetup& s) {
   const model::Architecture& a = s.model;
   if (s.ep < 1) return invalid("expert parallel size must be at least 1 (e.g. --ep 8)");
   if (!(s.capacity_factor >= 0 && s.capacity_factor <= 64))
     return invalid("capacity factor must be from 0 (dropless) to 64 (e.g. --capacity-factor 1.25)");
+  if (s.etp < 0) return invalid("expert tensor parallel size must be at least 1 (e.g. --etp 1)");
   if (!a.is_moe()) {
-    if (s.ep > 1 || s.capacity_factor > 0)
-      return invalid("--ep and --capacity-factor need a mixture-of-experts model (experts > 0); '" +
-                     a.name + "' is dense");
+    if (s.ep > 1 || s.etp > 0 || s.capacity_factor > 0)
+      return invalid(
+          "--ep, --etp and --capacity-factor need a mixture-of-experts model (experts > 0); '" +
+          a.name + "' is dense");
     return {};
   }
   if (a.experts % s.ep != 0)
     return invalid("expert parallel size " + std::to_string(s.ep) + " must divide the model's " +
                    std::to_string(a.experts) +
                    " experts (each rank holds experts / ep of every MoE block)");
-  if (s.world_size() % s.ep != 0)
-    return invalid("expert parallel size " + std::to_string(s.ep) + " must divide the " +
-                   std::to_string(s.world_size()) +
-                   " GPUs (the experts are sharded over ep ranks of the data-parallel group)");
+  // The expert layers of a pipeline stage are laid over the stage's tp x cp x dp ranks, ep
+  // groups of etp ranks each (Megatron's MoE parallel folding).
+  const int stage_ranks = s.world_size() / std::max(1, s.pp);
+  if (stage_ranks % (s.ep * s.expert_tp()) != 0)
+    return invalid(fmt::format(
+        "expert parallel size {} x expert tensor parallel size {} must divide the {} GPUs of a "
+        "pipeline stage (its tp x cp x data-parallel ranks, over which the experts are laid); "
+        "change ep or etp (etp defaults to tp)",
+        s.ep, s.expert_tp(), stage_ranks));
   if (s.capacity_factor > 0 && s.capacity_factor * a.effective_top_k() < 1)
     return invalid(
         "capacity factor x experts_per_token must be at least 1, else every token "

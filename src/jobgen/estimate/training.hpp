@@ -163,12 +163,16 @@ struct TrainingSetup {
   int tp = 1, pp = 1, vpp = 1, cp = 1;
   bool sp = false;
   bool tp_across_nodes = false;  // the user insists on tp > GPUs per node (validate_parallel)
-  // Mixture-of-experts: expert parallel size (the routed experts are sharded over ep ranks of
-  // the data-parallel group; each holds experts / ep of every MoE block and all-to-alls its
-  // tokens to the ranks holding their experts) and the capacity factor (each expert takes at
-  // most capacity_factor x tokens x top-k / experts tokens, the buffers padded to it; 0 =
-  // dropless: buffers of exactly tokens x top-k).
+  // Mixture-of-experts: expert parallel size (the routed experts of a pipeline stage are
+  // sharded over ep groups of its tp x cp x dp ranks; each holds experts / ep of every MoE block
+  // and all-to-alls its tokens to the ranks holding their experts) and the capacity factor (each
+  // expert takes at most capacity_factor x tokens x top-k / experts tokens, the buffers padded to
+  // it; 0 = dropless: buffers of exactly tokens x top-k).
   int ep = 1;
+  // Expert tensor parallel size: the ranks one routed expert's Linears are split over (Megatron's
+  // --expert-tensor-parallel-size); 0 = tp, Megatron's default. ep x etp must divide a pipeline
+  // stage's tp x cp x dp ranks (MoE parallel folding).
+  int etp = 0;
   double capacity_factor = 0;
   std::optional<EmpiricalMemory> empirical;
   // ZeRO's bucket and live-parameter settings (deepspeed.hpp): DeepSpeed's defaults unless the
@@ -183,6 +187,7 @@ struct TrainingSetup {
   // distributed optimizer, ZeRO and FSDP shard, over all of them (Megatron's
   // data-parallel-with-context-parallel group, torchtitan's dp_shard x cp mesh).
   int shard_ranks() const { return dp() * std::max(1, cp); }
+  int expert_tp() const { return etp > 0 ? etp : std::max(1, tp); }
   // True when any of tp, pp, cp is above 1: the run is laid out as Megatron-LM lays it out.
   bool model_parallel() const { return model_parallel_size() > 1; }
   // The tokens one sample feeds the model: for an encoder-decoder, the source (the encoder's

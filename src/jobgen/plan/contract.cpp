@@ -130,6 +130,15 @@ std::vector<ContractGap> contract_gaps(const JobSpec& spec, const PlanRow& row, 
                     "'--expert-model-parallel-size') to 'command'",
                     true});
   }
+  // An expert tensor-parallel size other than tp (Megatron's default) lays the experts out
+  // differently: how much of them a rank holds, and whether ep x etp fits the stage at all.
+  if (spec.etp > 0 && spec.etp != row.tp && !uses(spec, "etp")) {
+    gaps.push_back({"the expert tensor parallel size",
+                    fmt::format("expert tensor parallelism over {} ranks", spec.etp),
+                    "add '--expert-tensor-parallel-size {{etp}}' (your script's flag) to "
+                    "'command'",
+                    true});
+  }
   // FP8 primary weights halve the block weights the plan counts: a job that keeps them in half
   // holds more than planned.
   const bool fp8 = row.precision == estimate::Precision::fp8;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <numeric>
 
 #include "jobgen/plan/deepspeed_settings.hpp"
 #include "jobgen/plan/spec_overrides.hpp"
@@ -69,7 +70,8 @@ const std::vector<std::string>& known_placeholders() {
                                               "sp",
                                               "dp",
                                               "accelerate_config",
-                                              "ep"};
+                                              "ep",
+                                              "etp"};
   return names;
 }
 
@@ -103,6 +105,7 @@ estimate::TrainingSetup JobSpec::setup(int gpus_per_node, int nodes) const {
   s.grad_reduce_in_fp32 = grad_reduce_in_fp32;
   s.recompute = recompute;
   s.ep = ep;
+  s.etp = etp;
   s.capacity_factor = capacity_factor;
   s.gpus_per_node = gpus_per_node;
   s.nodes = nodes;
@@ -120,9 +123,11 @@ estimate::TrainingSetup JobSpec::setup(int gpus_per_node, int nodes) const {
 
 estimate::TrainingSetup JobSpec::layout_probe() const {
   const int fewest_pp = pp > 0 ? pp : (vpp > 1 ? 2 : 1);
-  // Expert parallelism shards the experts over ep ranks of the data-parallel group.
-  estimate::TrainingSetup s =
-      setup(std::max(1, tp) * fewest_pp * std::max(1, cp) * std::max(1, ep));
+  // A stage's experts are sharded over ep of its tp x cp x dp ranks: the fewest GPUs give a
+  // stage a multiple of both tp x cp and ep.
+  const int stage = std::lcm(std::max(1, tp) * std::max(1, cp),
+                             std::max(1, ep) * (etp > 0 ? etp : std::max(1, tp)));
+  estimate::TrainingSetup s = setup(stage * fewest_pp);
   s.pp = fewest_pp;
   return s;
 }

@@ -162,6 +162,7 @@ struct JobSpec {
   bool grad_reduce_in_fp32 = true;         // estimate::TrainingSetup::grad_reduce_in_fp32
   estimate::Recompute recompute = estimate::Recompute::full;  // when checkpointing is on
   int ep = 1;                  // MoE expert parallel size (estimate::TrainingSetup::ep)
+  int etp = 0;                 // MoE expert tensor parallel size, 0 = tp (TrainingSetup::etp)
   double capacity_factor = 0;  // MoE capacity factor, 0 = dropless
 
   std::optional<BatchRange> effective_batch;  // nullopt: accumulation 1 at the largest micro-batch

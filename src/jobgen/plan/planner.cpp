@@ -374,6 +374,7 @@ std::map<std::string, std::string> placeholder_values(const JobSpec& spec, const
   v["sp"] = row.sp ? "true" : "false";
   v["dp"] = std::to_string(row.dp());
   v["ep"] = std::to_string(spec.ep);
+  v["etp"] = std::to_string(spec.etp > 0 ? spec.etp : row.tp);
   return v;
 }
 
