@@ -224,6 +224,10 @@ Expected<MeasuredRow> read_row(const YAML::Node& n,
       TRY_ASSIGN(s.lora_targets, est::parse_lora_targets(v.as<std::string>()));
     } else if (key == "lora_dropout") {
       TRY_ASSIGN(s.lora_dropout, as<double>(v, key, path));
+    } else if (key == "lora_dropout_position") {
+      std::string at;
+      TRY_ASSIGN(at, as<std::string>(v, key, path));
+      TRY_ASSIGN(s.lora_dropout_at, estimate::parse_lora_dropout_at(at));
     } else if (key == "model_loading") {
       TRY_ASSIGN(s.model_loading, est::parse_model_loading(v.as<std::string>()));
     } else if (key == "fsdp_version") {
@@ -242,6 +246,10 @@ Expected<MeasuredRow> read_row(const YAML::Node& n,
       TRY_ASSIGN(s.grad_reduce_in_fp32, as<bool>(v, key, path));
     } else if (key == "fp8_params") {
       TRY_ASSIGN(s.fp8_params, as<bool>(v, key, path));
+    } else if (key == "bf16_optimizer_states") {
+      TRY_ASSIGN(s.bf16_optimizer_states, as<bool>(v, key, path));
+    } else if (key == "precision_aware_optimizer") {
+      TRY_ASSIGN(s.precision_aware_optimizer, as<bool>(v, key, path));
     } else if (key == "transformer_engine") {
       bool te = false;
       TRY_ASSIGN(te, as<bool>(v, key, path));

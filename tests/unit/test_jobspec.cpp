@@ -59,7 +59,7 @@ precision: amp-fp16
 optimizer: adam8bit
 strategy: zero2
 offload: optimizer
-finetune: {method: lora, rank: 8, targets: attention, dropout: 0.1, base_dtype: bf16}
+finetune: {method: lora, rank: 8, targets: attention, dropout: 0.1, dropout_position: post, base_dtype: bf16}
 model_loading: per-gpu
 fsdp_version: 2
 grad_checkpointing: off
@@ -89,6 +89,7 @@ command: python train.py --bs {{micro_batch}} --accum {{ grad_accum }} --sweep {
   CHECK(spec->lora_targets == estimate::LoraTargets::attention);
   CHECK(spec->lora_dropout == doctest::Approx(0.1));
   CHECK(spec->setup(1, 1).lora_dropout == doctest::Approx(0.1));
+  CHECK(spec->setup(1, 1).lora_dropout_at == estimate::LoraDropoutAt::post);
   CHECK(spec->setup(1, 1).base_dtype == estimate::BaseDtype::bf16);
   CHECK(spec->setup(1, 1).model_loading == estimate::ModelLoading::per_gpu);
   CHECK(spec->setup(1, 1).fsdp_version == estimate::FsdpVersion::v2);

@@ -358,17 +358,21 @@ TEST_CASE("memory: FSDP1 keeps the units it frees reserved, FSDP2 and one rank d
   CHECK_FALSE(parse_fsdp_version("3"));
 }
 
-TEST_CASE("memory: LoRA dropout keeps each adapted layer's dropped-out input and mask") {
+TEST_CASE(
+    "memory: LoRA dropout keeps each adapted layer's dropped-out input and mask, or its output's "
+    "mask") {
   // One block, bf16, flash, 512 x 2 tokens, h = 1024 (MHA: o reads h): with dropout every
   // adapted Linear keeps a 2 B copy of its input + a 1 B mask; attention targets q, k, v, o:
   // 4 x 3 B x sbh; all-linear adds the FFN's two inputs (h: fc1/up, f = 4h: the down/fc2).
-  auto block = [](Finetune f, LoraTargets targets, double dropout) {
+  auto block = [](Finetune f, LoraTargets targets, double dropout,
+                  LoraDropoutAt at = LoraDropoutAt::pre) {
     auto s = setup(Precision::bf16, Strategy::single);
     s.flash_attention = true;
     s.seq_len = 512;
     s.finetune = f;
     s.lora_targets = targets;
     s.lora_dropout = dropout;
+    s.lora_dropout_at = at;
     auto t = s;
     s.model.layers = 1;
     t.model.layers = 2;
@@ -381,6 +385,13 @@ TEST_CASE("memory: LoRA dropout keeps each adapted layer's dropped-out input and
   CHECK(block(Finetune::qlora, LoraTargets::all_linear, 0.1) -
             block(Finetune::qlora, LoraTargets::all_linear, 0) ==
         doctest::Approx((4 + 1 + 4) * 3 * sbh));
+  // Dropout on the adapters' outputs (NeMo AutoModel) keeps only the 1 B masks of q, k, v, o
+  // (h each), and all-linear's fc1 (f = 4h) and fc2 (h) outputs.
+  CHECK(block(Finetune::lora, LoraTargets::all_linear, 0.1, LoraDropoutAt::post) -
+            block(Finetune::lora, LoraTargets::all_linear, 0) ==
+        doctest::Approx((4 + 4 + 1) * 1 * sbh));
+  CHECK(parse_lora_dropout_at("post").value() == LoraDropoutAt::post);
+  CHECK_FALSE(parse_lora_dropout_at("middle"));
   // A full fine-tune has no adapters: the knob changes nothing.
   CHECK(block(Finetune::full, LoraTargets::all_linear, 0.05) ==
         doctest::Approx(block(Finetune::full, LoraTargets::all_linear, 0)));

@@ -309,3 +309,71 @@ TEST_CASE("megatron module: an fp32 gradient buffer unless grad_reduce_in_fp32 i
   REQUIRE_MESSAGE(cli.code == 0, cli.err);
   CHECK(cli.out.find("half gradient buffer (main_grad)") != std::string::npos);
 }
+
+TEST_CASE("megatron optimizer: remainder master weights, bf16 states, refused where meaningless") {
+  const TrainingSetup plain = megatron_setup();  // zero1 over dp 1 (2 GPUs, tp 2)
+  const double params = double(derive_params(stage_setup(plain, Stage::only).model));
+  // Adam's two fp32 moments + the fp32 master: 12 B per parameter.
+  CHECK(term(terms_of(plain), "optimizer states") * GiB == doctest::Approx(12.0 * params));
+  // The precision-aware optimizer keeps the master as 16-bit remainders of the bf16 weights.
+  TrainingSetup aware = plain;
+  aware.precision_aware_optimizer = true;
+  REQUIRE(validate(aware));
+  CHECK(term(terms_of(aware), "optimizer states") * GiB == doctest::Approx(10.0 * params));
+  // Apex's distributed Adam with dtype bf16: moments and parameter copy in bf16.
+  TrainingSetup bf16 = plain;
+  bf16.bf16_optimizer_states = true;
+  REQUIRE(validate(bf16));
+  CHECK(term(terms_of(bf16), "optimizer states") * GiB == doctest::Approx(6.0 * params));
+  // The precision-aware optimizer is Megatron's: refused for DeepSpeed, plain bf16 or SGD.
+  TrainingSetup deepspeed = aware;
+  deepspeed.tp = 1;
+  deepspeed.sp = false;
+  REQUIRE_FALSE(validate(deepspeed));
+  CHECK(validate(deepspeed).error().message.find("--use-precision-aware-optimizer") !=
+        std::string::npos);
+  TrainingSetup sgd = bf16;
+  sgd.optimizer = Optimizer::sgd;
+  REQUIRE_FALSE(validate(sgd));
+  CHECK(validate(sgd).error().message.find("keeps no fp32 states") != std::string::npos);
+
+  // The job spec: the keys at their own lines, and the command must receive them.
+  const std::string base = R"(name: opt
+model: llama-3.1-8b
+seq_len: 4096
+effective_batch: 64
+steps: 10
+)";
+  const auto wrong = plan::parse_job_spec(base + "precision_aware_optimizer: true\n", "spec.yaml");
+  REQUIRE_FALSE(wrong);
+  CHECK(wrong.error().where.line == 6);
+  CHECK(wrong.error().message.find("'precision_aware_optimizer' (Megatron's") != std::string::npos);
+  const std::string megatron =
+      base +
+      "tp: 2\nprecision_aware_optimizer: true\nbf16_optimizer_states: true\n"
+      "command: pretrain_gpt.py --mbs {{micro_batch}} --tp {{tp}} --bf16\n";
+  plan::PlanRow row;
+  row.micro_batch = 1;
+  row.gpus_per_node = 2;
+  row.tp = 2;
+  const std::string problem = plan::contract_problem(
+      plan::contract_gaps(spec_from(megatron), row, plan::Launcher::torchrun));
+  CHECK(problem.find("the precision-aware optimizer: add 'flags: {precision_aware_optimizer: "
+                     "--use-precision-aware-optimizer}'") != std::string::npos);
+  CHECK(problem.find("bf16 optimizer states: add 'flags: {bf16_optimizer_states:") !=
+        std::string::npos);
+  const auto taking =
+      spec_from(megatron +
+                "flags: {precision_aware_optimizer: --use-precision-aware-optimizer, "
+                "bf16_optimizer_states: --exp-avg-dtype=bf16}\n");
+  CHECK(plan::contract_problem(plan::contract_gaps(taking, row, plan::Launcher::torchrun)).empty());
+  const auto flags = plan::planned_flags(taking, row);
+  CHECK(std::find(flags.begin(), flags.end(), "--use-precision-aware-optimizer") != flags.end());
+  CHECK(std::find(flags.begin(), flags.end(), "--exp-avg-dtype=bf16") != flags.end());
+
+  const auto cli = run_cli({"estimate", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8",
+                            "--seq-len", "4096", "--tp", "2", "--sp", "--strategy", "zero1",
+                            "--precision-aware-optimizer", "--explain"});
+  REQUIRE_MESSAGE(cli.code == 0, cli.err);
+  CHECK(cli.out.find("fp32 (kept as 16-bit remainders) master weights") != std::string::npos);
+}

@@ -103,6 +103,7 @@ Expected<estimate::TrainingSetup> build_setup(const Context& ctx, const Estimate
   auto recompute = estimate::parse_recompute(o.recompute);
   if (!recompute) return std::unexpected(recompute.error());
   JOBGEN_TRY_ASSIGN(auto base_dtype, estimate::parse_base_dtype(o.base_dtype));
+  JOBGEN_TRY_ASSIGN(auto dropout_at, estimate::parse_lora_dropout_at(o.lora_dropout_position));
   JOBGEN_TRY_ASSIGN(auto model_loading, estimate::parse_model_loading(o.model_loading));
   JOBGEN_TRY_ASSIGN(auto fsdp_version, estimate::parse_fsdp_version(o.fsdp_version));
   s.precision = precision;
@@ -113,6 +114,7 @@ Expected<estimate::TrainingSetup> build_setup(const Context& ctx, const Estimate
   s.lora_rank = o.lora_rank;
   s.lora_targets = targets;
   s.lora_dropout = o.lora_dropout;
+  s.lora_dropout_at = dropout_at;
   s.base_dtype = base_dtype;
   s.model_loading = model_loading;
   s.fsdp_version = fsdp_version;
@@ -127,6 +129,8 @@ Expected<estimate::TrainingSetup> build_setup(const Context& ctx, const Estimate
   s.optimizer_in_backward = o.optimizer_in_backward;
   s.transformer_engine = o.transformer_engine;
   s.fp8_params = o.fp8_params;
+  s.bf16_optimizer_states = o.bf16_optimizer_states;
+  s.precision_aware_optimizer = o.precision_aware_optimizer;
   s.grad_reduce_in_fp32 = o.grad_reduce_in_fp32;
   s.gpus_per_node = o.gpus;
   s.nodes = o.nodes;

@@ -26,6 +26,7 @@ struct EstimateRequest {
   int lora_rank = 16;
   std::string lora_targets = "all-linear";
   double lora_dropout = 0.05;
+  std::string lora_dropout_position = "pre";
   std::string base_dtype = "auto";
   std::string model_loading = "sharded";
   std::string fsdp_version = "1";
@@ -47,6 +48,8 @@ struct EstimateRequest {
   bool optimizer_in_backward = false;
   std::optional<bool> transformer_engine;  // unset: estimate::uses_transformer_engine decides
   bool fp8_params = false;
+  bool bf16_optimizer_states = false;
+  bool precision_aware_optimizer = false;
   bool grad_reduce_in_fp32 = true;
   std::string link;        // "" = default for the GPU class
   std::string inter_link;  // "" = default for the GPU class

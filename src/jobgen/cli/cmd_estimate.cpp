@@ -243,6 +243,9 @@ void add_training_options(CLI::App* sub, app::EstimateRequest& o) {
   sub->add_option("--lora-dropout", o.lora_dropout,
                   "LoRA dropout (default 0.05; 0: the adapters keep no copy of their input)")
       ->check(CLI::Range(0.0, 0.99));
+  sub->add_option("--lora-dropout-position", o.lora_dropout_position,
+                  "pre|post: LoRA dropout on the adapter's input (pre: PEFT, NeMo; the default) "
+                  "or its output (post: NeMo AutoModel)");
   sub->add_option("--base-dtype", o.base_dtype,
                   "auto|fp32|bf16|fp16: the dtype LoRA's frozen base weights are stored in "
                   "(auto: fp32 under amp-*, bf16 under bf16; bf16 when the model is loaded with "
@@ -291,6 +294,12 @@ void add_feature_flags(CLI::App* sub, app::EstimateRequest& o) {
   sub->add_flag("--chunked-loss", o.chunked_loss,
                 "Chunked/fused cross-entropy (on Transformer Engine layers: TE's, "
                 "Megatron's cross_entropy_fusion_impl te)");
+  sub->add_flag("--bf16-optimizer-states", o.bf16_optimizer_states,
+                "The optimizer keeps its moments and parameter copy in bf16 (Apex's distributed "
+                "Adam with dtype bf16, NeMo's optim.dtype: bf16)");
+  sub->add_flag("--precision-aware-optimizer", o.precision_aware_optimizer,
+                "Megatron's --use-precision-aware-optimizer: the fp32 master weights kept as "
+                "16-bit remainders of the half parameters");
   sub->add_flag("--fp8-params", o.fp8_params,
                 "FP8 primary weights (Megatron's --fp8-param-gather, NeMo's fp8_params): block "
                 "Linear weights stored in FP8; needs --precision fp8 and Transformer Engine");

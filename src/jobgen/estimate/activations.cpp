@@ -57,13 +57,22 @@ double norm_bytes(const model::Architecture& a, const TrainingSetup& s, const Dt
 
 // Bytes per token per hidden unit the LoRA adapters' dropout keeps: for each adapted Linear (the
 // targets lora_params counts: q, k, v, o; all-linear adds the FFN's) a half copy of its input,
-// dropped out, and the mask (1 B). Nothing without dropout (PEFT then passes x through).
+// dropped out, and the mask (1 B); dropout on the adapter's output keeps only the mask, of the
+// output's width (the dropped-out output only feeds the sum). Nothing without dropout (PEFT then
+// passes x through).
 double lora_dropout_bytes(const model::Architecture& a, const TrainingSetup& s, const Dtypes& d) {
   if (s.finetune == Finetune::full || s.lora_dropout <= 0) return 0;
   const double q = double(a.heads) * a.effective_head_dim() / a.hidden;
+  const double kv = double(a.effective_kv_heads()) * a.effective_head_dim() / a.hidden;
   const double f = double(a.effective_ffn()) / a.hidden;
+  const bool all = s.lora_targets == LoraTargets::all_linear;
+  if (s.lora_dropout_at == LoraDropoutAt::post) {
+    double outputs = q + 2 * kv + 1;  // q, k, v and o's outputs
+    if (all) outputs += (a.gated_ffn ? 2 : 1) * f + 1;
+    return outputs;
+  }
   double inputs = 3 + q;  // q, k, v read the block's hidden state; o the attention output
-  if (s.lora_targets == LoraTargets::all_linear) inputs += (a.gated_ffn ? 2 : 1) + f;
+  if (all) inputs += (a.gated_ffn ? 2 : 1) + f;
   return inputs * (d.l + 1);
 }
 

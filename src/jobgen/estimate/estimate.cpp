@@ -124,10 +124,15 @@ std::vector<Assumption> assumptions(const TrainingSetup& s, const Hardware& hw, 
   }
   if (s.finetune != Finetune::full && !s.empirical) {
     out.push_back({"LoRA dropout", fmt::format("{:g}", s.lora_dropout),
-                   s.lora_dropout > 0
-                       ? "each adapted layer keeps a dropped-out copy of its input and the mask "
-                         "(finetune: {dropout: 0} / --lora-dropout 0 when the run uses none)"
-                       : "the adapters keep no copy of their input"});
+                   s.lora_dropout <= 0 ? "the adapters keep no copy of their input"
+                   : s.lora_dropout_at == LoraDropoutAt::post
+                       ? "on the adapters' outputs: each adapted layer keeps the mask of its "
+                         "output (finetune: {dropout: 0} / --lora-dropout 0 when the run uses "
+                         "none)"
+                       : "each adapted layer keeps a dropped-out copy of its input and the mask "
+                         "(finetune: {dropout: 0} / --lora-dropout 0 when the run uses none; "
+                         "dropout_position: post / --lora-dropout-position post when the "
+                         "adapters drop out their output, as NeMo AutoModel's do)"});
   }
   if (s.model_parallel()) {
     out.push_back(
@@ -148,11 +153,15 @@ std::vector<Assumption> assumptions(const TrainingSetup& s, const Hardware& hw, 
     const bool fp32 = s.grad_reduce_in_fp32;
     out.push_back(
         {"Megatron precision",
-         fmt::format("module in half, fp32 master weights, {} gradient buffer (main_grad)",
+         fmt::format("module in half, {} master weights, {} gradient buffer (main_grad)",
+                     s.bf16_optimizer_states       ? "bf16"
+                     : s.precision_aware_optimizer ? "fp32 (kept as 16-bit remainders)"
+                                                   : "fp32",
                      fp32 ? "fp32" : "half"),
-         fmt::format("Megatron's mixed precision: 2 + {} + 4 + 8 B per parameter, master and "
+         fmt::format("Megatron's mixed precision: 2 + {} + {} + {} B per parameter, master and "
                      "optimizer states / dp with the distributed optimizer (strategy zero1); {}",
-                     fp32 ? 4 : 2,
+                     fp32 ? 4 : 2, s.bf16_optimizer_states || s.precision_aware_optimizer ? 2 : 4,
+                     s.bf16_optimizer_states ? 4 : 8,
                      fp32 ? "grad_reduce_in_fp32: false / --no-grad-reduce-in-fp32 when the run "
                             "keeps gradients in half (NeMo's and Megatron-Bridge's performance "
                             "recipes)"

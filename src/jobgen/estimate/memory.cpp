@@ -99,7 +99,7 @@ struct StateBytes {
 };
 
 StateBytes state_bytes(const TrainingSetup& s) {
-  const bool bf16 = s.precision == Precision::bf16;
+  const bool bf16 = s.precision == Precision::bf16 || s.bf16_optimizer_states;
   const double element = bf16 ? 2.0 : 4.0;
   switch (s.optimizer) {
     case Optimizer::adamw:
@@ -167,7 +167,7 @@ double params_part(const TrainingSetup& s, Parts& r) {
   } else if (is_deepspeed(st) || megatron_module(s)) {
     // Megatron (parallel.hpp) as DeepSpeed: the module in half, an fp32 master copy.
     r.weight_bytes = sto.half;
-    if (sto.amp) master = 4.0;
+    if (sto.amp) master = s.bf16_optimizer_states || s.precision_aware_optimizer ? 2.0 : 4.0;
   } else {
     r.weight_bytes = sto.fp32 || sto.amp ? 4.0 : 2.0;
   }

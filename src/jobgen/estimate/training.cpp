@@ -50,6 +50,8 @@ constexpr Names<BaseDtype, 4> kBaseDtype{{{BaseDtype::automatic, "auto"},
                                           {BaseDtype::fp32, "fp32"},
                                           {BaseDtype::bf16, "bf16"},
                                           {BaseDtype::fp16, "fp16"}}};
+constexpr Names<LoraDropoutAt, 2> kLoraDropoutAt{
+    {{LoraDropoutAt::pre, "pre"}, {LoraDropoutAt::post, "post"}}};
 constexpr Names<ModelLoading, 2> kModelLoading{
     {{ModelLoading::sharded, "sharded"}, {ModelLoading::per_gpu, "per-gpu"}}};
 constexpr Names<FsdpVersion, 2> kFsdpVersion{{{FsdpVersion::v1, "1"}, {FsdpVersion::v2, "2"}}};
@@ -105,6 +107,9 @@ std::string_view to_string(Recompute v) {
 std::string_view to_string(BaseDtype v) {
   return name_of(kBaseDtype, v);
 }
+std::string_view to_string(LoraDropoutAt v) {
+  return name_of(kLoraDropoutAt, v);
+}
 std::string_view to_string(ModelLoading v) {
   return name_of(kModelLoading, v);
 }
@@ -134,6 +139,9 @@ Expected<LoraTargets> parse_lora_targets(std::string_view t) {
 }
 Expected<BaseDtype> parse_base_dtype(std::string_view t) {
   return parse_name(kBaseDtype, t, "LoRA base dtype");
+}
+Expected<LoraDropoutAt> parse_lora_dropout_at(std::string_view t) {
+  return parse_name(kLoraDropoutAt, t, "LoRA dropout position");
 }
 Expected<ModelLoading> parse_model_loading(std::string_view t) {
   return parse_name(kModelLoading, t, "model loading");
@@ -307,6 +315,18 @@ Expected<void> validate(const TrainingSetup& s) {
         "fp8_params (FP8 primary weights, Megatron's --fp8-param-gather) needs precision fp8, a "
         "full fine-tune and a Megatron module of Transformer Engine's layers (a Megatron layout "
         "or transformer_engine: true, without FSDP); drop it or set those");
+  if (s.bf16_optimizer_states && s.optimizer != Optimizer::adamw &&
+      s.optimizer != Optimizer::lamb && s.optimizer != Optimizer::sgd_momentum)
+    return invalid(std::string("bf16_optimizer_states keeps Adam's moments (SGD's momentum) in "
+                               "bf16; optimizer ") +
+                   std::string(to_string(s.optimizer)) +
+                   " keeps no fp32 states; drop it or use adamw, lamb or sgd-momentum");
+  if (s.precision_aware_optimizer &&
+      (!megatron_module(s) || !is_amp(s.precision) || s.optimizer != Optimizer::adamw))
+    return invalid(
+        "precision_aware_optimizer (Megatron's --use-precision-aware-optimizer) describes Adam "
+        "over a Megatron module under mixed precision: set tp/pp/cp or transformer_engine: "
+        "true, a mixed precision and optimizer adamw, or drop it");
   if (!s.grad_reduce_in_fp32 && !megatron_module(s))
     return invalid(
         "grad_reduce_in_fp32: false (a half-precision gradient buffer) describes a Megatron "

@@ -46,6 +46,10 @@ enum class Recompute { full, selective };
 // bf16/fp16: loaded in half (from_pretrained(torch_dtype=torch.bfloat16)) with autocast over the
 // fp32 adapters. QLoRA bases are NF4 whatever this says.
 enum class BaseDtype { automatic, fp32, bf16, fp16 };
+// Where a LoRA adapter applies its dropout: pre, on its input (PEFT, NeMo, Megatron-Bridge: the
+// adapter keeps the dropped-out copy of the input and the mask); post, on its output (NeMo
+// AutoModel's default: only the mask of the output is kept).
+enum class LoraDropoutAt { pre, post };
 // How a sharded run (FSDP, ZeRO-3) gets its weights. sharded: each GPU only ever holds its shard
 // (meta-device or CPU init, rank 0 broadcasting: torchtune, accelerate's
 // cpu_ram_efficient_loading). per_gpu: every GPU builds or loads the whole model before sharding it
@@ -72,6 +76,7 @@ std::string_view to_string(Finetune);
 std::string_view to_string(LoraTargets);
 std::string_view to_string(Recompute);
 std::string_view to_string(BaseDtype);
+std::string_view to_string(LoraDropoutAt);
 std::string_view to_string(ModelLoading);
 std::string_view to_string(FsdpVersion);
 Expected<Precision> parse_precision(std::string_view);
@@ -82,6 +87,7 @@ Expected<Finetune> parse_finetune(std::string_view);
 Expected<LoraTargets> parse_lora_targets(std::string_view);
 Expected<Recompute> parse_recompute(std::string_view);
 Expected<BaseDtype> parse_base_dtype(std::string_view);
+Expected<LoraDropoutAt> parse_lora_dropout_at(std::string_view);  // "pre" or "post"
 Expected<ModelLoading> parse_model_loading(std::string_view);
 Expected<FsdpVersion> parse_fsdp_version(std::string_view);  // "1" or "2"
 
@@ -122,6 +128,7 @@ struct TrainingSetup {
   // adapted Linear keeps its own dropped-out copy of its input and the mask for the backward.
   // 0.05 is what published recipes use (LitGPT, Alpaca-LoRA, QLoRA); PEFT's own default is 0.
   double lora_dropout = 0.05;
+  LoraDropoutAt lora_dropout_at = LoraDropoutAt::pre;
   BaseDtype base_dtype = BaseDtype::automatic;  // LoRA: the frozen base weights' storage
   ModelLoading model_loading = ModelLoading::sharded;
   FsdpVersion fsdp_version = FsdpVersion::v1;
@@ -150,6 +157,15 @@ struct TrainingSetup {
   // Megatron-Bridge default to (their grad_reduce_in_fp32); false keeps it in the module's half
   // precision, as their performance recipes do. Megatron modules only (megatron_module).
   bool grad_reduce_in_fp32 = true;
+  // The optimizer keeps its states in bf16: Adam's two moments (SGD's momentum) and its copy of
+  // the parameters, if it keeps one (Apex's distributed Adam with dtype bf16, NeMo's
+  // optim.dtype: bf16; bf16-state AdamW variants). 2 B each instead of 4.
+  bool bf16_optimizer_states = false;
+  // Megatron's precision-aware optimizer (--use-precision-aware-optimizer, Megatron-Bridge's and
+  // NeMo's bf16 performance recipes): Transformer Engine's FusedAdam keeps the fp32 master weights
+  // as the 16-bit remainders of the half parameters (store_param_remainders, TE >= 2.1): 2 B
+  // instead of 4. Megatron modules under mixed precision with Adam only (validate).
+  bool precision_aware_optimizer = false;
   // Micro-batches per optimizer step; 0 = not known yet (the planner sizes the micro-batch
   // before it picks the accumulation): gradients are then assumed to live across micro-batches.
   int accumulation = 0;

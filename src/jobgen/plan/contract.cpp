@@ -146,6 +146,20 @@ std::vector<ContractGap> contract_gaps(const JobSpec& spec, const PlanRow& row, 
     gaps.push_back({"FP8 primary weights", "FP8 primary weights",
                     "add 'flags: {fp8_params: --fp8-param-gather}' (your script's flag)", true});
   }
+  // bf16 optimizer states, or master weights kept as remainders, are smaller than the fp32
+  // states a job keeps by default.
+  if (spec.bf16_optimizer_states && spec.flags.bf16_optimizer_states.empty()) {
+    gaps.push_back({"bf16 optimizer states", "bf16 optimizer states",
+                    "add 'flags: {bf16_optimizer_states: <your script's flag>}' (e.g. NeMo's "
+                    "model.optim.dtype=bf16)",
+                    true});
+  }
+  if (spec.precision_aware_optimizer && spec.flags.precision_aware_optimizer.empty()) {
+    gaps.push_back({"the precision-aware optimizer", "the precision-aware optimizer",
+                    "add 'flags: {precision_aware_optimizer: --use-precision-aware-optimizer}' "
+                    "(your script's flag)",
+                    true});
+  }
   if (spec.compile && !uses(spec, "compile") && spec.flags.compile.empty() &&
       launcher != Launcher::accelerate) {
     gaps.push_back(
@@ -196,6 +210,10 @@ std::vector<std::string> planned_flags(const JobSpec& spec, const PlanRow& row) 
   if (spec.fp8_params && row.precision == estimate::Precision::fp8 &&
       !spec.flags.fp8_params.empty())
     out.push_back(spec.flags.fp8_params);
+  if (spec.bf16_optimizer_states && !spec.flags.bf16_optimizer_states.empty())
+    out.push_back(spec.flags.bf16_optimizer_states);
+  if (spec.precision_aware_optimizer && !spec.flags.precision_aware_optimizer.empty())
+    out.push_back(spec.flags.precision_aware_optimizer);
   const auto precision = spec.flags.precision.find(std::string(estimate::to_string(row.precision)));
   if (precision != spec.flags.precision.end()) out.push_back(precision->second);
   return out;

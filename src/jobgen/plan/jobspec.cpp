@@ -86,6 +86,7 @@ estimate::TrainingSetup JobSpec::setup(int gpus_per_node, int nodes) const {
   s.lora_rank = lora_rank;
   s.lora_targets = lora_targets;
   s.lora_dropout = lora_dropout;
+  s.lora_dropout_at = lora_dropout_at;
   s.base_dtype = base_dtype;
   s.model_loading = model_loading;
   s.fsdp_version = fsdp_version;
@@ -102,6 +103,8 @@ estimate::TrainingSetup JobSpec::setup(int gpus_per_node, int nodes) const {
   if (!transformer_engine && (tp != 1 || pp != 1 || cp > 1) && !estimate::is_fsdp(strategy))
     s.transformer_engine = true;
   s.fp8_params = fp8_params;
+  s.bf16_optimizer_states = bf16_optimizer_states;
+  s.precision_aware_optimizer = precision_aware_optimizer;
   s.grad_reduce_in_fp32 = grad_reduce_in_fp32;
   s.recompute = recompute;
   s.ep = ep;

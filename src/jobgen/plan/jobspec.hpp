@@ -117,6 +117,8 @@ struct CommandFlags {
   std::string flash_attention;
   std::string compile;
   std::string fp8_params;                        // e.g. Megatron's --fp8-param-gather
+  std::string bf16_optimizer_states;             // e.g. NeMo's model.optim.dtype=bf16
+  std::string precision_aware_optimizer;         // e.g. Megatron's --use-precision-aware-optimizer
   std::map<std::string, std::string> precision;  // precision name (as in the spec) -> flag
   SourceLoc loc;
 };
@@ -149,6 +151,7 @@ struct JobSpec {
   int lora_rank = 16;
   estimate::LoraTargets lora_targets = estimate::LoraTargets::all_linear;
   double lora_dropout = 0.05;  // estimate::TrainingSetup::lora_dropout
+  estimate::LoraDropoutAt lora_dropout_at = estimate::LoraDropoutAt::pre;
   estimate::BaseDtype base_dtype = estimate::BaseDtype::automatic;
   estimate::ModelLoading model_loading = estimate::ModelLoading::sharded;
   estimate::FsdpVersion fsdp_version = estimate::FsdpVersion::v1;
@@ -159,6 +162,8 @@ struct JobSpec {
   bool compile = false;                    // torch.compile
   std::optional<bool> transformer_engine;  // estimate::TrainingSetup::transformer_engine
   bool fp8_params = false;                 // estimate::TrainingSetup::fp8_params
+  bool bf16_optimizer_states = false;      // estimate::TrainingSetup::bf16_optimizer_states
+  bool precision_aware_optimizer = false;  // estimate::TrainingSetup::precision_aware_optimizer
   bool grad_reduce_in_fp32 = true;         // estimate::TrainingSetup::grad_reduce_in_fp32
   estimate::Recompute recompute = estimate::Recompute::full;  // when checkpointing is on
   int ep = 1;                  // MoE expert parallel size (estimate::TrainingSetup::ep)

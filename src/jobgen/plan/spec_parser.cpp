@@ -32,6 +32,8 @@ const std::vector<std::string> kStageKeys{"name",
                                           "compile",
                                           "transformer_engine",
                                           "fp8_params",
+                                          "bf16_optimizer_states",
+                                          "precision_aware_optimizer",
                                           "grad_reduce_in_fp32",
                                           "recompute",
                                           "model_loading",
@@ -86,6 +88,9 @@ void SpecParser::apply(const YAML::Node& map, JobSpec& spec, const std::string& 
   if (auto v = r_.boolean(map, "compile", what)) spec.compile = *v;
   if (auto v = r_.boolean(map, "transformer_engine", what)) spec.transformer_engine = *v;
   if (auto v = r_.boolean(map, "fp8_params", what)) spec.fp8_params = *v;
+  if (auto v = r_.boolean(map, "bf16_optimizer_states", what)) spec.bf16_optimizer_states = *v;
+  if (auto v = r_.boolean(map, "precision_aware_optimizer", what))
+    spec.precision_aware_optimizer = *v;
   if (auto v = r_.boolean(map, "grad_reduce_in_fp32", what)) spec.grad_reduce_in_fp32 = *v;
   read_enum(map, "recompute", what, estimate::parse_recompute, spec.recompute);
   read_enum(map, "model_loading", what, estimate::parse_model_loading, spec.model_loading);
@@ -184,13 +189,15 @@ void SpecParser::check(const JobSpec& spec, const YAML::Node& map, const std::st
     estimate::TrainingSetup probe = spec.layout_probe();
     probe.fp8_params = false;  // reported at their keys by check_megatron_keys
     probe.grad_reduce_in_fp32 = true;
+    probe.precision_aware_optimizer = false;
     if (auto ok = estimate::validate(probe); !ok) {
       r_.problem(at, ok.error().message);
     }
   }
 }
 
-// fp8_params and grad_reduce_in_fp32 describe a Megatron module's storage: reported at their
+// fp8_params, grad_reduce_in_fp32 and precision_aware_optimizer describe a Megatron module's
+// storage: reported at their
 // keys when the spec runs no such module (estimate::validate says the same for the CLI).
 void SpecParser::check_megatron_keys(const JobSpec& spec, const YAML::Node& map) {
   const estimate::TrainingSetup probe = spec.layout_probe();
@@ -208,6 +215,14 @@ void SpecParser::check_megatron_keys(const JobSpec& spec, const YAML::Node& map)
                "'grad_reduce_in_fp32: false' (a half-precision gradient buffer) describes a "
                "Megatron module: set tp, pp or cp, or 'transformer_engine: true', or drop it "
                "(DeepSpeed and FSDP keep their own gradient dtypes)");
+  }
+  if (spec.precision_aware_optimizer && (!megatron || !estimate::is_amp(spec.precision) ||
+                                         spec.optimizer != estimate::Optimizer::adamw)) {
+    r_.problem(r_.key_loc(map, "precision_aware_optimizer"),
+               "'precision_aware_optimizer' (Megatron's --use-precision-aware-optimizer) "
+               "describes Adam over a Megatron module under mixed precision: set tp, pp or cp, "
+               "or 'transformer_engine: true', a mixed precision and 'optimizer: adamw', or "
+               "drop it");
   }
 }
 

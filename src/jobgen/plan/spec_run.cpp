@@ -141,7 +141,8 @@ void SpecParser::read_flags(const YAML::Node& map, JobSpec& spec, const std::str
       "(e.g. 'flags: {grad_checkpointing: --gradient_checkpointing, precision: {bf16: --bf16}}')";
   if (!r_.expect_map(node, "'flags' in " + what + " " + example)) return;
   r_.check_keys(node,
-                {"grad_checkpointing", "flash_attention", "compile", "fp8_params", "precision"},
+                {"grad_checkpointing", "flash_attention", "compile", "fp8_params",
+                 "bf16_optimizer_states", "precision_aware_optimizer", "precision"},
                 "'flags'");
   spec.flags.loc = r_.at(node);
   const auto flag = [&](const YAML::Node& holder, const std::string& key,
@@ -159,6 +160,10 @@ void SpecParser::read_flags(const YAML::Node& map, JobSpec& spec, const std::str
   if (auto v = flag(node, "flash_attention", "'flags'")) spec.flags.flash_attention = *v;
   if (auto v = flag(node, "compile", "'flags'")) spec.flags.compile = *v;
   if (auto v = flag(node, "fp8_params", "'flags'")) spec.flags.fp8_params = *v;
+  if (auto v = flag(node, "bf16_optimizer_states", "'flags'"))
+    spec.flags.bf16_optimizer_states = *v;
+  if (auto v = flag(node, "precision_aware_optimizer", "'flags'"))
+    spec.flags.precision_aware_optimizer = *v;
   const YAML::Node precision = node["precision"];
   if (!precision || precision.IsNull()) return;
   if (!r_.expect_map(precision,

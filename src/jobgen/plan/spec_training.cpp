@@ -71,9 +71,12 @@ void SpecParser::read_finetune(const YAML::Node& map, JobSpec& spec, const std::
     read_enum(map, "finetune", what, estimate::parse_finetune, spec.finetune);
     return;
   }
-  if (!r_.expect_map(node, "'finetune' (a method name, or method/rank/targets/dropout/base_dtype)"))
+  if (!r_.expect_map(node,
+                     "'finetune' (a method name, or "
+                     "method/rank/targets/dropout/dropout_position/base_dtype)"))
     return;
-  r_.check_keys(node, {"method", "rank", "targets", "dropout", "base_dtype"}, "'finetune'");
+  r_.check_keys(node, {"method", "rank", "targets", "dropout", "dropout_position", "base_dtype"},
+                "'finetune'");
   read_enum(node, "method", "'finetune'", estimate::parse_finetune, spec.finetune);
   if (!node["method"]) r_.problem(node, "'finetune' needs 'method: full|lora|qlora'");
   if (auto v = bounded(node, "rank", "'finetune'", kMaxLoraRank)) {
@@ -81,6 +84,8 @@ void SpecParser::read_finetune(const YAML::Node& map, JobSpec& spec, const std::
   }
   read_enum(node, "targets", "'finetune'", estimate::parse_lora_targets, spec.lora_targets);
   if (auto v = r_.number_in(node, "dropout", "'finetune'", 0, 0.99)) spec.lora_dropout = *v;
+  read_enum(node, "dropout_position", "'finetune'", estimate::parse_lora_dropout_at,
+            spec.lora_dropout_at);
   read_enum(node, "base_dtype", "'finetune'", estimate::parse_base_dtype, spec.base_dtype);
 }
 
