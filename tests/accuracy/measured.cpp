@@ -270,6 +270,8 @@ Expected<MeasuredRow> read_row(const YAML::Node& n,
       TRY_ASSIGN(s.ep, as<int>(v, key, path));
     } else if (key == "etp") {
       TRY_ASSIGN(s.etp, as<int>(v, key, path));
+    } else if (key == "moe_a2a_overlap") {
+      TRY_ASSIGN(s.moe_a2a_overlap, as<bool>(v, key, path));
     } else if (key == "capacity_factor") {
       TRY_ASSIGN(s.capacity_factor, as<double>(v, key, path));
     } else if (key == "deepspeed") {

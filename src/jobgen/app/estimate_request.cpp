@@ -142,6 +142,7 @@ Expected<estimate::TrainingSetup> build_setup(const Context& ctx, const Estimate
   s.tp_across_nodes = o.tp_across_nodes;
   s.ep = o.ep;
   s.etp = o.etp;
+  s.moe_a2a_overlap = o.moe_a2a_overlap;
   s.capacity_factor = o.capacity_factor;
   if (!o.empirical.empty()) {
     JOBGEN_TRY_ASSIGN(auto e, parse_empirical(o.empirical));

@@ -37,8 +37,9 @@ struct EstimateRequest {
   int tp = 1, pp = 1, vpp = 1, cp = 1;  // model parallelism (estimate/parallel.hpp)
   bool sp = false;
   bool tp_across_nodes = false;
-  int ep = 1;                  // MoE expert parallel size
-  int etp = 0;                 // MoE expert tensor parallel size, 0 = tp
+  int ep = 1;   // MoE expert parallel size
+  int etp = 0;  // MoE expert tensor parallel size, 0 = tp
+  bool moe_a2a_overlap = false;
   double capacity_factor = 0;  // MoE capacity factor, 0 = dropless
   bool grad_checkpointing = false;
   std::string recompute = "full";

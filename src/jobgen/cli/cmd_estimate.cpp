@@ -277,6 +277,9 @@ void add_training_options(CLI::App* sub, app::EstimateRequest& o) {
                   "MoE expert tensor parallel size: the ranks each routed expert's Linears are "
                   "split over (Megatron's --expert-tensor-parallel-size; default: --tp)")
       ->check(CLI::Range(1, 1024));
+  sub->add_flag("--moe-a2a-overlap", o.moe_a2a_overlap,
+                "MoE all-to-alls overlapped with another micro-batch's compute (Megatron's "
+                "--overlap-moe-expert-parallel-comm)");
   sub->add_option("--capacity-factor", o.capacity_factor,
                   "MoE capacity factor: each expert takes at most this x its even share of the "
                   "routed tokens, buffers padded to it (0 = dropless)")

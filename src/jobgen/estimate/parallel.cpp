@@ -174,7 +174,7 @@ TrainingSetup dp_group_setup(const TrainingSetup& s) {
   // (the all-to-all in comm.cpp reads them from seq_len).
   if (s.sp && s.tp > 1) v.seq_len = ceil_div(v.seq_len, s.tp);
   v.tp = v.pp = v.vpp = v.cp = 1;  // a plain data-parallel run of the shard
-  v.etp = 0;
+  v.etp = 0;                       // moe_a2a_overlap stays: communication() reads it
   v.sp = false;
   return v;
 }

@@ -240,6 +240,11 @@ Expected<void> validate_moe(const TrainingSetup& s) {
   if (!(s.capacity_factor >= 0 && s.capacity_factor <= 64))
     return invalid("capacity factor must be from 0 (dropless) to 64 (e.g. --capacity-factor 1.25)");
   if (s.etp < 0) return invalid("expert tensor parallel size must be at least 1 (e.g. --etp 1)");
+  if (s.moe_a2a_overlap && (!a.is_moe() || s.ep <= 1 || !megatron_module(s)))
+    return invalid(
+        "moe_a2a_overlap (Megatron's --overlap-moe-expert-parallel-comm) overlaps the "
+        "expert-parallel all-to-alls of a Megatron module: it needs an MoE model, ep > 1 and a "
+        "Megatron layout (tp/pp/cp or transformer_engine: true); drop it or set those");
   if (!a.is_moe()) {
     if (s.ep > 1 || s.etp > 0 || s.capacity_factor > 0)
       return invalid(

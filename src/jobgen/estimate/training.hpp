@@ -185,6 +185,9 @@ struct TrainingSetup {
   // expert takes at most capacity_factor x tokens x top-k / experts tokens, the buffers padded to
   // it; 0 = dropless: buffers of exactly tokens x top-k).
   int ep = 1;
+  // Megatron's all-to-all overlap (--overlap-moe-expert-parallel-comm, Megatron-Bridge's
+  // moe_a2a_overlap): one micro-batch's expert-parallel all-to-alls run under another's compute.
+  bool moe_a2a_overlap = false;
   // Expert tensor parallel size: the ranks one routed expert's Linears are split over (Megatron's
   // --expert-tensor-parallel-size); 0 = tp, Megatron's default. ep x etp must divide a pipeline
   // stage's tp x cp x dp ranks (MoE parallel folding).

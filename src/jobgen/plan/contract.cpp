@@ -160,6 +160,13 @@ std::vector<ContractGap> contract_gaps(const JobSpec& spec, const PlanRow& row, 
                     "(your script's flag)",
                     true});
   }
+  // A throughput assumption: without the overlap the job runs slower than planned, not larger.
+  if (spec.moe_a2a_overlap && spec.ep > 1 && spec.flags.moe_a2a_overlap.empty()) {
+    gaps.push_back({"the all-to-all overlap", "MoE all-to-alls overlapped with compute",
+                    "add 'flags: {moe_a2a_overlap: --overlap-moe-expert-parallel-comm}' (your "
+                    "script's flag)",
+                    false});
+  }
   if (spec.compile && !uses(spec, "compile") && spec.flags.compile.empty() &&
       launcher != Launcher::accelerate) {
     gaps.push_back(
@@ -214,6 +221,8 @@ std::vector<std::string> planned_flags(const JobSpec& spec, const PlanRow& row) 
     out.push_back(spec.flags.bf16_optimizer_states);
   if (spec.precision_aware_optimizer && !spec.flags.precision_aware_optimizer.empty())
     out.push_back(spec.flags.precision_aware_optimizer);
+  if (spec.moe_a2a_overlap && spec.ep > 1 && !spec.flags.moe_a2a_overlap.empty())
+    out.push_back(spec.flags.moe_a2a_overlap);
   const auto precision = spec.flags.precision.find(std::string(estimate::to_string(row.precision)));
   if (precision != spec.flags.precision.end()) out.push_back(precision->second);
   return out;

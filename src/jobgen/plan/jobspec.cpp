@@ -109,6 +109,7 @@ estimate::TrainingSetup JobSpec::setup(int gpus_per_node, int nodes) const {
   s.recompute = recompute;
   s.ep = ep;
   s.etp = etp;
+  s.moe_a2a_overlap = moe_a2a_overlap;
   s.capacity_factor = capacity_factor;
   s.gpus_per_node = gpus_per_node;
   s.nodes = nodes;

@@ -116,9 +116,10 @@ struct CommandFlags {
   std::string grad_checkpointing;
   std::string flash_attention;
   std::string compile;
-  std::string fp8_params;                        // e.g. Megatron's --fp8-param-gather
-  std::string bf16_optimizer_states;             // e.g. NeMo's model.optim.dtype=bf16
-  std::string precision_aware_optimizer;         // e.g. Megatron's --use-precision-aware-optimizer
+  std::string fp8_params;                 // e.g. Megatron's --fp8-param-gather
+  std::string bf16_optimizer_states;      // e.g. NeMo's model.optim.dtype=bf16
+  std::string precision_aware_optimizer;  // e.g. Megatron's --use-precision-aware-optimizer
+  std::string moe_a2a_overlap;            // e.g. Megatron's --overlap-moe-expert-parallel-comm
   std::map<std::string, std::string> precision;  // precision name (as in the spec) -> flag
   SourceLoc loc;
 };
@@ -166,9 +167,10 @@ struct JobSpec {
   bool precision_aware_optimizer = false;  // estimate::TrainingSetup::precision_aware_optimizer
   bool grad_reduce_in_fp32 = true;         // estimate::TrainingSetup::grad_reduce_in_fp32
   estimate::Recompute recompute = estimate::Recompute::full;  // when checkpointing is on
-  int ep = 1;                  // MoE expert parallel size (estimate::TrainingSetup::ep)
-  int etp = 0;                 // MoE expert tensor parallel size, 0 = tp (TrainingSetup::etp)
-  double capacity_factor = 0;  // MoE capacity factor, 0 = dropless
+  int ep = 1;                    // MoE expert parallel size (estimate::TrainingSetup::ep)
+  int etp = 0;                   // MoE expert tensor parallel size, 0 = tp (TrainingSetup::etp)
+  bool moe_a2a_overlap = false;  // estimate::TrainingSetup::moe_a2a_overlap
+  double capacity_factor = 0;    // MoE capacity factor, 0 = dropless
 
   std::optional<BatchRange> effective_batch;  // nullopt: accumulation 1 at the largest micro-batch
   std::optional<int> micro_batch;             // fixed per-GPU micro-batch; nullopt = auto

@@ -40,6 +40,7 @@ const std::vector<std::string> kStageKeys{"name",
                                           "fsdp_version",
                                           "ep",
                                           "etp",
+                                          "moe_a2a_overlap",
                                           "capacity_factor",
                                           "effective_batch",
                                           "micro_batch",
@@ -97,6 +98,7 @@ void SpecParser::apply(const YAML::Node& map, JobSpec& spec, const std::string& 
   read_enum(map, "fsdp_version", what, estimate::parse_fsdp_version, spec.fsdp_version);
   if (auto v = bounded(map, "ep", what, 65'536)) spec.ep = static_cast<int>(*v);
   if (auto v = bounded(map, "etp", what, 1'024)) spec.etp = static_cast<int>(*v);
+  if (auto v = r_.boolean(map, "moe_a2a_overlap", what)) spec.moe_a2a_overlap = *v;
   if (auto v = r_.number_in(map, "capacity_factor", what, 0, 64)) spec.capacity_factor = *v;
   read_batch(map, spec, what);
   read_micro_batch(map, spec, what);

@@ -140,10 +140,11 @@ void SpecParser::read_flags(const YAML::Node& map, JobSpec& spec, const std::str
   const std::string example =
       "(e.g. 'flags: {grad_checkpointing: --gradient_checkpointing, precision: {bf16: --bf16}}')";
   if (!r_.expect_map(node, "'flags' in " + what + " " + example)) return;
-  r_.check_keys(node,
-                {"grad_checkpointing", "flash_attention", "compile", "fp8_params",
-                 "bf16_optimizer_states", "precision_aware_optimizer", "precision"},
-                "'flags'");
+  r_.check_keys(
+      node,
+      {"grad_checkpointing", "flash_attention", "compile", "fp8_params", "bf16_optimizer_states",
+       "precision_aware_optimizer", "moe_a2a_overlap", "precision"},
+      "'flags'");
   spec.flags.loc = r_.at(node);
   const auto flag = [&](const YAML::Node& holder, const std::string& key,
                         const std::string& where) -> std::optional<std::string> {
@@ -164,6 +165,7 @@ void SpecParser::read_flags(const YAML::Node& map, JobSpec& spec, const std::str
     spec.flags.bf16_optimizer_states = *v;
   if (auto v = flag(node, "precision_aware_optimizer", "'flags'"))
     spec.flags.precision_aware_optimizer = *v;
+  if (auto v = flag(node, "moe_a2a_overlap", "'flags'")) spec.flags.moe_a2a_overlap = *v;
   const YAML::Node precision = node["precision"];
   if (!precision || precision.IsNull()) return;
   if (!r_.expect_map(precision,
