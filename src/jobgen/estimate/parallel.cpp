@@ -126,7 +126,8 @@ TrainingSetup stage_setup(const TrainingSetup& s, Stage stage) {
   a.heads = std::max(1, m.heads / s.tp);
   a.kv_heads = std::max(1, m.effective_kv_heads() / s.tp);
   a.ffn_hidden = ceil_div(m.effective_ffn(), s.tp);
-  // A routed expert's Linears are split over the expert tensor-parallel ranks, not tp's.
+  // A routed expert's Linears are split over the expert tensor-parallel ranks, not tp's (the
+  // shared experts, which share their width, are counted the same way).
   if (m.is_moe()) a.expert_ffn_hidden = ceil_div(m.effective_expert_ffn(), s.expert_tp());
   a.vocab = ceil_div(m.vocab, s.tp);
   a.params = 0;  // the shard's parameters are derived from its shape
@@ -174,7 +175,7 @@ TrainingSetup dp_group_setup(const TrainingSetup& s) {
   // (the all-to-all in comm.cpp reads them from seq_len).
   if (s.sp && s.tp > 1) v.seq_len = ceil_div(v.seq_len, s.tp);
   v.tp = v.pp = v.vpp = v.cp = 1;  // a plain data-parallel run of the shard
-  v.etp = 0;                       // moe_a2a_overlap stays: communication() reads it
+  v.etp = 0;                       // the shard's experts are split already
   v.sp = false;
   return v;
 }
