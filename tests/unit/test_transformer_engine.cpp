@@ -13,6 +13,7 @@
 #include "jobgen/estimate/compute.hpp"
 #include "jobgen/estimate/parallel.hpp"
 #include "jobgen/plan/contract.hpp"
+#include "jobgen/plan/launcher_config.hpp"
 #include "planner_fixtures.hpp"
 
 using namespace jobgen;
@@ -376,4 +377,51 @@ steps: 10
                             "--precision-aware-optimizer", "--explain"});
   REQUIRE_MESSAGE(cli.code == 0, cli.err);
   CHECK(cli.out.find("fp32 (kept as 16-bit remainders) master weights") != std::string::npos);
+}
+
+TEST_CASE("megatron distributed optimizer: zero1 on a Megatron layout writes no DeepSpeed config") {
+  const std::string spec = R"(name: mg
+model: llama-3.1-8b
+seq_len: 4096
+effective_batch: 64
+steps: 10
+strategy: zero1
+tp: 2
+)";
+  plan::PlanRow row;
+  row.micro_batch = 1;
+  row.grad_accum = 1;
+  row.gpus_per_node = 8;
+  row.tp = 2;
+  const std::string cmd =
+      "command: pretrain_gpt.py --micro-batch-size {{micro_batch}} --tensor-model-parallel-size "
+      "{{tp}}";
+  const auto blind = spec_from(spec + cmd + "\n");
+  CHECK(plan::megatron_distributed_optimizer(blind, plan::Launcher::torchrun));
+  CHECK(plan::config_kind(blind, plan::Launcher::torchrun) == plan::ConfigKind::none);
+  const auto config = plan::launcher_config(blind, row, plan::Launcher::torchrun);
+  REQUIRE(config);
+  CHECK_FALSE(config->has_value());
+  const std::string problem =
+      plan::contract_problem(plan::contract_gaps(blind, row, plan::Launcher::torchrun));
+  CHECK(problem.find("Megatron's distributed optimizer: add 'flags: {distributed_optimizer: "
+                     "--use-distributed-optimizer}'") != std::string::npos);
+  CHECK(problem.find("DeepSpeed") == std::string::npos);
+  // The flag in the command, or as flags.distributed_optimizer (appended when planned).
+  CHECK(plan::contract_problem(
+            plan::contract_gaps(spec_from(spec + cmd + " --use-distributed-optimizer\n"), row,
+                                plan::Launcher::torchrun))
+            .empty());
+  const auto flagged =
+      spec_from(spec + cmd + "\nflags: {distributed_optimizer: --use-distributed-optimizer}\n");
+  CHECK(
+      plan::contract_problem(plan::contract_gaps(flagged, row, plan::Launcher::torchrun)).empty());
+  const auto flags = plan::planned_flags(flagged, row);
+  CHECK(std::find(flags.begin(), flags.end(), "--use-distributed-optimizer") != flags.end());
+  // Under the deepspeed launcher, or without a Megatron layout, zero1 is DeepSpeed's.
+  CHECK(plan::config_kind(blind, plan::Launcher::deepspeed) == plan::ConfigKind::deepspeed);
+  const auto plain = spec_from(
+      "name: ds\nmodel: llama-3.1-8b\nseq_len: 4096\neffective_batch: 64\nsteps: 10\n"
+      "strategy: zero1\ncommand: train.py --bs {{micro_batch}}\n");
+  CHECK(plan::config_kind(plain, plan::Launcher::torchrun) == plan::ConfigKind::deepspeed);
 }

@@ -83,7 +83,7 @@ struct MemoryBreakdown {
   double releasable = 0;  // of total, what the allocator frees before it runs out (see above)
   const char* peak_phase = "forward/backward";  // or "optimizer step"
   // Model parallelism: the pipeline stage whose memory this is, the worst one (parallel.hpp).
-  const char* stage = "the only stage";
+  const char* stage = "only stage";
 
   // torch.cuda.max_memory_allocated(): live tensors.
   double allocated() const { return weights + gradients + optimizer + activations; }

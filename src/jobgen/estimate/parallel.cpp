@@ -103,7 +103,7 @@ Expected<void> validate_parallel(const TrainingSetup& s) {
 const char* to_string(Stage stage) {
   switch (stage) {
     case Stage::only:
-      return "the only stage";
+      return "only stage";
     case Stage::first:
       return "first stage";
     case Stage::last:

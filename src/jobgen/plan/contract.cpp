@@ -146,6 +146,18 @@ std::vector<ContractGap> contract_gaps(const JobSpec& spec, const PlanRow& row, 
     gaps.push_back({"FP8 primary weights", "FP8 primary weights",
                     "add 'flags: {fp8_params: --fp8-param-gather}' (your script's flag)", true});
   }
+  // Megatron shards the optimizer over dp only with its distributed optimizer: without it every
+  // rank keeps all the states the plan divides.
+  if (megatron_distributed_optimizer(spec, launcher) && spec.flags.distributed_optimizer.empty() &&
+      spec.command.find("distributed-optimizer") == std::string::npos &&
+      spec.command.find("distributed_optimizer") == std::string::npos &&
+      spec.command.find("distributed_fused_adam") == std::string::npos) {
+    gaps.push_back({"Megatron's distributed optimizer",
+                    "strategy zero1: Megatron's distributed optimizer",
+                    "add 'flags: {distributed_optimizer: --use-distributed-optimizer}' (your "
+                    "script's flag)",
+                    true});
+  }
   // bf16 optimizer states, or master weights kept as remainders, are smaller than the fp32
   // states a job keeps by default.
   if (spec.bf16_optimizer_states && spec.flags.bf16_optimizer_states.empty()) {
@@ -217,6 +229,8 @@ std::vector<std::string> planned_flags(const JobSpec& spec, const PlanRow& row) 
   if (spec.fp8_params && row.precision == estimate::Precision::fp8 &&
       !spec.flags.fp8_params.empty())
     out.push_back(spec.flags.fp8_params);
+  if (!spec.flags.distributed_optimizer.empty() && spec.strategy == estimate::Strategy::zero1)
+    out.push_back(spec.flags.distributed_optimizer);
   if (spec.bf16_optimizer_states && !spec.flags.bf16_optimizer_states.empty())
     out.push_back(spec.flags.bf16_optimizer_states);
   if (spec.precision_aware_optimizer && !spec.flags.precision_aware_optimizer.empty())

@@ -120,6 +120,7 @@ struct CommandFlags {
   std::string bf16_optimizer_states;      // e.g. NeMo's model.optim.dtype=bf16
   std::string precision_aware_optimizer;  // e.g. Megatron's --use-precision-aware-optimizer
   std::string moe_a2a_overlap;            // e.g. Megatron's --overlap-moe-expert-parallel-comm
+  std::string distributed_optimizer;      // strategy zero1 on Megatron: --use-distributed-optimizer
   std::map<std::string, std::string> precision;  // precision name (as in the spec) -> flag
   SourceLoc loc;
 };

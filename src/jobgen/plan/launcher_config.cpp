@@ -288,8 +288,14 @@ std::vector<ConfigLine> lines_of(const ordered_json& doc) {
 
 }  // namespace
 
+bool megatron_distributed_optimizer(const JobSpec& spec, Launcher launcher) {
+  return launcher != Launcher::deepspeed && launcher != Launcher::accelerate &&
+         spec.strategy == est::Strategy::zero1 && est::megatron_module(spec.layout_probe());
+}
+
 ConfigKind config_kind(const JobSpec& spec, Launcher launcher) {
   if (launcher == Launcher::accelerate) return ConfigKind::accelerate;
+  if (megatron_distributed_optimizer(spec, launcher)) return ConfigKind::none;
   if (launcher == Launcher::deepspeed || est::is_deepspeed(spec.strategy))
     return ConfigKind::deepspeed;
   return ConfigKind::none;

@@ -36,8 +36,13 @@ namespace jobgen::plan {
 
 enum class ConfigKind { none, deepspeed, accelerate };
 
-// Which config jobgen writes for `spec` started by `launcher`.
+// Which config jobgen writes for `spec` started by `launcher`. A Megatron module's zero1 is
+// Megatron's distributed optimizer, which the script's own flag turns on: no DeepSpeed config.
 ConfigKind config_kind(const JobSpec& spec, Launcher launcher);
+
+// strategy zero1 on a Megatron module (a Megatron layout, or Transformer Engine's layers without
+// FSDP) under a launcher other than deepspeed: Megatron's distributed optimizer.
+bool megatron_distributed_optimizer(const JobSpec& spec, Launcher launcher);
 
 // The placeholder that passes the config's path to the command ("deepspeed_config"), "" if none.
 std::string config_placeholder(ConfigKind kind);

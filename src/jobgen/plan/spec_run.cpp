@@ -143,7 +143,7 @@ void SpecParser::read_flags(const YAML::Node& map, JobSpec& spec, const std::str
   r_.check_keys(
       node,
       {"grad_checkpointing", "flash_attention", "compile", "fp8_params", "bf16_optimizer_states",
-       "precision_aware_optimizer", "moe_a2a_overlap", "precision"},
+       "precision_aware_optimizer", "moe_a2a_overlap", "distributed_optimizer", "precision"},
       "'flags'");
   spec.flags.loc = r_.at(node);
   const auto flag = [&](const YAML::Node& holder, const std::string& key,
@@ -166,6 +166,8 @@ void SpecParser::read_flags(const YAML::Node& map, JobSpec& spec, const std::str
   if (auto v = flag(node, "precision_aware_optimizer", "'flags'"))
     spec.flags.precision_aware_optimizer = *v;
   if (auto v = flag(node, "moe_a2a_overlap", "'flags'")) spec.flags.moe_a2a_overlap = *v;
+  if (auto v = flag(node, "distributed_optimizer", "'flags'"))
+    spec.flags.distributed_optimizer = *v;
   const YAML::Node precision = node["precision"];
   if (!precision || precision.IsNull()) return;
   if (!r_.expect_map(precision,
