@@ -48,6 +48,14 @@ TrainingSetup megatron_setup() {
   return s;
 }
 
+// `jobgen estimate --explain` of Llama 3.1 8B on 8 H100s at tp 2 with Megatron's distributed
+// optimizer and one more flag.
+CliResult megatron_explain(const std::string& flag) {
+  return run_cli({"estimate", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8",
+                  "--seq-len", "4096", "--tp", "2", "--sp", "--strategy", "zero1", flag,
+                  "--explain"});
+}
+
 // The memory terms of a setup at micro-batch 1 on the 80 GB test card.
 std::vector<Term> terms_of(const TrainingSetup& s) {
   std::vector<Term> t;
@@ -304,9 +312,7 @@ TEST_CASE("megatron module: an fp32 gradient buffer unless grad_reduce_in_fp32 i
   REQUIRE_FALSE(validate(deepspeed));
   CHECK(validate(deepspeed).error().message.find("describes a Megatron module") !=
         std::string::npos);
-  const auto cli = run_cli({"estimate", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8",
-                            "--seq-len", "4096", "--tp", "2", "--sp", "--strategy", "zero1",
-                            "--no-grad-reduce-in-fp32", "--explain"});
+  const auto cli = megatron_explain("--no-grad-reduce-in-fp32");
   REQUIRE_MESSAGE(cli.code == 0, cli.err);
   CHECK(cli.out.find("half gradient buffer (main_grad)") != std::string::npos);
 }
@@ -349,6 +355,16 @@ steps: 10
   REQUIRE_FALSE(wrong);
   CHECK(wrong.error().where.line == 6);
   CHECK(wrong.error().message.find("'precision_aware_optimizer' (Megatron's") != std::string::npos);
+  // bf16 states of an optimizer that keeps none, and an overlap with nothing to overlap: each at
+  // its own line, both at once.
+  const auto both = plan::parse_job_spec(
+      base + "optimizer: sgd\nbf16_optimizer_states: true\nmoe_a2a_overlap: true\n", "spec.yaml");
+  REQUIRE_FALSE(both);
+  CHECK(both.error().where.line == 7);
+  CHECK(both.error().message.find("'bf16_optimizer_states'") != std::string::npos);
+  REQUIRE(both.error().more.size() == 1);
+  CHECK(both.error().more[0].where.line == 8);
+  CHECK(both.error().more[0].message.find("'moe_a2a_overlap'") != std::string::npos);
   const std::string megatron =
       base +
       "tp: 2\nprecision_aware_optimizer: true\nbf16_optimizer_states: true\n"
@@ -372,9 +388,7 @@ steps: 10
   CHECK(std::find(flags.begin(), flags.end(), "--use-precision-aware-optimizer") != flags.end());
   CHECK(std::find(flags.begin(), flags.end(), "--exp-avg-dtype=bf16") != flags.end());
 
-  const auto cli = run_cli({"estimate", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "8",
-                            "--seq-len", "4096", "--tp", "2", "--sp", "--strategy", "zero1",
-                            "--precision-aware-optimizer", "--explain"});
+  const auto cli = megatron_explain("--precision-aware-optimizer");
   REQUIRE_MESSAGE(cli.code == 0, cli.err);
   CHECK(cli.out.find("fp32 (kept as 16-bit remainders) master weights") != std::string::npos);
 }

@@ -186,22 +186,24 @@ void SpecParser::check(const JobSpec& spec, const YAML::Node& map, const std::st
     r_.problem(r_.key_loc(map, "finetune"),
                "'rank' and 'targets' only apply to 'method: lora' or 'method: qlora'");
   }
-  check_megatron_keys(spec, map);
+  check_run_keys(spec, map);
   if (!spec.model_ref.empty() && spec.model_file.empty() && spec.seq_len > 0) {
     estimate::TrainingSetup probe = spec.layout_probe();
-    probe.fp8_params = false;  // reported at their keys by check_megatron_keys
+    probe.fp8_params = false;  // reported at their keys by check_run_keys
     probe.grad_reduce_in_fp32 = true;
     probe.precision_aware_optimizer = false;
+    probe.bf16_optimizer_states = false;
+    probe.moe_a2a_overlap = false;
     if (auto ok = estimate::validate(probe); !ok) {
       r_.problem(at, ok.error().message);
     }
   }
 }
 
-// fp8_params, grad_reduce_in_fp32 and precision_aware_optimizer describe a Megatron module's
-// storage: reported at their
-// keys when the spec runs no such module (estimate::validate says the same for the CLI).
-void SpecParser::check_megatron_keys(const JobSpec& spec, const YAML::Node& map) {
+// The storage and overlap keys that only mean something for some runs (most of them for a
+// Megatron module): reported at their own keys when the spec's run is not one
+// (estimate::validate says the same for the CLI).
+void SpecParser::check_run_keys(const JobSpec& spec, const YAML::Node& map) {
   const estimate::TrainingSetup probe = spec.layout_probe();
   const bool megatron = estimate::megatron_module(probe);
   if (spec.fp8_params &&
@@ -225,6 +227,22 @@ void SpecParser::check_megatron_keys(const JobSpec& spec, const YAML::Node& map)
                "describes Adam over a Megatron module under mixed precision: set tp, pp or cp, "
                "or 'transformer_engine: true', a mixed precision and 'optimizer: adamw', or "
                "drop it");
+  }
+  const estimate::Optimizer opt = spec.optimizer;
+  if (spec.bf16_optimizer_states && opt != estimate::Optimizer::adamw &&
+      opt != estimate::Optimizer::lamb && opt != estimate::Optimizer::sgd_momentum) {
+    r_.problem(r_.key_loc(map, "bf16_optimizer_states"),
+               "'bf16_optimizer_states' keeps Adam's moments (SGD's momentum) in bf16; optimizer " +
+                   std::string(estimate::to_string(opt)) +
+                   " keeps no fp32 states: use adamw, lamb or sgd-momentum, or drop it");
+  }
+  // A model file is read after parsing: its experts are known only for a preset.
+  const bool dense = !spec.model_ref.empty() && spec.model_file.empty() && !spec.model.is_moe();
+  if (spec.moe_a2a_overlap && (dense || spec.ep <= 1 || !megatron)) {
+    r_.problem(r_.key_loc(map, "moe_a2a_overlap"),
+               "'moe_a2a_overlap' (Megatron's --overlap-moe-expert-parallel-comm) overlaps the "
+               "expert-parallel all-to-alls of a Megatron module: it needs an MoE model, ep above "
+               "1 and a layout with tp, pp or cp (or 'transformer_engine: true'), or drop it");
   }
 }
 

@@ -29,7 +29,7 @@ class SpecParser {
 
   // Completeness and consistency, once all keys are applied.
   void check(const JobSpec& spec, const YAML::Node& map, const std::string& what);
-  void check_megatron_keys(const JobSpec& spec, const YAML::Node& map);
+  void check_run_keys(const JobSpec& spec, const YAML::Node& map);
 
   // spec_training.cpp: `baseline:` (plan/baseline.hpp), also alone for `estimate --baseline`.
   void read_baseline(const YAML::Node& map, JobSpec& spec, const std::string& what);
