@@ -1,8 +1,8 @@
 # Thin wrapper around CMake/CTest. Quick start on a fresh Debian 12 machine (as root):
-#   make run     install missing packages, build, run the demo
-#   make test    install missing packages, build, run every test (unit + real-Slurm integration,
+#   make run     install what building jobgen needs, build the jobgen binary, run the demo plan
+#   make test    install what the tests need too, build everything, run every test (unit + real-Slurm integration,
 #                Slurm 22.05, 24.11 and 26.05)
-# Other targets: build test-unit test-asan test-fuzz install format clean distclean deps,
+# Other targets: build test-unit test-asan test-fuzz install format clean distclean deps deps-build,
 # test-slurm24 and test-slurm26 (only the integration tests against Slurm 24.11 or 26.05, each from
 # a Debian root: trixie, forky).
 
@@ -27,10 +27,17 @@ RUN_ARGS  ?= plan examples/jobgen.yaml --target l40s
 # Set to 1 to also run the integration suite under ASan.
 ASAN_INTEGRATION ?= 0
 
-DEB_PACKAGES := build-essential cmake ninja-build pkg-config libyaml-cpp-dev libcli11-dev \
+# What building and running jobgen needs (`make run`): the compiler, CMake and Ninja, the
+# libraries jobgen links or includes (doctest's CMake module is read when the tree is configured),
+# and ccache. Everything else below is for the tests (`make test`, `make deps`).
+BUILD_PACKAGES := build-essential cmake ninja-build pkg-config libyaml-cpp-dev libcli11-dev \
   libcurl4-openssl-dev doctest-dev nlohmann-json3-dev libkainjow-mustache-dev libfmt-dev \
-  libsqlite3-dev slurm-wlm slurm-wlm-jwt-plugin slurmrestd munge shellcheck curl python3 jq clang-format \
-  iproute2 procps clang-16 libclang-rt-16-dev clang-tidy-16 gnuplot-nox ccache
+  libsqlite3-dev ccache
+
+# The test clusters (Slurm with slurmrestd and JWT, munge), the scripts' tools, the lint and the
+# sanitizer tree's clang, and gnuplot for bench/accuracy.sh's plots.
+DEB_PACKAGES := $(BUILD_PACKAGES) slurm-wlm slurm-wlm-jwt-plugin slurmrestd munge shellcheck curl \
+  python3 jq clang-format iproute2 procps clang-16 libclang-rt-16-dev clang-tidy-16 gnuplot-nox
 
 # The Slurm 24.11 and 26.05 integration tests run from Debian roots it debootstraps.
 DEB_PACKAGES += debootstrap
@@ -63,20 +70,31 @@ ifeq ($(shell id -u),0)
 export CCACHE_DIR ?= /var/cache/jobgen-ccache
 endif
 
-.PHONY: all build deps run test test-unit test-asan test-fuzz install format clean distclean
+.PHONY: all build deps deps-build run test test-unit test-asan test-fuzz install format clean distclean
 
 all: build
 
-deps:
-	@missing=$$(for p in $(DEB_PACKAGES); do \
+# install_missing TARGET PACKAGES: installs the packages dpkg does not list as installed.
+define install_missing
+	@missing=$$(for p in $(2); do \
 	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
 	done); \
 	if [ -n "$$missing" ]; then \
-	  echo "make deps: installing" $$missing; \
-	  if [ "$$(id -u)" -ne 0 ]; then echo "make deps: run as root (or install them yourself)" >&2; exit 1; fi; \
+	  echo "make $(1): installing" $$missing; \
+	  if [ "$$(id -u)" -ne 0 ]; then echo "make $(1): run as root (or install them yourself)" >&2; exit 1; fi; \
 	  export DEBIAN_FRONTEND=noninteractive; \
 	  apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing </dev/null; \
 	fi
+endef
+
+# What `make run` needs.
+deps-build:
+	$(call install_missing,deps-build,$(BUILD_PACKAGES))
+
+# Everything `make test` needs, and a check that its test clusters will not collide with another
+# cluster on this machine (ports, munged).
+deps:
+	$(call install_missing,deps,$(DEB_PACKAGES))
 	@tests/integration/cluster.sh check >/dev/null
 
 # The integration tests against newer Slurm versions (Debian trixie's 24.11, label slurm24; Debian
@@ -108,18 +126,19 @@ $(BUILD_DIR)/CMakeCache.txt:
 
 # Debug (-O0): it compiles in about half the time of -O1 (measured on 2 cores: the largest files
 # 8 s instead of 16), which the CI's budget needs more than the fuzz targets' extra executions.
-# Without precompiled headers: at -O0 clang compiles as fast without them (files 0.6 s faster or
-# 1.6 s slower), a clang .pch holds its build directory's path, so every object built on it
-# would miss the compiler cache in another clone, and this tree then proves that every file,
-# the tests' too, includes what it uses.
+# Each file of cli/ compiles alone here (no unity files), which proves that every file includes
+# what it uses.
 $(ASAN_DIR)/CMakeCache.txt:
 	cmake -S . -B $(ASAN_DIR) -G Ninja -DCMAKE_CXX_COMPILER=$(SAN_CXX) -DJOBGEN_SANITIZE=ON \
-	  -DJOBGEN_FUZZ=ON -DJOBGEN_PCH=OFF -DCMAKE_BUILD_TYPE=Debug
+	  -DJOBGEN_FUZZ=ON -DJOBGEN_UNITY_CLI=OFF -DCMAKE_BUILD_TYPE=Debug
 
 build: $(BUILD_DIR)/CMakeCache.txt
 	$(LOCK) cmake --build $(BUILD_DIR) -j $(JOBS)
 
-run: deps build
+# Only the jobgen binary (not the tests), then the plan.
+run: deps-build
+	@$(MAKE) --no-print-directory $(BUILD_DIR)/CMakeCache.txt
+	$(LOCK) cmake --build $(BUILD_DIR) -j $(JOBS) --target jobgen
 	$(BUILD_DIR)/jobgen $(RUN_ARGS)
 
 test: deps slurm24-root slurm26-root build
@@ -163,14 +182,14 @@ TIDY_ARGS := -extra-arg=-std=c++2b -extra-arg=-Wno-macro-redefined \
 format-check: deps
 	$(SOURCES_CMD) | xargs -0 -r clang-format --dry-run -Werror
 
-# Its own configuration without precompiled headers (clang cannot read g++'s .gch, and a file
-# must compile without them); only the compile commands are needed, nothing is built. Only the
+# Its own configuration, each file compiled alone (clang-tidy reads a file's own compile command);
+# only the compile commands are needed, nothing is built. Only the
 # files a change can affect since the last clean pass on this machine are checked, as the release
 # tree's dependencies tell (tests/lint/tidy.sh); TIDY_FULL=1 checks every file.
 TIDY_DIR ?= build-tidy
 TIDY_FULL ?= 0
 tidy: deps
-	cmake -S . -B $(TIDY_DIR) -G Ninja -DJOBGEN_PCH=OFF >/dev/null
+	cmake -S . -B $(TIDY_DIR) -G Ninja -DJOBGEN_UNITY_CLI=OFF >/dev/null
 	JOBGEN_TIDY_FULL=$(TIDY_FULL) tests/lint/tidy.sh $(TIDY_DIR) $(BUILD_DIR) $(JOBS) $(TIDY_ARGS)
 
 lint: format-check tidy

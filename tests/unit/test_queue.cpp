@@ -532,9 +532,24 @@ TEST_CASE("jobgen plan without a reachable cluster: the plan, and 'queue data un
   };
   const Run text = run_plan(down, {"--target", "l40s"});
   CHECK(text.code == 0);
-  // Queue data is optional: each scheduler command may take 10 s, not the backend's 30 s.
+  // Each scheduler command gets the backend's budget (a busy slurmctld answers slowly), and
+  // $JOBGEN_SLURM_TIMEOUT sets it.
   REQUIRE_FALSE(down.commands.empty());
-  for (const auto& c : down.commands) CHECK(c.timeout == std::chrono::seconds(10));
+  for (const auto& c : down.commands) CHECK(c.timeout == slurm::kSlurmCommandTimeout);
+  {
+    test::RecordingCommandRunner slow = down;
+    slow.commands.clear();
+    ::setenv("JOBGEN_SLURM_TIMEOUT", "90", 1);
+    CHECK(run_plan(slow, {"--target", "l40s"}).code == 0);
+    ::setenv("JOBGEN_SLURM_TIMEOUT", "soon", 1);
+    const Run bad = run_plan(slow, {"--target", "l40s"});
+    ::unsetenv("JOBGEN_SLURM_TIMEOUT");
+    REQUIRE_FALSE(slow.commands.empty());
+    for (const auto& c : slow.commands) CHECK(c.timeout == std::chrono::seconds(90));
+    // A bad value is said; the plan is still made, without queue data.
+    CHECK(bad.code == 0);
+    CHECK(bad.out.find("JOBGEN_SLURM_TIMEOUT='soon' is not a whole number") != std::string::npos);
+  }
   CHECK(text.out.find("queue data unavailable") != std::string::npos);
   CHECK(text.out.find("Recommendation") != std::string::npos);
   CHECK(text.out.find("finishes first") == std::string::npos);

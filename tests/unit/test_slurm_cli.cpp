@@ -424,7 +424,9 @@ TEST_CASE("CLI backend: a failed squeue is an error with its cause, never an emp
 
   test::RecordingCommandRunner refused;
   refused.answer(1, "", "slurm_load_jobs error: Zero Bytes were transmitted or received\n");
-  SbatchBackend with_jwt(refused, {std::chrono::seconds(30), {}, "", true});
+  SbatchBackendOptions jwt;
+  jwt.jwt_in_environment = true;
+  SbatchBackend with_jwt(refused, jwt);
   auto auth = with_jwt.jobs({"7"});
   REQUIRE_FALSE(auth);
   CHECK(auth.error().exit == Exit::auth);

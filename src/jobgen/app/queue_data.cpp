@@ -365,6 +365,13 @@ plan::QueueSnapshot fetch_queue(slurm::Backend& backend, const profile::Profile&
     auto answer = backend.submit({test_script(options), options, true, {}});
     if (answer && answer->estimated_start) {
       snap.slurm_start[id] = *answer->estimated_start;
+    } else if (!answer && answer.error().transient) {
+      // Timed out or unreachable: the next question would wait as long again.
+      for (int rest : top)
+        if (!snap.slurm_start.contains(rest) && !snap.slurm_not_asked.contains(rest))
+          snap.slurm_not_asked[rest] = answer.error().message;
+      snap.notes.push_back("no start estimates: " + util::printable(answer.error().message, 300));
+      break;
     } else {
       const std::string why = answer ? "no start time in Slurm's answer" : answer.error().message;
       snap.slurm_not_asked[id] = why;

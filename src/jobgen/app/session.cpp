@@ -12,6 +12,7 @@
 #include "jobgen/slurm/records.hpp"
 #include "jobgen/slurm/rest/rest_backend.hpp"
 #include "jobgen/slurm/sbatch/sbatch_backend.hpp"
+#include "jobgen/sys/settings.hpp"
 #include "jobgen/sys/user.hpp"
 #include "jobgen/util/slurm_time.hpp"
 #include "jobgen/util/strings.hpp"
@@ -26,7 +27,8 @@ Expected<std::unique_ptr<slurm::Backend>> make_backend(const Context& ctx, JobSe
   if (name == "cli") {
     slurm::SbatchBackendOptions options;
     options.jwt_in_environment = ctx.env.get("SLURM_JWT").has_value();
-    if (session.query_timeout) options.timeout = *session.query_timeout;
+    JOBGEN_TRY_ASSIGN(const auto timeout, sys::slurm_command_timeout(ctx.env));
+    if (timeout) options.timeout = options.accounting_timeout = *timeout;
     return std::unique_ptr<slurm::Backend>(
         std::make_unique<slurm::SbatchBackend>(*session.runner, std::move(options)));
   }
@@ -44,7 +46,7 @@ Expected<std::unique_ptr<slurm::Backend>> make_backend(const Context& ctx, JobSe
     std::error_code ec;
     const std::string cwd = std::filesystem::current_path(ec).string();
     return slurm::make_rest_backend(prof != nullptr ? prof->rest : std::nullopt, ctx.env, ctx.fs,
-                                    ctx.clock, *session.runner, cwd, session.query_timeout);
+                                    ctx.clock, *session.runner, cwd);
   }
   return invalid("unknown backend '" + name + "': use cli, local or rest");
 }

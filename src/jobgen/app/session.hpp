@@ -59,9 +59,6 @@ struct JobSession {
   std::unique_ptr<Jobs> jobs;  // null in a session_on() session
   slurm::GresNames names;
   StateDir state;
-  // Set before the first backend() call: each scheduler command or request may take this long
-  // (instead of the backends' 30 s / 60 s x 4 attempts), for data a command can do without.
-  std::optional<std::chrono::milliseconds> query_timeout;
 
   std::string cluster_name() const { return profile ? profile->name : ""; }
   // The session's own backend.

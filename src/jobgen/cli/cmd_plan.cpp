@@ -55,10 +55,6 @@ struct PlanCliOptions {
   int target_len = 0;             // --target-len: --set target_len=N
 };
 
-// A plan without queue data is still a plan: a frozen slurmctld or a hung slurmrestd may cost
-// this per command or request (Slurm's own MessageTimeout is 10 s), not the backends' minutes.
-constexpr std::chrono::milliseconds kQueueQueryTimeout{10'000};
-
 // The scheduler's view through a backend for the loaded profile (without the job ledger: plan
 // writes no file). A backend that cannot be made is a reason the queue is unavailable, not a
 // failed plan.
@@ -66,7 +62,6 @@ plan::QueueSnapshot queue_snapshot(Context& ctx, const PlanCliOptions& opts,
                                    const profile::Profile& prof, const profile::Catalog& catalog,
                                    const plan::JobSpec& spec, const plan::PlanReport& report) {
   auto session = app::session_on(ctx.app(), prof, catalog, opts.backend);
-  session->query_timeout = kQueueQueryTimeout;
   auto backend = session->backend();
   if (!backend) {
     plan::QueueSnapshot none;

@@ -64,9 +64,9 @@ Expected<Exit> run_status(Context& ctx, const StatusOptions& options) {
         reader.gpu_usage(v));
   }
   if (options.json) {
-    auto json = status_json(views, now, session->names, tails);
-    app::add_run_histories(*session, groups, views, json);
-    ctx.out << json.dump(2) << '\n';
+    auto doc = status_json(views, now, session->names, tails);
+    app::add_run_histories(*session, groups, views, doc);
+    ctx.out << doc.dump(2) << '\n';
   } else {
     ctx.out << format_status_table(views, now, session->names, tails);
     ctx.out << app::format_run_histories(*session, groups, views);

@@ -113,7 +113,7 @@ const GpuSpec* gpu_for_gres_type(const std::string& type, const Catalog& catalog
       mig_profile = matches.front()->name;
       return gpu;
     }
-    mig_profile = "?";  // a slice of unknown profile
+    mig_profile = std::string(1, '?');  // a slice of unknown profile
     return gpu;
   }
   return nullptr;

@@ -3,8 +3,7 @@
 // once, on the first request, so that commands that never reach slurmrestd never need a token.
 #include "jobgen/slurm/rest/rest_backend.hpp"
 
-#include <algorithm>
-
+#include "jobgen/sys/settings.hpp"
 #include "jobgen/util/redact.hpp"
 #include "jobgen/util/strings.hpp"
 
@@ -40,14 +39,8 @@ RestBackend::RestBackend(RestConfig config, std::unique_ptr<sys::HttpClient> htt
 std::unique_ptr<Backend> make_rest_backend(const std::optional<profile::RestSettings>& settings,
                                            const sys::Environment& env, const sys::FileSystem& fs,
                                            sys::Clock& clock, sys::CommandRunner& runner,
-                                           std::string working_dir,
-                                           std::optional<std::chrono::milliseconds> timeout) {
+                                           std::string working_dir) {
   RestConfig config;
-  if (timeout) {
-    config.timeout = *timeout;
-    config.connect_timeout = std::min(config.connect_timeout, *timeout);
-    config.attempts = 2;
-  }
   sys::CurlOptions curl;
   if (settings) {
     config.url = settings->url;
@@ -71,27 +64,12 @@ Error RestBackend::clean(Error error) const {
   return error;
 }
 
-namespace {
-
-// A positive whole number from the environment variable `name`, if set.
-Expected<std::optional<int64_t>> positive_setting(const sys::Environment& env, const char* name,
-                                                  int64_t most) {
-  const auto text = env.get(name);
-  if (!text || text->empty()) return std::nullopt;
-  const auto value = util::parse_int(*text);
-  if (!value || *value < 1 || *value > most)
-    return invalid(std::string(name) + "='" + util::printable(*text, 40) +
-                   "' is not a whole number from 1 to " + std::to_string(most));
-  return value;
-}
-
-}  // namespace
-
 Expected<void> RestBackend::begin_call() {
   if (!limits_read_) {
-    JOBGEN_TRY_ASSIGN(auto seconds, positive_setting(env_, "JOBGEN_REST_TIMEOUT", 86'400));
+    JOBGEN_TRY_ASSIGN(auto seconds, sys::positive_setting(env_, "JOBGEN_REST_TIMEOUT", 86'400));
     if (seconds) config_.budget = std::chrono::seconds(*seconds);
-    JOBGEN_TRY_ASSIGN(auto mib, positive_setting(env_, "JOBGEN_REST_MAX_RESPONSE_MIB", 65'536));
+    JOBGEN_TRY_ASSIGN(auto mib,
+                      sys::positive_setting(env_, "JOBGEN_REST_MAX_RESPONSE_MIB", 65'536));
     if (mib) config_.max_body_bytes = static_cast<std::size_t>(*mib) << 20;
     limits_read_ = true;
   }

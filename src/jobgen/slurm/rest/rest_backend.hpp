@@ -142,12 +142,10 @@ class RestBackend final : public Backend {
 // The backend `--backend rest` uses: libcurl (TLS verified, the profile's CA bundle), the
 // profile's rest settings (absent = URL and token from the environment only), the caller's
 // environment for submissions (default_submit_environment), `scontrol token` through `runner`
-// when the profile allows it. `runner` and the references must outlive the backend. `timeout`:
-// each request's limit instead of RestConfig's, with one retry (for data a command can do
-// without, such as plan's queue).
-std::unique_ptr<Backend> make_rest_backend(
-    const std::optional<profile::RestSettings>& settings, const sys::Environment& env,
-    const sys::FileSystem& fs, sys::Clock& clock, sys::CommandRunner& runner,
-    std::string working_dir, std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+// when the profile allows it. `runner` and the references must outlive the backend.
+std::unique_ptr<Backend> make_rest_backend(const std::optional<profile::RestSettings>& settings,
+                                           const sys::Environment& env, const sys::FileSystem& fs,
+                                           sys::Clock& clock, sys::CommandRunner& runner,
+                                           std::string working_dir);
 
 }  // namespace jobgen::slurm

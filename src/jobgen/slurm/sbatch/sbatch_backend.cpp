@@ -81,7 +81,9 @@ Expected<sys::CommandResult> SbatchBackend::run(std::vector<std::string> argv,
   command.stdin_text = std::move(stdin_text);
   command.env = options_.env;
   command.cwd = options_.working_dir;
-  command.timeout = options_.timeout;
+  static const std::set<std::string> kAccounting{"sacct", "sacctmgr", "sshare"};
+  command.timeout =
+      kAccounting.contains(command.argv.front()) ? options_.accounting_timeout : options_.timeout;
   const auto started = std::chrono::steady_clock::now();
   auto result = runner_.run(command);
   last_run_ = std::chrono::steady_clock::now() - started;

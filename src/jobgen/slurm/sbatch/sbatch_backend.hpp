@@ -29,8 +29,16 @@
 
 namespace jobgen::slurm {
 
+// How long one command may run before it is killed (an error naming the command): slurmctld's
+// commands 30 s (Slurm's own MessageTimeout is 10 s, and a client retries), slurmdbd's (sacct,
+// sacctmgr) and sshare 120 s: a busy production database answers a week of a user's jobs or a
+// large association table slowly. $JOBGEN_SLURM_TIMEOUT (seconds) sets both (app/session.cpp).
+inline constexpr std::chrono::milliseconds kSlurmCommandTimeout{30'000};
+inline constexpr std::chrono::milliseconds kAccountingCommandTimeout{120'000};
+
 struct SbatchBackendOptions {
-  std::chrono::milliseconds timeout{30'000};
+  std::chrono::milliseconds timeout = kSlurmCommandTimeout;
+  std::chrono::milliseconds accounting_timeout = kAccountingCommandTimeout;
   std::map<std::string, std::string> env;  // e.g. SLURM_CONF for a test cluster
   std::string working_dir;                 // sbatch runs here (relative log paths)
   bool jwt_in_environment = false;  // SLURM_JWT is set: Slurm's commands authenticate with it
