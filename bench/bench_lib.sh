@@ -7,6 +7,8 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=goals.sh
+source "$ROOT/bench/goals.sh"
 JOBGEN=${JOBGEN:-$ROOT/build/jobgen}
 [[ -x $JOBGEN ]] || { echo "bench: build jobgen first (ninja -C build jobgen)" >&2; exit 1; }
 WORK=$(mktemp -d)
@@ -32,10 +34,17 @@ elif ! sinfo -h >/dev/null 2>&1; then
 fi
 cd "$WORK"
 
-# A job spec whose command sleeps about $1 seconds and uses {{i}} (so it can be swept):
-# sleep adds its arguments, "sleep 600 0.17".
+# A job spec whose command sleeps about $1 seconds and uses {{i}} (so it can be swept): bash -c
+# runs "sleep $0" with $0 = "600.17"; the settings the plan depends on reach it as the further
+# arguments (the plan/job contract refuses a command that would drop them), which it ignores.
 bench_spec() {
-  printf 'name: bench\nmodel: gpt2\nseq_len: 512\nsteps: 10\ncommand: sleep %s 0.{{i}}\n' "$1" >spec.yaml
+  cat >spec.yaml <<EOF
+name: bench
+model: gpt2
+seq_len: 512
+steps: 10
+command: bash -c 'sleep \$0' $1.{{i}} {{micro_batch}} {{grad_accum}} {{grad_checkpointing}} {{precision}}
+EOF
 }
 
 rpc_count() { # NAME : count since the last sdiag --reset

@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # How long the planner's tp x pp (x dp) layout search takes for 512 GPUs, compared with starting
 # the program (`jobgen --version`), measured in one run on this machine. A report, not a test: it
-# prints the median wall times and the ratio against the target of issue 37:
+# prints the median wall times and the ratio against its goal:
 #   plan of a Llama-2-70B-shaped model with tp: auto and pp: auto on 64 nodes x 8 H100
 #   (one candidate, every layout tp in {1,2,4,8} x pp dividing the rest)   within 10x of --version
 #
-# Usage: bench/plan_layout_speed.sh [JOBGEN] [RUNS]   (defaults: build/jobgen, 20 runs per command)
+# Usage: bench/plan_layout_speed.sh [JOBGEN] [RUNS]   (defaults: build/jobgen, 20 runs per command;
+# BENCH_SMOKE=1: 1 run). Exit 3 when a full run misses the goal (bench/goals.sh).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
+# shellcheck source=goals.sh
+source "$here/goals.sh"
 jobgen=${1:-$root/build/jobgen}
-runs=${2:-20}
+runs=${2:-$(smoke_or 1 20)}
 [[ -x $jobgen ]] || { echo "plan_layout_speed: no jobgen binary at $jobgen (run make build)" >&2; exit 1; }
 
 tmp=$(mktemp -d)
@@ -71,13 +74,7 @@ done
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.3f\n", m/1000}'; }
 v=$(median "${t0[@]}")
 p=$(median "${t1[@]}")
-python3 - "$v" "$p" "$runs" "$layout" <<'EOF'
-import sys
-v, p = float(sys.argv[1]), float(sys.argv[2])
-runs, layout = sys.argv[3], sys.argv[4]
-print(f"jobgen tp x pp layout search, median wall time of {runs} interleaved runs (date +%s%N)")
-print(f"  {'jobgen --version':<52} {v:7.2f} ms")
-ratio = p / v
-print(f"  {'plan, 512 H100s, tp/pp auto (' + layout + ')':<52} {p:7.2f} ms  {ratio:5.2f}x --version "
-      f"(target <= 10x: {'ok' if ratio <= 10 else 'OVER'})")
-EOF
+echo "jobgen tp x pp layout search, median wall time of $runs interleaved runs (date +%s%N)"
+printf '  %-52s %7.2f ms\n' "jobgen --version" "$v" "plan, 512 H100s, tp/pp auto ($layout)" "$p"
+goal "layout search / --version" "$(python3 -c "print(f'{$p / $v:.2f}')")" 10 x
+goals_verdict

@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # How long `jobgen plan` takes compared with starting the program (`jobgen --version`), measured
 # in one run on this machine. A report, not a test: it prints absolute times (median of N runs)
-# and the two ratios against the targets from the planner issue:
+# and the two ratios against their goals (bench/goals.sh; exit 3 when a full run misses one):
 #   plan over the bundled default profile (every node group, every GPU count; each row computes
-#   the three safety levels)                                          within  3x of --version
-#   plan over a generated profile of 10,000 nodes in 200 node groups within 10x of --version
+#   the three safety levels)                                          within 3x of --version
+#   plan over a generated profile of 10,000 nodes in 200 node groups within 5x of --version
 #
-# Usage: bench/plan_speed.sh [JOBGEN] [RUNS]     (defaults: build/jobgen, 30 runs per command)
-# Uses hyperfine when installed (apt-get install hyperfine), else a loop timed with date +%s%N.
+# Usage: bench/plan_speed.sh [JOBGEN] [RUNS]     (defaults: build/jobgen, 30 runs per command;
+# BENCH_SMOKE=1: 1 run). Uses hyperfine when installed, else a loop timed with date +%s%N.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
+# shellcheck source=goals.sh
+source "$here/goals.sh"
 jobgen=${1:-$root/build/jobgen}
-runs=${2:-30}
+runs=${2:-$(smoke_or 1 30)}
 spec=$root/examples/jobgen.yaml
 [[ -x $jobgen ]] || { echo "plan_speed: no jobgen binary at $jobgen (run make build)" >&2; exit 1; }
 
@@ -97,7 +99,7 @@ rows_default=$($cmd_plan --json | python3 -c "$count_options")
 rows_big=$($cmd_big --json | python3 -c "$count_options")
 
 # Median wall time in milliseconds of each command, measured interleaved in the same run.
-if command -v hyperfine >/dev/null; then
+if command -v hyperfine >/dev/null && ((runs >= 5)); then
   # Five rounds over the three commands, so that load from other processes changing during the run
   # hits all three alike; the median is taken over every run of all rounds.
   rounds=5
@@ -129,18 +131,11 @@ else
   med=("$(median "${t0[@]}")" "$(median "${t1[@]}")" "$(median "${t2[@]}")")
 fi
 
-python3 - "${med[@]}" "$rows_default" "$rows_big" "$tool" <<'EOF'
-import sys
-v, p, b = (float(x) for x in sys.argv[1:4])
-rows_default, rows_big, tool = sys.argv[4], sys.argv[5], sys.argv[6]
-print(f"jobgen plan speed, median wall time, measured with {tool}")
-lines = [("jobgen --version", v, None, None),
-         (f"jobgen plan, default profile ({rows_default} options)", p, 3, "3x"),
-         (f"jobgen plan, 10,000 nodes / 200 groups ({rows_big} options)", b, 10, "10x")]
-for label, ms, limit, text in lines:
-    line = f"  {label:<52} {ms:7.2f} ms"
-    if limit:
-        ratio = ms / v
-        line += f"  {ratio:5.2f}x --version (target <= {text}: {'ok' if ratio <= limit else 'OVER'})"
-    print(line)
-EOF
+echo "jobgen plan speed, median wall time, measured with $tool"
+printf '  %-58s %7.2f ms\n' "jobgen --version" "${med[0]}" \
+  "jobgen plan, default profile ($rows_default options)" "${med[1]}" \
+  "jobgen plan, 10,000 nodes / 200 groups ($rows_big options)" "${med[2]}"
+ratio() { python3 -c 'import sys; print(f"{float(sys.argv[1]) / float(sys.argv[2]):.2f}")' "$1" "$2"; }
+goal "plan of the default profile / --version" "$(ratio "${med[1]}" "${med[0]}")" 3 x
+goal "plan of 10,000 nodes / --version" "$(ratio "${med[2]}" "${med[0]}")" 5 x
+goals_verdict

@@ -6,12 +6,14 @@
 # for) and the sacct queries slurmdbd served (DBD_GET_JOBS_COND, `sacctmgr show stats`).
 # The N jobs are the tasks of one jobgen sweep of trivial tasks (one array; the acct cluster's
 # MaxArraySize is 10001), waited for until sacct lists every task finished.
+# Goals (bench/goals.sh): jobgen report within 0.1 s and one slurmdbd job query. BENCH_SMOKE=1:
+# N = 20.
 # Usage: bench/report_1000.sh [N]   (JOBGEN_CLUSTER_DIR: a running acct cluster, else one is
 # started with JOBGEN_CLUSTER_SHAPE=acct; see bench_lib.sh)
 export JOBGEN_CLUSTER_SHAPE=${JOBGEN_CLUSTER_SHAPE:-acct}
 # shellcheck source-path=SCRIPTDIR source=bench_lib.sh
 source "$(dirname "$0")/bench_lib.sh"
-N=${1:-1000}
+N=${1:-$(smoke_or 20 1000)}
 [[ -n ${JOBGEN_CLUSTER_DBD_PORT:-} ]] || { echo "bench: the cluster has no accounting (JOBGEN_CLUSTER_SHAPE=acct)" >&2; exit 1; }
 PROFILE=$ROOT/tests/integration/acct-profile.yaml
 
@@ -64,3 +66,6 @@ echo "  jobgen report --json (1 sacct): ${jg_wall} s, peak RSS ${jg_rss} MB, slu
 echo "  the same bulk sacct alone:      ${bulk_wall} s, peak RSS ${bulk_rss} MB"
 echo "  $N x sacct -j ID:             ${loop_wall} s, peak RSS ${loop_rss} MB (largest call), slurmdbd job queries = $loop_queries"
 echo "  per-job / jobgen report: time x$(ratio "$loop_wall" "$jg_wall"), slurmdbd queries x$(ratio "$loop_queries" "$jg_queries")"
+goal "jobgen report wall time" "$jg_wall" 0.1 s
+goal "jobgen report slurmdbd job queries" "$jg_queries" 1
+goals_verdict

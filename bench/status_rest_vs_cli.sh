@@ -4,7 +4,8 @@
 # test: it prints the median wall time of each, the ratio rest/cli, and what each costs
 # slurmctld (REQUEST_JOB_INFO RPCs per status, from sdiag).
 #
-# Usage: bench/status_rest_vs_cli.sh [JOBGEN] [RUNS] [JOBS]   (defaults: build/jobgen, 10, 1000)
+# Usage: bench/status_rest_vs_cli.sh [JOBGEN] [RUNS] [JOBS]   (defaults: build/jobgen, 10, 1000;
+# BENCH_SMOKE=1: 1 run of 20 jobs). Goal (bench/goals.sh): one REQUEST_JOB_INFO per status.
 # Cluster: $JOBGEN_CLUSTER_DIR (a running tests/integration/cluster.sh cluster), else it starts a
 # private one in a temporary directory and stops it afterwards. The jobs are submitted held
 # (sbatch --hold) so that all 1,000 stay in the queue, and are cancelled at the end.
@@ -13,8 +14,10 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 jobgen=${1:-$root/build/jobgen}
-runs=${2:-10}
-count=${3:-1000}
+# shellcheck source=goals.sh
+source "$here/goals.sh"
+runs=${2:-$(smoke_or 1 10)}
+count=${3:-$(smoke_or 20 1000)}
 [[ -x $jobgen ]] || { echo "status_rest_vs_cli: no jobgen binary at $jobgen" >&2; exit 1; }
 
 tmp=$(mktemp -d)
@@ -74,7 +77,7 @@ median_ms() { # BACKEND
   done
   printf '%s\n' "${t[@]}" | sort -n | awk '{ a[NR] = $1 } END { m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.1f", m / 1000 }'
 }
-if command -v hyperfine >/dev/null; then
+if command -v hyperfine >/dev/null && ((runs >= 5)); then
   hyperfine --warmup 1 --runs "$runs" --export-json "$tmp/h.json" -N \
     "$tmp/status.sh rest" "$tmp/status.sh cli" >&2
   read -r rest_ms cli_ms < <(python3 -c '
@@ -91,3 +94,6 @@ echo "jobgen status of $count jobs, median of $runs runs (this machine, local sl
 printf '  %-28s %9s ms   %s REQUEST_JOB_INFO RPC(s)\n' "--backend rest (slurmrestd)" "$rest_ms" "$rest_rpcs"
 printf '  %-28s %9s ms   %s REQUEST_JOB_INFO RPC(s)\n' "--backend cli (squeue)" "$cli_ms" "$cli_rpcs"
 python3 -c 'import sys; r, c = map(float, sys.argv[1:]); print("  ratio rest / cli: %.2f (%s)" % (r / c, "REST faster" if r < c else "CLI faster"))' "$rest_ms" "$cli_ms"
+goal "status --backend rest: REQUEST_JOB_INFO RPCs" "$rest_rpcs" 1
+goal "status --backend cli: REQUEST_JOB_INFO RPCs" "$cli_rpcs" 1
+goals_verdict

@@ -3,11 +3,13 @@
 # against `squeue -O` alone for the same ids and (N <= 1,000, or BENCH_LOOP=1) against N
 # `squeue -j ID` calls, in the same run, with slurmctld's RPC counts from sdiag (--reset first)
 # and jobgen's peak RSS. The N jobs are the tasks of one array of long sleeps (throttled, so most
-# stay pending). Times are the median of 5 runs.
+# stay pending). Times are the median of 5 runs (1 with BENCH_SMOKE=1, and N = 20). Goal
+# (bench/goals.sh): jobgen status within 2x of `squeue -O` alone.
 # Usage: bench/status_vs_squeue.sh [N]   (see bench_lib.sh for the cluster)
 # shellcheck source-path=SCRIPTDIR source=bench_lib.sh
 source "$(dirname "$0")/bench_lib.sh"
-N=${1:-1000}
+N=${1:-$(smoke_or 20 1000)}
+RUNS=$(smoke_or 1 5)
 LOOP=${BENCH_LOOP:-$((N <= 1000 ? 1 : 0))}
 
 bench_spec 600
@@ -24,12 +26,13 @@ ids=()
 for ((t = 0; t < N; t++)); do ids+=("${array}_$t"); done
 sleep 3  # let the first tasks start
 
-# Median wall time of 5 runs of "$@" (output discarded), in seconds.
+# Median wall time of $RUNS runs of "$@" (output discarded), in seconds.
 median5() {
-  python3 - "$@" <<'EOF'
+  python3 - "$RUNS" "$@" <<'EOF'
 import statistics, subprocess, sys, time
 runs = []
-for _ in range(5):
+count = int(sys.argv.pop(1))
+for _ in range(count):
     t0 = time.perf_counter()
     subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     runs.append(time.perf_counter() - t0)
@@ -64,7 +67,7 @@ squeue --json -j "$(IFS=,; echo "${ids[*]}")" >/dev/null
 json_all=$(total_rpcs)
 sqjson=$(median5 squeue --json -j "$(IFS=,; echo "${ids[*]}")")
 
-echo "status of $N jobs ($lines lines printed), median of 5 runs:"
+echo "status of $N jobs ($lines lines printed), median of $RUNS runs:"
 echo "  jobgen status (1 call):   ${jg} s, peak RSS ${rss} MB, job-info RPCs = $jobgen_rpcs, all RPCs = $jobgen_all"
 echo "  squeue -O alone:          ${sq} s  (jobgen's own share: $(python3 -c "print(f'{$jg - $sq:.3f}')") s)"
 echo "  slurmctld time of jobgen's poll (sdiag ave_time): job info ${job_us} us, partition info ${part_us} us"
@@ -84,3 +87,5 @@ else
 fi
 echo "  (all RPCs: text squeue also reads the partition table, REQUEST_PARTITION_INFO, to filter"
 echo "   and sort; squeue -j ID also sends REQUEST_FED_INFO)"
+goal "jobgen status / squeue -O alone" "$(python3 -c "print(f'{$jg / max($sq, 1e-9):.2f}')")" 2 x
+goals_verdict

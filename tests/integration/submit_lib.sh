@@ -8,6 +8,13 @@
 # shellcheck source=/dev/null
 source "$JOBGEN_CLUSTER_DIR/env.sh"
 
+# TS: how much longer than on an idle machine a wait may last before the test calls it a failure.
+# Every wait below and in the tests ends as soon as its state is reached, so a generous bound
+# costs nothing when things go well; on a busy 2-core machine (six test clusters, Chromium and
+# the sanitizer build side by side) a job's start, a step's end and slurmctld's answers take
+# several times as long. JOBGEN_TEST_TIME_SCALE sets it (CTest passes the one it computed).
+TS=${JOBGEN_TEST_TIME_SCALE:-$(n=$(nproc); if ((n <= 2)); then echo 3; elif ((n <= 4)); then echo 2; else echo 1; fi)}
+
 WORK=$(mktemp -d)
 export XDG_STATE_HOME=$WORK/state
 cd "$WORK" || exit 1
@@ -20,7 +27,7 @@ cleanup() {
     scancel "${SUBMITTED[@]}" 2>/dev/null || true
     local ids
     ids=$(IFS=,; echo "${SUBMITTED[*]}")
-    for ((i = 0; i < 100; i++)); do
+    for ((i = 0; i < 100 * TS; i++)); do
       [[ -z $(squeue -h -t R,CG -j "$ids" -o %i 2>/dev/null) ]] && break
       sleep 0.2
     done
@@ -38,10 +45,10 @@ fail() { echo "FAIL: $*"; exit 1; }
 # The tests of one cluster run one at a time (a RESOURCE_LOCK per cluster), so a job on it now is
 # an earlier test's (one whose id a $(submit ...) subshell kept from its cleanup, a dependent job
 # that can never run, or one still completing): it would hold GPUs this test counts as free, or
-# count as queued. Cancel such jobs and wait (at most 60 s) until they are gone.
+# count as queued. Cancel such jobs and wait (at most 60 s x TS) until they are gone.
 quiet_cluster() {
   local i
-  for ((i = 0; i < 300; i++)); do
+  for ((i = 0; i < 300 * TS; i++)); do
     [[ -z $(squeue -h -o %i 2>/dev/null) ]] && return 0
     if ((i % 50 == 0)); then scancel --user="$(id -un)" 2>/dev/null || true; fi
     sleep 0.2
@@ -97,11 +104,11 @@ job_field() {
   scontrol show job -o "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n1
 }
 
-# wait_state ID STATE... : waits (max 60 s) until Slurm's JobState is one of STATE.
+# wait_state ID STATE... : waits (max 60 s x TS) until Slurm's JobState is one of STATE.
 wait_state() {
   local id=$1 i s
   shift
-  for ((i = 0; i < 300; i++)); do
+  for ((i = 0; i < 300 * TS; i++)); do
     s=$(job_field "$id" JobState)
     for want in "$@"; do [[ $s == "$want" ]] && return 0; done
     sleep 0.2

@@ -31,7 +31,7 @@ wait_state "$id" COMPLETED
 fields=JobID,State,Elapsed,MaxRSS,TotalCPU,AllocTRES
 # slurmdbd hears of the end from slurmctld a moment after scontrol shows it, the batch step's
 # end and the job's in separate messages: wait for both (under load the job's comes later).
-for ((i = 0; i < 150; i++)); do
+for ((i = 0; i < 150 * TS; i++)); do
   sacct -n -P -j "$id" -o "$fields" >sacct.txt
   grep -q "^$id.batch|COMPLETED|" sacct.txt && grep -q "^$id|COMPLETED|" sacct.txt && break
   sleep 0.2

@@ -43,7 +43,7 @@ for task in 0 1; do wait_state "${sweep}_$task" COMPLETED; done
 
 # slurmdbd hears of each end a moment after slurmctld: wait until sacct has every batch step.
 steps=("$hog.batch" "${sweep}_0.batch" "${sweep}_1.batch")
-for ((i = 0; i < 150; i++)); do
+for ((i = 0; i < 150 * TS; i++)); do
   sacct -n -P -j "$hog,$sweep" -o JobID,State >steps.txt
   all=1
   for s in "${steps[@]}"; do grep -q "^$s|COMPLETED" steps.txt || all=0; done

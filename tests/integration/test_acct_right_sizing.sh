@@ -20,7 +20,7 @@ write_spec spec.yaml jg-rightsize "bash $WORK/hog.sh" "micro_batch: 4"
 first=$(submit spec.yaml --profile "$PROFILE" --target l40s --gpus 1)
 first_cpus=$(job_field "$first" NumCPUs)
 wait_state "$first" COMPLETED
-for ((i = 0; i < 100; i++)); do
+for ((i = 0; i < 100 * TS; i++)); do
   sacct -n -P -j "$first" -o JobID,State >sacct.txt
   grep -q "^$first.batch|COMPLETED" sacct.txt && break
   sleep 0.2

@@ -107,7 +107,7 @@ chmod +x bin/sbatch
 PATH="$WORK/bin:$PATH" "$JOBGEN" submit spec.yaml --launcher python --target rtx2080ti --gpus 1 \
   >killed.out 2>&1 &
 killed_pid=$!
-for ((i = 0; i < 100; i++)); do [[ -e sbatch.done ]] && break; sleep 0.1; done
+for ((i = 0; i < 100 * TS; i++)); do [[ -e sbatch.done ]] && break; sleep 0.1; done
 [[ -e sbatch.done ]] || fail "the wrapped sbatch never ran"
 kill -9 "$killed_pid"
 wait "$killed_pid" 2>/dev/null || true
@@ -142,7 +142,7 @@ expect_rc 1 "REST status with slurmrestd stopped" "$JOBGEN" status --backend res
 
 # --- a job in a state beyond RUNNING/PENDING: alive, named as Slurm names it ---------------------
 scancel -s STOP "$b"
-for ((i = 0; i < 50; i++)); do [[ $(squeue -h -j "$b" -o %T) == STOPPED ]] && break; sleep 0.1; done
+for ((i = 0; i < 50 * TS; i++)); do [[ $(squeue -h -j "$b" -o %T) == STOPPED ]] && break; sleep 0.1; done
 expect_rc 0 "status of a STOPPED job" "$JOBGEN" status "$b"
 grep -q "STOPPED" "$WORK/out.txt" || fail "the STOPPED job is not shown as such: $(cat "$WORK/out.txt")"
 [[ $(ledger_state "$b") == STOPPED ]] || fail "ledger: job $b is $(ledger_state "$b"), not STOPPED"
@@ -156,7 +156,7 @@ start_fake() {
   rm -f port
   python3 "$HERE/fake_slurmrestd.py" "$1" port &
   FAKE_PID=$!
-  for ((i = 0; i < 50; i++)); do [[ -s port ]] && break; sleep 0.1; done
+  for ((i = 0; i < 50 * TS; i++)); do [[ -s port ]] && break; sleep 0.1; done
   fake="http://127.0.0.1:$(cat port)"
 }
 stop_fake() {

@@ -49,7 +49,7 @@ write_spec run.yaml jg-tel "sleep 6" "micro_batch: 4"
 id=$(PATH=$WORK/fakebin:$PATH submit run.yaml --target rtx2080ti --gpus 2)
 wait_state "$id" COMPLETED
 csv=logs/jg-tel-$id.gpu.csv
-for ((i = 0; i < 50; i++)); do grep -q "stopped by TERM" smi.log 2>/dev/null && break; sleep 0.2; done
+for ((i = 0; i < 50 * TS; i++)); do grep -q "stopped by TERM" smi.log 2>/dev/null && break; sleep 0.2; done
 grep -q "stopped by TERM" smi.log || fail "the sampler was not stopped by the script: $(cat smi.log)"
 [[ -s $csv ]] || fail "no telemetry file $csv: $(ls logs)"
 args=$(head -n1 smi.log)

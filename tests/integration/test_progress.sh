@@ -31,7 +31,7 @@ field() { python3 -c "import json,sys; j=json.load(open(sys.argv[1]))[0]; print(
 
 # While it runs: a step count and a rate.
 seen=""
-for ((i = 0; i < 100; i++)); do
+for ((i = 0; i < 100 * TS; i++)); do
   "$JOBGEN" status --json "$id" >running.json || true
   if [[ $(field running.json 'j["state"]') != RUNNING ]]; then break; fi
   if [[ $(field running.json '(j["progress"] or {}).get("steps_per_s")') != None &&
@@ -47,7 +47,7 @@ done
 echo "ok: running: $seen"
 
 # watch (output not a terminal): appended progress lines until the job completes.
-timeout 60 "$JOBGEN" watch "$id" --interval 1 --max-interval 1 >watch.txt 2>watch.err ||
+timeout $((60 * TS)) "$JOBGEN" watch "$id" --interval 1 --max-interval 1 >watch.txt 2>watch.err ||
   fail "watch failed: $(cat watch.txt watch.err)"
 grep -q "^$id progress: step [0-9]*/100" watch.txt || fail "watch showed no progress: $(cat watch.txt)"
 grep -q "^$id progress: done: step 100/100 (100%)" watch.txt ||

@@ -13,7 +13,7 @@ resume_node() {
   [[ -n $DOWNED ]] || return 0
   scontrol update nodename="$DOWNED" state=resume 2>/dev/null || true
   local i s
-  for ((i = 0; i < 150; i++)); do
+  for ((i = 0; i < 150 * TS; i++)); do
     s=$(sinfo -h -n "$DOWNED" -o %T 2>/dev/null || true)
     [[ $s == idle || $s == mixed || $s == allocated ]] && return 0
     sleep 0.2
@@ -56,13 +56,13 @@ wait_state "$first" RUNNING
 node=$(job_field "$first" NodeList)
 [[ $node =~ ^classt[0-9]+$ ]] || fail "job $first runs on '$node'"
 # Down the node once the training has a checkpoint to resume from.
-for ((i = 0; i < 100; i++)); do
+for ((i = 0; i < 100 * TS; i++)); do
   [[ -s ckpt/marker ]] && break
   sleep 0.2
 done
 [[ -s ckpt/marker ]] || fail "job $first wrote no checkpoint marker: $(cat "logs/jg-nodefail-$first.out")"
 
-timeout 120 "$JOBGEN" watch --interval 0.3 --max-interval 1 "$first" >watch.out 2>watch.err &
+timeout $((120 * TS)) "$JOBGEN" watch --interval 0.3 --max-interval 1 "$first" >watch.out 2>watch.err &
 watcher=$!
 DOWNED=$node
 scontrol update nodename="$node" state=down reason=jobgen-node-fail-test

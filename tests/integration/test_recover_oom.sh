@@ -35,7 +35,7 @@ write_spec oom.yaml jg-oom "bash train.sh {{micro_batch}} {{grad_accum}}" \
   "checkpoint: {resumable: true}" "recover: true"
 first=$(submit oom.yaml --target rtx2080ti --gpus 1)
 set +e
-timeout 110 "$JOBGEN" watch --interval 0.3 --max-interval 1 "$first" >watch.out 2>watch.err
+timeout $((110 * TS)) "$JOBGEN" watch --interval 0.3 --max-interval 1 "$first" >watch.out 2>watch.err
 code=$?
 set -e
 cat watch.err
@@ -68,7 +68,7 @@ write_spec plain.yaml jg-plain "bash train.sh {{micro_batch}} {{grad_accum}}" \
   "micro_batch: 8" "effective_batch: 32" "grad_checkpointing: off"
 plain=$(submit plain.yaml --target rtx2080ti --gpus 1)
 set +e
-timeout 60 "$JOBGEN" watch --interval 0.3 --max-interval 1 "$plain" >plain.out 2>plain.err
+timeout $((60 * TS)) "$JOBGEN" watch --interval 0.3 --max-interval 1 "$plain" >plain.out 2>plain.err
 code=$?
 set -e
 [[ $code -eq 4 ]] || fail "watch of a failing job without recover exited $code"
@@ -114,7 +114,7 @@ write_spec ckpt.yaml jg-ckpt "bash train_ckpt.sh {{micro_batch}} {{grad_accum}} 
   "micro_batch: 1" "effective_batch: 4" "grad_checkpointing: auto" "recover: true"
 ckpt=$(submit ckpt.yaml --target rtx2080ti --gpus 1)
 set +e
-timeout 60 "$JOBGEN" watch --interval 0.3 --max-interval 1 "$ckpt" >ckpt.out 2>ckpt.err
+timeout $((60 * TS)) "$JOBGEN" watch --interval 0.3 --max-interval 1 "$ckpt" >ckpt.out 2>ckpt.err
 code=$?
 set -e
 mapfile -t ckpt_retries < <(sed -n 's/.*resubmitted as job \([0-9]*\).*/\1/p' ckpt.err)
@@ -141,7 +141,7 @@ import json, sys
 print(" ".join(j["job_id"] for j in json.loads(sys.stdin.read())["jobs"]))' <<<"$out")
 SUBMITTED+=("$s1" "$s2")
 set +e
-timeout 120 "$JOBGEN" watch --interval 0.3 --max-interval 1 "$s1" "$s2" >stages.out 2>stages.err
+timeout $((120 * TS)) "$JOBGEN" watch --interval 0.3 --max-interval 1 "$s1" "$s2" >stages.out 2>stages.err
 code=$?
 set -e
 mapfile -t stage_retries < <(sed -n 's/.*resubmitted as job \([0-9]*\).*/\1/p' stages.err)
@@ -177,7 +177,7 @@ own_first=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["job_id"])' 
 SUBMITTED+=("$own_first")
 sed -i 's/^steps: 10$/steps: 20/' own/oom.yaml  # edited after the submission
 set +e
-(cd elsewhere && timeout 110 "$JOBGEN" watch --interval 0.3 --max-interval 1 "$own_first") \
+(cd elsewhere && timeout $((110 * TS)) "$JOBGEN" watch --interval 0.3 --max-interval 1 "$own_first") \
   >own-watch.out 2>own-watch.err
 code=$?
 set -e

@@ -62,7 +62,7 @@ done
 echo "ok: $resumable (cli) and $plain (rest) ask for 1 minute, no requeue"
 
 set +e
-timeout 280 "$JOBGEN" watch --interval 0.5 --max-interval 2 "$resumable" "$plain" "$exiting" \
+timeout $((280 * TS)) "$JOBGEN" watch --interval 0.5 --max-interval 2 "$resumable" "$plain" "$exiting" \
   >watch.out 2>watch.err
 code=$?
 set -e

@@ -12,7 +12,7 @@ write_spec spec.yaml jg-noacct "sleep 2"
 id=$(submit spec.yaml --target rtx2080ti --gpus 1)
 wait_state "$id" COMPLETED
 marker=logs/.jobgen-exit-$id
-for ((i = 0; i < 100; i++)); do [[ -s $marker ]] && break; sleep 0.2; done
+for ((i = 0; i < 100 * TS; i++)); do [[ -s $marker ]] && break; sleep 0.2; done
 [[ -s $marker ]] || fail "no exit marker $marker"
 read -r code start end <"$marker"
 [[ $code == 0 ]] || fail "exit marker says $code"

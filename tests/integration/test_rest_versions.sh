@@ -52,7 +52,7 @@ for v in "${versions[@]}"; do
   newest=$v
   bad=$(submit bad.yaml --target rtx2080ti --gpus 1 --backend rest)
   set +e
-  timeout 90 "$JOBGEN" watch --backend rest --interval 1 "$ok" "$bad" >watch.out 2>watch.err
+  timeout $((90 * TS)) "$JOBGEN" watch --backend rest --interval 1 "$ok" "$bad" >watch.out 2>watch.err
   rc=$?
   "$JOBGEN" status --backend rest --json "$ok" "$bad" >status.json 2>status.err
   set -e

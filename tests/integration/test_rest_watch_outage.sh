@@ -18,7 +18,7 @@ start_rest() {
     -s "$JOBGEN_CLUSTER_REST_PLUGINS" "127.0.0.1:$port" </dev/null >>"$WORK/slurmrestd.log" 2>&1 &
   REST_PID=$!
   local i
-  for ((i = 0; i < 100; i++)); do
+  for ((i = 0; i < 100 * TS; i++)); do
     curl -sf -o /dev/null -H "X-SLURM-USER-NAME: root" -H "X-SLURM-USER-TOKEN: $SLURM_JWT" \
       "http://127.0.0.1:$port/slurm/$JOBGEN_CLUSTER_REST_VERSION/ping" && return 0
     sleep 0.1
@@ -42,7 +42,7 @@ id=$(submit slow.yaml --target rtx2080ti --gpus 1 --backend rest)
 
 "$JOBGEN" watch "$id" --backend rest --interval 1 --max-interval 2 >watch.out 2>watch.err &
 WATCH_PID=$!
-for ((i = 0; i < 100; i++)); do grep -q "^$id " watch.out && break; sleep 0.1; done
+for ((i = 0; i < 100 * TS; i++)); do grep -q "^$id " watch.out && break; sleep 0.1; done
 grep -q "^$id " watch.out || fail "watch printed nothing for $id: $(cat watch.out watch.err)"
 
 stop_rest
@@ -55,7 +55,7 @@ echo "ok: slurmrestd down -> $(grep -m1 'cannot reach' watch.out watch.err | cut
 
 start_rest
 set +e
-for ((i = 0; i < 600; i++)); do kill -0 "$WATCH_PID" 2>/dev/null || break; sleep 0.1; done
+for ((i = 0; i < 600 * TS; i++)); do kill -0 "$WATCH_PID" 2>/dev/null || break; sleep 0.1; done
 wait "$WATCH_PID"
 rc=$?
 set -e

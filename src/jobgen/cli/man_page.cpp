@@ -48,6 +48,11 @@ version (default: discovered from the server).
 The rest backend: seconds one request of a command may take, retries included (default 30), and
 the longest answer read, in MiB (default 64).
 .TP
+.B JOBGEN_SLURM_TIMEOUT
+The cli backend: seconds each Slurm command may run before it is killed (default 30 for sbatch,
+squeue, sinfo, scontrol and scancel; 120 for sacct, sacctmgr and sshare, which a busy slurmdbd
+answers slowly).
+.TP
 .B JOBGEN_LOCAL_GPUS\fR, \fBCUDA_VISIBLE_DEVICES
 The GPUs the local backend hands out, as a comma\-separated list.
 )";
