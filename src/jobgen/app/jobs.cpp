@@ -39,6 +39,8 @@ std::string submitted_id(const slurm::JobInfo& job) {
   return job.array_job_id ? std::to_string(*job.array_job_id) : job.job_number;
 }
 
+}  // namespace
+
 slurm::Tracked tracked_from(const ledger::JobRecord& r) {
   slurm::Tracked t;
   t.id = r.job_id;
@@ -65,8 +67,6 @@ slurm::Tracked tracked_from(const ledger::JobRecord& r) {
   t.run_id = r.run_id;
   return t;
 }
-
-}  // namespace
 
 Expected<void> check_job_ids(const std::vector<std::string>& ids) {
   for (const auto& id : ids) {

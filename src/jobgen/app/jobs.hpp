@@ -25,6 +25,9 @@ namespace jobgen::app {
 // Exit::invalid_input unless every id is a job id.
 Expected<void> check_job_ids(const std::vector<std::string>& ids);
 
+// What a poll follows of a ledger record (a submission not yet confirmed by its tag).
+slurm::Tracked tracked_from(const ledger::JobRecord& r);
+
 class Jobs {
  public:
   Jobs(JobSession& session, ledger::Ledger ledger);

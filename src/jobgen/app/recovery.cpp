@@ -124,12 +124,19 @@ class Recoverer {
   Recoverer(const Context& ctx, JobSession& s, const RecoverySettings& settings)
       : ctx_(ctx), s_(s), settings_(settings) {}
 
-  // Handles one ended attempt; a retry when one was submitted.
-  std::optional<Retry> handle(const slurm::JobView& view, const ledger::JobRecord& r) {
+  // What handling one ended attempt came to: a retry to follow, nothing more, or `again`: the
+  // retry could not be submitted for a reason that passes (the scheduler did not answer, and
+  // certainly created nothing), so the attempt is handled again at the next poll.
+  struct Outcome {
+    std::optional<Retry> retry;
+    bool again = false;
+  };
+
+  Outcome handle(const slurm::JobView& view, const ledger::JobRecord& r) {
     const run::Failure failure = run::classify_failure(
         log_tail(ctx_.fs, view, r),
         {view.info.state, view.info.reason, view.info.exit_code, view.info.nodes});
-    if (failure.kind == run::FailureKind::none) return std::nullopt;  // finished: nothing to do
+    if (failure.kind == run::FailureKind::none) return {};  // finished: nothing to do
     // The run's limit as submitted (recorded unchanged on every attempt), raised by one for each
     // attempt Slurm cancelled before it ran: a stage cancelled because a job it waited for failed
     // has not used its run's budget, and the stage it waited for is bounded by its own.
@@ -146,12 +153,9 @@ class Recoverer {
       if (auto awaited = awaited_job(s_, view.info, r)) dependency_retry = retry_of(s_, *awaited);
     }
     auto retry = decide_and_submit(r, failure, limit, dependency_retry);
-    if (!retry) {
-      finish(r, failure, "gave up: " + retry.error().message);
-      return std::nullopt;
-    }
-    if (!retry->has_value()) return std::nullopt;  // the policy gave up (recorded)
-    return std::move(**retry);
+    if (!retry) return not_submitted(r, failure, retry.error());
+    if (!retry->has_value()) return {};  // the policy gave up (recorded)
+    return {std::move(**retry)};
   }
 
  private:
@@ -160,6 +164,42 @@ class Recoverer {
     int never_ran = 0;                     // earlier attempts cancelled before they ran
     int effective() const { return base + never_ran; }
   };
+
+  // The retry of `r` failed to go out. A scheduler that did not answer is no reason to end the
+  // run: when it certainly created nothing the attempt is handled again at the next poll; when it
+  // may have created the job (a submission that timed out), the retry's ledger record (its tag)
+  // is followed, and the next polls find the job by its tag if it exists.
+  Outcome not_submitted(const ledger::JobRecord& r, const run::Failure& failure,
+                        const Error& error) {
+    if (error.uncertain) {
+      if (auto intent = unconfirmed_retry(r)) {
+        finish(r, failure,
+               "retry sent as attempt " + std::to_string(intent->attempt) +
+                   "; the scheduler did not confirm it (" + util::printable(error.message, 300) +
+                   "): following it by its tag jobgen:" + intent->tag);
+        return {Retry{r.job_id, tracked_from(*intent)}};
+      }
+    } else if (error.transient) {
+      ctx_.report.note("job " + r.job_id + ": its retry could not be submitted now (" +
+                       util::printable(error.message, 300) +
+                       "); watch tries again at its next poll");
+      return {std::nullopt, true};
+    }
+    finish(r, failure, "gave up: " + error.message);
+    return {};
+  }
+
+  // The newest later attempt of r's run that the ledger holds without a job id: a submission the
+  // scheduler has not confirmed.
+  std::optional<ledger::JobRecord> unconfirmed_retry(const ledger::JobRecord& r) {
+    auto attempts = s_.jobs->run_attempts(r.run_id.empty() ? r.tag : r.run_id);
+    if (!attempts) return std::nullopt;
+    std::optional<ledger::JobRecord> newest;
+    for (const auto& a : *attempts)
+      if (a.attempt > r.attempt && a.job_id.empty() && (!newest || a.attempt >= newest->attempt))
+        newest = a;
+    return newest;
+  }
 
   // Earlier attempts of r's run that never ran (run_history.hpp); 0 when the ledger cannot say.
   int never_ran(const ledger::JobRecord& r) {
@@ -322,7 +362,9 @@ std::vector<Retry> recover_failed(const Context& ctx, JobSession& session,
     settled.insert(view.job.id);
     if (record == nullptr || !record->failure.empty()) continue;  // unknown, or handled
     if (!settings.forced && record->max_attempts <= 0) continue;
-    if (auto retry = recoverer.handle(view, *record)) retries.push_back(std::move(*retry));
+    auto outcome = recoverer.handle(view, *record);
+    if (outcome.again) settled.erase(view.job.id);
+    if (outcome.retry) retries.push_back(std::move(*outcome.retry));
   }
   return retries;
 }

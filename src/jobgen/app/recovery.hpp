@@ -5,7 +5,10 @@
 // `watch --recover`) is classified from the tail of its logs and its final state (run/failure.hpp);
 // the policy decides, and a retry goes through the submit path (submission.hpp) as the run's next
 // attempt. The failed attempt's ledger row records its failure and the decision, which also marks
-// it handled (it is never handled twice). Evidence only: a view counts when the scheduler or an
+// it handled (it is never handled twice). A retry the scheduler did not take for a reason that
+// passes (it did not answer) ends nothing: the attempt is handled again at the next poll, or, when
+// the scheduler may have created the job (a submission that timed out), the watch follows the
+// retry by its tag. Evidence only: a view counts when the scheduler or an
 // exit marker says how the job ended; a vanished job, an array task and a failed query (the caller
 // never passes one) trigger nothing.
 #pragma once
