@@ -8,9 +8,9 @@
 #include "jobgen/render/request.hpp"
 
 namespace {
-const jobgen::plan::JobSpec& spec() {
-  static const jobgen::plan::JobSpec s = jobgen::fuzz::must(
-      jobgen::plan::parse_job_spec("name: f\nmodel: bert-base\nseq_len: 128\nsteps: 1000\n"
+const jobgen::spec::JobSpec& spec() {
+  static const jobgen::spec::JobSpec s = jobgen::fuzz::must(
+      jobgen::spec::parse_job_spec("name: f\nmodel: bert-base\nseq_len: 128\nsteps: 1000\n"
                                    "checkpoint: {resumable: true}\ncommand: train.py\n",
                                    "fuzz-spec.yaml"),
       "job spec");

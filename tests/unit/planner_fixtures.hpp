@@ -8,8 +8,8 @@
 #include <string>
 
 #include "jobgen/plan/planner.hpp"
-#include "jobgen/plan/report.hpp"
 #include "jobgen/profile/profile_loader.hpp"
+#include "jobgen/view/plan_view.hpp"
 #include "profile_test_data.hpp"
 
 namespace jobgen::test {
@@ -33,8 +33,8 @@ inline const profile::Profile& markov() {
   return p;
 }
 
-inline plan::JobSpec spec_from(const std::string& text) {
-  auto spec = plan::parse_job_spec(text, "spec.yaml");
+inline spec::JobSpec spec_from(const std::string& text) {
+  auto spec = spec::parse_job_spec(text, "spec.yaml");
   REQUIRE_MESSAGE(spec.has_value(), (spec ? "" : format_error(spec.error())));
   return *spec;
 }

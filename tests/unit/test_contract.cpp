@@ -7,14 +7,17 @@
 #include <string>
 
 #include "jobgen/plan/contract.hpp"
-#include "jobgen/plan/report.hpp"
 #include "jobgen/render/renderer.hpp"
 #include "jobgen/render/request.hpp"
+#include "jobgen/view/plan_view.hpp"
 #include "planner_fixtures.hpp"
 #include "render_fixtures.hpp"
 
 using namespace jobgen;
 using namespace jobgen::plan;
+using namespace jobgen::spec;
+using namespace jobgen::render;
+using namespace jobgen::view;
 using jobgen::test::kSmall;
 using jobgen::test::markov;
 using jobgen::test::opts;

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "estimate_fixtures.hpp"
-#include "jobgen/plan/deepspeed_settings.hpp"
-#include "jobgen/plan/launcher_config.hpp"
+#include "jobgen/render/launcher_config.hpp"
+#include "jobgen/spec/deepspeed_settings.hpp"
 #include "planner_fixtures.hpp"
 
 using namespace jobgen;
@@ -23,14 +23,14 @@ double term_bytes(const TrainingSetup& s, const std::string& name, int b = 1) {
   return term(t, name) * GiB;
 }
 
-plan::UserLauncherConfig user_config(std::string text, std::string path = "/u/ds.json") {
-  plan::UserLauncherConfig c;
+spec::UserLauncherConfig user_config(std::string text, std::string path = "/u/ds.json") {
+  spec::UserLauncherConfig c;
   c.path = std::move(path);
   c.text = std::move(text);
   return c;
 }
 
-nlohmann::json written(const plan::JobSpec& spec, int gpus) {
+nlohmann::json written(const spec::JobSpec& spec, int gpus) {
   plan::PlanRow row;
   row.micro_batch = 1;
   row.grad_accum = 1;
@@ -38,7 +38,7 @@ nlohmann::json written(const plan::JobSpec& spec, int gpus) {
   row.gpus_per_node = gpus;
   row.effective_batch = gpus;
   row.precision = Precision::amp_bf16;
-  auto config = plan::launcher_config(spec, row, plan::Launcher::deepspeed);
+  auto config = render::launcher_config(spec, row, spec::Launcher::deepspeed);
   REQUIRE(config.has_value());
   REQUIRE(config->has_value());
   std::string text;
@@ -129,7 +129,7 @@ TEST_CASE("deepspeed: ZeRO-Offload keeps only the reduce buffers of the gradient
 TEST_CASE("deepspeed settings: read from the user's DeepSpeed config") {
   model::Architecture m = toy();  // hidden 1024
   SUBCASE("numbers, as JSON writes them (5e8 or 500000000), and the flags") {
-    auto ds = plan::read_deepspeed_settings(user_config(R"({
+    auto ds = spec::read_deepspeed_settings(user_config(R"({
   // DeepSpeed reads hjson: comments are fine
   "zero_optimization": {
     "stage": 3,
@@ -157,7 +157,7 @@ TEST_CASE("deepspeed settings: read from the user's DeepSpeed config") {
     CHECK_FALSE(ds->contiguous_gradients);
   }
   SUBCASE("\"auto\" as the HF Trainer and accelerate resolve it from the hidden size") {
-    auto ds = plan::read_deepspeed_settings(
+    auto ds = spec::read_deepspeed_settings(
         user_config(R"({"zero_optimization": {"stage": 3, "reduce_bucket_size": "auto",
           "stage3_prefetch_bucket_size": "auto", "stage3_param_persistence_threshold": "auto"}})"),
         m);
@@ -169,7 +169,7 @@ TEST_CASE("deepspeed settings: read from the user's DeepSpeed config") {
   }
   SUBCASE("what the config does not set stays DeepSpeed's default") {
     for (const char* text : {R"({"train_batch_size": 8})", R"({"zero_optimization": {}})"}) {
-      auto ds = plan::read_deepspeed_settings(user_config(text), m);
+      auto ds = spec::read_deepspeed_settings(user_config(text), m);
       REQUIRE(ds.has_value());
       CHECK(ds->reduce_bucket_size == 5e8);
       CHECK(ds->stage3_prefetch_bucket_size == 5e7);
@@ -177,7 +177,7 @@ TEST_CASE("deepspeed settings: read from the user's DeepSpeed config") {
       CHECK(ds->stage3_param_persistence_threshold == 1e5);
     }
     // An accelerate YAML cannot set them.
-    auto yaml = plan::read_deepspeed_settings(
+    auto yaml = spec::read_deepspeed_settings(
         user_config("distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 2\n",
                     "acc.yaml"),
         m);
@@ -185,7 +185,7 @@ TEST_CASE("deepspeed settings: read from the user's DeepSpeed config") {
     CHECK(yaml->reduce_bucket_size == 5e8);
   }
   SUBCASE("a value DeepSpeed would refuse, at its line") {
-    auto bad = plan::read_deepspeed_settings(
+    auto bad = spec::read_deepspeed_settings(
         user_config("{\n  \"zero_optimization\": {\n    \"reduce_bucket_size\": \"big\"\n  }\n}"),
         m);
     REQUIRE_FALSE(bad.has_value());
@@ -193,13 +193,13 @@ TEST_CASE("deepspeed settings: read from the user's DeepSpeed config") {
           std::string::npos);
     CHECK(bad.error().where.line == 3);
     // "auto" only where HF resolves it.
-    auto max_live = plan::read_deepspeed_settings(
+    auto max_live = spec::read_deepspeed_settings(
         user_config(R"({"zero_optimization": {"stage3_max_live_parameters": "auto"}})"), m);
     REQUIRE_FALSE(max_live.has_value());
-    auto negative = plan::read_deepspeed_settings(
+    auto negative = spec::read_deepspeed_settings(
         user_config(R"({"zero_optimization": {"reduce_bucket_size": -1}})"), m);
     REQUIRE_FALSE(negative.has_value());
-    auto flag = plan::read_deepspeed_settings(
+    auto flag = spec::read_deepspeed_settings(
         user_config(R"({"zero_optimization": {"overlap_comm": "yes"}})"), m);
     REQUIRE_FALSE(flag.has_value());
   }
@@ -210,7 +210,7 @@ TEST_CASE("deepspeed settings: the config jobgen writes states what the estimate
       "name: ds\nmodel: llama-3.2-3b\nseq_len: 2048\nsteps: 10\nlauncher: deepspeed\n"
       "command: train.py --deepspeed {{deepspeed_config}}\n";
   SUBCASE("DeepSpeed's defaults, written out (ZeRO-2)") {
-    const plan::JobSpec spec = spec_from(base + "strategy: zero2\n");
+    const spec::JobSpec spec = spec_from(base + "strategy: zero2\n");
     const auto doc = written(spec, 4);
     const auto& z = doc["zero_optimization"];
     CHECK(z["reduce_bucket_size"] == 500'000'000);
@@ -231,10 +231,10 @@ TEST_CASE("deepspeed settings: the config jobgen writes states what the estimate
     CHECK(z["sub_group_size"] == 1'000'000'000);
   }
   SUBCASE("the user's values and resolved \"auto\" reach both the estimate and the job") {
-    plan::JobSpec spec = spec_from(base + "strategy: zero3\nlauncher_config: ds.json\n");
+    spec::JobSpec spec = spec_from(base + "strategy: zero3\nlauncher_config: ds.json\n");
     spec.launcher_config->text =
         R"({"zero_optimization": {"stage": 3, "reduce_bucket_size": "auto", "stage3_max_live_parameters": 2e8}})";
-    auto ds = plan::read_deepspeed_settings(*spec.launcher_config, spec.model);
+    auto ds = spec::read_deepspeed_settings(*spec.launcher_config, spec.model);
     REQUIRE(ds.has_value());
     spec.deepspeed = *ds;
     const double h = spec.model.hidden;
@@ -244,7 +244,7 @@ TEST_CASE("deepspeed settings: the config jobgen writes states what the estimate
     row.micro_batch = row.grad_accum = row.nodes = 1;
     row.gpus_per_node = 8;
     row.precision = Precision::amp_bf16;
-    auto config = plan::launcher_config(spec, row, plan::Launcher::deepspeed);
+    auto config = render::launcher_config(spec, row, spec::Launcher::deepspeed);
     REQUIRE(config.has_value());
     CHECK((*config)->warnings.empty());  // "auto" replaced, the number the user's own
     std::string text;

@@ -11,7 +11,7 @@
 #include "cli_test.hpp"
 #include "estimate_fixtures.hpp"
 #include "jobgen/estimate/compute.hpp"
-#include "jobgen/plan/jobspec.hpp"
+#include "jobgen/spec/jobspec.hpp"
 
 using namespace jobgen;
 using namespace jobgen::estimate;
@@ -170,20 +170,20 @@ TEST_CASE("encoder-decoder: target_len is refused for other kinds and below 1") 
 }
 
 TEST_CASE("job spec: target_len for an encoder-decoder, an error for a decoder") {
-  auto spec = plan::parse_job_spec(
+  auto spec = spec::parse_job_spec(
       "name: sum\nmodel: flan-t5-base\nseq_len: 1024\n"
       "target_len: 128\nsteps: 10\n",
       "spec.yaml");
   REQUIRE_MESSAGE(spec.has_value(), spec.error().message);
   CHECK(spec->target_len == 128);
   CHECK(spec->setup().target_tokens() == 128);
-  auto wrong = plan::parse_job_spec(
+  auto wrong = spec::parse_job_spec(
       "name: x\nmodel: gpt2\nseq_len: 1024\ntarget_len: 128\n"
       "steps: 10\n",
       "spec.yaml");
   REQUIRE_FALSE(wrong.has_value());
   CHECK(wrong.error().message.find("encoder-decoder") != std::string::npos);
-  auto zero = plan::parse_job_spec(
+  auto zero = spec::parse_job_spec(
       "name: x\nmodel: t5-base\nseq_len: 1024\ntarget_len: 0\n"
       "steps: 10\n",
       "spec.yaml");

@@ -9,8 +9,8 @@
 #include "estimate_fixtures.hpp"
 #include "jobgen/estimate/compute.hpp"
 #include "jobgen/plan/contract.hpp"
-#include "jobgen/plan/launcher_config.hpp"
 #include "jobgen/profile/builtin_catalog.hpp"
+#include "jobgen/render/launcher_config.hpp"
 #include "planner_fixtures.hpp"
 
 using namespace jobgen;
@@ -20,7 +20,7 @@ using namespace jobgen::test;
 namespace {
 
 // The gaps of `spec` about the precision.
-int precision_gaps(const plan::JobSpec& spec, const plan::PlanRow& row, plan::Launcher launcher) {
+int precision_gaps(const spec::JobSpec& spec, const plan::PlanRow& row, spec::Launcher launcher) {
   int n = 0;
   for (const auto& gap : plan::contract_gaps(spec, row, launcher))
     n += gap.setting == "the precision";
@@ -147,6 +147,9 @@ TEST_CASE("fp8: memory as amp-bf16 plus the scaling state and the backward's cas
 
 TEST_CASE("fp8: how the precision reaches the job") {
   using namespace jobgen::plan;
+  using namespace jobgen::spec;
+  using namespace jobgen::render;
+  using namespace jobgen::view;
   const std::string base = "name: f\nmodel: llama-3.2-3b\nseq_len: 2048\nsteps: 10\n";
   PlanRow row;
   row.micro_batch = row.grad_accum = row.nodes = 1;

@@ -11,17 +11,17 @@
 #include <fstream>
 #include <thread>
 
-#include "jobgen/plan/jobspec.hpp"
 #include "jobgen/plan/planner.hpp"
-#include "jobgen/plan/report.hpp"
 #include "jobgen/profile/profile_loader.hpp"
 #include "jobgen/render/command_line.hpp"
 #include "jobgen/render/renderer.hpp"
 #include "jobgen/render/request.hpp"
+#include "jobgen/spec/jobspec.hpp"
 #include "jobgen/util/checked.hpp"
 #include "jobgen/util/redact.hpp"
 #include "jobgen/util/strings.hpp"
 #include "jobgen/util/units.hpp"
+#include "jobgen/view/plan_view.hpp"
 #include "profile_test_data.hpp"
 #include "render_fixtures.hpp"
 
@@ -81,7 +81,7 @@ profile::ProfileLoad load_profile_with(const std::string& max_time, const std::s
 }
 
 Error only_problem(const std::string& spec_text) {
-  auto spec = plan::parse_job_spec(spec_text, "s.yaml");
+  auto spec = spec::parse_job_spec(spec_text, "s.yaml");
   REQUIRE_FALSE(spec.has_value());
   return spec.error();
 }
@@ -334,7 +334,7 @@ TEST_CASE("job specs: env names checked at load, many keys stay fast") {
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
   std::string thousand = kSpec + "env:\n";
   for (int i = 0; i < 1000; ++i) thousand += "  K" + std::to_string(i) + ": v\n";
-  CHECK(plan::parse_job_spec(thousand, "s.yaml").has_value());
+  CHECK(spec::parse_job_spec(thousand, "s.yaml").has_value());
 }
 
 TEST_CASE("job specs: stages are bounded, copied once, and may not collide once sanitized") {
@@ -347,7 +347,7 @@ TEST_CASE("job specs: stages are bounded, copied once, and may not collide once 
   CHECK(e.message.find("has 2000 stages; the limit is 100") != std::string::npos);
   std::string hundred = kSpec + "stages:\n";
   for (int i = 0; i < 100; ++i) hundred += "  - name: s" + std::to_string(i) + "\n";
-  auto spec = plan::parse_job_spec(hundred, "s.yaml");
+  auto spec = spec::parse_job_spec(hundred, "s.yaml");
   REQUIRE(spec.has_value());
   CHECK(spec->stages.size() == 100);
   CHECK(spec->stages.back().stages.empty());
@@ -362,7 +362,7 @@ TEST_CASE("time limits and chains beyond what Slurm can take are refused") {
       profile::parse_profile(test::read_text(test::source_path("cluster-profiles/markov.yaml")),
                              "markov.yaml", test::real_catalog());
   REQUIRE(prof.has_value());
-  auto spec = plan::parse_job_spec(
+  auto spec = spec::parse_job_spec(
       "name: t\nmodel: bert-base\nseq_len: 128\nsteps: 1000000000000\n"
       "checkpoint: {resumable: true}\ncommand: train.py --bs {{micro_batch}} --ga {{grad_accum}}\n",
       "s.yaml");
@@ -471,14 +471,14 @@ TEST_CASE("plan text stays within 100 columns with long notes and names") {
                "availability: " + std::string(150, 'x') + " and a very long note");
   auto prof = profile::parse_profile(text, "markov.yaml", test::real_catalog());
   REQUIRE_MESSAGE(prof.has_value(), prof.error().message);
-  auto spec = plan::parse_job_spec("name: " + std::string(300, 'n') +
+  auto spec = spec::parse_job_spec("name: " + std::string(300, 'n') +
                                        "\nmodel: bert-base\nseq_len: 128\nsteps: 1000\n"
                                        "learning_rate: 2e-5\ncommand: train.py\n",
                                    "s.yaml");
   REQUIRE(spec.has_value());
   auto report = plan::make_plan(*spec, *prof, test::real_catalog(), {});
   REQUIRE(report.has_value());
-  const std::string out = plan::render_text(*report);
+  const std::string out = view::render_text(*report);
   std::istringstream lines(out);
   for (std::string line; std::getline(lines, line);) {
     CAPTURE(line);

@@ -7,11 +7,11 @@
 
 #include <unistd.h>
 
-#include "jobgen/plan/jobspec.hpp"
+#include "jobgen/spec/jobspec.hpp"
 #include "jobgen/util/build_config.hpp"
 
 using namespace jobgen;
-using plan::parse_job_spec;
+using spec::parse_job_spec;
 
 namespace {
 
@@ -41,7 +41,7 @@ TEST_CASE("job spec: a minimal spec gets the documented defaults") {
   CHECK(spec->strategy == estimate::Strategy::ddp);
   CHECK(spec->offload == estimate::Offload::none);
   CHECK(spec->finetune == estimate::Finetune::full);
-  CHECK(spec->grad_checkpointing == plan::GradCheckpointing::automatic);
+  CHECK(spec->grad_checkpointing == spec::GradCheckpointing::automatic);
   CHECK(spec->flash_attention);
   CHECK_FALSE(spec->effective_batch.has_value());
   CHECK_FALSE(spec->micro_batch.has_value());
@@ -93,7 +93,7 @@ command: python train.py --bs {{micro_batch}} --accum {{ grad_accum }} --sweep {
   CHECK(spec->setup(1, 1).base_dtype == estimate::BaseDtype::bf16);
   CHECK(spec->setup(1, 1).model_loading == estimate::ModelLoading::per_gpu);
   CHECK(spec->setup(1, 1).fsdp_version == estimate::FsdpVersion::v2);
-  CHECK(spec->grad_checkpointing == plan::GradCheckpointing::off);
+  CHECK(spec->grad_checkpointing == spec::GradCheckpointing::off);
   CHECK_FALSE(spec->flash_attention);
   REQUIRE(spec->effective_batch.has_value());
   CHECK(spec->effective_batch->min == 120);
@@ -263,16 +263,16 @@ stages:
 TEST_CASE("job spec: launcher defaults to torchrun, is read per stage, and is checked") {
   auto spec = parse_job_spec(kMinimal, "spec.yaml");
   REQUIRE(spec.has_value());
-  CHECK(spec->launcher == plan::Launcher::torchrun);
+  CHECK(spec->launcher == spec::Launcher::torchrun);
   spec = parse_job_spec(std::string(kMinimal) +
                             "launcher: deepspeed\ncommand: train.py --lr 1\nstages:\n"
                             "  - name: full\n  - name: lora\n    launcher: accelerate\n",
                         "spec.yaml");
   REQUIRE_MESSAGE(spec.has_value(), (spec ? "" : format_error(spec.error())));
-  CHECK(spec->launcher == plan::Launcher::deepspeed);
+  CHECK(spec->launcher == spec::Launcher::deepspeed);
   REQUIRE(spec->stages.size() == 2);
-  CHECK(spec->stages[0].launcher == plan::Launcher::deepspeed);
-  CHECK(spec->stages[1].launcher == plan::Launcher::accelerate);
+  CHECK(spec->stages[0].launcher == spec::Launcher::deepspeed);
+  CHECK(spec->stages[1].launcher == spec::Launcher::accelerate);
   CHECK(spec->stages[1].command == "train.py --lr 1");
 
   const Error e = parse_error(std::string(kMinimal) + "launcher: torchrn\n");
@@ -282,11 +282,11 @@ TEST_CASE("job spec: launcher defaults to torchrun, is read per stage, and is ch
 }
 
 TEST_CASE("launcher: the python launcher is planned on one node unless --nodes says otherwise") {
-  CHECK(plan::nodes_to_plan(plan::Launcher::python, 0) == 1);
-  CHECK(plan::nodes_to_plan(plan::Launcher::python, 3) == 3);
-  CHECK(plan::nodes_to_plan(plan::Launcher::torchrun, 2) == 2);
-  CHECK_FALSE(plan::nodes_to_plan(plan::Launcher::torchrun, 0).has_value());
-  CHECK_FALSE(plan::nodes_to_plan(plan::Launcher::srun, 0).has_value());
+  CHECK(spec::nodes_to_plan(spec::Launcher::python, 0) == 1);
+  CHECK(spec::nodes_to_plan(spec::Launcher::python, 3) == 3);
+  CHECK(spec::nodes_to_plan(spec::Launcher::torchrun, 2) == 2);
+  CHECK_FALSE(spec::nodes_to_plan(spec::Launcher::torchrun, 0).has_value());
+  CHECK_FALSE(spec::nodes_to_plan(spec::Launcher::srun, 0).has_value());
 }
 
 TEST_CASE("job spec: a command that starts with a launcher is refused at its place") {
@@ -365,18 +365,18 @@ steps: 10
   std::ofstream(dir / "jobgen.yaml") << "model: models/tiny.yaml\nseq_len: 32\nsteps: 5\n";
   std::ofstream(dir / "missing.yaml") << "model: models/nope.yaml\nseq_len: 32\nsteps: 5\n";
   sys::RealFileSystem fs;
-  auto loaded = plan::load_job_spec(fs, dir / "jobgen.yaml");
+  auto loaded = spec::load_job_spec(fs, dir / "jobgen.yaml");
   REQUIRE_MESSAGE(loaded.has_value(), (loaded ? "" : format_error(loaded.error())));
   CHECK(loaded->model_file == "models/tiny.yaml");
   CHECK(loaded->model.name == "tiny");
   CHECK(loaded->model.layers == 2);
 
-  auto missing = plan::load_job_spec(fs, dir / "missing.yaml");
+  auto missing = spec::load_job_spec(fs, dir / "missing.yaml");
   REQUIRE_FALSE(missing.has_value());
   CHECK(missing.error().exit == Exit::not_found);
   CHECK(missing.error().where.line == 1);
 
-  auto absent = plan::load_job_spec(fs, dir / "absent.yaml");
+  auto absent = spec::load_job_spec(fs, dir / "absent.yaml");
   REQUIRE_FALSE(absent.has_value());
   CHECK(absent.error().exit == Exit::not_found);
   CHECK(absent.error().message.find("jobgen.yaml") != std::string::npos);
@@ -390,7 +390,7 @@ TEST_CASE("job spec: every bundled example parses") {
            std::filesystem::path(jobgen::build::source_dir()) / "examples")) {
     if (entry.path().extension() != ".yaml") continue;
     ++count;
-    auto spec = plan::load_job_spec(fs, entry.path());
+    auto spec = spec::load_job_spec(fs, entry.path());
     CHECK_MESSAGE(spec.has_value(), entry.path().string()
                                         << ": " << (spec ? "" : format_error(spec.error())));
   }

@@ -2,7 +2,7 @@
 // torch.compile and what activation checkpointing recomputes.
 #include <doctest/doctest.h>
 
-#include "jobgen/plan/jobspec.hpp"
+#include "jobgen/spec/jobspec.hpp"
 
 using namespace jobgen;
 
@@ -17,7 +17,7 @@ command: train.py
 }  // namespace
 
 TEST_CASE("job spec: compile and recompute default to off and full") {
-  auto spec = plan::parse_job_spec(kBase, "spec.yaml");
+  auto spec = spec::parse_job_spec(kBase, "spec.yaml");
   REQUIRE(spec);
   CHECK_FALSE(spec->compile);
   CHECK(spec->recompute == estimate::Recompute::full);
@@ -25,14 +25,14 @@ TEST_CASE("job spec: compile and recompute default to off and full") {
 }
 
 TEST_CASE("job spec: compile and selective recomputation reach the training setup") {
-  auto spec = plan::parse_job_spec(std::string(kBase) + "compile: true\nrecompute: selective\n",
+  auto spec = spec::parse_job_spec(std::string(kBase) + "compile: true\nrecompute: selective\n",
                                    "spec.yaml");
   REQUIRE_MESSAGE(spec, (spec ? "" : format_error(spec.error())));
   const auto s = spec->setup(2, 1);
   CHECK(s.compile);
   CHECK(s.recompute == estimate::Recompute::selective);
   // A stage can turn them off again.
-  auto staged = plan::parse_job_spec(std::string(kBase) +
+  auto staged = spec::parse_job_spec(std::string(kBase) +
                                          "compile: true\nstages:\n  - name: a\n  - name: b\n"
                                          "    compile: false\n",
                                      "spec.yaml");
@@ -43,7 +43,7 @@ TEST_CASE("job spec: compile and selective recomputation reach the training setu
 }
 
 TEST_CASE("job spec: a misspelt recompute mode names the valid ones") {
-  auto bad = plan::parse_job_spec(std::string(kBase) + "recompute: selectiv\n", "spec.yaml");
+  auto bad = spec::parse_job_spec(std::string(kBase) + "recompute: selectiv\n", "spec.yaml");
   REQUIRE_FALSE(bad);
   CHECK(bad.error().where.line == 5);
   CHECK(bad.error().message.find("selective") != std::string::npos);

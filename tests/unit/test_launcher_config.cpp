@@ -16,14 +16,17 @@
 #include <sstream>
 
 #include "jobgen/plan/contract.hpp"
-#include "jobgen/plan/deepspeed_settings.hpp"
-#include "jobgen/plan/launcher_config.hpp"
+#include "jobgen/render/launcher_config.hpp"
+#include "jobgen/spec/deepspeed_settings.hpp"
 #include "jobgen/util/build_config.hpp"
 #include "planner_fixtures.hpp"
 
 namespace fs = std::filesystem;
 using namespace jobgen;
 using namespace jobgen::plan;
+using namespace jobgen::spec;
+using namespace jobgen::render;
+using namespace jobgen::view;
 using jobgen::test::spec_from;
 using nlohmann::json;
 

@@ -329,7 +329,7 @@ seq_len: 1024
 steps: 100
 ep: 8
 )";
-  const plan::JobSpec without =
+  const spec::JobSpec without =
       jobgen::test::spec_from(base + "command: train.py --bs {{micro_batch}}\n");
   CHECK(without.ep == 8);
   plan::PlanRow row;
@@ -337,33 +337,33 @@ ep: 8
   row.grad_accum = 1;
   row.gpus_per_node = 8;
   row.nodes = 1;
-  const auto gaps = plan::contract_gaps(without, row, plan::Launcher::torchrun);
+  const auto gaps = plan::contract_gaps(without, row, spec::Launcher::torchrun);
   const std::string problem = plan::contract_problem(gaps);
   CHECK(contains(problem, "expert parallelism over 8 ranks: add '--expert-parallel-size {{ep}}'"));
-  const plan::JobSpec with =
+  const spec::JobSpec with =
       jobgen::test::spec_from(base + "command: train.py --bs {{micro_batch}} --ep {{ep}}\n");
-  CHECK(plan::contract_problem(plan::contract_gaps(with, row, plan::Launcher::torchrun)).empty());
-  const plan::JobSpec one = jobgen::test::spec_from(
+  CHECK(plan::contract_problem(plan::contract_gaps(with, row, spec::Launcher::torchrun)).empty());
+  const spec::JobSpec one = jobgen::test::spec_from(
       "name: moe\nmodel: olmoe-1b-7b\nseq_len: 1024\nsteps: 100\n"
       "command: train.py --bs {{micro_batch}}\n");
-  CHECK(plan::contract_problem(plan::contract_gaps(one, row, plan::Launcher::torchrun)).empty());
+  CHECK(plan::contract_problem(plan::contract_gaps(one, row, spec::Launcher::torchrun)).empty());
 
   // An expert tensor-parallel size other than the row's tp must reach the command too.
-  const plan::JobSpec etp = jobgen::test::spec_from(
+  const spec::JobSpec etp = jobgen::test::spec_from(
       base + "etp: 1\ntp: 2\nsp: true\ncommand: train.py --bs {{micro_batch}} --ep {{ep}}\n");
   CHECK(etp.etp == 1);
   row.tp = 2;
-  CHECK(contains(plan::contract_problem(plan::contract_gaps(etp, row, plan::Launcher::torchrun)),
+  CHECK(contains(plan::contract_problem(plan::contract_gaps(etp, row, spec::Launcher::torchrun)),
                  "expert tensor parallelism over 1 ranks: add '--expert-tensor-parallel-size "
                  "{{etp}}'"));
-  const plan::JobSpec etp_used = jobgen::test::spec_from(
+  const spec::JobSpec etp_used = jobgen::test::spec_from(
       base +
       "etp: 1\ntp: 2\nsp: true\n"
       "command: train.py --bs {{micro_batch}} --ep {{ep}} --etp {{etp}} --tp {{tp}}\n");
   CHECK(
-      plan::contract_problem(plan::contract_gaps(etp_used, row, plan::Launcher::torchrun)).empty());
+      plan::contract_problem(plan::contract_gaps(etp_used, row, spec::Launcher::torchrun)).empty());
   row.tp = 1;  // etp 1 = tp: Megatron's default already
-  CHECK(plan::contract_problem(plan::contract_gaps(etp, row, plan::Launcher::torchrun)).empty());
+  CHECK(plan::contract_problem(plan::contract_gaps(etp, row, spec::Launcher::torchrun)).empty());
 }
 
 TEST_CASE("moe all-to-all overlap: hidden under another micro-batch's compute, up to 0.8 of it") {
@@ -393,7 +393,7 @@ TEST_CASE("moe all-to-all overlap: hidden under another micro-batch's compute, u
   CHECK(contains(message_of(hf), "--overlap-moe-expert-parallel-comm"));
 
   // The job spec: a throughput assumption, so a warning without the script's flag, no refusal.
-  const plan::JobSpec spec = jobgen::test::spec_from(
+  const spec::JobSpec spec = jobgen::test::spec_from(
       "name: moe\nmodel: mixtral-8x7b\nseq_len: 1024\nsteps: 100\ntp: 2\nsp: true\nep: 8\n"
       "etp: 1\nmoe_a2a_overlap: true\n"
       "command: pretrain_gpt.py --mbs {{micro_batch}} --tp {{tp}} --sp {{sp}} --ep {{ep}} "
@@ -405,7 +405,7 @@ TEST_CASE("moe all-to-all overlap: hidden under another micro-batch's compute, u
   row.nodes = 2;
   row.tp = 2;
   row.sp = true;
-  const auto gaps = plan::contract_gaps(spec, row, plan::Launcher::torchrun);
+  const auto gaps = plan::contract_gaps(spec, row, spec::Launcher::torchrun);
   CHECK(plan::contract_problem(gaps).empty());
   const auto it = std::find_if(gaps.begin(), gaps.end(), [](const plan::ContractGap& g) {
     return g.setting == "the all-to-all overlap";

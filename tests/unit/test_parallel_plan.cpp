@@ -16,6 +16,9 @@
 
 using namespace jobgen;
 using namespace jobgen::plan;
+using namespace jobgen::spec;
+using namespace jobgen::render;
+using namespace jobgen::view;
 using jobgen::test::load;
 using jobgen::test::opts;
 using jobgen::test::plan_for;

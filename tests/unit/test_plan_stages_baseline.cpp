@@ -4,8 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "jobgen/plan/report.hpp"
 #include "jobgen/plan/staged_plan.hpp"
+#include "jobgen/view/plan_view.hpp"
 #include "planner_fixtures.hpp"
 
 using namespace jobgen;
@@ -110,12 +110,12 @@ TEST_CASE("staged plan: a stage that fits nowhere has no whole-run pick, and say
   CHECK_FALSE(p.chosen);
   CHECK(p.same_gpus.empty());
   REQUIRE_FALSE(p.notes.empty());
-  CHECK(plan::render_text(p).find("No GPU option can run every stage") != std::string::npos);
+  CHECK(view::render_text(p).find("No GPU option can run every stage") != std::string::npos);
 }
 
 TEST_CASE("staged plan: text, JSON and Markdown show every stage and the whole run") {
   const plan::StagedPlan p = staged(kTwoStages, opts("l40s"));
-  const std::string text = plan::render_text(p);
+  const std::string text = view::render_text(p);
   CHECK(text.find("Stage 1 of 2: full") != std::string::npos);
   CHECK(text.find("Stage 2 of 2: lora") != std::string::npos);
   CHECK(text.find("Whole run: full, then lora") != std::string::npos);
@@ -123,7 +123,7 @@ TEST_CASE("staged plan: text, JSON and Markdown show every stage and the whole r
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) CHECK_MESSAGE(line.size() <= 100, line);
 
-  const auto j = nlohmann::json::parse(plan::render_json(p));
+  const auto j = nlohmann::json::parse(view::render_json(p));
   REQUIRE(j["stages"].size() == 2);
   CHECK(j["stages"][1]["name"] == "lora");
   CHECK(j["stages"][1]["plan"]["job"]["finetune"] == "lora");
@@ -132,7 +132,7 @@ TEST_CASE("staged plan: text, JSON and Markdown show every stage and the whole r
   CHECK(fastest["stages"][0]["stage"] == "full");
   CHECK(j["whole_run"]["same_gpus"].size() == p.same_gpus.size());
 
-  const std::string md = plan::render_markdown(p);
+  const std::string md = view::render_markdown(p);
   CHECK(md.find("# Training plan: two (2 stages)") != std::string::npos);
   CHECK(md.find("## Stage 2: lora") != std::string::npos);
   CHECK(md.find("### GPUs compared") != std::string::npos);  // a stage's sections, one level down
@@ -182,13 +182,13 @@ TEST_CASE("baseline: the option measured is timed as measured, the others by the
       plan::anchor_text(*anchored.anchor)
           .starts_with("anchored on your measurement: 4.5 s/step on NVIDIA L40S, micro-batch 32 x "
                        "8 accumulation, amp-bf16 [lab notebook]; the model alone estimates"));
-  CHECK(plan::render_text(anchored).find("\n  time      anchored on your measurement") !=
+  CHECK(view::render_text(anchored).find("\n  time      anchored on your measurement") !=
         std::string::npos);
-  const auto j = nlohmann::json::parse(plan::render_json(anchored));
+  const auto j = nlohmann::json::parse(view::render_json(anchored));
   CHECK(j["anchor"]["factor"].get<double>() == doctest::Approx(factor));
   CHECK(j["anchor"]["source"] == "lab notebook");
-  CHECK(nlohmann::json::parse(plan::render_json(plain))["anchor"].is_null());
-  CHECK(plan::render_markdown(anchored).find("- **Time**: anchored on") != std::string::npos);
+  CHECK(nlohmann::json::parse(view::render_json(plain))["anchor"].is_null());
+  CHECK(view::render_markdown(anchored).find("- **Time**: anchored on") != std::string::npos);
 }
 
 TEST_CASE("baseline: total hours of the measured run give its step time over its steps") {
@@ -216,7 +216,7 @@ TEST_CASE("baseline: total hours of the measured run give its step time over its
 TEST_CASE("baseline: every mistake is reported at its line, with what to write") {
   const auto bad = [](const std::string& baseline) {
     auto spec =
-        plan::parse_job_spec(std::string(kMeasured) + "baseline: " + baseline + "\n", "s.yaml");
+        spec::parse_job_spec(std::string(kMeasured) + "baseline: " + baseline + "\n", "s.yaml");
     if (!spec) return format_error(spec.error());
     auto report = plan::make_plan(*spec, markov(), catalog(), opts("l40s"));
     return report ? std::string() : format_error(report.error());

@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "jobgen/plan/report.hpp"
 #include "jobgen/util/build_config.hpp"
+#include "jobgen/view/plan_view.hpp"
 #include "planner_fixtures.hpp"
 
 using namespace jobgen;
@@ -269,7 +269,7 @@ TEST_CASE("planner: placeholders carry the planned values") {
   CHECK(v.at("learning_rate") == "1e-4");
   CHECK(v.at("checkpoint_dir") == "/ck");
   // The launcher config's path is the renderer's (render/request.hpp), for one launcher each.
-  for (const auto& name : plan::known_placeholders()) {
+  for (const auto& name : spec::known_placeholders()) {
     if (name == "epochs" || name.ends_with("_config")) continue;
     CHECK_MESSAGE(v.count(name) == 1, name);
   }
@@ -277,7 +277,7 @@ TEST_CASE("planner: placeholders carry the planned values") {
 
 TEST_CASE("planner: JSON has the documented keys") {
   const PlanReport r = plan_for(kSmall, opts("l40s"));
-  const auto j = plan::plan_json(r);
+  const auto j = view::plan_json(r);
   CHECK(j.at("profile") == "markov");
   CHECK(j.at("options").size() == 7);
   const auto& o = j.at("options").at(0);
@@ -334,13 +334,13 @@ dataset_size: 20000
 learning_rate: 2e-5
 lr_scaling: sqrt
 )");
-  const std::string text = plan::render_text(r);
+  const std::string text = view::render_text(r);
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) CHECK_MESSAGE(line.size() <= 100, line);
   CHECK(text.find("Recommendation") != std::string::npos);
   CHECK(text.find("availability: wait is possible") != std::string::npos);
 
-  const std::string md = plan::render_markdown(r);
+  const std::string md = view::render_markdown(r);
   CHECK(md.find("## GPUs compared") != std::string::npos);
   CHECK(md.find("| Node group | GPU |") != std::string::npos);
   CHECK(md.find("## Options") != std::string::npos);
@@ -359,7 +359,7 @@ TEST_CASE("planner: the other bundled profiles plan their example specs") {
                                                        {"sbert-dgx8.yaml", "dgx8"},
                                                        {"groot-markov.yaml", "markov"}};
   for (const auto& [file, profile_name] : cases) {
-    auto spec = plan::load_job_spec(fs, examples / file);
+    auto spec = spec::load_job_spec(fs, examples / file);
     REQUIRE_MESSAGE(spec.has_value(), file);
     auto r = plan::make_plan(*spec, load(profile_name), catalog(), {});
     REQUIRE_MESSAGE(r.has_value(), file);
@@ -478,7 +478,7 @@ grad_checkpointing: on
     }
   }
   // How far the option is from the single target is said.
-  CHECK(plan::render_text(r).find(std::to_string(row.effective_batch) + " " +
+  CHECK(view::render_text(r).find(std::to_string(row.effective_batch) + " " +
                                   (row.effective_batch > 256 ? "+" : "-")) != std::string::npos);
 }
 
@@ -491,8 +491,8 @@ TEST_CASE("planner: a range target takes the fastest batch inside it") {
     CHECK(row.effective_batch >= 200);
     CHECK(row.effective_batch <= 300);
   }
-  CHECK(plan::render_text(r).find("%") != std::string::npos);   // scale column only
-  CHECK(plan::render_text(r).find(" +") == std::string::npos);  // no deviation for a range
+  CHECK(view::render_text(r).find("%") != std::string::npos);   // scale column only
+  CHECK(view::render_text(r).find(" +") == std::string::npos);  // no deviation for a range
 }
 
 TEST_CASE("planner: a one-slice MIG group is never advised more GPUs") {
@@ -512,7 +512,7 @@ TEST_CASE("planner: a note shared by several options is printed once") {
       "strategy: ddp\n",
       opts("rtx2080ti"));
   // Seven options, two kinds of advice: two notes, the first naming its options as a range.
-  const std::string text = plan::render_text(r);
+  const std::string text = view::render_text(r);
   std::size_t count = 0;
   for (auto at = text.find("does not fit even"); at != std::string::npos;
        at = text.find("does not fit even", at + 1))
@@ -559,7 +559,7 @@ TEST_CASE("planner: choose_row takes --row, else balanced, fastest, the first ru
 }
 
 TEST_CASE("planner: a recovery attempt's row is planned at the attempt's batch settings") {
-  const plan::JobSpec spec = test::spec_from(test::kSmall);
+  const spec::JobSpec spec = test::spec_from(test::kSmall);
   const plan::PlanOptions o = test::opts("rtx2080ti", 1);
   auto report = plan::make_plan(spec, test::markov(), test::catalog(), o);
   REQUIRE(report.has_value());
@@ -597,14 +597,14 @@ TEST_CASE("planner: the plan says what a LoRA base is stored in, and how to chan
   const PlanReport implied = plan_for(lora, opts("l40s"));
   CHECK(implied.lora_base == "fp32");  // amp-bf16 (the default precision): autocast over fp32
   CHECK_FALSE(implied.lora_base_given);
-  const std::string text = plan::render_text(implied);  // wrapped at 100 columns
+  const std::string text = view::render_text(implied);  // wrapped at 100 columns
   CHECK(text.find("lora rank 8 on an fp32 base (what amp implies;") != std::string::npos);
   CHECK(text.find("{base_dtype: bf16}") != std::string::npos);
   const std::string loaded_half =
       std::string(kSmall) + "finetune: {method: lora, rank: 8, base_dtype: bf16}\n";
   const PlanReport half = plan_for(loaded_half, opts("l40s"));
   CHECK(half.lora_base == "half");
-  CHECK(plan::render_text(half).find("lora rank 8 on a half base,") != std::string::npos);
+  CHECK(view::render_text(half).find("lora rank 8 on a half base,") != std::string::npos);
   // The half base needs less memory: a micro-batch at least as large fits.
   CHECK(half.rows.front().max_micro.recommended >= implied.rows.front().max_micro.recommended);
   CHECK(half.rows.front().memory.total < implied.rows.front().memory.total);
@@ -623,12 +623,12 @@ TEST_CASE("planner: a run in epochs shows the steps and time of one epoch") {
   CHECK(row.steps == 79);
   CHECK(row.steps_per_epoch == 40);
   CHECK(row.epoch_time_s == doctest::Approx(row.total_time_s * 40 / 79));
-  const auto json = plan::plan_json(report);
+  const auto json = view::plan_json(report);
   CHECK(json["options"][0]["steps_per_epoch"] == 40);
   CHECK(json["options"][0]["epoch_time_s"].get<double>() == doctest::Approx(row.epoch_time_s));
-  CHECK(plan::render_text(report).find(" epoch ") != std::string::npos);
+  CHECK(view::render_text(report).find(" epoch ") != std::string::npos);
   // A run in steps has no epoch.
   const auto steps = test::plan_for(test::kSmall, test::opts("l40s", 1));
   CHECK(steps.rows.front().steps_per_epoch == 0);
-  CHECK(plan::plan_json(steps)["options"][0]["epoch_time_s"].is_null());
+  CHECK(view::plan_json(steps)["options"][0]["epoch_time_s"].is_null());
 }

@@ -25,7 +25,7 @@ plan::CalibrationEntry entry_for(const plan::PlanReport& plain) {
   return e;
 }
 
-plan::PlanReport plan_with(const plan::JobSpec& spec, const plan::CalibrationEntry& e) {
+plan::PlanReport plan_with(const spec::JobSpec& spec, const plan::CalibrationEntry& e) {
   plan::Calibration calibration;
   calibration.entries.push_back(e);
   PlanOptions options;
@@ -38,7 +38,7 @@ plan::PlanReport plan_with(const plan::JobSpec& spec, const plan::CalibrationEnt
 }  // namespace
 
 TEST_CASE("plan: memory measured above the estimate raises it, and the micro-batch follows") {
-  const plan::JobSpec spec = spec_from(kSmall);
+  const spec::JobSpec spec = spec_from(kSmall);
   auto plain = plan::make_plan(spec, markov(), catalog(), PlanOptions{});
   REQUIRE(plain);
   const plan::PlanRow& first = plain->rows[0];
@@ -68,14 +68,14 @@ TEST_CASE("plan: memory measured above the estimate raises it, and the micro-bat
     CHECK(m.total <= estimate::kRecommendedUse * after.capacity_gib + 1e-9);
     CHECK(after.calibration_note.find("memory x2.00") != std::string::npos);
   }
-  const std::string text = plan::render_text(corrected);
+  const std::string text = view::render_text(corrected);
   CHECK(text.find("measured") != std::string::npos);
-  CHECK(plan::render_text(*plain).find("measured") == std::string::npos);
-  CHECK(plan::plan_json(corrected)["options"][0]["memory_gib"]["measured"].get<double>() > 0);
+  CHECK(view::render_text(*plain).find("measured") == std::string::npos);
+  CHECK(view::plan_json(corrected)["options"][0]["memory_gib"]["measured"].get<double>() > 0);
 }
 
 TEST_CASE("plan: a calibration corrects the step time of its (model, GPU, strategy) only") {
-  const plan::JobSpec spec = spec_from(kSmall);
+  const spec::JobSpec spec = spec_from(kSmall);
   auto plain = plan::make_plan(spec, markov(), catalog(), PlanOptions{});
   REQUIRE(plain);
   REQUIRE(plain->rows.size() >= 2);
@@ -101,14 +101,14 @@ TEST_CASE("plan: a calibration corrects the step time of its (model, GPU, strate
       CHECK(after.calibration_note.empty());
     }
   }
-  const std::string text = plan::render_text(corrected);
+  const std::string text = view::render_text(corrected);
   CHECK(text.find("calibrated from 2 runs") != std::string::npos);
-  const auto json = plan::plan_json(corrected);
+  const auto json = view::plan_json(corrected);
   CHECK(json["options"][0]["calibration_factor"].get<double>() == doctest::Approx(1.5));
 }
 
 TEST_CASE("plan: a run that ran out of GPU memory at its micro-batch is not planned there again") {
-  const plan::JobSpec spec = spec_from(kSmall);
+  const spec::JobSpec spec = spec_from(kSmall);
   auto plain = plan::make_plan(spec, markov(), catalog(), PlanOptions{});
   REQUIRE(plain);
   // A row whose micro-batch memory decided (the OOM ratio then stays within the bounds).
@@ -119,7 +119,7 @@ TEST_CASE("plan: a run that ran out of GPU memory at its micro-batch is not plan
   const plan::PlanRow& row = *it;
   CAPTURE(row.label());
   plan::FinishedRun oom;  // what the ledger holds after `watch --recover` classified it
-  oom.plan_json = plan::plan_json(*plain).dump();
+  oom.plan_json = view::plan_json(*plain).dump();
   oom.plan_row = row.id;
   oom.gpu_oom = true;
   const auto m = plan::measurement_of(oom);

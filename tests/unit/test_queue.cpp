@@ -13,13 +13,13 @@
 #include "jobgen/cli/app.hpp"
 #include "jobgen/plan/planner.hpp"
 #include "jobgen/plan/queue.hpp"
-#include "jobgen/plan/report.hpp"
 #include "jobgen/profile/profile_loader.hpp"
 #include "jobgen/slurm/sbatch/command_text.hpp"
 #include "jobgen/slurm/sbatch/sbatch_backend.hpp"
 #include "jobgen/util/build_config.hpp"
 #include "jobgen/util/slurm_time.hpp"
 #include "jobgen/util/strings.hpp"
+#include "jobgen/view/plan_view.hpp"
 #include "recording_runner.hpp"
 
 using namespace jobgen;
@@ -415,7 +415,7 @@ TEST_CASE("fetch_queue: 2 + groups scheduler requests, failures are 'unavailable
   REQUIRE(catalog);
   auto markov = profile::parse_profile(read("cluster-profiles/markov.yaml"), "markov", *catalog);
   REQUIRE(markov);
-  auto spec = plan::parse_job_spec(
+  auto spec = spec::parse_job_spec(
       "name: small\nmodel: bert-base\nseq_len: 128\neffective_batch: 256\nsteps: 2000\n",
       "spec.yaml");
   REQUIRE(spec);
@@ -587,7 +587,7 @@ TEST_CASE("queue lines count a MIG group's slices as slices") {
   free.mig_profile = "1g.12gb";
   report.groups = {busy, free};
   plan::apply_queue(report, snapshot(now));
-  const std::string text = plan::render_text(report);
+  const std::string text = view::render_text(report);
   CHECK_MESSAGE(
       text.find("busy: 0 of 8 GPUs free now, 3 jobs pending for 24 GPUs") != std::string::npos,
       text);

@@ -11,9 +11,9 @@
 #include "jobgen/app/run_history.hpp"
 #include "jobgen/app/run_request.hpp"
 #include "jobgen/ledger/ledger.hpp"
-#include "jobgen/plan/jobspec.hpp"
 #include "jobgen/run/failure.hpp"
-#include "jobgen/run/recovery.hpp"
+#include "jobgen/run/retry_policy.hpp"
+#include "jobgen/spec/jobspec.hpp"
 #include "profile_test_data.hpp"
 
 using namespace jobgen;
@@ -199,7 +199,7 @@ TEST_CASE("policy: GPU OOM halves the micro-batch and keeps the effective batch"
 TEST_CASE("policy: GPU OOM with a batch range, checkpointing, resumable") {
   // 7 x 1 = 7 on a range 6-8 the user allows: micro 3 x accum 2 = 6 is inside.
   auto f = facts(7);
-  f.allowed_batch = plan::BatchRange{6, 8};
+  f.allowed_batch = spec::BatchRange{6, 8};
   auto d = run::decide_recovery(failure(FailureKind::gpu_oom), settings(7, 1), f);
   REQUIRE(d.retry);
   CHECK(d.next.micro_batch == 3);
@@ -339,9 +339,9 @@ TEST_CASE("policy: a stage cancelled because the one before it failed waits for 
 }
 
 TEST_CASE("an attempt's batch settings replace the row's, the learning rate follows the batch") {
-  plan::JobSpec spec;
+  spec::JobSpec spec;
   spec.learning_rate = 3e-4;
-  spec.lr_scaling = plan::LrScaling::linear;
+  spec.lr_scaling = spec::LrScaling::linear;
   spec.lr_base_batch = 64;
   plan::PlanRow planned;
   planned.group = "l40s";
@@ -369,7 +369,7 @@ TEST_CASE("an attempt's batch settings replace the row's, the learning rate foll
   CHECK(row.steps == 1000);
   CHECK(planned.micro_batch == 8);  // the plan's row itself is not changed
 
-  spec.lr_scaling = plan::LrScaling::sqrt;
+  spec.lr_scaling = spec::LrScaling::sqrt;
   CHECK(*run::apply_attempt(spec, attempt, planned).learning_rate ==
         doctest::Approx(3e-4 * std::sqrt(48.0 / 64)));
   spec.learning_rate.reset();  // no learning rate in the job spec: none in the row
@@ -378,27 +378,27 @@ TEST_CASE("an attempt's batch settings replace the row's, the learning rate foll
 
 TEST_CASE("job spec: recover key") {
   const std::string base = "model: gpt2\nseq_len: 512\nsteps: 10\ncommand: python train.py\n";
-  auto spec = plan::parse_job_spec(base, "spec.yaml");
+  auto spec = spec::parse_job_spec(base, "spec.yaml");
   REQUIRE(spec);
   CHECK_FALSE(spec->recover.enabled);
-  spec = plan::parse_job_spec(base + "recover: true\n", "spec.yaml");
+  spec = spec::parse_job_spec(base + "recover: true\n", "spec.yaml");
   REQUIRE(spec);
   CHECK(spec->recover.enabled);
   CHECK(spec->recover.max_attempts == 3);
-  spec = plan::parse_job_spec(base + "recover: {attempts: 5, change_batch: true}\n", "spec.yaml");
+  spec = spec::parse_job_spec(base + "recover: {attempts: 5, change_batch: true}\n", "spec.yaml");
   REQUIRE(spec);
   CHECK(spec->recover.enabled);
   CHECK(spec->recover.max_attempts == 5);
   CHECK(spec->recover.change_batch);
-  auto bad = plan::parse_job_spec(base + "recover: {attempts: 0}\n", "spec.yaml");
+  auto bad = spec::parse_job_spec(base + "recover: {attempts: 0}\n", "spec.yaml");
   REQUIRE_FALSE(bad);
   CHECK(bad.error().where.file == "spec.yaml");
   CHECK(bad.error().where.line == 5);
-  bad = plan::parse_job_spec(base + "recover: {tries: 2}\n", "spec.yaml");
+  bad = spec::parse_job_spec(base + "recover: {tries: 2}\n", "spec.yaml");
   REQUIRE_FALSE(bad);
   CHECK(bad.error().where.file == "spec.yaml");
   CHECK(bad.error().where.line == 5);
-  bad = plan::parse_job_spec(base + "recover: maybe\n", "spec.yaml");
+  bad = spec::parse_job_spec(base + "recover: maybe\n", "spec.yaml");
   REQUIRE_FALSE(bad);
 }
 

@@ -15,7 +15,6 @@
 #include "jobgen/app/run_request.hpp"
 #include "jobgen/cli/app.hpp"
 #include "jobgen/ledger/ledger.hpp"
-#include "jobgen/plan/jobspec.hpp"
 #include "jobgen/profile/catalog.hpp"
 #include "jobgen/profile/profile_loader.hpp"
 #include "jobgen/render/request.hpp"
@@ -23,6 +22,7 @@
 #include "jobgen/site/request_check.hpp"
 #include "jobgen/slurm/rest/api_version.hpp"
 #include "jobgen/slurm/rest/codec.hpp"
+#include "jobgen/spec/jobspec.hpp"
 #include "jobgen/util/slurm_time.hpp"
 #include "profile_test_data.hpp"
 #include "recording_runner.hpp"
@@ -49,8 +49,8 @@ Markov markov() {
   return {catalog, *prof};
 }
 
-plan::JobSpec spec_of(const std::string& extra) {
-  auto spec = plan::parse_job_spec(kBase + extra, "spec.yaml");
+spec::JobSpec spec_of(const std::string& extra) {
+  auto spec = spec::parse_job_spec(kBase + extra, "spec.yaml");
   REQUIRE_MESSAGE(spec.has_value(), spec.error().message);
   return *spec;
 }
@@ -122,7 +122,7 @@ TEST_CASE("time limit: Slurm's formats, positive, never UNLIMITED") {
 }
 
 TEST_CASE("job spec: time_limit, per stage, and a bad value at its line:col") {
-  auto spec = plan::parse_job_spec(kBase, "spec.yaml");
+  auto spec = spec::parse_job_spec(kBase, "spec.yaml");
   REQUIRE(spec);
   CHECK_FALSE(spec->time_limit_s);
   CHECK(spec_of("time_limit: 1:00\n").time_limit_s == 60);
@@ -134,17 +134,17 @@ TEST_CASE("job spec: time_limit, per stage, and a bad value at its line:col") {
   CHECK(staged.stages[0].time_limit_s == 1800);
   CHECK(staged.stages[1].time_limit_s == 300);
 
-  auto bad = plan::parse_job_spec(kBase + "time_limit: 1:xx\n", "spec.yaml");
+  auto bad = spec::parse_job_spec(kBase + "time_limit: 1:xx\n", "spec.yaml");
   REQUIRE_FALSE(bad);
   CHECK(bad.error().where.file == "spec.yaml");
   CHECK(bad.error().where.line == 5);
   CHECK(bad.error().where.col == 13);
   CHECK(bad.error().message.find("'time_limit'") != std::string::npos);
   CHECK(bad.error().message.find("HH:MM:SS") != std::string::npos);
-  bad = plan::parse_job_spec(kBase + "time_limit: UNLIMITED\n", "spec.yaml");
+  bad = spec::parse_job_spec(kBase + "time_limit: UNLIMITED\n", "spec.yaml");
   REQUIRE_FALSE(bad);
   CHECK(bad.error().where.line == 5);
-  bad = plan::parse_job_spec(kBase + "time_limt: 10\n", "spec.yaml");  // misspelt key
+  bad = spec::parse_job_spec(kBase + "time_limt: 10\n", "spec.yaml");  // misspelt key
   REQUIRE_FALSE(bad);
   CHECK(bad.error().message.find("time_limit") != std::string::npos);
 }

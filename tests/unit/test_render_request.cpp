@@ -37,8 +37,8 @@ profile::Profile markov() {
   return *prof;
 }
 
-plan::JobSpec spec(bool resumable = true, double ckpt_gb = 11) {
-  auto s = plan::parse_job_spec(R"(name: groot finetune
+spec::JobSpec resumable_spec(bool resumable = true, double ckpt_gb = 11) {
+  auto s = spec::parse_job_spec(R"(name: groot finetune
 model: bert-base
 seq_len: 128
 steps: 30000
@@ -92,7 +92,7 @@ TEST_CASE("request signal lead: 1.5 x size / write speed + 30 s, at least 90 s")
 
 TEST_CASE("request for markov l40s 2x6 with torchrun and with srun") {
   const auto prof = markov();
-  auto r = build_render_input(prof, spec(), row("l40s", 2, 6, 3), {});
+  auto r = build_render_input(prof, resumable_spec(), row("l40s", 2, 6, 3), {});
   REQUIRE_MESSAGE(r.has_value(), r.error().message);
   const auto& s = r->input.sbatch;
   CHECK(s.job_name == "groot finetune");
@@ -115,7 +115,7 @@ TEST_CASE("request for markov l40s 2x6 with torchrun and with srun") {
   RequestOptions o;
   o.launcher = Launcher::srun;
   o.nodelist = "classt[21-22]";
-  r = build_render_input(prof, spec(), row("l40s", 2, 6, 3), o);
+  r = build_render_input(prof, resumable_spec(), row("l40s", 2, 6, 3), o);
   REQUIRE(r.has_value());
   CHECK(r->input.sbatch.ntasks_per_node == 6);
   CHECK(r->input.sbatch.cpus_per_task == 4);
@@ -124,7 +124,7 @@ TEST_CASE("request for markov l40s 2x6 with torchrun and with srun") {
 
 TEST_CASE("request launcher: the job spec's unless the options name one") {
   const auto prof = markov();
-  auto s = spec();
+  auto s = resumable_spec();
   CHECK(s.launcher == Launcher::torchrun);
   s.launcher = Launcher::srun;
   auto r = build_render_input(prof, s, row("l40s", 1, 6, 3), {});
@@ -141,12 +141,12 @@ TEST_CASE("request launcher: the job spec's unless the options name one") {
 
 TEST_CASE("request for a MIG slice asks for the slice's gres type") {
   const auto prof = markov();
-  auto r = build_render_input(prof, spec(), row("h100nvl", 1, 1, 1, "1g.12gb"), {});
+  auto r = build_render_input(prof, resumable_spec(), row("h100nvl", 1, 1, 1, "1g.12gb"), {});
   REQUIRE_MESSAGE(r.has_value(), r.error().message);
   CHECK(r->input.sbatch.gres == "gpu:h100nvl_1g.12gb:1");
   CHECK(r->input.sbatch.cpus_per_task == 4);
   CHECK(r->input.sbatch.mem_per_gpu_mib == 24576);  // below 512 GiB / 14 slices
-  auto two = build_render_input(prof, spec(), row("h100nvl", 1, 2, 1, "1g.12gb"), {});
+  auto two = build_render_input(prof, resumable_spec(), row("h100nvl", 1, 2, 1, "1g.12gb"), {});
   REQUIRE_FALSE(two.has_value());
   CHECK(two.error().message.find("1 MIG slice(s) per job") != std::string::npos);
 }
@@ -158,7 +158,7 @@ TEST_CASE("request without typed gres or memory defaults") {
   }
   prof.defaults.mem_per_gpu_mib.reset();
   prof.defaults.cpus_per_gpu.reset();
-  auto r = build_render_input(prof, spec(), row("rtx4090", 1, 4, 1), {});
+  auto r = build_render_input(prof, resumable_spec(), row("rtx4090", 1, 4, 1), {});
   REQUIRE(r.has_value());
   CHECK(r->input.sbatch.gres == "gpu:4");
   CHECK(r->input.sbatch.mem_mib == 262144);  // all of a 256G node for all 4 GPUs
@@ -175,7 +175,7 @@ TEST_CASE("request for untyped gres is pinned to its group: feature, node list o
     if (g.name == "rtx2080ti") g.gres_type.reset();
   }
   // 15 nodes, a 1-node job: keep it off the partition's other GPU nodes.
-  auto r = build_render_input(prof, spec(), row("rtx2080ti", 1, 4, 1), {});
+  auto r = build_render_input(prof, resumable_spec(), row("rtx2080ti", 1, 4, 1), {});
   REQUIRE_MESSAGE(r.has_value(), r.error().message);
   CHECK(r->input.sbatch.gres == "gpu:4");
   CHECK(r->input.sbatch.nodelist.empty());
@@ -189,19 +189,19 @@ TEST_CASE("request for untyped gres is pinned to its group: feature, node list o
   // nodes never.
   RequestOptions live;
   live.partition_nodes["markov_gpu"] = {"classt01", "classt21", "classt26", "classt21", "classt06"};
-  auto known = build_render_input(prof, spec(), row("rtx2080ti", 1, 4, 1), live);
+  auto known = build_render_input(prof, resumable_spec(), row("rtx2080ti", 1, 4, 1), live);
   REQUIRE(known.has_value());
   CHECK(known->input.sbatch.exclude == "classt[06,21-26]");
   // A feature only the group's nodes carry is the shorter way.
   for (auto& g : prof.node_groups) {
     if (g.name == "rtx2080ti") g.constraint = "rtx2080ti";
   }
-  auto feature = build_render_input(prof, spec(), row("rtx2080ti", 1, 4, 1), {});
+  auto feature = build_render_input(prof, resumable_spec(), row("rtx2080ti", 1, 4, 1), {});
   REQUIRE(feature.has_value());
   CHECK(feature->input.sbatch.constraint == "rtx2080ti");
   CHECK(feature->input.sbatch.exclude.empty());
   // Typed gres needs no pinning.
-  auto typed = build_render_input(prof, spec(), row("l40s", 1, 6, 1), {});
+  auto typed = build_render_input(prof, resumable_spec(), row("l40s", 1, 6, 1), {});
   REQUIRE(typed.has_value());
   CHECK(typed->input.sbatch.constraint.empty());
   CHECK(typed->input.sbatch.exclude.empty());
@@ -212,23 +212,23 @@ TEST_CASE("request --nodelist: nodes of the planned group, no more than the job'
   const auto prof = markov();
   RequestOptions opt;
   opt.nodelist = "classt21";
-  auto ok = build_render_input(prof, spec(), row("l40s", 1, 6, 1), opt);
+  auto ok = build_render_input(prof, resumable_spec(), row("l40s", 1, 6, 1), opt);
   REQUIRE_MESSAGE(ok.has_value(), ok.error().message);
   CHECK(ok->input.sbatch.nodelist == "classt21");
   opt.nodelist = "classt01";  // an RTX 2080 Ti node for an L40S plan
-  auto other = build_render_input(prof, spec(), row("l40s", 1, 6, 1), opt);
+  auto other = build_render_input(prof, resumable_spec(), row("l40s", 1, 6, 1), opt);
   REQUIRE_FALSE(other.has_value());
   CHECK(other.error().message.find("node 'classt01', which is not in node group 'l40s'") !=
         std::string::npos);
   opt.nodelist = "classt[21-22]";  // two nodes for a one-node job: sbatch's "-N 2-1"
-  auto two = build_render_input(prof, spec(), row("l40s", 1, 6, 1), opt);
+  auto two = build_render_input(prof, resumable_spec(), row("l40s", 1, 6, 1), opt);
   REQUIRE_FALSE(two.has_value());
   CHECK(two.error().message.find("names 2 nodes but the job runs on 1") != std::string::npos);
   CHECK(two.error().message.find("(-N 2-1)") != std::string::npos);
-  auto both = build_render_input(prof, spec(), row("l40s", 2, 6, 1), opt);
+  auto both = build_render_input(prof, resumable_spec(), row("l40s", 2, 6, 1), opt);
   CHECK(both.has_value());
   opt.nodelist = "classt[21";
-  CHECK_FALSE(build_render_input(prof, spec(), row("l40s", 1, 6, 1), opt).has_value());
+  CHECK_FALSE(build_render_input(prof, resumable_spec(), row("l40s", 1, 6, 1), opt).has_value());
 }
 
 TEST_CASE("request: a node group's own defaults override the profile's") {
@@ -239,29 +239,29 @@ TEST_CASE("request: a node group's own defaults override the profile's") {
       g.defaults.mem_per_gpu_mib = 65536;
     }
   }
-  auto r = build_render_input(prof, spec(), row("l40s", 1, 6, 1), {});
+  auto r = build_render_input(prof, resumable_spec(), row("l40s", 1, 6, 1), {});
   REQUIRE(r.has_value());
   CHECK(r->input.sbatch.mem_per_gpu_mib == 65536);
   CHECK(r->input.sbatch.cpus_per_task == 48);  // torchrun: one task per node, 8 CPUs x 6 GPUs
-  auto other = build_render_input(prof, spec(), row("rtx4090", 1, 4, 1), {});
+  auto other = build_render_input(prof, resumable_spec(), row("rtx4090", 1, 4, 1), {});
   REQUIRE(other.has_value());
   CHECK(other->input.sbatch.mem_per_gpu_mib == prof.defaults.mem_per_gpu_mib);
 }
 
 TEST_CASE("request longer than the partition: chain when resumable, else refuse") {
   const auto prof = markov();
-  auto r = build_render_input(prof, spec(true), row("rtx2080ti", 1, 4, 100), {});
+  auto r = build_render_input(prof, resumable_spec(true), row("rtx2080ti", 1, 4, 100), {});
   REQUIRE(r.has_value());
   CHECK(r->input.chain_links == 3);  // 100 h x 1.2 + 10 min over 48 h
   CHECK(r->input.sbatch.time_limit_s == 172800);
   CHECK(r->warnings.size() == 1);
 
-  auto refused = build_render_input(prof, spec(false), row("rtx2080ti", 1, 4, 100), {});
+  auto refused = build_render_input(prof, resumable_spec(false), row("rtx2080ti", 1, 4, 100), {});
   REQUIRE_FALSE(refused.has_value());
   CHECK(refused.error().exit == Exit::invalid_input);
   CHECK(refused.error().message.find("resumable: true") != std::string::npos);
 
-  auto cut = build_render_input(prof, spec(false), row("rtx2080ti", 1, 4, 47), {});
+  auto cut = build_render_input(prof, resumable_spec(false), row("rtx2080ti", 1, 4, 47), {});
   REQUIRE(cut.has_value());
   CHECK(cut->input.sbatch.time_limit_s == 172800);
   CHECK(cut->input.chain_links == 1);
@@ -272,7 +272,7 @@ TEST_CASE("request test mode and sweeps") {
   const auto prof = markov();
   RequestOptions o;
   o.test_mode = true;
-  auto r = build_render_input(prof, spec(), row("rtx4070", 1, 4, 30), o);
+  auto r = build_render_input(prof, resumable_spec(), row("rtx4070", 1, 4, 30), o);
   REQUIRE(r.has_value());
   CHECK(r->input.sbatch.time_limit_s == 900);
   CHECK(r->input.sbatch.job_name == "groot finetune-test");
@@ -281,7 +281,7 @@ TEST_CASE("request test mode and sweeps") {
 
   RequestOptions sw;
   sw.sweep = {*parse_sweep("micro_batch=8,16,32"), *parse_sweep("max_steps=10,20")};
-  r = build_render_input(prof, spec(), row("rtx4070", 1, 4, 1), sw);
+  r = build_render_input(prof, resumable_spec(), row("rtx4070", 1, 4, 1), sw);
   REQUIRE(r.has_value());
   CHECK(r->input.sbatch.array == "0-5%4");
   CHECK(r->input.sbatch.output == "logs/%x-%A_%a.out");
@@ -332,7 +332,7 @@ node_groups:
   CHECK(prof->node_groups[0].features == std::vector<std::string>{"t4", "pcie"});
   CHECK(prof->node_groups[0].weight == 10);
 
-  auto plain = build_render_input(*prof, spec(), row("old", 1, 2, 1), {});
+  auto plain = build_render_input(*prof, resumable_spec(), row("old", 1, 2, 1), {});
   REQUIRE_MESSAGE(plain.has_value(), plain.error().message);
   CHECK(plain->input.sbatch.partition == "short");  // the default partition
   // Untyped gres, 2 nodes, a 1-node job: keep it off the V100 node of the same partition.
@@ -340,24 +340,24 @@ node_groups:
 
   RequestOptions opt;
   opt.partition = "long";
-  auto lng = build_render_input(*prof, spec(false), row("old", 1, 2, 30), opt);
+  auto lng = build_render_input(*prof, resumable_spec(false), row("old", 1, 2, 30), opt);
   REQUIRE_MESSAGE(lng.has_value(), lng.error().message);
   CHECK(lng->input.sbatch.partition == "long");
   CHECK(lng->input.sbatch.time_limit_s == 36 * 3600 + 900);  // 30 h x 1.2 + 10 min, no limit
   CHECK(lng->input.sbatch.exclude.empty());                  // no other group in 'long'
 
   opt.partition = "other";
-  auto wrong = build_render_input(*prof, spec(), row("old", 1, 2, 1), opt);
+  auto wrong = build_render_input(*prof, resumable_spec(), row("old", 1, 2, 1), opt);
   REQUIRE_FALSE(wrong.has_value());
   CHECK(wrong.error().message.find("not in partition 'other' (its partitions: short, long)") !=
         std::string::npos);
 
   opt.partition = "short,long";
-  auto both = build_render_input(*prof, spec(), row("old", 1, 2, 1), opt);
+  auto both = build_render_input(*prof, resumable_spec(), row("old", 1, 2, 1), opt);
   REQUIRE_FALSE(both.has_value());
   CHECK(both.error().message.find("multi_partition: true") != std::string::npos);
   prof->node_groups[0].multi_partition = true;
-  both = build_render_input(*prof, spec(false), row("old", 1, 2, 3), opt);
+  both = build_render_input(*prof, resumable_spec(false), row("old", 1, 2, 3), opt);
   REQUIRE_MESSAGE(both.has_value(), both.error().message);
   CHECK(both->input.sbatch.partition == "short,long");
   // The job must fit whichever partition starts it: short's 4 hours bound it.
@@ -388,12 +388,12 @@ node_groups:
   REQUIRE_MESSAGE(prof.has_value(), prof.error().message);
   RequestOptions srun;
   srun.launcher = Launcher::srun;
-  auto full = build_render_input(*prof, spec(), row("full", 1, 2, 1), srun);
+  auto full = build_render_input(*prof, resumable_spec(), row("full", 1, 2, 1), srun);
   REQUIRE_MESSAGE(full.has_value(), full.error().message);
   CHECK(full->input.sbatch.gres == "gpu:a100l:2");
   CHECK(full->input.sbatch.cpus_per_task == 5);          // 64 CPUs / (2 GPUs + 10 slices)
   CHECK(full->input.sbatch.mem_mib == 524288 / 12 * 2);  // a twelfth of the node per GPU
-  auto slice = build_render_input(*prof, spec(), row("mig", 1, 1, 1, "2g.20gb"), srun);
+  auto slice = build_render_input(*prof, resumable_spec(), row("mig", 1, 1, 1, "2g.20gb"), srun);
   REQUIRE_MESSAGE(slice.has_value(), slice.error().message);
   CHECK(slice->input.sbatch.gres == "gpu:2g.20gb:1");
   CHECK(slice->input.sbatch.mem_mib == 524288 / 12);

@@ -15,13 +15,15 @@
 #include "jobgen/report/gpu_figures.hpp"
 #include "jobgen/report/planned_request.hpp"
 #include "jobgen/report/report.hpp"
-#include "jobgen/report/report_html.hpp"
-#include "jobgen/report/svg_chart.hpp"
 #include "jobgen/util/build_config.hpp"
+#include "jobgen/view/svg_chart.hpp"
+#include "jobgen/view/usage_html.hpp"
+#include "jobgen/view/usage_view.hpp"
 
 namespace fs = std::filesystem;
 using namespace jobgen;
 using namespace jobgen::report;
+using namespace jobgen::view;
 
 namespace {
 

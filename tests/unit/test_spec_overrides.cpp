@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "jobgen/plan/jobspec.hpp"
-#include "jobgen/plan/spec_overrides.hpp"
+#include "jobgen/spec/jobspec.hpp"
+#include "jobgen/spec/spec_overrides.hpp"
 
 using namespace jobgen;
-using namespace jobgen::plan;
+using namespace jobgen::spec;
 
 namespace {
 

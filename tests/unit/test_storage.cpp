@@ -11,6 +11,8 @@
 
 using namespace jobgen;
 using namespace jobgen::plan;
+using namespace jobgen::spec;
+using namespace jobgen::view;
 using jobgen::test::kSmall;
 using jobgen::test::markov;
 using jobgen::test::opts;

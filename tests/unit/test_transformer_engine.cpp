@@ -13,7 +13,7 @@
 #include "jobgen/estimate/compute.hpp"
 #include "jobgen/estimate/parallel.hpp"
 #include "jobgen/plan/contract.hpp"
-#include "jobgen/plan/launcher_config.hpp"
+#include "jobgen/render/launcher_config.hpp"
 #include "planner_fixtures.hpp"
 
 using namespace jobgen;
@@ -189,7 +189,7 @@ steps: 10
       uses_transformer_engine(spec_from(spec + "tp: auto\nstrategy: fsdp-full-shard\n").setup(8)));
   CHECK_FALSE(uses_transformer_engine(spec_from(spec).setup(8)));
   // The Megatron-only keys outside a Megatron module: each reported at its own line, both at once.
-  const auto misplaced = plan::parse_job_spec(
+  const auto misplaced = spec::parse_job_spec(
       spec + "precision: amp-bf16\nfp8_params: true\ngrad_reduce_in_fp32: false\n", "spec.yaml");
   REQUIRE_FALSE(misplaced.has_value());
   const Error& first = misplaced.error();
@@ -198,7 +198,7 @@ steps: 10
   REQUIRE(first.more.size() == 1);
   CHECK(first.more[0].where.line == 8);
   CHECK(first.more[0].message.find("'grad_reduce_in_fp32: false'") != std::string::npos);
-  const auto bad = plan::parse_job_spec(spec + "transformer_engine: sometimes\n", "spec.yaml");
+  const auto bad = spec::parse_job_spec(spec + "transformer_engine: sometimes\n", "spec.yaml");
   REQUIRE_FALSE(bad.has_value());
   CHECK(bad.error().message.find("transformer_engine") != std::string::npos);
 
@@ -266,11 +266,11 @@ command: pretrain_gpt.py --mbs {{micro_batch}} --tp {{tp}} --fp8-format hybrid
   row.precision = Precision::fp8;
   const auto blind = spec_from(spec);
   const std::string problem =
-      plan::contract_problem(plan::contract_gaps(blind, row, plan::Launcher::torchrun));
+      plan::contract_problem(plan::contract_gaps(blind, row, spec::Launcher::torchrun));
   CHECK(problem.find("FP8 primary weights: add 'flags: {fp8_params: --fp8-param-gather}'") !=
         std::string::npos);
   const auto taking = spec_from(spec + "flags: {fp8_params: --fp8-param-gather}\n");
-  CHECK(plan::contract_problem(plan::contract_gaps(taking, row, plan::Launcher::torchrun))
+  CHECK(plan::contract_problem(plan::contract_gaps(taking, row, spec::Launcher::torchrun))
             .find("FP8 primary weights") == std::string::npos);
   const auto flags = plan::planned_flags(taking, row);
   CHECK(std::find(flags.begin(), flags.end(), "--fp8-param-gather") != flags.end());
@@ -351,13 +351,13 @@ seq_len: 4096
 effective_batch: 64
 steps: 10
 )";
-  const auto wrong = plan::parse_job_spec(base + "precision_aware_optimizer: true\n", "spec.yaml");
+  const auto wrong = spec::parse_job_spec(base + "precision_aware_optimizer: true\n", "spec.yaml");
   REQUIRE_FALSE(wrong);
   CHECK(wrong.error().where.line == 6);
   CHECK(wrong.error().message.find("'precision_aware_optimizer' (Megatron's") != std::string::npos);
   // bf16 states of an optimizer that keeps none, and an overlap with nothing to overlap: each at
   // its own line, both at once.
-  const auto both = plan::parse_job_spec(
+  const auto both = spec::parse_job_spec(
       base + "optimizer: sgd\nbf16_optimizer_states: true\nmoe_a2a_overlap: true\n", "spec.yaml");
   REQUIRE_FALSE(both);
   CHECK(both.error().where.line == 7);
@@ -374,7 +374,7 @@ steps: 10
   row.gpus_per_node = 2;
   row.tp = 2;
   const std::string problem = plan::contract_problem(
-      plan::contract_gaps(spec_from(megatron), row, plan::Launcher::torchrun));
+      plan::contract_gaps(spec_from(megatron), row, spec::Launcher::torchrun));
   CHECK(problem.find("the precision-aware optimizer: add 'flags: {precision_aware_optimizer: "
                      "--use-precision-aware-optimizer}'") != std::string::npos);
   CHECK(problem.find("bf16 optimizer states: add 'flags: {bf16_optimizer_states:") !=
@@ -383,7 +383,7 @@ steps: 10
       spec_from(megatron +
                 "flags: {precision_aware_optimizer: --use-precision-aware-optimizer, "
                 "bf16_optimizer_states: --exp-avg-dtype=bf16}\n");
-  CHECK(plan::contract_problem(plan::contract_gaps(taking, row, plan::Launcher::torchrun)).empty());
+  CHECK(plan::contract_problem(plan::contract_gaps(taking, row, spec::Launcher::torchrun)).empty());
   const auto flags = plan::planned_flags(taking, row);
   CHECK(std::find(flags.begin(), flags.end(), "--use-precision-aware-optimizer") != flags.end());
   CHECK(std::find(flags.begin(), flags.end(), "--exp-avg-dtype=bf16") != flags.end());
@@ -411,31 +411,31 @@ tp: 2
       "command: pretrain_gpt.py --micro-batch-size {{micro_batch}} --tensor-model-parallel-size "
       "{{tp}}";
   const auto blind = spec_from(spec + cmd + "\n");
-  CHECK(plan::megatron_distributed_optimizer(blind, plan::Launcher::torchrun));
-  CHECK(plan::config_kind(blind, plan::Launcher::torchrun) == plan::ConfigKind::none);
-  const auto config = plan::launcher_config(blind, row, plan::Launcher::torchrun);
+  CHECK(spec::megatron_distributed_optimizer(blind, spec::Launcher::torchrun));
+  CHECK(spec::config_kind(blind, spec::Launcher::torchrun) == spec::ConfigKind::none);
+  const auto config = render::launcher_config(blind, row, spec::Launcher::torchrun);
   REQUIRE(config);
   CHECK_FALSE(config->has_value());
   const std::string problem =
-      plan::contract_problem(plan::contract_gaps(blind, row, plan::Launcher::torchrun));
+      plan::contract_problem(plan::contract_gaps(blind, row, spec::Launcher::torchrun));
   CHECK(problem.find("Megatron's distributed optimizer: add 'flags: {distributed_optimizer: "
                      "--use-distributed-optimizer}'") != std::string::npos);
   CHECK(problem.find("DeepSpeed") == std::string::npos);
   // The flag in the command, or as flags.distributed_optimizer (appended when planned).
   CHECK(plan::contract_problem(
             plan::contract_gaps(spec_from(spec + cmd + " --use-distributed-optimizer\n"), row,
-                                plan::Launcher::torchrun))
+                                spec::Launcher::torchrun))
             .empty());
   const auto flagged =
       spec_from(spec + cmd + "\nflags: {distributed_optimizer: --use-distributed-optimizer}\n");
   CHECK(
-      plan::contract_problem(plan::contract_gaps(flagged, row, plan::Launcher::torchrun)).empty());
+      plan::contract_problem(plan::contract_gaps(flagged, row, spec::Launcher::torchrun)).empty());
   const auto flags = plan::planned_flags(flagged, row);
   CHECK(std::find(flags.begin(), flags.end(), "--use-distributed-optimizer") != flags.end());
   // Under the deepspeed launcher, or without a Megatron layout, zero1 is DeepSpeed's.
-  CHECK(plan::config_kind(blind, plan::Launcher::deepspeed) == plan::ConfigKind::deepspeed);
+  CHECK(spec::config_kind(blind, spec::Launcher::deepspeed) == spec::ConfigKind::deepspeed);
   const auto plain = spec_from(
       "name: ds\nmodel: llama-3.1-8b\nseq_len: 4096\neffective_batch: 64\nsteps: 10\n"
       "strategy: zero1\ncommand: train.py --bs {{micro_batch}}\n");
-  CHECK(plan::config_kind(plain, plan::Launcher::torchrun) == plan::ConfigKind::deepspeed);
+  CHECK(spec::config_kind(plain, spec::Launcher::torchrun) == spec::ConfigKind::deepspeed);
 }

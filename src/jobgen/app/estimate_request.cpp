@@ -5,9 +5,9 @@
 
 #include "jobgen/app/calibration_file.hpp"
 #include "jobgen/app/profile_lookup.hpp"
-#include "jobgen/plan/baseline.hpp"
+#include "jobgen/plan/anchor.hpp"
 #include "jobgen/plan/calibration.hpp"
-#include "jobgen/plan/jobspec.hpp"
+#include "jobgen/spec/jobspec.hpp"
 
 namespace jobgen::app {
 
@@ -40,7 +40,7 @@ Expected<estimate::EmpiricalMemory> parse_empirical(const std::string& text) {
       const std::string part = text.substr(start, end - start);
       *fields[i] = std::stod(part, &used);
       if (used != part.size() || !std::isfinite(*fields[i]) ||
-          std::fabs(*fields[i]) > plan::kMaxGb) {
+          std::fabs(*fields[i]) > spec::kMaxGb) {
         throw std::invalid_argument(part);
       }
     } catch (const std::exception&) {
@@ -164,13 +164,13 @@ std::optional<plan::CalibrationEntry> find_calibration(const Context& ctx,
   return *c;
 }
 
-// --micro-batch: "auto" (nullopt) or a whole number from 1 to plan::kMaxMicroBatch.
+// --micro-batch: "auto" (nullopt) or a whole number from 1 to spec::kMaxMicroBatch.
 Expected<std::optional<int>> parse_micro_batch(const std::string& text) {
   if (text == "auto") return std::nullopt;
   try {
     size_t used = 0;
     const int b = std::stoi(text, &used);
-    if (used != text.size() || b < 1 || b > plan::kMaxMicroBatch) {
+    if (used != text.size() || b < 1 || b > spec::kMaxMicroBatch) {
       throw std::invalid_argument(text);
     }
     return b;
@@ -195,8 +195,8 @@ Expected<EstimateResult> run_estimate(const Context& ctx, const EstimateRequest&
   if (correction) hw.memory_scale = correction->memory_factor;
   EstimateResult result{estimate::estimate(setup, hw, micro, o.accumulation, o.explain), hw, ""};
   if (!o.baseline.empty()) {  // the user's measurement replaces calibration's step time
-    JOBGEN_TRY_ASSIGN(const plan::Baseline baseline,
-                      plan::parse_baseline(o.baseline, "--baseline"));
+    JOBGEN_TRY_ASSIGN(const spec::Baseline baseline,
+                      spec::parse_baseline(o.baseline, "--baseline"));
     JOBGEN_TRY_ASSIGN(const profile::Catalog catalog, load_catalog(ctx));
     JOBGEN_TRY_ASSIGN(const plan::Anchor anchor,
                       plan::anchor_for(baseline, setup, result.estimate.micro_batch, {}, catalog));

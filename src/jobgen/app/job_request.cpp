@@ -9,8 +9,8 @@
 #include "jobgen/app/queue_data.hpp"
 #include "jobgen/app/resources.hpp"
 #include "jobgen/app/right_sizing.hpp"
-#include "jobgen/plan/spec_overrides.hpp"
 #include "jobgen/render/renderer.hpp"
+#include "jobgen/spec/spec_overrides.hpp"
 #include "jobgen/sys/user.hpp"
 #include "jobgen/util/slurm_time.hpp"
 #include "jobgen/util/strings.hpp"
@@ -100,15 +100,15 @@ Expected<std::optional<render::Template>> user_template(const Context& ctx,
 
 // The stages to build: the job spec itself when it has none, else every stage or the one --stage
 // names (Exit::not_found, listing them, when there is no such stage).
-Expected<std::vector<const plan::JobSpec*>> selected_stages(const plan::JobSpec& spec,
+Expected<std::vector<const spec::JobSpec*>> selected_stages(const spec::JobSpec& spec,
                                                             const JobRequestOptions& opts) {
-  std::vector<const plan::JobSpec*> stages;
+  std::vector<const spec::JobSpec*> stages;
   if (spec.stages.empty()) {
     stages.push_back(&spec);
     return stages;
   }
   if (!opts.stage.empty()) {
-    JOBGEN_TRY_ASSIGN(const plan::JobSpec* one, spec.stage(opts.stage));
+    JOBGEN_TRY_ASSIGN(const spec::JobSpec* one, spec.stage(opts.stage));
     stages.push_back(one);
     return stages;
   }
@@ -146,7 +146,7 @@ Expected<render::RequestOptions> request_options(const JobRequestOptions& opts,
 struct StageInputs {
   const profile::Profile& prof;
   const profile::Catalog& catalog;
-  const plan::PlanOptions& plan_opts;  // its node count is set per stage (plan::nodes_to_plan)
+  const plan::PlanOptions& plan_opts;  // its node count is set per stage (spec::nodes_to_plan)
   const render::RequestOptions& req_opts;
   bool by_queue = false;               // --target auto without --row
   bool force = false;                  // submit --force
@@ -192,7 +192,7 @@ Expected<render::RequestOptions> with_live_partitions(const Context& ctx, const 
 // recommendation) with a recovery attempt's settings, and its render request, whose warnings go
 // to stderr.
 Expected<StageRequest> build_stage(const Context& ctx, const JobRequestOptions& opts,
-                                   const StageInputs& in, const plan::JobSpec& st,
+                                   const StageInputs& in, const spec::JobSpec& st,
                                    const std::string& stage) {
   JOBGEN_TRY_ASSIGN(plan::PlanReport report,
                     plan::make_plan(st, in.prof, in.catalog, in.plan_opts));
@@ -271,10 +271,10 @@ Expected<JobRequest> build_job_request(const Context& ctx, const JobRequestOptio
   JobRequest job;
   JOBGEN_TRY_ASSIGN(job.sweep, parse_sweeps(opts.sweeps));
   auto spec = opts.jobspec_text
-                  ? plan::parse_job_spec_with(*opts.jobspec_text, opts.jobspec, opts.sets)
-                  : plan::load_job_spec(ctx.fs, opts.jobspec, opts.sets);
+                  ? spec::parse_job_spec_with(*opts.jobspec_text, opts.jobspec, opts.sets)
+                  : spec::load_job_spec(ctx.fs, opts.jobspec, opts.sets);
   if (spec && opts.jobspec_text) {
-    if (auto ok = plan::resolve_model_files(*spec, ctx.fs,
+    if (auto ok = spec::resolve_model_files(*spec, ctx.fs,
                                             std::filesystem::path(opts.jobspec).parent_path());
         !ok)
       return std::unexpected(ok.error());
@@ -283,7 +283,7 @@ Expected<JobRequest> build_job_request(const Context& ctx, const JobRequestOptio
   job.spec = std::move(*spec);
   JOBGEN_TRY_ASSIGN(job.templates, load_template_set(ctx, prof));
   JOBGEN_TRY_ASSIGN(const std::optional<render::Template> own_template, user_template(ctx, opts));
-  JOBGEN_TRY_ASSIGN(const std::vector<const plan::JobSpec*> stages,
+  JOBGEN_TRY_ASSIGN(const std::vector<const spec::JobSpec*> stages,
                     selected_stages(job.spec, opts));
 
   plan::PlanOptions plan_opts;
@@ -297,13 +297,13 @@ Expected<JobRequest> build_job_request(const Context& ctx, const JobRequestOptio
   const StageInputs inputs{prof,       catalog, plan_opts, req_opts, automatic && opts.row == 0,
                            opts.force, queue,   {}};
 
-  for (const plan::JobSpec* st : stages) {
+  for (const spec::JobSpec* st : stages) {
     const render::Launcher stage_launcher = launcher.value_or(st->launcher);
     if (own_template) {
       job.templates.templates[render::template_name(render::launcher_name(stage_launcher), local)] =
           *own_template;
     }
-    plan_opts.nodes = plan::nodes_to_plan(stage_launcher, opts.nodes);
+    plan_opts.nodes = spec::nodes_to_plan(stage_launcher, opts.nodes);
     const std::string stage = job.spec.stages.empty() ? std::string() : st->name;
     JOBGEN_TRY_ASSIGN(StageRequest built, build_stage(ctx, opts, inputs, *st, stage));
     job.stages.push_back(std::move(built));

@@ -6,7 +6,7 @@
 // (plan/queue.hpp), saying why on stderr; without a known start it says so and falls back to the
 // recommendation. Launcher: --launcher, else each stage's `launcher` from the job spec; the python
 // launcher (one process) is planned on one node unless --nodes says otherwise
-// (plan::nodes_to_plan). Templates: the bundled templates/, overridden by name by the profile's
+// (spec::nodes_to_plan). Templates: the bundled templates/, overridden by name by the profile's
 // template_dir (relative to the profile file), and --template FILE as the top-level template of
 // every stage's launcher.
 #pragma once
@@ -22,7 +22,7 @@
 #include "jobgen/profile/profile.hpp"
 #include "jobgen/render/request.hpp"
 #include "jobgen/render/template_set.hpp"
-#include "jobgen/run/recovery.hpp"
+#include "jobgen/run/retry_policy.hpp"
 #include "jobgen/slurm/backend.hpp"
 
 namespace jobgen::app {
@@ -76,7 +76,7 @@ struct StageRequest {
 };
 
 struct JobRequest {
-  plan::JobSpec spec;
+  spec::JobSpec spec;
   render::TemplateSet templates;
   std::vector<render::SweepParam> sweep;
   std::vector<StageRequest> stages;

@@ -117,13 +117,13 @@ Expected<void> preflight_local(const Context& ctx, sys::CommandRunner& runner,
     ctx.report.note("no nvidia-smi here: the job gets CUDA_VISIBLE_DEVICES=" +
                     util::join(devices, ",") + " unchecked");
   }
-  std::vector<const plan::JobSpec*> specs;  // the job spec, or the stages being launched
+  std::vector<const spec::JobSpec*> specs;  // the job spec, or the stages being launched
   for (const auto& stage : job.stages) {
     const auto st = job.spec.stage(stage.stage);
     specs.push_back(stage.stage.empty() || !st ? &job.spec : *st);
   }
   std::vector<std::string> seen;
-  for (const plan::JobSpec* spec : specs) {
+  for (const spec::JobSpec* spec : specs) {
     for (const auto& written : spec->data) {
       const std::string path = plan::with_user(written, sys::current_user(ctx.env));
       if (std::ranges::find(seen, path) != seen.end()) continue;

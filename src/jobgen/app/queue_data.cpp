@@ -297,7 +297,7 @@ std::vector<plan::GroupQueue> group_queues(const profile::Profile& profile,
 }
 
 plan::QueueSnapshot fetch_queue(slurm::Backend& backend, const profile::Profile& profile,
-                                const plan::JobSpec& spec, const plan::PlanReport& report,
+                                const spec::JobSpec& spec, const plan::PlanReport& report,
                                 const std::string& user, int64_t now, const std::string& account,
                                 const std::string& qos) {
   plan::QueueSnapshot snap;
@@ -345,7 +345,7 @@ plan::QueueSnapshot fetch_queue(slurm::Backend& backend, const profile::Profile&
   }
   // The test-only script holds only the #SBATCH request: a plan of a job spec without a command
   // (plan does not need one) still gets Slurm's estimate.
-  plan::JobSpec request_spec = spec;
+  spec::JobSpec request_spec = spec;
   if (request_spec.command.empty()) request_spec.command = "true";
   for (int id : top) {
     const plan::PlanRow& row = *report.row(id);

@@ -76,7 +76,7 @@ void add_limits(plan::QueueSnapshot& snap, slurm::Backend& backend, const plan::
 
 // The scheduler's view for `report` (see the cost above); `now` in Unix seconds.
 plan::QueueSnapshot fetch_queue(slurm::Backend& backend, const profile::Profile& profile,
-                                const plan::JobSpec& spec, const plan::PlanReport& report,
+                                const spec::JobSpec& spec, const plan::PlanReport& report,
                                 const std::string& user, int64_t now,
                                 const std::string& account = "", const std::string& qos = "");
 

@@ -1,6 +1,6 @@
 #include "jobgen/app/recovery.hpp"
 
-#include "jobgen/plan/spec_overrides.hpp"
+#include "jobgen/spec/spec_overrides.hpp"
 
 #include <fmt/format.h>
 
@@ -13,7 +13,7 @@
 #include "jobgen/profile/builtin_catalog.hpp"
 #include "jobgen/profile/profile_loader.hpp"
 #include "jobgen/run/failure.hpp"
-#include "jobgen/run/recovery.hpp"
+#include "jobgen/run/retry_policy.hpp"
 #include "jobgen/slurm/job_files.hpp"
 #include "jobgen/sys/user.hpp"
 #include "jobgen/util/strings.hpp"
@@ -45,7 +45,7 @@ std::string log_tail(const sys::FileSystem& files, const slurm::JobView& view,
   return text;
 }
 
-const plan::JobSpec& stage_spec(const JobRequest& job, const std::string& stage) {
+const spec::JobSpec& stage_spec(const JobRequest& job, const std::string& stage) {
   for (const auto& st : job.spec.stages)
     if (st.name == stage) return st;
   return job.spec;
@@ -55,14 +55,14 @@ const plan::JobSpec& stage_spec(const JobRequest& job, const std::string& stage)
 run::RunFacts run_facts(const JobSession& s, const JobRequest& job, const ledger::JobRecord& r,
                         int max_attempts) {
   const StageRequest& st = job.stages.front();
-  const plan::JobSpec& spec = stage_spec(job, st.stage);
+  const spec::JobSpec& spec = stage_spec(job, st.stage);
   run::RunFacts f;
   f.attempt = r.attempt;
   f.max_attempts = max_attempts;
   f.world_size = st.row.world_size();
   f.effective_batch = st.row.effective_batch;
   if (spec.recover.change_batch) f.allowed_batch = spec.effective_batch;
-  f.checkpointing_choice = spec.grad_checkpointing == plan::GradCheckpointing::automatic;
+  f.checkpointing_choice = spec.grad_checkpointing == spec::GradCheckpointing::automatic;
   f.resumable = spec.checkpoint.resumable;
   f.array = r.array_size > 0;
   if (const auto* group = s.profile->find_group(st.row.group))
@@ -143,7 +143,7 @@ class Recoverer {
     const bool cancelled_unrun = failure.kind == run::FailureKind::dependency;
     const Limit limit{settings_.max_attempts > 0 ? settings_.max_attempts
                       : r.max_attempts > 0       ? r.max_attempts
-                                                 : plan::kDefaultMaxAttempts,
+                                                 : spec::kDefaultMaxAttempts,
                       never_ran(r) + (cancelled_unrun ? 1 : 0)};
     ctx_.report.note(fmt::format("job {} (attempt {}/{}) ended {}: {} ({})", r.job_id, r.attempt,
                                  limit.effective(), slurm::to_string(view.info.state),
@@ -160,7 +160,7 @@ class Recoverer {
 
  private:
   struct Limit {
-    int base = plan::kDefaultMaxAttempts;  // the run's max attempts
+    int base = spec::kDefaultMaxAttempts;  // the run's max attempts
     int never_ran = 0;                     // earlier attempts cancelled before they ran
     int effective() const { return base + never_ran; }
   };
@@ -273,8 +273,8 @@ class Recoverer {
       opts.jobspec_text = r.spec_text;
       // With the run's --set values in place, as submit stored it.
       const auto now = ctx_.fs.read_file(opts.jobspec);
-      const auto as_run = now ? plan::apply_overrides(*now, opts.jobspec, opts.sets)
-                              : Expected<plan::Overridden>(std::unexpected(now.error()));
+      const auto as_run = now ? spec::apply_overrides(*now, opts.jobspec, opts.sets)
+                              : Expected<spec::Overridden>(std::unexpected(now.error()));
       if (as_run && text_hash(as_run->text) != r.spec_hash)
         ctx_.report.note(opts.jobspec + " changed since job " + r.job_id +
                          " was submitted: its retry plans the job spec as submitted");

@@ -23,7 +23,7 @@ namespace jobgen::app {
 
 struct RecoverySettings {
   bool forced = false;   // --recover: every run, not only those whose job spec asks for it
-  int max_attempts = 0;  // --max-attempts; 0 = the recorded limit, else plan::kDefaultMaxAttempts
+  int max_attempts = 0;  // --max-attempts; 0 = the recorded limit, else spec::kDefaultMaxAttempts
 };
 
 // A retry submitted for a failed attempt: the watch follows `next` instead of `failed_id`.

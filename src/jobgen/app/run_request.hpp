@@ -13,7 +13,7 @@
 #include <string_view>
 
 #include "jobgen/app/job_request.hpp"
-#include "jobgen/run/recovery.hpp"
+#include "jobgen/run/retry_policy.hpp"
 
 namespace jobgen::app {
 

@@ -10,7 +10,7 @@ namespace jobgen::app {
 namespace {
 
 // The stage's own job spec (its overrides), or the top level's.
-const plan::JobSpec& stage_spec(const JobRequest& job, const StageRequest& stage) {
+const spec::JobSpec& stage_spec(const JobRequest& job, const StageRequest& stage) {
   for (const auto& st : job.spec.stages)
     if (st.name == stage.stage) return st;
   return job.spec;

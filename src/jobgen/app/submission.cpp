@@ -8,13 +8,13 @@
 
 #include "jobgen/app/jobs.hpp"
 #include "jobgen/app/run_request.hpp"
-#include "jobgen/plan/report.hpp"
 #include "jobgen/render/renderer.hpp"
 #include "jobgen/render/sbatch_header.hpp"
 #include "jobgen/site/request_check.hpp"
 #include "jobgen/sys/process.hpp"
 #include "jobgen/util/names.hpp"
 #include "jobgen/util/strings.hpp"
+#include "jobgen/view/plan_view.hpp"
 
 namespace jobgen::app {
 
@@ -132,7 +132,7 @@ Expected<std::vector<Prepared>> prepare_stages(const Context& ctx, JobSession& s
     Prepared p{st.stage,
                st.row,
                std::move(st.request),
-               plan::plan_json(st.report),
+               view::plan_json(st.report),
                std::nullopt,
                request_json(opts, st)};
     if (!opts.test && st.row.total_time_s > 0) {
@@ -325,7 +325,7 @@ class Submission {
       nlohmann::json entry{{"job_id", id}, {"target", p.row.group}, {"script", record.script_path}};
       // --target auto: when it was expected to start and finish (plan/queue.hpp).
       if (p.row.start && p.plan.contains("queue")) {
-        entry["start"] = plan::start_json(p.row, p.plan["queue"].value("time", int64_t{0}));
+        entry["start"] = view::start_json(p.row, p.plan["queue"].value("time", int64_t{0}));
         entry["finish_in_s"] = p.row.finish_in_s ? nlohmann::json(*p.row.finish_in_s) : nullptr;
         entry["run_time_s"] = p.row.total_time_s;
       }

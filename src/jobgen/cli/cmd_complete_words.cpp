@@ -15,8 +15,8 @@
 #include "jobgen/cli/commands.hpp"
 #include "jobgen/cli/completion.hpp"
 #include "jobgen/model/architecture.hpp"
-#include "jobgen/plan/launcher.hpp"
 #include "jobgen/profile/profile_loader.hpp"
+#include "jobgen/spec/launcher.hpp"
 #include "jobgen/util/strings.hpp"
 
 namespace jobgen::cli {
@@ -43,7 +43,7 @@ class RealSource final : public CompletionSource {
       case ValueKind::model:
         return words(model::preset_names(), "model preset");
       case ValueKind::launcher:
-        return words(plan::launcher_names(), "launcher");
+        return words(spec::launcher_names(), "launcher");
       case ValueKind::none:
         break;
     }

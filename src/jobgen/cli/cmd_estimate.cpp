@@ -9,7 +9,7 @@
 #include "jobgen/cli/commands.hpp"
 #include "jobgen/cli/job_options.hpp"
 #include "jobgen/estimate/memory_json.hpp"
-#include "jobgen/plan/jobspec.hpp"
+#include "jobgen/spec/jobspec.hpp"
 
 namespace jobgen::cli {
 
@@ -238,7 +238,7 @@ void add_training_options(CLI::App* sub, app::EstimateRequest& o) {
   sub->add_option("--offload", o.offload, "none|optimizer|params");
   sub->add_option("--finetune", o.finetune, "full|lora|qlora");
   sub->add_option("--lora-rank", o.lora_rank, "LoRA rank")
-      ->check(CLI::Range(int64_t{1}, plan::kMaxLoraRank));
+      ->check(CLI::Range(int64_t{1}, spec::kMaxLoraRank));
   sub->add_option("--lora-targets", o.lora_targets, "attention|all-linear");
   sub->add_option("--lora-dropout", o.lora_dropout,
                   "LoRA dropout (default 0.05; 0: the adapters keep no copy of their input)")
@@ -260,11 +260,11 @@ void add_training_options(CLI::App* sub, app::EstimateRequest& o) {
   sub->add_option("--seq-len", o.seq_len,
                   "Tokens per sample (an encoder-decoder's source: the encoder's tokens)")
       ->required()
-      ->check(CLI::Range(int64_t{1}, plan::kMaxSeqLen));
+      ->check(CLI::Range(int64_t{1}, spec::kMaxSeqLen));
   sub->add_option("--target-len", o.target_len,
                   "Encoder-decoder only: the decoder's tokens per sample (the summary, "
                   "translation or transcript); default: --seq-len")
-      ->check(CLI::Range(int64_t{1}, plan::kMaxSeqLen));
+      ->check(CLI::Range(int64_t{1}, spec::kMaxSeqLen));
   sub->add_option("--micro-batch", o.micro_batch, "Per-GPU micro-batch, or auto");
   sub->add_option("--accumulation", o.accumulation, "Gradient accumulation steps")
       ->check(CLI::Range(1, 1000000));

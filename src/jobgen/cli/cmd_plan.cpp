@@ -27,9 +27,9 @@
 #include "jobgen/cli/commands.hpp"
 #include "jobgen/cli/job_options.hpp"
 #include "jobgen/plan/planner.hpp"
-#include "jobgen/plan/report.hpp"
 #include "jobgen/sys/user.hpp"
 #include "jobgen/util/slurm_time.hpp"
+#include "jobgen/view/plan_view.hpp"
 
 namespace jobgen::cli {
 
@@ -60,7 +60,7 @@ struct PlanCliOptions {
 // failed plan.
 plan::QueueSnapshot queue_snapshot(Context& ctx, const PlanCliOptions& opts,
                                    const profile::Profile& prof, const profile::Catalog& catalog,
-                                   const plan::JobSpec& spec, const plan::PlanReport& report) {
+                                   const spec::JobSpec& spec, const plan::PlanReport& report) {
   auto session = app::session_on(ctx.app(), prof, catalog, opts.backend);
   auto backend = session->backend();
   if (!backend) {
@@ -75,7 +75,7 @@ plan::QueueSnapshot queue_snapshot(Context& ctx, const PlanCliOptions& opts,
 // Ranks `report` by expected finish with the scheduler's queue (unavailable: said in the report);
 // a profile the cluster contradicts is warned about.
 void with_queue(Context& ctx, const PlanCliOptions& opts, const profile::Profile& prof,
-                const profile::Catalog& catalog, const plan::JobSpec& spec,
+                const profile::Catalog& catalog, const spec::JobSpec& spec,
                 plan::PlanReport& report) {
   plan::QueueSnapshot snapshot = queue_snapshot(ctx, opts, prof, catalog, spec, report);
   if (!snapshot.profile_drift.empty()) {
@@ -89,7 +89,7 @@ void with_queue(Context& ctx, const PlanCliOptions& opts, const profile::Profile
 Expected<Exit> run_plan(Context& ctx, const PlanCliOptions& opts) {
   std::vector<std::string> sets = opts.sets;
   if (opts.target_len > 0) sets.push_back("target_len=" + std::to_string(opts.target_len));
-  Expected<plan::JobSpec> spec = plan::load_job_spec(ctx.fs, opts.jobspec, sets);
+  Expected<spec::JobSpec> spec = spec::load_job_spec(ctx.fs, opts.jobspec, sets);
   if (!spec) return std::unexpected(app::with_examples_hint(ctx.app(), opts.jobspec, spec.error()));
   JOBGEN_TRY_ASSIGN(profile::Catalog catalog, app::load_catalog(ctx.app()));
   JOBGEN_TRY_ASSIGN(profile::Profile prof, app::load_profile(ctx.app(), opts.profile, catalog));
@@ -109,19 +109,19 @@ Expected<Exit> run_plan(Context& ctx, const PlanCliOptions& opts) {
         plan::PlanReport& first = staged.stages.front().report;
         with_queue(ctx, opts, prof, catalog, spec->stages.front(), first);
       }
-      ctx.out << (opts.json       ? plan::render_json(staged)
-                  : opts.markdown ? plan::render_markdown(staged)
-                                  : plan::render_text(staged));
+      ctx.out << (opts.json       ? view::render_json(staged)
+                  : opts.markdown ? view::render_markdown(staged)
+                                  : view::render_text(staged));
       return Exit::ok;
     }
-    JOBGEN_TRY_ASSIGN(const plan::JobSpec* stage, spec->stage(opts.stage));
-    plan::JobSpec one = *stage;
+    JOBGEN_TRY_ASSIGN(const spec::JobSpec* stage, spec->stage(opts.stage));
+    spec::JobSpec one = *stage;
     *spec = std::move(one);
   } else if (!opts.stage.empty()) {
     return std::unexpected(
         Error{opts.jobspec + " has no stages; leave out --stage", {}, Exit::invalid_input});
   }
-  options.nodes = plan::nodes_to_plan(spec->launcher, opts.nodes);
+  options.nodes = spec::nodes_to_plan(spec->launcher, opts.nodes);
   JOBGEN_TRY_ASSIGN(plan::PlanReport report, plan::make_plan(*spec, prof, catalog, options));
   if (!opts.no_queue && !opts.offline) with_queue(ctx, opts, prof, catalog, *spec, report);
   // Right-sizing: what render and submit will ask for the recommended option.
@@ -133,11 +133,11 @@ Expected<Exit> run_plan(Context& ctx, const PlanCliOptions& opts) {
   }
 
   if (opts.json) {
-    ctx.out << plan::render_json(report);
+    ctx.out << view::render_json(report);
   } else if (opts.markdown) {
-    ctx.out << plan::render_markdown(report);
+    ctx.out << view::render_markdown(report);
   } else {
-    ctx.out << plan::render_text(report);
+    ctx.out << view::render_text(report);
   }
   return Exit::ok;
 }
@@ -166,7 +166,7 @@ void add_plan_command(CLI::App& app, Context& ctx, Action& action) {
                   "KEY=VALUE: a job spec key for this run, e.g. --set micro_batch=8 (repeatable)");
   sub->add_option("--target-len", opts->target_len,
                   "Encoder-decoder only: the decoder's tokens per sample (--set target_len=N)")
-      ->check(CLI::Range(int64_t{1}, plan::kMaxSeqLen));
+      ->check(CLI::Range(int64_t{1}, spec::kMaxSeqLen));
   add_parallel_set_options(sub, opts->parallel);
   CLI::Option* json = sub->add_flag("--json", opts->json, "Print the plan as JSON");
   CLI::Option* markdown =

@@ -6,7 +6,8 @@
 #include "jobgen/app/usage_report.hpp"
 #include "jobgen/cli/commands.hpp"
 #include "jobgen/cli/job_options.hpp"
-#include "jobgen/report/report_html.hpp"
+#include "jobgen/view/usage_html.hpp"
+#include "jobgen/view/usage_view.hpp"
 
 namespace jobgen::cli {
 
@@ -31,17 +32,17 @@ Expected<Exit> run_report(Context& ctx, const ReportOptions& options) {
   JOBGEN_TRY_ASSIGN(auto session, app::open_job_session(ctx.app(), options.common, false));
   JOBGEN_TRY_ASSIGN(const auto report, app::build_report(*session, request));
   if (!options.html.empty()) {
-    JOBGEN_TRY(ctx.fs.write_file(options.html, report::render_html(report, options.job), 0644));
+    JOBGEN_TRY(ctx.fs.write_file(options.html, view::render_html(report, options.job), 0644));
     ctx.out << "Wrote " << options.html << " (" << report.jobs.size() << " job"
             << (report.jobs.size() == 1 ? "" : "s") << ").\n";
     return Exit::ok;
   }
   if (options.json) {
-    ctx.out << report::render_json(report);
+    ctx.out << view::render_json(report);
   } else if (options.markdown) {
-    ctx.out << report::render_markdown(report);
+    ctx.out << view::render_markdown(report);
   } else {
-    ctx.out << report::render_text(report);
+    ctx.out << view::render_text(report);
   }
   return Exit::ok;
 }

@@ -27,16 +27,16 @@
 #include "jobgen/cli/commands.hpp"
 #include "jobgen/cli/foreground.hpp"
 #include "jobgen/cli/job_options.hpp"
-#include "jobgen/plan/report.hpp"
-#include "jobgen/plan/spec_overrides.hpp"
 #include "jobgen/render/renderer.hpp"
 #include "jobgen/render/sbatch_header.hpp"
 #include "jobgen/site/request_check.hpp"
 #include "jobgen/slurm/job_ids.hpp"
+#include "jobgen/spec/spec_overrides.hpp"
 #include "jobgen/sys/process.hpp"
 #include "jobgen/sys/user.hpp"
 #include "jobgen/util/names.hpp"
 #include "jobgen/util/strings.hpp"
+#include "jobgen/view/plan_view.hpp"
 
 namespace jobgen::cli {
 
@@ -99,7 +99,7 @@ Expected<Exit> run_submit(Context& ctx, const SubmitOptions& opts) {
   app::JobRequestOptions request = opts.request;
   std::optional<std::string> spec_text;
   if (auto text = ctx.fs.read_file(request.jobspec)) {
-    auto with_sets = plan::apply_overrides(*text, request.jobspec, request.sets);
+    auto with_sets = spec::apply_overrides(*text, request.jobspec, request.sets);
     if (with_sets) spec_text = std::move(with_sets->text);  // else build_job_request says why
     request.jobspec_text = std::move(*text);
   }

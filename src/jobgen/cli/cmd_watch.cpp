@@ -22,7 +22,7 @@
 #include "jobgen/cli/terminal_io.hpp"
 #include "jobgen/cli/ui/job_table.hpp"
 #include "jobgen/cli/ui/watch_screen.hpp"
-#include "jobgen/plan/jobspec.hpp"
+#include "jobgen/spec/jobspec.hpp"
 
 namespace jobgen::cli {
 
@@ -198,7 +198,7 @@ void add_watch_command(CLI::App& app, Context& ctx, Action& action) {
   sub->add_option("--max-attempts", options->recovery.max_attempts,
                   "Attempts a run may take in all when recovering (default: the job spec's, "
                   "else 3)")
-      ->check(CLI::Range(1, static_cast<int>(plan::kMaxAttempts)));
+      ->check(CLI::Range(1, static_cast<int>(spec::kMaxAttempts)));
   add_job_command_options(sub, options->common);
   sub->callback([&ctx, &action, options] {
     action = [&ctx, options]() { return run_watch(ctx, *options); };

@@ -12,7 +12,7 @@ namespace jobgen::plan {
 namespace est = jobgen::estimate;
 using profile::NodeGroup;
 
-std::vector<BatchOption> batch_options(const JobSpec& spec, const profile::Profile& profile,
+std::vector<BatchOption> batch_options(const spec::JobSpec& spec, const profile::Profile& profile,
                                        const profile::Catalog& catalog, const PlanRow& row) {
   const NodeGroup* group = profile.find_group(row.group);
   const profile::GpuSpec* gpu = catalog.find(row.gpu);
@@ -27,9 +27,9 @@ std::vector<BatchOption> batch_options(const JobSpec& spec, const profile::Profi
   setup.tp = row.tp;  // the row's layout (an `auto` one as the planner chose it)
   setup.pp = row.pp;
   std::vector<bool> settings;
-  if (spec.grad_checkpointing != GradCheckpointing::on) settings.push_back(false);
-  if (spec.grad_checkpointing != GradCheckpointing::off &&
-      (spec.grad_checkpointing == GradCheckpointing::on ||
+  if (spec.grad_checkpointing != spec::GradCheckpointing::on) settings.push_back(false);
+  if (spec.grad_checkpointing != spec::GradCheckpointing::off &&
+      (spec.grad_checkpointing == spec::GradCheckpointing::on ||
        receives_checkpointing(spec, spec.launcher)))
     settings.push_back(true);
   const int64_t per_micro = std::max(1, row.dp());
@@ -47,18 +47,19 @@ std::vector<BatchOption> batch_options(const JobSpec& spec, const profile::Profi
   return out;
 }
 
-std::optional<AttemptPlan> plan_attempt(const JobSpec& spec, const profile::Profile& profile,
+std::optional<AttemptPlan> plan_attempt(const spec::JobSpec& spec, const profile::Profile& profile,
                                         const profile::Catalog& catalog, const PlanOptions& options,
                                         const PlanRow& row, const AttemptBatch& batch) {
-  JobSpec fixed = spec;
+  spec::JobSpec fixed = spec;
   fixed.micro_batch = batch.micro_batch;
   fixed.grad_checkpointing =
-      batch.grad_checkpointing ? GradCheckpointing::on : GradCheckpointing::off;
+      batch.grad_checkpointing ? spec::GradCheckpointing::on : spec::GradCheckpointing::off;
   fixed.tp = row.tp;
   fixed.pp = row.pp;
   const int64_t effective = int64_t{batch.micro_batch} * batch.grad_accum * std::max(1, row.dp());
   if (effective > std::numeric_limits<int>::max()) return std::nullopt;
-  fixed.effective_batch = BatchRange{static_cast<int>(effective), static_cast<int>(effective)};
+  fixed.effective_batch =
+      spec::BatchRange{static_cast<int>(effective), static_cast<int>(effective)};
   auto again = make_plan(fixed, profile, catalog, options);
   if (!again) return std::nullopt;
   const PlanRow* same = again->row(row.id);

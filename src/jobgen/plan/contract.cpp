@@ -4,31 +4,32 @@
 
 #include <utility>
 
-#include "jobgen/plan/launcher_config.hpp"
+#include "jobgen/spec/config_kind.hpp"
 
 namespace jobgen::plan {
 
 namespace {
 
-bool uses(const JobSpec& spec, const char* name) {
+bool uses(const spec::JobSpec& spec, const char* name) {
   return spec.command_placeholders.contains(name);
 }
 
 // DeepSpeed reads micro-batch, accumulation and precision from the config jobgen writes for it.
-bool deepspeed_config(const JobSpec& spec, Launcher launcher) {
-  return config_kind(spec, launcher) == ConfigKind::deepspeed && uses(spec, "deepspeed_config");
+bool deepspeed_config(const spec::JobSpec& spec, spec::Launcher launcher) {
+  return spec::config_kind(spec, launcher) == spec::ConfigKind::deepspeed &&
+         uses(spec, "deepspeed_config");
 }
 
 // accelerate exports its config's DeepSpeed accumulation to the script (it overrides the
 // script's own) and its mixed precision, which the script's Accelerator uses.
-bool accelerate_deepspeed(const JobSpec& spec, Launcher launcher) {
-  return launcher == Launcher::accelerate && estimate::is_deepspeed(spec.strategy);
+bool accelerate_deepspeed(const spec::JobSpec& spec, spec::Launcher launcher) {
+  return launcher == spec::Launcher::accelerate && estimate::is_deepspeed(spec.strategy);
 }
 
 // A plan the launcher cannot run as planned: DeepSpeed runs ZeRO, never FSDP.
-void launcher_gaps(const JobSpec& spec, const PlanRow& row, Launcher launcher,
+void launcher_gaps(const spec::JobSpec& spec, const PlanRow& row, spec::Launcher launcher,
                    std::vector<ContractGap>& gaps) {
-  if (launcher == Launcher::deepspeed && estimate::is_fsdp(spec.strategy)) {
+  if (launcher == spec::Launcher::deepspeed && estimate::is_fsdp(spec.strategy)) {
     gaps.push_back(
         {"the strategy",
          fmt::format("strategy {} under the deepspeed launcher",
@@ -38,7 +39,8 @@ void launcher_gaps(const JobSpec& spec, const PlanRow& row, Launcher launcher,
                      spec.strategy == estimate::Strategy::fsdp_full_shard ? "zero3" : "zero2"),
          true});
   }
-  if (config_kind(spec, launcher) == ConfigKind::deepspeed && !uses(spec, "deepspeed_config")) {
+  if (spec::config_kind(spec, launcher) == spec::ConfigKind::deepspeed &&
+      !uses(spec, "deepspeed_config")) {
     const int64_t train = int64_t{row.micro_batch} * row.grad_accum * row.dp();
     gaps.push_back({"the DeepSpeed config jobgen writes",
                     fmt::format("DeepSpeed with strategy {} (micro-batch {}, train batch {})",
@@ -50,7 +52,7 @@ void launcher_gaps(const JobSpec& spec, const PlanRow& row, Launcher launcher,
 }
 
 // The command names the planned precision itself ("--bf16", "--mixed_precision bf16").
-bool names_precision(const JobSpec& spec, estimate::Precision precision) {
+bool names_precision(const spec::JobSpec& spec, estimate::Precision precision) {
   const std::string name(estimate::to_string(precision));
   if (uses(spec, "precision") || spec.flags.precision.contains(name)) return true;
   std::string bare = name.starts_with("amp-") ? name.substr(4) : name;
@@ -60,7 +62,7 @@ bool names_precision(const JobSpec& spec, estimate::Precision precision) {
 // The model-parallel layout changes what each GPU holds: a job that does not split the model as
 // planned runs out of memory or runs another layout. Each size above 1 (sp: on) must reach the
 // command as its {{placeholder}}.
-void parallel_gaps(const JobSpec& spec, const PlanRow& row, std::vector<ContractGap>& gaps) {
+void parallel_gaps(const spec::JobSpec& spec, const PlanRow& row, std::vector<ContractGap>& gaps) {
   const std::pair<const char*, int> sizes[] = {
       {"tp", row.tp}, {"pp", row.pp}, {"vpp", row.vpp}, {"cp", row.cp}};
   for (const auto& [name, value] : sizes) {
@@ -90,14 +92,15 @@ const char* megatron_flag(std::string_view name) {
 
 // A spec without a command yet is planned as if its command will receive everything: there is
 // nothing to hold the plan to (render refuses a spec without a command anyway).
-bool receives_checkpointing(const JobSpec& spec, Launcher launcher) {
+bool receives_checkpointing(const spec::JobSpec& spec, spec::Launcher launcher) {
   // accelerate's FSDP checkpoints the wrapped layers itself (plan/launcher_config.hpp).
   return spec.command.empty() || uses(spec, "grad_checkpointing") ||
          !spec.flags.grad_checkpointing.empty() ||
-         (launcher == Launcher::accelerate && estimate::is_fsdp(spec.strategy));
+         (launcher == spec::Launcher::accelerate && estimate::is_fsdp(spec.strategy));
 }
 
-std::vector<ContractGap> contract_gaps(const JobSpec& spec, const PlanRow& row, Launcher launcher) {
+std::vector<ContractGap> contract_gaps(const spec::JobSpec& spec, const PlanRow& row,
+                                       spec::Launcher launcher) {
   std::vector<ContractGap> gaps;
   if (spec.command.empty()) return gaps;
   launcher_gaps(spec, row, launcher, gaps);
@@ -148,7 +151,8 @@ std::vector<ContractGap> contract_gaps(const JobSpec& spec, const PlanRow& row, 
   }
   // Megatron shards the optimizer over dp only with its distributed optimizer: without it every
   // rank keeps all the states the plan divides.
-  if (megatron_distributed_optimizer(spec, launcher) && spec.flags.distributed_optimizer.empty() &&
+  if (spec::megatron_distributed_optimizer(spec, launcher) &&
+      spec.flags.distributed_optimizer.empty() &&
       spec.command.find("distributed-optimizer") == std::string::npos &&
       spec.command.find("distributed_optimizer") == std::string::npos &&
       spec.command.find("distributed_fused_adam") == std::string::npos) {
@@ -180,7 +184,7 @@ std::vector<ContractGap> contract_gaps(const JobSpec& spec, const PlanRow& row, 
                     false});
   }
   if (spec.compile && !uses(spec, "compile") && spec.flags.compile.empty() &&
-      launcher != Launcher::accelerate) {
+      launcher != spec::Launcher::accelerate) {
     gaps.push_back(
         {"torch.compile", "torch.compile on", "add 'flags: {compile: --torch_compile}'", false});
   }
@@ -188,7 +192,7 @@ std::vector<ContractGap> contract_gaps(const JobSpec& spec, const PlanRow& row, 
   // DeepSpeed config has no FP8 (it only says bf16): the script must run its Linears in FP8
   // itself; accelerate's mixed_precision fp8 converts them (Transformer Engine backend).
   const bool config_precision =
-      (deepspeed_config(spec, launcher) && !fp8) || launcher == Launcher::accelerate;
+      (deepspeed_config(spec, launcher) && !fp8) || launcher == spec::Launcher::accelerate;
   if (row.precision != estimate::Precision::fp32 && !config_precision &&
       !names_precision(spec, row.precision)) {
     const std::string name(estimate::to_string(row.precision));
@@ -219,7 +223,7 @@ std::string gap_warning(const ContractGap& gap) {
          (gap.refused ? " (render and submit refuse this row until it does)" : "");
 }
 
-std::vector<std::string> planned_flags(const JobSpec& spec, const PlanRow& row) {
+std::vector<std::string> planned_flags(const spec::JobSpec& spec, const PlanRow& row) {
   std::vector<std::string> out;
   if (row.grad_checkpointing && !spec.flags.grad_checkpointing.empty())
     out.push_back(spec.flags.grad_checkpointing);

@@ -16,9 +16,9 @@
 #include <string_view>
 #include <vector>
 
-#include "jobgen/plan/jobspec.hpp"
-#include "jobgen/plan/launcher.hpp"
 #include "jobgen/plan/planner.hpp"
+#include "jobgen/spec/jobspec.hpp"
+#include "jobgen/spec/launcher.hpp"
 
 namespace jobgen::plan {
 
@@ -31,11 +31,12 @@ struct ContractGap {
 };
 
 // What of `row` the command of `spec` (with its flags, started by `launcher`) does not receive.
-std::vector<ContractGap> contract_gaps(const JobSpec& spec, const PlanRow& row, Launcher launcher);
+std::vector<ContractGap> contract_gaps(const spec::JobSpec& spec, const PlanRow& row,
+                                       spec::Launcher launcher);
 
 // Whether the job can switch activation checkpointing on ({{grad_checkpointing}}, a flag, or
 // accelerate's FSDP config): `grad_checkpointing: auto` and recovery only choose "on" where it can.
-bool receives_checkpointing(const JobSpec& spec, Launcher launcher);
+bool receives_checkpointing(const spec::JobSpec& spec, spec::Launcher launcher);
 
 // One message for the refused gaps ("" when none): what is missing and how to pass each.
 std::string contract_problem(const std::vector<ContractGap>& gaps);
@@ -48,6 +49,6 @@ std::string gap_warning(const ContractGap& gap);
 const char* megatron_flag(std::string_view name);
 
 // The flags of `spec.flags` that the row turns on, in order, to append to the command.
-std::vector<std::string> planned_flags(const JobSpec& spec, const PlanRow& row);
+std::vector<std::string> planned_flags(const spec::JobSpec& spec, const PlanRow& row);
 
 }  // namespace jobgen::plan

@@ -41,7 +41,7 @@ inline constexpr double kSingleTargetSlack = 0.05;
 
 // The accumulation giving micro-batch b the effective batch closest to `target`, and how far off
 // it is (0 inside the range).
-std::pair<BatchChoice, int64_t> closest_accum(int b, int world, const BatchRange& target) {
+std::pair<BatchChoice, int64_t> closest_accum(int b, int world, const spec::BatchRange& target) {
   const int64_t per_step = static_cast<int64_t>(b) * world;
   const int64_t lo_a = std::max<int64_t>(1, (target.min + per_step - 1) / per_step);
   BatchChoice best{b, static_cast<int>(lo_a), lo_a * per_step};
@@ -59,7 +59,7 @@ std::pair<BatchChoice, int64_t> closest_accum(int b, int world, const BatchRange
 
 // Every allowed (micro-batch, accumulation), largest micro-batch first.
 std::vector<BatchChoice> allowed_batches(int cap, bool fixed, int world,
-                                         const std::optional<BatchRange>& target) {
+                                         const std::optional<spec::BatchRange>& target) {
   cap = std::max(cap, 1);
   if (!target) return {{cap, 1, static_cast<int64_t>(cap) * world}};
   const int lowest = fixed ? cap : 1;
@@ -79,7 +79,7 @@ std::vector<BatchChoice> allowed_batches(int cap, bool fixed, int world,
   return out;
 }
 
-Config plan_config(const JobSpec& spec, est::TrainingSetup setup, const est::Hardware& hw) {
+Config plan_config(const spec::JobSpec& spec, est::TrainingSetup setup, const est::Hardware& hw) {
   Config c;
   c.max = est::max_micro_batch(setup, hw);
   const bool fixed = spec.micro_batch.has_value();
@@ -137,11 +137,11 @@ PlanRow start_row(const profile::Profile& prof, const Candidate& cand, const est
 
 // grad_checkpointing auto: off unless the planned micro-batch does not fit without it, or turning
 // it on makes the whole run faster (the reason goes to row.checkpointing_note); on/off as given.
-Config plan_checkpointing(const JobSpec& spec, est::TrainingSetup setup, const est::Hardware& hw,
-                          PlanRow& row) {
-  if (spec.grad_checkpointing != GradCheckpointing::automatic || spec.empirical_memory) {
+Config plan_checkpointing(const spec::JobSpec& spec, est::TrainingSetup setup,
+                          const est::Hardware& hw, PlanRow& row) {
+  if (spec.grad_checkpointing != spec::GradCheckpointing::automatic || spec.empirical_memory) {
     setup.grad_checkpointing =
-        spec.grad_checkpointing == GradCheckpointing::on && !spec.empirical_memory;
+        spec.grad_checkpointing == spec::GradCheckpointing::on && !spec.empirical_memory;
     return plan_config(spec, setup, hw);
   }
   est::TrainingSetup off = setup, on = setup;
@@ -177,7 +177,7 @@ Config plan_checkpointing(const JobSpec& spec, est::TrainingSetup setup, const e
 }
 
 // The row's batch, memory and times from the chosen setting.
-void fill_from_config(PlanRow& row, const JobSpec& spec, const Config& chosen) {
+void fill_from_config(PlanRow& row, const spec::JobSpec& spec, const Config& chosen) {
   row.grad_checkpointing = chosen.setup.grad_checkpointing;
   row.max_micro = chosen.max;
   row.micro_batch = chosen.batch.micro;
@@ -220,7 +220,7 @@ void add_cost(PlanRow& row, const Candidate& cand) {
 
 // A run counted in epochs: the optimizer steps of one pass over the data and its share of the
 // total time (the last epoch's partial batch counts as a step, as data loaders do by default).
-void set_epoch(PlanRow& row, const JobSpec& spec) {
+void set_epoch(PlanRow& row, const spec::JobSpec& spec) {
   if (!spec.epochs || !spec.dataset_size || row.effective_batch <= 0 || row.steps <= 0) return;
   row.steps_per_epoch = (*spec.dataset_size + row.effective_batch - 1) / row.effective_batch;
   row.epoch_time_s =
@@ -229,7 +229,7 @@ void set_epoch(PlanRow& row, const JobSpec& spec) {
 
 // "fp32" on a cluster whose containers allow TF32 (the profile's fp32_matmul: tf32) runs its
 // matmuls in TF32 where the GPU has it; said on the row.
-est::Precision planned_precision(const JobSpec& spec, const profile::Profile& prof,
+est::Precision planned_precision(const spec::JobSpec& spec, const profile::Profile& prof,
                                  const est::Hardware& hw, PlanRow& row) {
   if (spec.precision != est::Precision::fp32 || !prof.fp32_matmul_tf32 || hw.tflops_tf32 <= 0)
     return spec.precision;
@@ -258,7 +258,8 @@ void note_tf32_alternative(PlanRow& row, const Config& chosen, const est::Hardwa
 // The layouts `tp: auto` / `pp: auto` try for this candidate: tp over the divisors of the GPUs
 // per node (tensor parallelism stays within a node), pp over the divisors of what is left, each
 // as the spec fixes it otherwise; validate() drops those the model or schedule cannot take.
-std::vector<std::pair<int, int>> layouts(const JobSpec& spec, const est::TrainingSetup& base) {
+std::vector<std::pair<int, int>> layouts(const spec::JobSpec& spec,
+                                         const est::TrainingSetup& base) {
   std::vector<std::pair<int, int>> out;
   const int world = base.world_size();
   const int cp = std::max(1, base.cp);
@@ -283,8 +284,8 @@ std::vector<std::pair<int, int>> layouts(const JobSpec& spec, const est::Trainin
 // `tp: auto` / `pp: auto`: every layout planned, the fastest whole run that fits wins (ties: the
 // smaller model-parallel group); when none fits, the smallest footprint, for the row's advice.
 // Layouts that do not fit even micro-batch 1 with checkpointing are not planned further.
-Config plan_layout(const JobSpec& spec, const est::TrainingSetup& base, const est::Hardware& hw,
-                   PlanRow& row) {
+Config plan_layout(const spec::JobSpec& spec, const est::TrainingSetup& base,
+                   const est::Hardware& hw, PlanRow& row) {
   std::optional<Config> best;
   std::string best_note;
   double smallest = -1;
@@ -294,7 +295,7 @@ Config plan_layout(const JobSpec& spec, const est::TrainingSetup& base, const es
     s.tp = tp;
     s.pp = pp;
     est::TrainingSetup lean = s;
-    lean.grad_checkpointing = spec.grad_checkpointing != GradCheckpointing::off;
+    lean.grad_checkpointing = spec.grad_checkpointing != spec::GradCheckpointing::off;
     const double least = est::estimate_memory(lean, 1, hw).total;
     if (smallest < 0 || least < smallest) {
       smallest = least;
@@ -321,7 +322,7 @@ Config plan_layout(const JobSpec& spec, const est::TrainingSetup& base, const es
 
 }  // namespace
 
-PlanRow plan_row(const JobSpec& spec, const profile::Profile& prof, const Candidate& cand,
+PlanRow plan_row(const spec::JobSpec& spec, const profile::Profile& prof, const Candidate& cand,
                  const est::Hardware& hw, const CalibrationEntry* correction) {
   PlanRow row = start_row(prof, cand, hw);
   est::TrainingSetup setup = spec.setup(cand.gpus_per_node, cand.nodes);

@@ -214,7 +214,7 @@ void add_group_infos(PlanReport& report, const NodeGroup& g, const profile::GpuS
 }
 
 // A row per candidate the estimator accepts (the others' reasons go to `skipped`, once each).
-void add_rows(PlanReport& report, const JobSpec& spec, const profile::Profile& prof,
+void add_rows(PlanReport& report, const spec::JobSpec& spec, const profile::Profile& prof,
               const PlanOptions& options, const Candidates& cands,
               std::vector<std::string>& skipped) {
   for (const auto& [cand, hw] : cands) {
@@ -247,7 +247,7 @@ void add_rows(PlanReport& report, const JobSpec& spec, const profile::Profile& p
 }
 
 // The report's description of the job, before any row.
-PlanReport report_header(const JobSpec& spec, const profile::Profile& prof,
+PlanReport report_header(const spec::JobSpec& spec, const profile::Profile& prof,
                          const PlanOptions& options) {
   PlanReport report;
   report.job_name = spec.name;
@@ -285,7 +285,7 @@ PlanReport report_header(const JobSpec& spec, const profile::Profile& prof,
 
 }  // namespace
 
-Expected<PlanReport> make_plan(const JobSpec& spec, const profile::Profile& prof,
+Expected<PlanReport> make_plan(const spec::JobSpec& spec, const profile::Profile& prof,
                                const profile::Catalog& catalog, const PlanOptions& options) {
   if (!spec.model_file.empty() && spec.model.layers == 0 && !spec.empirical_memory) {
     return invalid("the model file '" + spec.model_file + "' was not loaded", spec.model_loc);
@@ -348,7 +348,8 @@ std::string format_money(double amount, const std::string& currency) {
   return fmt::format("{:.2f} {}", amount, currency);
 }
 
-std::map<std::string, std::string> placeholder_values(const JobSpec& spec, const PlanRow& row) {
+std::map<std::string, std::string> placeholder_values(const spec::JobSpec& spec,
+                                                      const PlanRow& row) {
   std::map<std::string, std::string> v;
   v["micro_batch"] = std::to_string(row.micro_batch);
   // One forward over every GPU: the batch a DataParallel script (one process, all GPUs) takes.

@@ -38,11 +38,12 @@
 
 #include "jobgen/estimate/memory.hpp"
 #include "jobgen/estimate/throughput.hpp"
+#include "jobgen/plan/anchor.hpp"
 #include "jobgen/plan/calibration.hpp"
-#include "jobgen/plan/jobspec.hpp"
 #include "jobgen/plan/queue.hpp"
 #include "jobgen/profile/catalog.hpp"
 #include "jobgen/profile/profile.hpp"
+#include "jobgen/spec/jobspec.hpp"
 
 namespace jobgen::plan {
 
@@ -154,12 +155,12 @@ struct PlanReport {
   // whether the job spec said so (else the precision implied it); "" otherwise.
   std::string lora_base;
   bool lora_base_given = false;
-  GradCheckpointing grad_checkpointing = GradCheckpointing::automatic;
+  spec::GradCheckpointing grad_checkpointing = spec::GradCheckpointing::automatic;
   bool flash_attention = true;
   // `empirical_memory`: the levels are the user's measured footprint against 90/100/100% of the
   // VRAM (estimate::MaxMicroBatch), not 80/90/100% of the usable memory.
   bool empirical_memory = false;
-  std::optional<BatchRange> target_batch;
+  std::optional<spec::BatchRange> target_batch;
   std::optional<int> fixed_micro_batch;
   std::string length;  // "20,000 steps" or "3 epochs x 1,000,000 samples"
 
@@ -197,7 +198,7 @@ struct BatchOption {
 // largest first) without and with activation checkpointing as `spec` allows it (grad_checkpointing
 // on/off fixes it; auto offers both); empty when the row's group or GPU is not in the profile.
 inline constexpr int kMaxBatchOptions = 512;
-std::vector<BatchOption> batch_options(const JobSpec& spec, const profile::Profile& profile,
+std::vector<BatchOption> batch_options(const spec::JobSpec& spec, const profile::Profile& profile,
                                        const profile::Catalog& catalog, const PlanRow& row);
 
 // A recovery attempt's batch settings on the row chosen for the run: the job planned again with
@@ -215,13 +216,13 @@ struct AttemptPlan {
   PlanReport report;
   PlanRow row;
 };
-std::optional<AttemptPlan> plan_attempt(const JobSpec& spec, const profile::Profile& profile,
+std::optional<AttemptPlan> plan_attempt(const spec::JobSpec& spec, const profile::Profile& profile,
                                         const profile::Catalog& catalog, const PlanOptions& options,
                                         const PlanRow& row, const AttemptBatch& batch);
 
 // Errors: an unknown target is Exit::not_found with "did you mean"; --gpus/--nodes that no
 // candidate allows is Exit::invalid_input naming the limits.
-Expected<PlanReport> make_plan(const JobSpec& spec, const profile::Profile& profile,
+Expected<PlanReport> make_plan(const spec::JobSpec& spec, const profile::Profile& profile,
                                const profile::Catalog& catalog, const PlanOptions& options);
 
 // The row to render or submit: row `wanted` when it is above 0 (Exit::not_found when the plan has
@@ -238,7 +239,8 @@ std::string format_money(double amount, const std::string& currency);
 // ceil(padded / max time) jobs, in the plan and in the script alike.
 std::optional<int64_t> padded_time_limit_s(double estimate_s);
 
-// Values for the run command's {{placeholders}} (known_placeholders()) from a planned row.
-std::map<std::string, std::string> placeholder_values(const JobSpec& spec, const PlanRow& row);
+// Values for the run command's {{placeholders}} (spec::known_placeholders()) from a planned row.
+std::map<std::string, std::string> placeholder_values(const spec::JobSpec& spec,
+                                                      const PlanRow& row);
 
 }  // namespace jobgen::plan

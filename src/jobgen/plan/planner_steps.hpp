@@ -47,16 +47,16 @@ struct Config {
 
 // plan_row.cpp. `correction`: what finished runs of this (model, GPU, strategy) measured
 // (calibration.hpp); nullptr for none. The row's id is left to the caller.
-PlanRow plan_row(const JobSpec& spec, const profile::Profile& prof, const Candidate& cand,
+PlanRow plan_row(const spec::JobSpec& spec, const profile::Profile& prof, const Candidate& cand,
                  const estimate::Hardware& hw, const CalibrationEntry* correction);
 
 // row_warnings.cpp: the warnings of a row whose numbers are filled in from `chosen`; marks MIG
 // multi-slice rows not runnable and rows over the partition's time limit as chains.
-void add_row_warnings(PlanRow& row, const JobSpec& spec, const Candidate& cand,
+void add_row_warnings(PlanRow& row, const spec::JobSpec& spec, const Candidate& cand,
                       const Config& chosen, const estimate::Hardware& hw);
 
 // recommend.cpp: the ranking and the fastest / cheapest / balanced rows of `report`, or a note
 // why there is none.
-void recommend(PlanReport& report, const JobSpec& spec);
+void recommend(PlanReport& report, const spec::JobSpec& spec);
 
 }  // namespace jobgen::plan::detail

@@ -13,7 +13,7 @@ namespace {
 
 // The rows a recommendation may name: runnable and within the time limit (or chainable); every
 // runnable row, with a note, when none is. Empty (with a note) when nothing runs.
-std::vector<const PlanRow*> recommendation_pool(PlanReport& report, const JobSpec& spec) {
+std::vector<const PlanRow*> recommendation_pool(PlanReport& report, const spec::JobSpec& spec) {
   std::vector<const PlanRow*> pool;
   for (const auto& r : report.rows) {
     if (r.runnable && (r.within_time_limit || spec.checkpoint.resumable)) pool.push_back(&r);
@@ -52,7 +52,7 @@ void rank_by_time(PlanReport& report) {
 
 }  // namespace
 
-void recommend(PlanReport& report, const JobSpec& spec) {
+void recommend(PlanReport& report, const spec::JobSpec& spec) {
   const std::vector<const PlanRow*> pool = recommendation_pool(report, spec);
   if (pool.empty()) return;
   const bool priced = std::all_of(pool.begin(), pool.end(), [](auto* r) { return r->cost; });

@@ -18,7 +18,7 @@ namespace est = jobgen::estimate;
 namespace {
 
 // Which other choices would make a setup fit at micro-batch 1 (for the "does not fit" advice).
-std::vector<std::string> savings_that_fit(const JobSpec& spec, const est::TrainingSetup& base,
+std::vector<std::string> savings_that_fit(const spec::JobSpec& spec, const est::TrainingSetup& base,
                                           const est::Hardware& hw) {
   std::vector<std::pair<std::string, est::TrainingSetup>> options;
   auto add = [&](std::string name, auto change) {
@@ -49,7 +49,7 @@ std::vector<std::string> savings_that_fit(const JobSpec& spec, const est::Traini
   }
   std::vector<std::string> out;
   for (auto& [name, s] : options) {
-    if (spec.grad_checkpointing != GradCheckpointing::off) s.grad_checkpointing = true;
+    if (spec.grad_checkpointing != spec::GradCheckpointing::off) s.grad_checkpointing = true;
     if (!est::validate(s)) continue;
     if (est::max_micro_batch(s, hw, 1).recommended >= 1) out.push_back(name);
   }
@@ -57,8 +57,9 @@ std::vector<std::string> savings_that_fit(const JobSpec& spec, const est::Traini
 }
 
 // Not even micro-batch 1 fits: what was tried, and the memory savings that would make it fit.
-std::string does_not_fit_message(const PlanRow& row, const JobSpec& spec, const Candidate& cand,
-                                 const Config& chosen, const est::Hardware& hw) {
+std::string does_not_fit_message(const PlanRow& row, const spec::JobSpec& spec,
+                                 const Candidate& cand, const Config& chosen,
+                                 const est::Hardware& hw) {
   std::string tried;
   if (chosen.setup.grad_checkpointing) tried += "activation checkpointing";
   if (chosen.setup.flash_attention)
@@ -84,7 +85,7 @@ std::string does_not_fit_message(const PlanRow& row, const JobSpec& spec, const 
 }
 
 // The memory warnings: a fixed micro-batch too large, no headroom, or nothing fits.
-void add_memory_warnings(PlanRow& row, const JobSpec& spec, const Candidate& cand,
+void add_memory_warnings(PlanRow& row, const spec::JobSpec& spec, const Candidate& cand,
                          const Config& chosen, const est::Hardware& hw) {
   if (!row.fits) {
     if (spec.micro_batch && chosen.max.aggressive >= 1) {
@@ -126,7 +127,7 @@ void add_mig_warning(PlanRow& row, const Candidate& cand, const est::Hardware& h
 // A run longer than the partition's max time: the chain of jobs it needs, counted as the script
 // will (render/request.cpp): the padded time limit over the maximum. A resumable run whose padded
 // limit alone is over is chained too; one that cannot resume fits with its margin cut.
-void add_time_limit_warning(PlanRow& row, const JobSpec& spec) {
+void add_time_limit_warning(PlanRow& row, const spec::JobSpec& spec) {
   if (!row.fits || !row.partition_max_time_s) return;
   const auto max_s = static_cast<double>(*row.partition_max_time_s);
   const std::optional<int64_t> padded = padded_time_limit_s(row.total_time_s);
@@ -150,7 +151,7 @@ void add_time_limit_warning(PlanRow& row, const JobSpec& spec) {
 
 }  // namespace
 
-void add_row_warnings(PlanRow& row, const JobSpec& spec, const Candidate& cand,
+void add_row_warnings(PlanRow& row, const spec::JobSpec& spec, const Candidate& cand,
                       const Config& chosen, const est::Hardware& hw) {
   if (spec.effective_batch && !spec.effective_batch->contains(row.effective_batch)) {
     row.warnings.push_back(

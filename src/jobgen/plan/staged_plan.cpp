@@ -78,15 +78,15 @@ std::vector<RunOption> same_gpus(const StagedPlan& plan) {
 
 }  // namespace
 
-Expected<StagedPlan> make_staged_plan(const JobSpec& spec, const profile::Profile& profile,
+Expected<StagedPlan> make_staged_plan(const spec::JobSpec& spec, const profile::Profile& profile,
                                       const profile::Catalog& catalog, PlanOptions options) {
   StagedPlan plan;
   plan.job_name = spec.name;
   plan.source = spec.source;
   plan.currency = profile.currency;
   const std::optional<int> requested_nodes = options.nodes;
-  for (const JobSpec& stage : spec.stages) {
-    options.nodes = nodes_to_plan(stage.launcher, requested_nodes.value_or(0));
+  for (const spec::JobSpec& stage : spec.stages) {
+    options.nodes = spec::nodes_to_plan(stage.launcher, requested_nodes.value_or(0));
     auto report = make_plan(stage, profile, catalog, options);
     if (!report) {
       Error e = report.error();

@@ -51,9 +51,9 @@ struct StagedPlan {
 };
 
 // Plans every stage of `spec` (which must have stages) with `options`; a stage's node count
-// follows its launcher as render and submit plan it (nodes_to_plan). Errors are make_plan's,
+// follows its launcher as render and submit plan it (spec::nodes_to_plan). Errors are make_plan's,
 // prefixed with the stage.
-Expected<StagedPlan> make_staged_plan(const JobSpec& spec, const profile::Profile& profile,
+Expected<StagedPlan> make_staged_plan(const spec::JobSpec& spec, const profile::Profile& profile,
                                       const profile::Catalog& catalog, PlanOptions options);
 
 }  // namespace jobgen::plan

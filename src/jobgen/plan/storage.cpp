@@ -30,9 +30,9 @@ std::string gb(double v) {
 
 }  // namespace
 
-std::optional<CheckpointNeed> checkpoint_need(const JobSpec& spec, const PlanRow& row,
+std::optional<CheckpointNeed> checkpoint_need(const spec::JobSpec& spec, const PlanRow& row,
                                               const profile::Profile& prof, std::string_view user) {
-  const Checkpoint& c = spec.checkpoint;
+  const spec::Checkpoint& c = spec.checkpoint;
   if (c.size_gb <= 0) return std::nullopt;
   CheckpointNeed need;
   if (c.every_steps) {

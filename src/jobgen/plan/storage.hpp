@@ -9,9 +9,9 @@
 #include <string>
 #include <string_view>
 
-#include "jobgen/plan/jobspec.hpp"
 #include "jobgen/plan/planner.hpp"
 #include "jobgen/profile/profile.hpp"
+#include "jobgen/spec/jobspec.hpp"
 
 namespace jobgen::plan {
 
@@ -29,7 +29,7 @@ std::string with_user(std::string path, std::string_view user);
 
 // Nullopt when the job spec gives no checkpoint size. Written: steps / every_steps or run time /
 // every_minutes, rounded up (at least 1); neither given: 1.
-std::optional<CheckpointNeed> checkpoint_need(const JobSpec& spec, const PlanRow& row,
+std::optional<CheckpointNeed> checkpoint_need(const spec::JobSpec& spec, const PlanRow& row,
                                               const profile::Profile& prof, std::string_view user);
 
 // "" when the need fits its area's quota (or the area has none), else one sentence naming the

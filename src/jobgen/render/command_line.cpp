@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "jobgen/plan/launcher.hpp"
+#include "jobgen/spec/launcher.hpp"
 
 #include "jobgen/render/shell_quote.hpp"
 
@@ -291,7 +291,7 @@ Program classify_program(const std::vector<std::string>& argv) {
   const std::string& first = argv[0];
   const auto slash = first.rfind('/');
   const std::string base = slash == std::string::npos ? first : first.substr(slash + 1);
-  if (plan::is_python_interpreter(base)) {
+  if (spec::is_python_interpreter(base)) {
     // Interpreter options (python -u train.py) have no launcher equivalent: run it as written.
     if (argv.size() >= 3 && argv[1] == "-m") {
       p.kind = ProgramKind::module;

@@ -15,17 +15,17 @@
 #include <vector>
 
 #include "jobgen/job/sbatch_options.hpp"
-#include "jobgen/plan/launcher.hpp"
-#include "jobgen/plan/launcher_config.hpp"
+#include "jobgen/render/launcher_config.hpp"
+#include "jobgen/spec/launcher.hpp"
 #include "jobgen/util/error.hpp"
 
 namespace jobgen::render {
 
 // The launcher vocabulary belongs to the job spec (plan/launcher.hpp); render uses it as its own.
-using plan::Launcher;
-using plan::launcher_name;
-using plan::launcher_names;
-using plan::parse_launcher;
+using spec::Launcher;
+using spec::launcher_name;
+using spec::launcher_names;
+using spec::parse_launcher;
 
 // Slurm tasks per node for a launcher: one agent per node that spawns the GPU processes itself
 // (torchrun, deepspeed, accelerate, python), or one task per GPU (srun).
@@ -73,7 +73,7 @@ struct RenderInput {
   // log directory as <job name>-<job id>.<config_suffix> before the launcher starts, its path in
   // $JOBGEN_LAUNCHER_CONFIG; no lines = none. An `expands` line has $MASTER_ADDR / $MASTER_PORT.
   std::string config_suffix;
-  std::vector<plan::ConfigLine> config_lines;
+  std::vector<render::ConfigLine> config_lines;
   std::vector<std::string> plan_summary;  // printed by the script when it starts
   std::string log_dir = "logs";
   std::string checkpoint_dir;              // created by the preamble; $NAME expands at run time

@@ -72,8 +72,8 @@ Expected<void> check_input(const RenderInput& in, const std::vector<std::string>
         "the python launcher runs one process and cannot span nodes: use --launcher "
         "torchrun (or srun) for a multi-node run, or --nodes 1");
   }
-  if (auto found = plan::launcher_in_command(argv)) {
-    return invalid(plan::launcher_in_command_advice(*found));
+  if (auto found = spec::launcher_in_command(argv)) {
+    return invalid(spec::launcher_in_command_advice(*found));
   }
   if (in.launcher == Launcher::accelerate && in.config_lines.empty()) {
     return invalid(

@@ -9,8 +9,8 @@
 #include <cmath>
 
 #include "jobgen/plan/contract.hpp"
-#include "jobgen/plan/launcher_config.hpp"
 #include "jobgen/plan/storage.hpp"
+#include "jobgen/render/launcher_config.hpp"
 #include "jobgen/render/request_placement.hpp"
 #include "jobgen/usage/gpu_telemetry.hpp"
 #include "jobgen/util/checked.hpp"
@@ -51,7 +51,7 @@ namespace {
 // The user's time limit (--time, else the job spec's `time_limit`) as it is: one job, no chain;
 // whether it fits the partition is request_check's (site/request_check.hpp). A limit shorter than
 // the estimate is warned about unless the run continues through recovery.
-void set_user_time_limit(int64_t limit, const plan::JobSpec& spec, const plan::PlanRow& row,
+void set_user_time_limit(int64_t limit, const spec::JobSpec& spec, const plan::PlanRow& row,
                          const RequestOptions& opt, RenderRequest& req) {
   req.input.sbatch.time_limit_s = limit;
   if (opt.test_mode || row.total_time_s <= static_cast<double>(limit)) return;
@@ -82,7 +82,7 @@ void set_user_time_limit(int64_t limit, const plan::JobSpec& spec, const plan::P
 // the command can resume, the maximum with the margin cut when the bare estimate fits, else a
 // refusal with advice.
 Expected<void> fit_to_partition(int64_t padded, int64_t max_s, const profile::Partition& part,
-                                const plan::JobSpec& spec, const plan::PlanRow& row,
+                                const spec::JobSpec& spec, const plan::PlanRow& row,
                                 RenderRequest& req) {
   RenderInput& in = req.input;
   if (spec.checkpoint.resumable) {
@@ -125,7 +125,7 @@ Expected<void> fit_to_partition(int64_t padded, int64_t max_s, const profile::Pa
 
 // Time limit, chain or refusal: the user's limit as it is; in test mode kTestTimeLimitS (or the
 // partition's maximum if shorter); else the padded estimate, fitted to the partition's maximum.
-Expected<void> set_time_limit(const profile::Partition& part, const plan::JobSpec& spec,
+Expected<void> set_time_limit(const profile::Partition& part, const spec::JobSpec& spec,
                               const plan::PlanRow& row, const RequestOptions& opt,
                               RenderRequest& req) {
   job::SbatchOptions& s = req.input.sbatch;
@@ -167,12 +167,12 @@ Expected<void> set_time_limit(const profile::Partition& part, const plan::JobSpe
 }
 
 // The config the launcher reads, written by the script; the command receives its path.
-Expected<void> set_launcher_config(const plan::JobSpec& spec, const plan::PlanRow& row,
+Expected<void> set_launcher_config(const spec::JobSpec& spec, const plan::PlanRow& row,
                                    const RequestOptions& opt, RenderRequest& req) {
   RenderInput& in = req.input;
   if (opt.header_only) return {};
-  JOBGEN_TRY(plan::check_config_placeholders(spec, in.launcher));
-  JOBGEN_TRY_ASSIGN(const auto config, plan::launcher_config(spec, row, in.launcher));
+  JOBGEN_TRY(spec::check_config_placeholders(spec, in.launcher));
+  JOBGEN_TRY_ASSIGN(const auto config, render::launcher_config(spec, row, in.launcher));
   if (!config) return {};
   for (const auto& p : opt.sweep) {
     if (p.key == "micro_batch" || p.key == "grad_accum" || p.key == "global_micro_batch") {
@@ -180,12 +180,12 @@ Expected<void> set_launcher_config(const plan::JobSpec& spec, const plan::PlanRo
           "--sweep {}: the {} config jobgen writes holds the planned value for every array task, "
           "so the tasks would not run what they say; plan each value instead (micro_batch: N in "
           "the job spec, or --row)",
-          p.key, config->kind == plan::ConfigKind::deepspeed ? "DeepSpeed" : "accelerate"));
+          p.key, config->kind == spec::ConfigKind::deepspeed ? "DeepSpeed" : "accelerate"));
     }
   }
   in.config_suffix = config->suffix;
   in.config_lines = config->lines;
-  const std::string placeholder = plan::config_placeholder(config->kind);
+  const std::string placeholder = spec::config_placeholder(config->kind);
   in.placeholders[placeholder] = "$JOBGEN_LAUNCHER_CONFIG";
   in.expanding_placeholders.insert(placeholder);
   req.warnings.insert(req.warnings.end(), config->warnings.begin(), config->warnings.end());
@@ -195,7 +195,7 @@ Expected<void> set_launcher_config(const plan::JobSpec& spec, const plan::PlanRo
 
 // What the script runs: the launcher, the command and its placeholders, the environment, the
 // sweep; in test mode {{max_steps}} (with a warning when the command cannot take it).
-Expected<void> set_run(const profile::Profile& prof, const plan::JobSpec& spec,
+Expected<void> set_run(const profile::Profile& prof, const spec::JobSpec& spec,
                        const plan::PlanRow& row, const RequestOptions& opt, RenderRequest& req) {
   RenderInput& in = req.input;
   in.launcher = opt.launcher.value_or(spec.launcher);
@@ -281,7 +281,7 @@ std::vector<std::string> plan_summary(const plan::PlanRow& row, const RequestOpt
 }
 
 // Where checkpoints go and how much they need at once, for the script's header.
-void add_checkpoint_line(const profile::Profile& prof, const plan::JobSpec& spec,
+void add_checkpoint_line(const profile::Profile& prof, const spec::JobSpec& spec,
                          const plan::PlanRow& row, std::vector<std::string>& lines) {
   if (const auto need = plan::checkpoint_need(spec, row, prof, ""))
     lines.push_back(plan::describe_need(*need));
@@ -289,7 +289,7 @@ void add_checkpoint_line(const profile::Profile& prof, const plan::JobSpec& spec
 
 }  // namespace
 
-Expected<RenderRequest> build_render_input(const profile::Profile& prof, const plan::JobSpec& spec,
+Expected<RenderRequest> build_render_input(const profile::Profile& prof, const spec::JobSpec& spec,
                                            const plan::PlanRow& row, const RequestOptions& opt) {
   JOBGEN_TRY_ASSIGN(const detail::Placement at, detail::place(prof, row, opt));
   if (spec.command.empty()) {

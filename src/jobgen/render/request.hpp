@@ -35,10 +35,10 @@
 #include <string>
 #include <vector>
 
-#include "jobgen/plan/jobspec.hpp"
 #include "jobgen/plan/planner.hpp"
 #include "jobgen/profile/profile.hpp"
 #include "jobgen/render/render_input.hpp"
+#include "jobgen/spec/jobspec.hpp"
 #include "jobgen/util/error.hpp"
 
 namespace jobgen::render {
@@ -93,7 +93,7 @@ struct RenderRequest {
 };
 
 Expected<RenderRequest> build_render_input(const profile::Profile& profile,
-                                           const plan::JobSpec& spec, const plan::PlanRow& row,
+                                           const spec::JobSpec& spec, const plan::PlanRow& row,
                                            const RequestOptions& options);
 
 // "key=v1,v2,v3" -> SweepParam. Values may not be empty.

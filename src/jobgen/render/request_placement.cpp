@@ -208,7 +208,7 @@ void set_resources(const profile::Profile& prof, const profile::NodeGroup& group
 }
 
 Expected<void> set_placement(const profile::Profile& prof, const Placement& at,
-                             const plan::JobSpec& spec, const plan::PlanRow& row,
+                             const spec::JobSpec& spec, const plan::PlanRow& row,
                              const RequestOptions& opt, const NodeShare& share, RenderInput& in) {
   job::SbatchOptions& s = in.sbatch;
   s.signal = fmt::format("B:{}@{}", in.checkpoint_signal, signal_lead_s(spec.checkpoint.size_gb));

@@ -10,11 +10,11 @@
 #include <optional>
 #include <string>
 
-#include "jobgen/plan/jobspec.hpp"
 #include "jobgen/plan/planner.hpp"
 #include "jobgen/profile/profile.hpp"
 #include "jobgen/render/render_input.hpp"
 #include "jobgen/render/request.hpp"
+#include "jobgen/spec/jobspec.hpp"
 #include "jobgen/util/error.hpp"
 
 namespace jobgen::render::detail {
@@ -51,7 +51,7 @@ void set_resources(const profile::Profile& prof, const profile::NodeGroup& group
 // Which nodes, and what Slurm does around the job: --nodelist (checked), the group's pin for
 // untyped gres, the checkpoint signal, --no-requeue, account and QoS.
 Expected<void> set_placement(const profile::Profile& prof, const Placement& at,
-                             const plan::JobSpec& spec, const plan::PlanRow& row,
+                             const spec::JobSpec& spec, const plan::PlanRow& row,
                              const RequestOptions& opt, const NodeShare& share, RenderInput& in);
 
 }  // namespace jobgen::render::detail

@@ -1,4 +1,4 @@
-// `jobgen report` as data, and its renderers (strings; cli/ prints or writes them).
+// `jobgen report` as data; its renderers are view/usage_view.hpp.
 //
 // Text: a table per job (elapsed / limit, wait, CPU efficiency, peak RSS / --mem, GPU
 // utilisation, peak GPU memory / planned, GPU-hours, cost), the runs, the findings, then the
@@ -32,17 +32,5 @@ struct Report {
   std::vector<JobUsage> jobs;
   std::vector<RunUsage> runs;
 };
-
-std::string render_text(const Report& report);
-std::string render_json(const Report& report);
-std::string render_markdown(const Report& report);
-
-// The job whose utilisation over time the HTML report charts: `wanted` when given and it has
-// telemetry, else the longest-running job with telemetry; nullptr when none has any.
-const JobUsage* chart_job(const Report& report, const std::string& wanted);
-
-// Shared by the renderers: the table's cells for one job ("—" for an unknown figure).
-std::vector<std::string> table_header();
-std::vector<std::string> table_row(const JobUsage& job);
 
 }  // namespace jobgen::report
