@@ -1,76 +1,61 @@
 #!/usr/bin/env bash
-# The build refuses an include against ARCHITECTURE.md's direction of dependencies:
-#   1. a layer's include tree (BUILD/layers/<layer>) holds the headers of the layers below it that
-#      it depends on, and no others: estimate/ sees model/ but not sys/ or cli/; slurm/ sees none
-#      of its backends; cli/ sees app/;
-#   2. cmake/third_party_includes.sh fails on CLI11 outside cli/ and SQLite outside ledger/,
-#      naming the file and line.
-# Usage: layering.sh SOURCE_DIR BUILD_DIR CXX CXXFLAGS... (the C++23 option among them)
+# The build refuses an include against ARCHITECTURE.md's direction of dependencies
+# (cmake/layer_includes.sh, a step of each layer's build): a header of a folder the layer may not
+# include directly, and a third-party header only one layer may use, each named with its file and
+# line and what the layer may include. Probed here on files of its own, and on the real tree with
+# the lists the build uses (BUILD/layers.txt).
+# Usage: layering.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
-src=$1 build=$2 cxx=$3
-shift 3
+src=$1 build=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0
-flags=("$@")
+check=$src/cmake/layer_includes.sh
 
-# compiles LAYER "jobgen/x/y.hpp": 0 when the layer may include the header
-compiles() {
-  local layer=$1 header=$2
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+
+# probe LAYER "TEXT" ALLOWED...: runs the check on one file holding TEXT; 0 when it passes.
+probe() {
+  local layer=$1 text=$2
   shift 2
-  printf '#include "%s"\n' "$header" >"$work/probe.cpp"
-  "$cxx" "$@" -fsyntax-only -I"$build/layers/$layer" "$work/probe.cpp" 2>"$work/err"
-}
-expect() {  # expect yes|no LAYER HEADER
-  local want=$1 layer=$2 header=$3 got=no
-  if compiles "$layer" "$header" "${flags[@]}"; then got=yes; fi
-  if [[ $got != "$want" ]]; then
-    local expected="a refusal"
-    [[ $want == yes ]] && expected="it to compile"
-    echo "FAIL: $layer/ including $header: expected $expected" >&2
-    cat "$work/err" >&2
-    failures=$((failures + 1))
-  elif [[ $want == no ]] && ! grep -qE 'No such file|file not found' "$work/err"; then
-    echo "FAIL: $layer/ including $header failed for another reason:" >&2
-    cat "$work/err" >&2
-    failures=$((failures + 1))
-  fi
+  rm -rf "$work/layer" "$work/stamp"
+  mkdir -p "$work/layer"
+  printf '%b' "$text" >"$work/layer/x.cpp"
+  bash "$check" "$work/layer" "$layer" "$work/stamp" "$@" 2>"$work/err"
 }
 
-expect yes estimate jobgen/model/architecture.hpp
-expect no estimate jobgen/sys/system.hpp
-expect no estimate jobgen/plan/planner.hpp
-expect no util jobgen/sys/system.hpp
-expect yes slurm jobgen/job/sbatch_options.hpp
-expect no slurm jobgen/slurm/rest/rest_backend.hpp
-expect no slurm jobgen/profile/profile.hpp
-expect no slurm_rest jobgen/slurm/sbatch/sbatch_backend.hpp
-expect no site jobgen/app/session.hpp
-expect no app jobgen/cli/app.hpp
-expect yes app jobgen/slurm/rest/rest_backend.hpp
-expect yes cli jobgen/app/jobs.hpp
-expect no report jobgen/ledger/ledger.hpp
-expect no report jobgen/app/session.hpp
-expect yes report jobgen/slurm/backend.hpp
+probe cli '#include "jobgen/app/jobs.hpp"\n#include "jobgen/util/strings.hpp"\n' app cli/ui util ||
+  fail "cli/ including app/ and util/ was refused: $(cat "$work/err")"
+[[ -e $work/stamp ]] || fail "a passing check wrote no stamp"
+if probe cli '#include <vector>\n#include "jobgen/site/request_check.hpp"\n' app cli/ui util; then
+  fail "cli/ including site/ passed"
+fi
+grep -qx 'cli/x.cpp:2 includes site/: cli may include app, cli/ui, util' "$work/err" ||
+  fail "the refusal does not name the file, line and what cli may include: $(cat "$work/err")"
+[[ ! -e $work/stamp ]] || fail "a refused check left its stamp"
+# Subfolders are layers of their own: slurm/ may not include its backends.
+if probe slurm '#include "jobgen/slurm/rest/rest_backend.hpp"\n' util job sys; then
+  fail "slurm/ including slurm/rest/ passed"
+fi
+# A layer that depends on nothing says so.
+probe util '#include "jobgen/sys/system.hpp"\n' && fail "util/ including sys/ passed"
+grep -q 'util may include nothing' "$work/err" || fail "util's refusal: $(cat "$work/err")"
 
-# Third-party headers: one layer each.
-mkdir -p "$work/layer"
-printf '#include <vector>\n  #include <CLI/CLI.hpp>\n#include <sqlite3.h>\n' >"$work/layer/x.cpp"
-if bash "$src/cmake/third_party_includes.sh" "$work/layer" app "$work/stamp" 2>"$work/err"; then
-  echo "FAIL: app/ including CLI11 and SQLite passed the third-party check" >&2
-  failures=$((failures + 1))
-elif ! grep -q 'x.cpp:2: error: includes <CLI/CLI.hpp>: only the cli/ layer' "$work/err" ||
-  ! grep -q 'x.cpp:3: error: includes <sqlite3.h>: only the ledger/ layer' "$work/err" ||
-  [[ -e $work/stamp ]]; then
-  echo "FAIL: the third-party check did not name both lines, or left its stamp:" >&2
-  cat "$work/err" >&2
-  failures=$((failures + 1))
+# Third-party headers: one layer each, every offending line named.
+if probe app '#include <vector>\n  #include <CLI/CLI.hpp>\n#include <sqlite3.h>\n' util; then
+  fail "app/ including CLI11 and SQLite passed"
 fi
-printf '#include <CLI/CLI.hpp>\n' >"$work/layer/x.cpp"
-if ! bash "$src/cmake/third_party_includes.sh" "$work/layer" cli "$work/stamp" || [[ ! -e $work/stamp ]]; then
-  echo "FAIL: cli/ may include CLI11" >&2
-  failures=$((failures + 1))
-fi
+grep -q 'app/x.cpp:2 includes <CLI/CLI.hpp>: only cli/ may' "$work/err" &&
+  grep -q 'app/x.cpp:3 includes <sqlite3.h>: only ledger/ may' "$work/err" ||
+  fail "the third-party check did not name both lines: $(cat "$work/err")"
+probe cli '#include <CLI/CLI.hpp>\n' || fail "cli/ may include CLI11"
+
+# The real tree passes with the lists the build uses.
+while IFS=: read -r layer deps; do
+  # shellcheck disable=SC2086
+  bash "$check" "$src/src/jobgen/$layer" "$layer" "$work/real" $deps 2>>"$work/real.err" ||
+    fail "$layer/: $(cat "$work/real.err")"
+done <"$build/layers.txt"
 
 if ((failures > 0)); then exit 1; fi
 echo "layering: every probe answered as ARCHITECTURE.md says"
