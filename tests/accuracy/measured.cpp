@@ -197,11 +197,11 @@ Expected<MeasuredRow> read_row(const YAML::Node& n,
     } else if (key == "nodes") {
       TRY_ASSIGN(s.nodes, as<int>(v, key, path));
     } else if (key == "precision") {
-      TRY_ASSIGN(s.precision, est::parse_precision(v.as<std::string>()));
+      TRY_ASSIGN(s.precision, est::parse<est::Precision>(v.as<std::string>()));
     } else if (key == "optimizer") {
-      TRY_ASSIGN(s.optimizer, est::parse_optimizer(v.as<std::string>()));
+      TRY_ASSIGN(s.optimizer, est::parse<est::Optimizer>(v.as<std::string>()));
     } else if (key == "strategy") {
-      TRY_ASSIGN(s.strategy, est::parse_strategy(v.as<std::string>()));
+      TRY_ASSIGN(s.strategy, est::parse<est::Strategy>(v.as<std::string>()));
     } else if (key == "seq") {
       TRY_ASSIGN(s.seq_len, as<int>(v, key, path));
     } else if (key == "target") {
@@ -217,27 +217,27 @@ Expected<MeasuredRow> read_row(const YAML::Node& n,
     } else if (key == "flash") {
       TRY_ASSIGN(s.flash_attention, as<bool>(v, key, path));
     } else if (key == "finetune") {
-      TRY_ASSIGN(s.finetune, est::parse_finetune(v.as<std::string>()));
+      TRY_ASSIGN(s.finetune, est::parse<est::Finetune>(v.as<std::string>()));
     } else if (key == "rank") {
       TRY_ASSIGN(s.lora_rank, as<int>(v, key, path));
     } else if (key == "lora_targets") {
-      TRY_ASSIGN(s.lora_targets, est::parse_lora_targets(v.as<std::string>()));
+      TRY_ASSIGN(s.lora_targets, est::parse<est::LoraTargets>(v.as<std::string>()));
     } else if (key == "lora_dropout") {
       TRY_ASSIGN(s.lora_dropout, as<double>(v, key, path));
     } else if (key == "lora_dropout_position") {
       std::string at;
       TRY_ASSIGN(at, as<std::string>(v, key, path));
-      TRY_ASSIGN(s.lora_dropout_at, estimate::parse_lora_dropout_at(at));
+      TRY_ASSIGN(s.lora_dropout_at, estimate::parse<estimate::LoraDropoutAt>(at));
     } else if (key == "model_loading") {
-      TRY_ASSIGN(s.model_loading, est::parse_model_loading(v.as<std::string>()));
+      TRY_ASSIGN(s.model_loading, est::parse<est::ModelLoading>(v.as<std::string>()));
     } else if (key == "fsdp_version") {
-      TRY_ASSIGN(s.fsdp_version, est::parse_fsdp_version(v.as<std::string>()));
+      TRY_ASSIGN(s.fsdp_version, est::parse<est::FsdpVersion>(v.as<std::string>()));
     } else if (key == "base_dtype") {
-      TRY_ASSIGN(s.base_dtype, est::parse_base_dtype(v.as<std::string>()));
+      TRY_ASSIGN(s.base_dtype, est::parse<est::BaseDtype>(v.as<std::string>()));
     } else if (key == "offload") {
-      TRY_ASSIGN(s.offload, est::parse_offload(v.as<std::string>()));
+      TRY_ASSIGN(s.offload, est::parse<est::Offload>(v.as<std::string>()));
     } else if (key == "recompute") {
-      TRY_ASSIGN(s.recompute, est::parse_recompute(v.as<std::string>()));
+      TRY_ASSIGN(s.recompute, est::parse<est::Recompute>(v.as<std::string>()));
     } else if (key == "compile") {
       TRY_ASSIGN(s.compile, as<bool>(v, key, path));
     } else if (key == "chunked_loss") {

@@ -234,10 +234,10 @@ TEST_CASE("deepspeed settings: the config jobgen writes states what the estimate
     spec::JobSpec spec = spec_from(base + "strategy: zero3\nlauncher_config: ds.json\n");
     spec.launcher_config->text =
         R"({"zero_optimization": {"stage": 3, "reduce_bucket_size": "auto", "stage3_max_live_parameters": 2e8}})";
-    auto ds = spec::read_deepspeed_settings(*spec.launcher_config, spec.model);
+    auto ds = spec::read_deepspeed_settings(*spec.launcher_config, spec.training.model);
     REQUIRE(ds.has_value());
-    spec.deepspeed = *ds;
-    const double h = spec.model.hidden;
+    spec.training.deepspeed = *ds;
+    const double h = spec.training.model.hidden;
     CHECK(spec.setup(8, 1).deepspeed.reduce_bucket_size == h * h);
     CHECK(spec.setup(8, 1).deepspeed.stage3_max_live_parameters == 2e8);
     plan::PlanRow row;

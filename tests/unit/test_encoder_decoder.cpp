@@ -162,7 +162,7 @@ TEST_CASE("encoder-decoder: target_len is refused for other kinds and below 1") 
   REQUIRE_FALSE(bad);
   CHECK(bad.error().exit == Exit::invalid_input);
   CHECK(bad.error().message.find("encoder-decoder") != std::string::npos);
-  CHECK(bad.error().message.find("--target-len") != std::string::npos);
+  CHECK(bad.error().message.find("target_len: ") == 0);
   TrainingSetup negative = t5_setup("t5-small", 512, 0);
   negative.target_len = -1;
   CHECK_FALSE(validate(negative));
@@ -175,7 +175,7 @@ TEST_CASE("job spec: target_len for an encoder-decoder, an error for a decoder")
       "target_len: 128\nsteps: 10\n",
       "spec.yaml");
   REQUIRE_MESSAGE(spec.has_value(), spec.error().message);
-  CHECK(spec->target_len == 128);
+  CHECK(spec->training.target_len == 128);
   CHECK(spec->setup().target_tokens() == 128);
   auto wrong = spec::parse_job_spec(
       "name: x\nmodel: gpt2\nseq_len: 1024\ntarget_len: 128\n"

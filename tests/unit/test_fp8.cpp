@@ -38,14 +38,14 @@ profile::GpuSpec fp8_gpu() {
 }  // namespace
 
 TEST_CASE("fp8: spelled fp8, amp-bf16 storage") {
-  auto p = parse_precision("FP8");
+  auto p = parse<Precision>("FP8");
   REQUIRE(p.has_value());
   CHECK(*p == Precision::fp8);
   CHECK(to_string(Precision::fp8) == "fp8");
   CHECK(is_amp(Precision::fp8));
   CHECK(uses_bf16(Precision::fp8));
   CHECK(is_half(Precision::fp8));
-  CHECK_FALSE(parse_precision("fp4").has_value());
+  CHECK_FALSE(parse<Precision>("fp4").has_value());
 }
 
 TEST_CASE("fp8: the catalog's dense FP8 rates") {

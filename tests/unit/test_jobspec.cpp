@@ -33,16 +33,16 @@ TEST_CASE("job spec: a minimal spec gets the documented defaults") {
   auto spec = parse_job_spec(kMinimal, "spec.yaml");
   REQUIRE(spec.has_value());
   CHECK(spec->name == "tiny");
-  CHECK(spec->model.name == "bert-base");
-  CHECK(spec->model.layers == 12);
-  CHECK(spec->seq_len == 128);
-  CHECK(spec->precision == estimate::Precision::amp_bf16);
-  CHECK(spec->optimizer == estimate::Optimizer::adamw);
-  CHECK(spec->strategy == estimate::Strategy::ddp);
-  CHECK(spec->offload == estimate::Offload::none);
-  CHECK(spec->finetune == estimate::Finetune::full);
+  CHECK(spec->training.model.name == "bert-base");
+  CHECK(spec->training.model.layers == 12);
+  CHECK(spec->training.seq_len == 128);
+  CHECK(spec->training.precision == estimate::Precision::amp_bf16);
+  CHECK(spec->training.optimizer == estimate::Optimizer::adamw);
+  CHECK(spec->training.strategy == estimate::Strategy::ddp);
+  CHECK(spec->training.offload == estimate::Offload::none);
+  CHECK(spec->training.finetune == estimate::Finetune::full);
   CHECK(spec->grad_checkpointing == spec::GradCheckpointing::automatic);
-  CHECK(spec->flash_attention);
+  CHECK(spec->training.flash_attention);
   CHECK_FALSE(spec->effective_batch.has_value());
   CHECK_FALSE(spec->micro_batch.has_value());
   CHECK(spec->steps == 1000);
@@ -80,21 +80,21 @@ command: python train.py --bs {{micro_batch}} --accum {{ grad_accum }} --sweep {
 )";
   auto spec = parse_job_spec(text, "spec.yaml");
   REQUIRE_MESSAGE(spec.has_value(), (spec ? "" : format_error(spec.error())));
-  CHECK(spec->precision == estimate::Precision::amp_fp16);
-  CHECK(spec->optimizer == estimate::Optimizer::adam8bit);
-  CHECK(spec->strategy == estimate::Strategy::zero2);
-  CHECK(spec->offload == estimate::Offload::optimizer);
-  CHECK(spec->finetune == estimate::Finetune::lora);
-  CHECK(spec->lora_rank == 8);
-  CHECK(spec->lora_targets == estimate::LoraTargets::attention);
-  CHECK(spec->lora_dropout == doctest::Approx(0.1));
+  CHECK(spec->training.precision == estimate::Precision::amp_fp16);
+  CHECK(spec->training.optimizer == estimate::Optimizer::adam8bit);
+  CHECK(spec->training.strategy == estimate::Strategy::zero2);
+  CHECK(spec->training.offload == estimate::Offload::optimizer);
+  CHECK(spec->training.finetune == estimate::Finetune::lora);
+  CHECK(spec->training.lora_rank == 8);
+  CHECK(spec->training.lora_targets == estimate::LoraTargets::attention);
+  CHECK(spec->training.lora_dropout == doctest::Approx(0.1));
   CHECK(spec->setup(1, 1).lora_dropout == doctest::Approx(0.1));
   CHECK(spec->setup(1, 1).lora_dropout_at == estimate::LoraDropoutAt::post);
   CHECK(spec->setup(1, 1).base_dtype == estimate::BaseDtype::bf16);
   CHECK(spec->setup(1, 1).model_loading == estimate::ModelLoading::per_gpu);
   CHECK(spec->setup(1, 1).fsdp_version == estimate::FsdpVersion::v2);
   CHECK(spec->grad_checkpointing == spec::GradCheckpointing::off);
-  CHECK_FALSE(spec->flash_attention);
+  CHECK_FALSE(spec->training.flash_attention);
   REQUIRE(spec->effective_batch.has_value());
   CHECK(spec->effective_batch->min == 120);
   CHECK(spec->effective_batch->max == 144);
@@ -108,10 +108,10 @@ command: python train.py --bs {{micro_batch}} --accum {{ grad_accum }} --sweep {
   REQUIRE(spec->env.size() == 2);
   CHECK(spec->env[0] == std::pair<std::string, std::string>{"B", "2"});
   CHECK(spec->env[1] == std::pair<std::string, std::string>{"A", "one"});
-  REQUIRE(spec->empirical_memory.has_value());
-  CHECK(spec->empirical_memory->base_gb == 5);
-  CHECK(spec->empirical_memory->per_sample_gb == doctest::Approx(1.2));
-  CHECK(spec->empirical_memory->overhead_gb == 2);
+  REQUIRE(spec->training.empirical.has_value());
+  CHECK(spec->training.empirical->base_gb == 5);
+  CHECK(spec->training.empirical->per_sample_gb == doctest::Approx(1.2));
+  CHECK(spec->training.empirical->overhead_gb == 2);
   CHECK(spec->command.find("{{ grad_accum }}") != std::string::npos);
   // Linear scaling from 1e-4 at 128: 256 -> 2e-4, 120 -> 0.9375e-4.
   CHECK(*spec->scaled_learning_rate(256) == doctest::Approx(2e-4));
@@ -241,11 +241,11 @@ stages:
   const auto& sft = spec->stages[0];
   const auto& lora = spec->stages[1];
   CHECK(sft.name == "sft");
-  CHECK(sft.finetune == estimate::Finetune::full);
+  CHECK(sft.training.finetune == estimate::Finetune::full);
   CHECK(sft.epochs == 2.0);
   CHECK(lora.name == "lora");
-  CHECK(lora.finetune == estimate::Finetune::lora);
-  CHECK(lora.seq_len == 1024);
+  CHECK(lora.training.finetune == estimate::Finetune::lora);
+  CHECK(lora.training.seq_len == 1024);
   CHECK(lora.steps == 300);
   CHECK_FALSE(lora.epochs.has_value());
   CHECK(lora.checkpoint.dir == "/b");
@@ -354,8 +354,8 @@ steps: 10
   auto spec = parse_job_spec(inline_text, "spec.yaml");
   REQUIRE_MESSAGE(spec.has_value(), (spec ? "" : format_error(spec.error())));
   CHECK(spec->model_ref == "inline");
-  CHECK(spec->model.layers == 4);
-  CHECK(spec->model.hidden == 256);
+  CHECK(spec->training.model.layers == 4);
+  CHECK(spec->training.model.hidden == 256);
 
   const auto dir =
       std::filesystem::temp_directory_path() / ("jobgen-jobspec-" + std::to_string(::getpid()));
@@ -368,8 +368,8 @@ steps: 10
   auto loaded = spec::load_job_spec(fs, dir / "jobgen.yaml");
   REQUIRE_MESSAGE(loaded.has_value(), (loaded ? "" : format_error(loaded.error())));
   CHECK(loaded->model_file == "models/tiny.yaml");
-  CHECK(loaded->model.name == "tiny");
-  CHECK(loaded->model.layers == 2);
+  CHECK(loaded->training.model.name == "tiny");
+  CHECK(loaded->training.model.layers == 2);
 
   auto missing = spec::load_job_spec(fs, dir / "missing.yaml");
   REQUIRE_FALSE(missing.has_value());

@@ -19,8 +19,8 @@ command: train.py
 TEST_CASE("job spec: compile and recompute default to off and full") {
   auto spec = spec::parse_job_spec(kBase, "spec.yaml");
   REQUIRE(spec);
-  CHECK_FALSE(spec->compile);
-  CHECK(spec->recompute == estimate::Recompute::full);
+  CHECK_FALSE(spec->training.compile);
+  CHECK(spec->training.recompute == estimate::Recompute::full);
   CHECK_FALSE(spec->setup().compile);
 }
 
@@ -38,8 +38,8 @@ TEST_CASE("job spec: compile and selective recomputation reach the training setu
                                      "spec.yaml");
   REQUIRE_MESSAGE(staged, (staged ? "" : format_error(staged.error())));
   REQUIRE(staged->stages.size() == 2);
-  CHECK(staged->stages[0].compile);
-  CHECK_FALSE(staged->stages[1].compile);
+  CHECK(staged->stages[0].training.compile);
+  CHECK_FALSE(staged->stages[1].training.compile);
 }
 
 TEST_CASE("job spec: a misspelt recompute mode names the valid ones") {

@@ -218,11 +218,11 @@ TEST_CASE("launcher config: the plan's numbers read back from what the job gets"
       CHECK(doc.value("/fp16/enabled"_json_pointer, false) ==
             (c.row.precision == estimate::Precision::amp_fp16));
       CHECK(doc["zero_optimization"]["stage"].get<int>() ==
-            (spec.strategy == estimate::Strategy::zero1   ? 1
-             : spec.strategy == estimate::Strategy::zero2 ? 2
-             : spec.strategy == estimate::Strategy::zero3 ? 3
-                                                          : 0));
-      if (spec.offload == estimate::Offload::params) {
+            (spec.training.strategy == estimate::Strategy::zero1   ? 1
+             : spec.training.strategy == estimate::Strategy::zero2 ? 2
+             : spec.training.strategy == estimate::Strategy::zero3 ? 3
+                                                                   : 0));
+      if (spec.training.offload == estimate::Offload::params) {
         CHECK(doc["zero_optimization"]["offload_param"]["device"] == "cpu");
         CHECK(doc["zero_optimization"]["offload_optimizer"]["device"] == "cpu");
         // ZeRO-Offload needs DeepSpeed's CPU optimizer: AdamW at the planned rate.
@@ -234,11 +234,11 @@ TEST_CASE("launcher config: the plan's numbers read back from what the job gets"
       CHECK(doc["num_machines"] == c.row.nodes);
       CHECK(doc["main_process_ip"] == "node01");
       CHECK(doc["main_process_port"] == 14242);
-      if (estimate::is_fsdp(spec.strategy)) {
+      if (estimate::is_fsdp(spec.training.strategy)) {
         CHECK(doc["distributed_type"] == "FSDP");
         CHECK(doc["fsdp_config"]["fsdp_auto_wrap_policy"] == "TRANSFORMER_BASED_WRAP");
       }
-      if (estimate::is_deepspeed(spec.strategy)) {
+      if (estimate::is_deepspeed(spec.training.strategy)) {
         CHECK(doc["deepspeed_config"]["gradient_accumulation_steps"] == c.row.grad_accum);
         CHECK(doc["deepspeed_config"]["deepspeed_multinode_launcher"] == "standard");
       }
@@ -276,9 +276,9 @@ TEST_CASE(
   }
 })";
   // As resolve_model_files() does: the ZeRO settings the estimate uses come from the same file.
-  auto ds = read_deepspeed_settings(*spec.launcher_config, spec.model);
+  auto ds = read_deepspeed_settings(*spec.launcher_config, spec.training.model);
   REQUIRE(ds.has_value());
-  spec.deepspeed = *ds;
+  spec.training.deepspeed = *ds;
   const LauncherConfig config =
       config_for(spec, row_of(2, 10, 1, 6, estimate::Precision::amp_bf16), Launcher::deepspeed);
   const json doc = as_written(config);

@@ -262,8 +262,8 @@ TEST_CASE("memory: under amp a LoRA base is fp32 unless it was loaded in half") 
   auto q32 = q;
   q32.base_dtype = BaseDtype::fp32;
   CHECK(bytes(q, "weights") == doctest::Approx(bytes(q32, "weights")));
-  CHECK(parse_base_dtype("BF16").value() == BaseDtype::bf16);
-  CHECK_FALSE(parse_base_dtype("bf32"));
+  CHECK(parse<BaseDtype>("BF16").value() == BaseDtype::bf16);
+  CHECK_FALSE(parse<BaseDtype>("bf32"));
 }
 
 TEST_CASE("memory: a sharded run that loads the whole model on every GPU peaks at start-up") {
@@ -291,8 +291,8 @@ TEST_CASE("memory: a sharded run that loads the whole model on every GPU peaks a
   auto ddp = setup(Precision::bf16, Strategy::ddp, 4);
   ddp.model_loading = ModelLoading::per_gpu;
   CHECK_FALSE(loads_whole_model(ddp));
-  CHECK(parse_model_loading("per_gpu").value() == ModelLoading::per_gpu);
-  CHECK_FALSE(parse_model_loading("whole"));
+  CHECK(parse<ModelLoading>("per_gpu").value() == ModelLoading::per_gpu);
+  CHECK_FALSE(parse<ModelLoading>("whole"));
 }
 
 TEST_CASE("memory: FSDP1 keeps the units it frees reserved, FSDP2 and one rank do not") {
@@ -353,9 +353,9 @@ TEST_CASE("memory: FSDP1 keeps the units it frees reserved, FSDP2 and one rank d
     z3v2.fsdp_version = FsdpVersion::v2;
     CHECK(mem(z3, b).total == doctest::Approx(mem(z3v2, b).total));
   }
-  CHECK(parse_fsdp_version("2").value() == FsdpVersion::v2);
+  CHECK(parse<FsdpVersion>("2").value() == FsdpVersion::v2);
   CHECK(to_string(FsdpVersion::v1) == "1");
-  CHECK_FALSE(parse_fsdp_version("3"));
+  CHECK_FALSE(parse<FsdpVersion>("3"));
 }
 
 TEST_CASE(
@@ -390,8 +390,8 @@ TEST_CASE(
   CHECK(block(Finetune::lora, LoraTargets::all_linear, 0.1, LoraDropoutAt::post) -
             block(Finetune::lora, LoraTargets::all_linear, 0) ==
         doctest::Approx((4 + 4 + 1) * 1 * sbh));
-  CHECK(parse_lora_dropout_at("post").value() == LoraDropoutAt::post);
-  CHECK_FALSE(parse_lora_dropout_at("middle"));
+  CHECK(parse<LoraDropoutAt>("post").value() == LoraDropoutAt::post);
+  CHECK_FALSE(parse<LoraDropoutAt>("middle"));
   // A full fine-tune has no adapters: the knob changes nothing.
   CHECK(block(Finetune::full, LoraTargets::all_linear, 0.05) ==
         doctest::Approx(block(Finetune::full, LoraTargets::all_linear, 0)));

@@ -112,17 +112,17 @@ TEST_CASE("model files: derived params, preset overrides, errors with line:col")
 TEST_CASE("options: CLI spellings round-trip, typos get a suggestion") {
   for (auto p : {Precision::fp32, Precision::tf32, Precision::amp_fp16, Precision::amp_bf16,
                  Precision::bf16})
-    CHECK(*parse_precision(to_string(p)) == p);
+    CHECK(*parse<Precision>(to_string(p)) == p);
   for (auto s : {Strategy::single, Strategy::dp, Strategy::ddp, Strategy::zero1, Strategy::zero2,
                  Strategy::zero3, Strategy::fsdp_shard_grad_op, Strategy::fsdp_full_shard})
-    CHECK(*parse_strategy(to_string(s)) == s);
+    CHECK(*parse<Strategy>(to_string(s)) == s);
   for (auto o : {Optimizer::adamw, Optimizer::adam8bit, Optimizer::adafactor, Optimizer::sgd,
                  Optimizer::sgd_momentum, Optimizer::lamb})
-    CHECK(*parse_optimizer(to_string(o)) == o);
-  CHECK(*parse_strategy("FSDP_FULL_SHARD") == Strategy::fsdp_full_shard);
-  CHECK(*parse_finetune("qlora") == Finetune::qlora);
-  CHECK(*parse_offload("params") == Offload::params);
-  auto bad = parse_precision("amp-bf61");
+    CHECK(*parse<Optimizer>(to_string(o)) == o);
+  CHECK(*parse<Strategy>("FSDP_FULL_SHARD") == Strategy::fsdp_full_shard);
+  CHECK(*parse<Finetune>("qlora") == Finetune::qlora);
+  CHECK(*parse<Offload>("params") == Offload::params);
+  auto bad = parse<Precision>("amp-bf61");
   REQUIRE_FALSE(bad);
   CHECK(bad.error().exit == Exit::invalid_input);
   CHECK(bad.error().message.find("did you mean 'amp-bf16'") != std::string::npos);

@@ -139,7 +139,7 @@ TEST_CASE("moe setup validation: ep divides the experts and the GPUs, dense mode
   CHECK(contains(message_of(moe_setup("mixtral-8x7b", Strategy::ddp, 4, 8)),
                  "expert parallel size 8 x expert tensor parallel size 1 must divide the 4 GPUs"));
   TrainingSetup dense = moe_setup("llama-3.1-8b", Strategy::ddp, 8, 2);
-  CHECK(contains(message_of(dense), "need a mixture-of-experts model"));
+  CHECK(contains(message_of(dense), "needs a mixture-of-experts model"));
   TrainingSetup cf = moe_setup("mixtral-8x7b", Strategy::ddp, 8, 1);
   cf.capacity_factor = 0.25;
   CHECK(contains(message_of(cf), "capacity factor x experts_per_token must be at least 1"));
@@ -331,7 +331,7 @@ ep: 8
 )";
   const spec::JobSpec without =
       jobgen::test::spec_from(base + "command: train.py --bs {{micro_batch}}\n");
-  CHECK(without.ep == 8);
+  CHECK(without.training.ep == 8);
   plan::PlanRow row;
   row.micro_batch = 1;
   row.grad_accum = 1;
@@ -339,7 +339,7 @@ ep: 8
   row.nodes = 1;
   const auto gaps = plan::contract_gaps(without, row, spec::Launcher::torchrun);
   const std::string problem = plan::contract_problem(gaps);
-  CHECK(contains(problem, "expert parallelism over 8 ranks: add '--expert-parallel-size {{ep}}'"));
+  CHECK(contains(problem, "the expert parallel size 8: add '--expert-model-parallel-size {{ep}}'"));
   const spec::JobSpec with =
       jobgen::test::spec_from(base + "command: train.py --bs {{micro_batch}} --ep {{ep}}\n");
   CHECK(plan::contract_problem(plan::contract_gaps(with, row, spec::Launcher::torchrun)).empty());
@@ -351,10 +351,10 @@ ep: 8
   // An expert tensor-parallel size other than the row's tp must reach the command too.
   const spec::JobSpec etp = jobgen::test::spec_from(
       base + "etp: 1\ntp: 2\nsp: true\ncommand: train.py --bs {{micro_batch}} --ep {{ep}}\n");
-  CHECK(etp.etp == 1);
+  CHECK(etp.training.etp == 1);
   row.tp = 2;
   CHECK(contains(plan::contract_problem(plan::contract_gaps(etp, row, spec::Launcher::torchrun)),
-                 "expert tensor parallelism over 1 ranks: add '--expert-tensor-parallel-size "
+                 "the expert tensor parallel size 1: add '--expert-tensor-parallel-size "
                  "{{etp}}'"));
   const spec::JobSpec etp_used = jobgen::test::spec_from(
       base +
@@ -398,7 +398,7 @@ TEST_CASE("moe all-to-all overlap: hidden under another micro-batch's compute, u
       "etp: 1\nmoe_a2a_overlap: true\n"
       "command: pretrain_gpt.py --mbs {{micro_batch}} --tp {{tp}} --sp {{sp}} --ep {{ep}} "
       "--etp {{etp}}\n");
-  CHECK(spec.moe_a2a_overlap);
+  CHECK(spec.training.moe_a2a_overlap);
   plan::PlanRow row;
   row.micro_batch = 1;
   row.gpus_per_node = 8;

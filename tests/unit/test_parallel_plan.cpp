@@ -45,10 +45,10 @@ const profile::Profile& dgx() {
 
 TEST_CASE("parallel spec: tp/pp/vpp/cp/sp keys, auto for tp and pp, and their errors") {
   const JobSpec s = spec_from(kThirteen + "tp: 4\npp: auto\nvpp: 2\ncp: 1\nsp: true\n");
-  CHECK(s.tp == 4);
-  CHECK(s.pp == 0);
-  CHECK(s.vpp == 2);
-  CHECK(s.sp);
+  CHECK(s.training.tp == 4);
+  CHECK(s.training.pp == 0);
+  CHECK(s.training.vpp == 2);
+  CHECK(s.training.sp);
   const auto bad = parse_job_spec(kThirteen + "tp: 0\n", "spec.yaml");
   REQUIRE_FALSE(bad.has_value());
   CHECK(bad.error().message.find("'tp' must be 'auto' or a number of ranks") != std::string::npos);

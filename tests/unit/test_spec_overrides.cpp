@@ -48,7 +48,7 @@ micro_batch: 8
   CHECK(out->lines.at(10) == "--set micro_batch=8");
   const auto spec = parse_job_spec(out->text, "job.yaml");
   REQUIRE_MESSAGE(spec.has_value(), spec.error().message);
-  CHECK(spec->seq_len == 512);
+  CHECK(spec->training.seq_len == 512);
   CHECK(spec->micro_batch == 8);
   CHECK(spec->checkpoint.size_gb == doctest::Approx(2));
   CHECK_FALSE(spec->checkpoint.resumable);

@@ -175,10 +175,10 @@ seq_len: 4096
 effective_batch: 64
 steps: 10
 )";
-  CHECK_FALSE(spec_from(spec).transformer_engine.has_value());
+  CHECK_FALSE(spec_from(spec).training.transformer_engine.has_value());
   const auto on = spec_from(spec + "transformer_engine: true\n");
-  REQUIRE(on.transformer_engine.has_value());
-  CHECK(*on.transformer_engine);
+  REQUIRE(on.training.transformer_engine.has_value());
+  CHECK(*on.training.transformer_engine);
   CHECK(*on.setup(8).transformer_engine);
   // tp/pp auto: every layout the planner tries, data parallelism alone included, is the same
   // Megatron script; under FSDP (torchtitan) none is.
@@ -194,10 +194,11 @@ steps: 10
   REQUIRE_FALSE(misplaced.has_value());
   const Error& first = misplaced.error();
   CHECK(first.where.line == 7);
-  CHECK(first.message.find("'fp8_params' (FP8 primary weights") != std::string::npos);
+  CHECK(first.message.find("'fp8_params': storing the block weights in FP8") != std::string::npos);
   REQUIRE(first.more.size() == 1);
   CHECK(first.more[0].where.line == 8);
-  CHECK(first.more[0].message.find("'grad_reduce_in_fp32: false'") != std::string::npos);
+  CHECK(first.more[0].message.find("'grad_reduce_in_fp32': a half-precision gradient buffer") !=
+        std::string::npos);
   const auto bad = spec::parse_job_spec(spec + "transformer_engine: sometimes\n", "spec.yaml");
   REQUIRE_FALSE(bad.has_value());
   CHECK(bad.error().message.find("transformer_engine") != std::string::npos);
@@ -282,7 +283,7 @@ command: pretrain_gpt.py --mbs {{micro_batch}} --tp {{tp}} --fp8-format hybrid
       run_cli({"estimate", "--model", "llama-3.1-8b", "--gpu", "h100", "--gpus", "2", "--seq-len",
                "4096", "--tp", "2", "--precision", "amp-bf16", "--fp8-params"});
   CHECK(cli.code == 2);
-  CHECK(cli.err.find("fp8_params") != std::string::npos);
+  CHECK(cli.err.find("--fp8-params: ") != std::string::npos);
 }
 
 TEST_CASE("megatron module: an fp32 gradient buffer unless grad_reduce_in_fp32 is false") {
@@ -354,7 +355,8 @@ steps: 10
   const auto wrong = spec::parse_job_spec(base + "precision_aware_optimizer: true\n", "spec.yaml");
   REQUIRE_FALSE(wrong);
   CHECK(wrong.error().where.line == 6);
-  CHECK(wrong.error().message.find("'precision_aware_optimizer' (Megatron's") != std::string::npos);
+  CHECK(wrong.error().message.find("'precision_aware_optimizer': the precision-aware optimizer "
+                                   "(Megatron's") != std::string::npos);
   // bf16 states of an optimizer that keeps none, and an overlap with nothing to overlap: each at
   // its own line, both at once.
   const auto both = spec::parse_job_spec(

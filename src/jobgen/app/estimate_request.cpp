@@ -88,67 +88,46 @@ Expected<estimate::Hardware> resolve_hardware(const Context& ctx, const Estimate
   return estimate::hardware_for(*gpu, mig, links, mfu);
 }
 
+// The flag a setting is given with ("--etp"), for messages.
+std::string flag_of(const estimate::Setting& setting) {
+  const std::string_view flag = setting.flag;
+  return std::string(flag.substr(0, flag.find(',')));
+}
+
+// Every problem of the setup at once, each naming the flag to change.
+Error setup_error(const std::vector<estimate::SetupProblem>& problems) {
+  const auto text = [](const estimate::SetupProblem& p) {
+    const estimate::Setting* setting = estimate::find_setting(p.setting);
+    if (setting == nullptr || setting->flag.empty()) return p.message;
+    return flag_of(*setting) + ": " + p.message;
+  };
+  Error error{text(problems.front()), {}, Exit::invalid_input};
+  for (std::size_t i = 1; i < problems.size(); ++i)
+    error.more.push_back(Error{text(problems[i]), {}, Exit::invalid_input});
+  return error;
+}
+
 Expected<estimate::TrainingSetup> build_setup(const Context& ctx, const EstimateRequest& o) {
   estimate::TrainingSetup s;
-  JOBGEN_TRY_ASSIGN(auto arch, resolve_model(ctx, o.model));
-  s.model = arch;
-  JOBGEN_TRY_ASSIGN(auto precision, estimate::parse_precision(o.precision));
-  JOBGEN_TRY_ASSIGN(auto optimizer, estimate::parse_optimizer(o.optimizer));
-  auto strategy = estimate::parse_strategy(
-      o.strategy.empty() ? (o.gpus * o.nodes > 1 ? "ddp" : "single") : o.strategy);
-  if (!strategy) return std::unexpected(strategy.error());
-  JOBGEN_TRY_ASSIGN(auto offload, estimate::parse_offload(o.offload));
-  JOBGEN_TRY_ASSIGN(auto finetune, estimate::parse_finetune(o.finetune));
-  JOBGEN_TRY_ASSIGN(auto targets, estimate::parse_lora_targets(o.lora_targets));
-  auto recompute = estimate::parse_recompute(o.recompute);
-  if (!recompute) return std::unexpected(recompute.error());
-  JOBGEN_TRY_ASSIGN(auto base_dtype, estimate::parse_base_dtype(o.base_dtype));
-  JOBGEN_TRY_ASSIGN(auto dropout_at, estimate::parse_lora_dropout_at(o.lora_dropout_position));
-  JOBGEN_TRY_ASSIGN(auto model_loading, estimate::parse_model_loading(o.model_loading));
-  JOBGEN_TRY_ASSIGN(auto fsdp_version, estimate::parse_fsdp_version(o.fsdp_version));
-  s.precision = precision;
-  s.optimizer = optimizer;
-  s.strategy = *strategy;
-  s.offload = offload;
-  s.finetune = finetune;
-  s.lora_rank = o.lora_rank;
-  s.lora_targets = targets;
-  s.lora_dropout = o.lora_dropout;
-  s.lora_dropout_at = dropout_at;
-  s.base_dtype = base_dtype;
-  s.model_loading = model_loading;
-  s.fsdp_version = fsdp_version;
-  s.seq_len = o.seq_len;
-  s.target_len = o.target_len;
-  // --recompute selective says what checkpointing recomputes, so it switches checkpointing on.
-  s.grad_checkpointing = o.grad_checkpointing || *recompute == estimate::Recompute::selective;
-  s.recompute = *recompute;
-  s.compile = o.compile;
-  s.flash_attention = o.flash_attention;
-  s.chunked_loss = o.chunked_loss;
-  s.optimizer_in_backward = o.optimizer_in_backward;
-  s.transformer_engine = o.transformer_engine;
-  s.fp8_params = o.fp8_params;
-  s.bf16_optimizer_states = o.bf16_optimizer_states;
-  s.precision_aware_optimizer = o.precision_aware_optimizer;
-  s.grad_reduce_in_fp32 = o.grad_reduce_in_fp32;
+  JOBGEN_TRY_ASSIGN(s.model, resolve_model(ctx, o.model));
   s.gpus_per_node = o.gpus;
   s.nodes = o.nodes;
-  s.tp = o.tp;
-  s.pp = o.pp;
-  s.vpp = o.vpp;
-  s.cp = o.cp;
-  s.sp = o.sp;
-  s.tp_across_nodes = o.tp_across_nodes;
-  s.ep = o.ep;
-  s.etp = o.etp;
-  s.moe_a2a_overlap = o.moe_a2a_overlap;
-  s.capacity_factor = o.capacity_factor;
+  s.strategy = o.gpus * o.nodes > 1 ? estimate::Strategy::ddp : estimate::Strategy::single;
+  std::vector<estimate::SetupProblem> problems;
+  for (const auto& [key, text] : o.settings) {
+    const estimate::Setting* setting = estimate::find_setting(key);
+    if (setting == nullptr) continue;  // cli/ registers only the table's flags
+    if (auto ok = estimate::set_setting(s, *setting, text); !ok)
+      problems.push_back({key, ok.error().message});
+  }
+  // --recompute selective says what checkpointing recomputes, so it switches checkpointing on.
+  if (s.recompute == estimate::Recompute::selective) s.grad_checkpointing = true;
   if (!o.empirical.empty()) {
     JOBGEN_TRY_ASSIGN(auto e, parse_empirical(o.empirical));
     s.empirical = e;
   }
-  JOBGEN_TRY(estimate::validate(s));
+  if (problems.empty()) problems = estimate::setup_problems(s);
+  if (!problems.empty()) return std::unexpected(setup_error(problems));
   return s;
 }
 

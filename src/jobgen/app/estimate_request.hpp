@@ -4,6 +4,7 @@
 // Memory in GiB per GPU; throughput for all GPUs together.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -12,52 +13,23 @@
 
 namespace jobgen::app {
 
-// The request as given (cli/cmd_estimate.cpp registers the flags); text fields are parsed here.
+// The request as given. `settings`: the spelling of each training setting given on the command
+// line, by its key (estimate/settings.hpp: the table's flags), applied over TrainingSetup's
+// defaults; the rest is what only `estimate` asks.
 struct EstimateRequest {
   std::string model;
   std::string gpu;
   int gpus = 1;
   int nodes = 1;
-  std::string precision = "amp-bf16";
-  std::string optimizer = "adamw";
-  std::string strategy;  // default: single for 1 GPU, ddp otherwise
-  std::string offload = "none";
-  std::string finetune = "full";
-  int lora_rank = 16;
-  std::string lora_targets = "all-linear";
-  double lora_dropout = 0.05;
-  std::string lora_dropout_position = "pre";
-  std::string base_dtype = "auto";
-  std::string model_loading = "sharded";
-  std::string fsdp_version = "1";
-  int seq_len = 0;
-  int target_len = 0;  // encoder-decoder: the decoder's tokens per sample; 0 = seq_len
+  std::map<std::string, std::string> settings;
   std::string micro_batch = "auto";
   int accumulation = 1;
-  int tp = 1, pp = 1, vpp = 1, cp = 1;  // model parallelism (estimate/parallel.hpp)
-  bool sp = false;
-  bool tp_across_nodes = false;
-  int ep = 1;   // MoE expert parallel size
-  int etp = 0;  // MoE expert tensor parallel size, 0 = tp
-  bool moe_a2a_overlap = false;
-  double capacity_factor = 0;  // MoE capacity factor, 0 = dropless
-  bool grad_checkpointing = false;
-  std::string recompute = "full";
-  bool compile = false;
-  bool flash_attention = false;
-  bool chunked_loss = false;
-  bool optimizer_in_backward = false;
-  std::optional<bool> transformer_engine;  // unset: estimate::uses_transformer_engine decides
-  bool fp8_params = false;
-  bool bf16_optimizer_states = false;
-  bool precision_aware_optimizer = false;
-  bool grad_reduce_in_fp32 = true;
   std::string link;        // "" = default for the GPU class
   std::string inter_link;  // "" = default for the GPU class
   double inter_gbs = 0;
   double mfu = 0;
   std::string empirical;
-  std::string baseline;  // a measured run, YAML mapping (plan/baseline.hpp): anchors the time
+  std::string baseline;  // a measured run, YAML mapping (plan/anchor.hpp): anchors the time
   bool explain = false;  // keep every term's formula and inputs
 };
 
@@ -67,8 +39,8 @@ struct EstimateResult {
   std::string calibrated;  // the note of the correction `jobgen calibrate` applied, or ""
 };
 
-// Exit::invalid_input for a bad spelling or combination (every estimate::parse_* and
-// estimate::validate message), Exit::not_found for an unknown GPU or model.
+// Exit::invalid_input for a bad spelling or combination, every problem at once, each naming the
+// flag to change ("--etp: ..."); Exit::not_found for an unknown GPU or model.
 Expected<EstimateResult> run_estimate(const Context& ctx, const EstimateRequest& request);
 
 }  // namespace jobgen::app

@@ -57,6 +57,7 @@ void add_commands(CLI::App& app, Context& ctx, Action& action) {
   add_profile_command(app, ctx, action);
   add_gpus_command(app, ctx, action);
   add_estimate_command(app, ctx, action);
+  add_settings_command(app, ctx, action);
   add_plan_command(app, ctx, action);
   add_render_command(app, ctx, action);
   add_hostlist_command(app, ctx, action);

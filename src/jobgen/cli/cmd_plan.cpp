@@ -47,12 +47,12 @@ struct PlanCliOptions {
   bool no_queue = false;
   bool offline = false;
   std::string backend;
-  std::string account;            // --account: the limits of this account only
-  std::string qos;                // --qos: of this QOS only
-  std::vector<std::string> sets;  // --set KEY=VALUE
-  ParallelSets parallel;          // --tp --pp ...: more --set
-  std::string stage;              // --stage: plan one stage of a staged job spec
-  int target_len = 0;             // --target-len: --set target_len=N
+  std::string account;                 // --account: the limits of this account only
+  std::string qos;                     // --qos: of this QOS only
+  std::vector<std::string> sets;       // --set KEY=VALUE
+  std::vector<std::string> shortcuts;  // --tp --pp ...: more --set
+  std::string stage;                   // --stage: plan one stage of a staged job spec
+  int target_len = 0;                  // --target-len: --set target_len=N
 };
 
 // The scheduler's view through a backend for the loaded profile (without the job ledger: plan
@@ -167,7 +167,7 @@ void add_plan_command(CLI::App& app, Context& ctx, Action& action) {
   sub->add_option("--target-len", opts->target_len,
                   "Encoder-decoder only: the decoder's tokens per sample (--set target_len=N)")
       ->check(CLI::Range(int64_t{1}, spec::kMaxSeqLen));
-  add_parallel_set_options(sub, opts->parallel);
+  add_setting_shortcuts(sub, opts->shortcuts, {"tp", "pp", "vpp", "cp", "sp", "tp_across_nodes"});
   CLI::Option* json = sub->add_flag("--json", opts->json, "Print the plan as JSON");
   CLI::Option* markdown =
       sub->add_flag("--markdown", opts->markdown, "Print a Markdown report with Mermaid charts");
@@ -190,7 +190,7 @@ void add_plan_command(CLI::App& app, Context& ctx, Action& action) {
                   "of yours, the one that starts first)");
   sub->add_option("--qos", opts->qos, "Check accounting limits for this QOS only");
   sub->callback([&ctx, &action, opts] {
-    apply_parallel_sets(opts->parallel, opts->sets);
+    opts->sets.insert(opts->sets.end(), opts->shortcuts.begin(), opts->shortcuts.end());
     action = [&ctx, opts] { return run_plan(ctx, *opts); };
   });
 }

@@ -12,6 +12,7 @@ void add_version_command(CLI::App& app, Context& ctx, Action& action);
 void add_profile_command(CLI::App& app, Context& ctx, Action& action);
 void add_gpus_command(CLI::App& app, Context& ctx, Action& action);
 void add_estimate_command(CLI::App& app, Context& ctx, Action& action);
+void add_settings_command(CLI::App& app, Context& ctx, Action& action);
 void add_plan_command(CLI::App& app, Context& ctx, Action& action);
 void add_render_command(CLI::App& app, Context& ctx, Action& action);
 void add_hostlist_command(CLI::App& app, Context& ctx, Action& action);

@@ -41,6 +41,7 @@ std::vector<std::string> choices_in_description(std::string_view description) {
     size_t end = description.find(' ', i);
     if (end == std::string_view::npos) end = description.size();
     std::string_view token = description.substr(i, end - i);
+    if (token.starts_with('(')) token.remove_prefix(1);
     while (!token.empty() && (token.back() == ',' || token.back() == ';' || token.back() == ')')) {
       token.remove_suffix(1);
     }

@@ -1,5 +1,7 @@
 #include "jobgen/cli/job_options.hpp"
 
+#include "jobgen/estimate/settings.hpp"
+
 namespace jobgen::cli {
 
 CLI::Option* add_profile_option(CLI::App* sub, std::string& value) {
@@ -61,37 +63,22 @@ void add_job_request_options(CLI::App* sub, app::JobRequestOptions& opts, const 
                   "D-HH:MM:SS); overrides the job spec's 'time_limit'");
 }
 
-void add_parallel_options(CLI::App* sub, int& tp, int& pp, int& vpp, int& cp, bool& sp,
-                          bool& tp_across_nodes) {
-  sub->add_option("--tp", tp, "Tensor-parallel ranks (split every layer; within a node)")
-      ->check(CLI::Range(1, 1024));
-  sub->add_option("--pp", pp, "Pipeline stages (1F1B); data-parallel = GPUs / (tp x pp x cp)")
-      ->check(CLI::Range(1, 1024));
-  sub->add_option("--vpp", vpp, "Virtual stages per pipeline rank (interleaved 1F1B)")
-      ->check(CLI::Range(1, 1024));
-  sub->add_option("--cp", cp, "Context-parallel ranks (split the sequence; ring attention)")
-      ->check(CLI::Range(1, 1024));
-  sub->add_flag("--sp", sp, "Megatron sequence parallelism (needs --tp > 1)");
-  sub->add_flag("--tp-across-nodes", tp_across_nodes,
-                "Allow --tp larger than the GPUs of a node (its all-reduces then cross the NICs)");
-}
-
-void add_parallel_set_options(CLI::App* sub, ParallelSets& p) {
-  sub->add_option("--tp", p.tp, "Tensor-parallel ranks, or auto (the planner searches tp x pp)");
-  sub->add_option("--pp", p.pp, "Pipeline stages, or auto (the planner searches tp x pp)");
-  sub->add_option("--vpp", p.vpp, "Virtual stages per pipeline rank (interleaved 1F1B)");
-  sub->add_option("--cp", p.cp, "Context-parallel ranks (ring attention)");
-  sub->add_flag("--sp", p.sp, "Megatron sequence parallelism (needs tp > 1)");
-  sub->add_flag("--tp-across-nodes", p.tp_across_nodes, "Allow tp larger than the GPUs of a node");
-}
-
-void apply_parallel_sets(const ParallelSets& p, std::vector<std::string>& sets) {
-  if (!p.tp.empty()) sets.push_back("tp=" + p.tp);
-  if (!p.pp.empty()) sets.push_back("pp=" + p.pp);
-  if (!p.vpp.empty()) sets.push_back("vpp=" + p.vpp);
-  if (!p.cp.empty()) sets.push_back("cp=" + p.cp);
-  if (p.sp) sets.push_back("sp=true");
-  if (p.tp_across_nodes) sets.push_back("tp_across_nodes=true");
+void add_setting_shortcuts(CLI::App* sub, std::vector<std::string>& shortcuts,
+                           const std::vector<std::string>& keys) {
+  for (const auto& key : keys) {
+    const estimate::Setting* setting = estimate::find_setting(key);
+    if (setting == nullptr || setting->flag.empty()) continue;
+    const std::string flag(setting->flag.substr(0, setting->flag.find(',')));
+    std::string help(setting->doc);
+    if (estimate::setting_values(*setting) == "true|false") {
+      sub->add_flag_function(
+          flag, [&shortcuts, key](std::int64_t) { shortcuts.push_back(key + "=true"); }, help);
+    } else {
+      sub->add_option_function<std::string>(
+          flag, [&shortcuts, key](const std::string& v) { shortcuts.push_back(key + "=" + v); },
+          help);
+    }
+  }
 }
 
 void record_command_line(const CLI::App* sub, const std::string& command,

@@ -17,87 +17,92 @@ int ceil_div(int a, int b) {
 }
 
 // The layout's sizes and how they divide the world and the model.
-Expected<void> validate_sizes(const TrainingSetup& s) {
-  if (s.tp < 1 || s.pp < 1 || s.vpp < 1 || s.cp < 1)
-    return invalid("tp, pp, vpp and cp must be at least 1 (1 = not split)");
+bool size_problems(const TrainingSetup& s, std::vector<SetupProblem>& out) {
+  if (s.tp < 1 || s.pp < 1 || s.vpp < 1 || s.cp < 1) {
+    out.push_back({s.tp < 1    ? "tp"
+                   : s.pp < 1  ? "pp"
+                   : s.vpp < 1 ? "vpp"
+                               : "cp",
+                   "tp, pp, vpp and cp must be at least 1 (1 = not split)"});
+    return false;
+  }
   const int mp = s.model_parallel_size();
   if (s.world_size() % mp != 0)
-    return invalid(fmt::format(
-        "{} GPUs cannot be split into groups of tp x pp x cp = {} x {} x {} = {}; use a GPU "
-        "count that is a multiple of {} or change tp/pp/cp",
-        s.world_size(), s.tp, s.pp, s.cp, mp, mp));
+    out.push_back({"", fmt::format("{} GPUs cannot be split into groups of tp x pp x cp = {} x "
+                                   "{} x {} = {}; use a GPU count that is a multiple of {} or "
+                                   "change tp/pp/cp",
+                                   s.world_size(), s.tp, s.pp, s.cp, mp, mp)});
   const model::Architecture& a = s.model;
   if (a.heads % s.tp != 0 || a.effective_kv_heads() % s.tp != 0)
-    return invalid(fmt::format(
-        "tp {} does not divide the model's {} attention heads and {} key/value heads: each "
-        "tensor-parallel rank computes whole heads; pick a tp that divides both",
-        s.tp, a.heads, a.effective_kv_heads()));
+    out.push_back({"tp", fmt::format("tp {} does not divide the model's {} attention heads and "
+                                     "{} key/value heads: each tensor-parallel rank computes "
+                                     "whole heads; pick a tp that divides both",
+                                     s.tp, a.heads, a.effective_kv_heads())});
   if (s.tp > s.gpus_per_node && !s.tp_across_nodes)
-    return invalid(fmt::format(
-        "tp {} is more than the {} GPUs of a node: tensor parallelism all-reduces activations "
-        "in every layer, forward and backward, and across nodes it runs at the NIC's speed, not "
-        "NVLink's; use pp (or cp) for the rest, or set tp_across_nodes: true "
-        "(--tp-across-nodes) to estimate it anyway",
-        s.tp, s.gpus_per_node));
-  return {};
+    out.push_back(
+        {"tp", fmt::format("tp {} is more than the {} GPUs of a node: tensor parallelism "
+                           "all-reduces activations in every layer, forward and backward, and "
+                           "across nodes it runs at the NIC's speed, not NVLink's; use pp (or "
+                           "cp) for the rest, or set tp_across_nodes (--tp-across-nodes) to "
+                           "estimate it anyway",
+                           s.tp, s.gpus_per_node)});
+  return true;
 }
 
 // Pipeline stages, sequence/context parallelism and the strategies that run beside them.
-Expected<void> validate_schedule(const TrainingSetup& s) {
+void schedule_problems(const TrainingSetup& s, std::vector<SetupProblem>& out) {
   const model::Architecture& a = s.model;
   const int layers = a.total_layers();
   if (s.pp > layers)
-    return invalid(
-        fmt::format("pp {} is more than the model's {} layers: every pipeline stage "
-                    "needs at least one; use pp <= {}",
-                    s.pp, layers, layers));
+    out.push_back({"pp", fmt::format("pp {} is more than the model's {} layers: every pipeline "
+                                     "stage needs at least one; use pp <= {}",
+                                     s.pp, layers, layers)});
   if (s.pp > 1 && a.kind == model::Kind::encoder_decoder)
-    return invalid(
-        "pipeline stages of an encoder-decoder model are not modelled; use tp/cp and dp");
+    out.push_back({"pp",
+                   "pipeline stages of an encoder-decoder model are not modelled; use tp/cp and "
+                   "dp"});
   if (s.vpp > 1 && s.pp == 1)
-    return invalid(
-        "vpp (virtual pipeline stages, interleaved 1F1B) needs pp > 1; set pp or "
-        "drop vpp");
+    out.push_back(
+        {"vpp",
+         "the interleaved schedule (virtual pipeline stages) needs pp > 1; set pp or drop vpp"});
   // Megatron splits layers that do not divide evenly (--decoder-first/last-pipeline-num-layers,
   // account_for_embedding/loss_in_pipeline_split: Llama 3.1 405B's 126 layers on pp 8 x vpp 8);
   // the stage estimate rounds up, the larger share. Each virtual stage needs a layer.
   if (s.vpp > 1 && layers < s.pp * s.vpp)
-    return invalid(
-        fmt::format("the interleaved schedule needs at least one of the {} layers per virtual "
-                    "stage (pp x vpp = {}); lower pp or vpp",
-                    layers, s.pp * s.vpp));
+    out.push_back({"vpp", fmt::format("the interleaved schedule needs at least one of the {} "
+                                      "layers per virtual stage (pp x vpp = {}); lower pp or vpp",
+                                      layers, s.pp * s.vpp)});
   if (s.sp && s.tp == 1)
-    return invalid(
-        "sp (sequence parallelism) splits the norms' and dropouts' activations over "
-        "the tensor-parallel ranks: it needs tp > 1");
+    out.push_back({"sp",
+                   "sequence parallelism splits the norms' and dropouts' activations over the "
+                   "tensor-parallel ranks: it needs tp > 1"});
   if (s.cp > 1 && !s.flash_attention)
-    return invalid(
-        "cp (context parallelism) runs ring attention in fused attention kernels: "
-        "set flash_attention (--flash-attention)");
+    out.push_back({"cp",
+                   "context parallelism runs ring attention in fused attention kernels: set "
+                   "flash_attention (--flash-attention)"});
   if (s.cp > s.seq_len)
-    return invalid(fmt::format("cp {} is more than the {} tokens of a sample", s.cp, s.seq_len));
+    out.push_back(
+        {"cp", fmt::format("cp {} is more than the {} tokens of a sample", s.cp, s.seq_len)});
   if (s.strategy == Strategy::dp)
-    return invalid(
-        "DataParallel (dp) cannot run beside tp/pp/cp; use ddp, zero1 (Megatron's "
-        "distributed optimizer) or fsdp-*");
+    out.push_back({"strategy",
+                   "DataParallel (dp) cannot run beside tp/pp/cp; use ddp, zero1 (Megatron's "
+                   "distributed optimizer) or fsdp-*"});
   if (s.strategy == Strategy::single && s.dp() > 1)
-    return invalid(
-        fmt::format("{} GPUs with tp x pp x cp = {} leave {} data-parallel ranks: "
-                    "strategy 'single' has none; use ddp, zero1 or fsdp-*",
-                    s.world_size(), s.model_parallel_size(), s.dp()));
+    out.push_back({"strategy", fmt::format("{} GPUs with tp x pp x cp = {} leave {} "
+                                           "data-parallel ranks: 'single' has none; use ddp, "
+                                           "zero1 or fsdp-*",
+                                           s.world_size(), s.model_parallel_size(), s.dp())});
   if (s.empirical)
-    return invalid(
-        "an empirical memory formula describes one GPU of a data-parallel run; drop "
-        "it or tp/pp/cp");
-  return {};
+    out.push_back({"empirical_memory",
+                   "an empirical memory formula describes one GPU of a data-parallel run; drop "
+                   "it or tp/pp/cp"});
 }
 
 }  // namespace
 
-Expected<void> validate_parallel(const TrainingSetup& s) {
-  if (!s.model_parallel() && s.vpp == 1 && !s.sp) return {};
-  if (auto ok = validate_sizes(s); !ok) return ok;
-  return validate_schedule(s);
+void parallel_problems(const TrainingSetup& s, std::vector<SetupProblem>& out) {
+  if (!s.model_parallel() && s.vpp == 1 && !s.sp) return;
+  if (size_problems(s, out)) schedule_problems(s, out);
 }
 
 const char* to_string(Stage stage) {

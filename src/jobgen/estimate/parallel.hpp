@@ -41,8 +41,8 @@ namespace jobgen::estimate {
 // Checks the layout: sizes >= 1, world divisible by tp x pp x cp, tp divides heads and kv_heads,
 // tp within a node (unless tp_across_nodes), pp <= layers, vpp > 1 needs pp > 1 and layers
 // divisible by pp x vpp, sp needs tp > 1, cp needs flash attention, the data-parallel strategy
-// one that runs beside model parallelism. Exit::invalid_input saying how to fix it.
-Expected<void> validate_parallel(const TrainingSetup& setup);
+// one that runs beside model parallelism. Each problem is tagged with the setting to change.
+void parallel_problems(const TrainingSetup& setup, std::vector<SetupProblem>& out);
 
 // Which pipeline stage a rank is: the only one (pp = 1), the first (embedding, the most
 // micro-batches in flight) or the last (LM head, logits).

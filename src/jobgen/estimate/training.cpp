@@ -12,144 +12,6 @@
 
 namespace jobgen::estimate {
 
-namespace {
-
-template <class E, size_t N>
-using Names = std::array<std::pair<E, std::string_view>, N>;
-
-constexpr Names<Precision, 6> kPrecision{{{Precision::fp32, "fp32"},
-                                          {Precision::tf32, "tf32"},
-                                          {Precision::amp_fp16, "amp-fp16"},
-                                          {Precision::amp_bf16, "amp-bf16"},
-                                          {Precision::bf16, "bf16"},
-                                          {Precision::fp8, "fp8"}}};
-constexpr Names<Optimizer, 6> kOptimizer{{{Optimizer::adamw, "adamw"},
-                                          {Optimizer::adam8bit, "adam8bit"},
-                                          {Optimizer::adafactor, "adafactor"},
-                                          {Optimizer::sgd, "sgd"},
-                                          {Optimizer::sgd_momentum, "sgd-momentum"},
-                                          {Optimizer::lamb, "lamb"}}};
-constexpr Names<Strategy, 8> kStrategy{{{Strategy::single, "single"},
-                                        {Strategy::dp, "dp"},
-                                        {Strategy::ddp, "ddp"},
-                                        {Strategy::zero1, "zero1"},
-                                        {Strategy::zero2, "zero2"},
-                                        {Strategy::zero3, "zero3"},
-                                        {Strategy::fsdp_shard_grad_op, "fsdp-shard-grad-op"},
-                                        {Strategy::fsdp_full_shard, "fsdp-full-shard"}}};
-constexpr Names<Offload, 3> kOffload{
-    {{Offload::none, "none"}, {Offload::optimizer, "optimizer"}, {Offload::params, "params"}}};
-constexpr Names<Finetune, 3> kFinetune{
-    {{Finetune::full, "full"}, {Finetune::lora, "lora"}, {Finetune::qlora, "qlora"}}};
-constexpr Names<LoraTargets, 2> kLoraTargets{
-    {{LoraTargets::attention, "attention"}, {LoraTargets::all_linear, "all-linear"}}};
-
-constexpr Names<Recompute, 2> kRecompute{
-    {{Recompute::full, "full"}, {Recompute::selective, "selective"}}};
-constexpr Names<BaseDtype, 4> kBaseDtype{{{BaseDtype::automatic, "auto"},
-                                          {BaseDtype::fp32, "fp32"},
-                                          {BaseDtype::bf16, "bf16"},
-                                          {BaseDtype::fp16, "fp16"}}};
-constexpr Names<LoraDropoutAt, 2> kLoraDropoutAt{
-    {{LoraDropoutAt::pre, "pre"}, {LoraDropoutAt::post, "post"}}};
-constexpr Names<ModelLoading, 2> kModelLoading{
-    {{ModelLoading::sharded, "sharded"}, {ModelLoading::per_gpu, "per-gpu"}}};
-constexpr Names<FsdpVersion, 2> kFsdpVersion{{{FsdpVersion::v1, "1"}, {FsdpVersion::v2, "2"}}};
-
-template <class E, size_t N>
-std::string_view name_of(const Names<E, N>& names, E value) {
-  for (const auto& [e, s] : names)
-    if (e == value) return s;
-  return "?";
-}
-
-template <class E, size_t N>
-Expected<E> parse_name(const Names<E, N>& names, std::string_view text, std::string_view what) {
-  std::string key;
-  for (const char c : text)
-    key += c == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  std::vector<std::string> all;
-  for (const auto& [e, s] : names) {
-    if (s == key) return e;
-    all.emplace_back(s);
-  }
-  std::string msg = "unknown " + std::string(what) + " '" + std::string(text) + "'";
-  const std::string near = closest_match(key, all);
-  if (!near.empty()) msg += "; did you mean '" + near + "'?";
-  msg += " Valid: ";
-  for (size_t i = 0; i < all.size(); ++i) msg += (i ? ", " : "") + all[i];
-  return invalid(msg);
-}
-
-}  // namespace
-
-std::string_view to_string(Precision v) {
-  return name_of(kPrecision, v);
-}
-std::string_view to_string(Optimizer v) {
-  return name_of(kOptimizer, v);
-}
-std::string_view to_string(Strategy v) {
-  return name_of(kStrategy, v);
-}
-std::string_view to_string(Offload v) {
-  return name_of(kOffload, v);
-}
-std::string_view to_string(Finetune v) {
-  return name_of(kFinetune, v);
-}
-std::string_view to_string(LoraTargets v) {
-  return name_of(kLoraTargets, v);
-}
-std::string_view to_string(Recompute v) {
-  return name_of(kRecompute, v);
-}
-std::string_view to_string(BaseDtype v) {
-  return name_of(kBaseDtype, v);
-}
-std::string_view to_string(LoraDropoutAt v) {
-  return name_of(kLoraDropoutAt, v);
-}
-std::string_view to_string(ModelLoading v) {
-  return name_of(kModelLoading, v);
-}
-std::string_view to_string(FsdpVersion v) {
-  return name_of(kFsdpVersion, v);
-}
-Expected<Recompute> parse_recompute(std::string_view t) {
-  return parse_name(kRecompute, t, "recompute mode");
-}
-Expected<Precision> parse_precision(std::string_view t) {
-  return parse_name(kPrecision, t, "precision");
-}
-Expected<Optimizer> parse_optimizer(std::string_view t) {
-  return parse_name(kOptimizer, t, "optimizer");
-}
-Expected<Strategy> parse_strategy(std::string_view t) {
-  return parse_name(kStrategy, t, "strategy");
-}
-Expected<Offload> parse_offload(std::string_view t) {
-  return parse_name(kOffload, t, "offload");
-}
-Expected<Finetune> parse_finetune(std::string_view t) {
-  return parse_name(kFinetune, t, "fine-tuning method");
-}
-Expected<LoraTargets> parse_lora_targets(std::string_view t) {
-  return parse_name(kLoraTargets, t, "LoRA target set");
-}
-Expected<BaseDtype> parse_base_dtype(std::string_view t) {
-  return parse_name(kBaseDtype, t, "LoRA base dtype");
-}
-Expected<LoraDropoutAt> parse_lora_dropout_at(std::string_view t) {
-  return parse_name(kLoraDropoutAt, t, "LoRA dropout position");
-}
-Expected<ModelLoading> parse_model_loading(std::string_view t) {
-  return parse_name(kModelLoading, t, "model loading");
-}
-Expected<FsdpVersion> parse_fsdp_version(std::string_view t) {
-  return parse_name(kFsdpVersion, t, "FSDP version");
-}
-
 bool uses_transformer_engine(const TrainingSetup& s) {
   // Megatron-Core builds its blocks from Transformer Engine unless told otherwise
   // (--transformer-impl transformer_engine is its default); torchtitan's tensor parallelism
@@ -234,46 +96,97 @@ namespace {
 
 // ep and the capacity factor: in range, and ep a divisor of the experts and of a pipeline
 // stage's GPUs.
-Expected<void> validate_moe(const TrainingSetup& s) {
+void moe_problems(const TrainingSetup& s, std::vector<SetupProblem>& out) {
   const model::Architecture& a = s.model;
-  if (s.ep < 1) return invalid("expert parallel size must be at least 1 (e.g. --ep 8)");
-  if (!(s.capacity_factor >= 0 && s.capacity_factor <= 64))
-    return invalid("capacity factor must be from 0 (dropless) to 64 (e.g. --capacity-factor 1.25)");
-  if (s.etp < 0) return invalid("expert tensor parallel size must be at least 1 (e.g. --etp 1)");
   if (s.moe_a2a_overlap && (!a.is_moe() || s.ep <= 1 || !megatron_module(s)))
-    return invalid(
-        "moe_a2a_overlap (Megatron's --overlap-moe-expert-parallel-comm) overlaps the "
-        "expert-parallel all-to-alls of a Megatron module: it needs an MoE model, ep > 1 and a "
-        "Megatron layout (tp/pp/cp or transformer_engine: true); drop it or set those");
+    out.push_back({"moe_a2a_overlap",
+                   "the MoE all-to-all overlap (Megatron's --overlap-moe-expert-parallel-comm) "
+                   "overlaps the expert-parallel all-to-alls of a Megatron module: it needs an MoE "
+                   "model, ep above 1 and a Megatron layout (tp, pp or cp, or Transformer "
+                   "Engine's layers); drop it or set those"});
   if (!a.is_moe()) {
-    if (s.ep > 1 || s.etp > 0 || s.capacity_factor > 0)
-      return invalid(
-          "--ep, --etp and --capacity-factor need a mixture-of-experts model (experts > 0); '" +
-          a.name + "' is dense");
-    return {};
+    for (const char* key : {"ep", "etp", "capacity_factor"}) {
+      const bool set = std::string_view(key) == "ep"    ? s.ep > 1
+                       : std::string_view(key) == "etp" ? s.etp > 0
+                                                        : s.capacity_factor > 0;
+      if (set)
+        out.push_back(
+            {key, "needs a mixture-of-experts model (experts > 0); '" + a.name + "' is dense"});
+    }
+    return;
   }
   if (a.experts % s.ep != 0)
-    return invalid("expert parallel size " + std::to_string(s.ep) + " must divide the model's " +
-                   std::to_string(a.experts) +
-                   " experts (each rank holds experts / ep of every MoE block)");
+    out.push_back({"ep", "expert parallel size " + std::to_string(s.ep) +
+                             " must divide the model's " + std::to_string(a.experts) +
+                             " experts (each rank holds experts / ep of every MoE block)"});
   // The expert layers of a pipeline stage are laid over the stage's tp x cp x dp ranks, ep
   // groups of etp ranks each (Megatron's MoE parallel folding).
   const int stage_ranks = s.world_size() / std::max(1, s.pp);
   if (stage_ranks % (s.ep * s.expert_tp()) != 0)
-    return invalid(fmt::format(
-        "expert parallel size {} x expert tensor parallel size {} must divide the {} GPUs of a "
-        "pipeline stage (its tp x cp x data-parallel ranks, over which the experts are laid); "
-        "change ep or etp (etp defaults to tp)",
-        s.ep, s.expert_tp(), stage_ranks));
+    out.push_back({s.etp > 0 ? "etp" : "ep",
+                   fmt::format("expert parallel size {} x expert tensor parallel size {} must "
+                               "divide the {} GPUs of a pipeline stage (its tp x cp x "
+                               "data-parallel ranks, over which the experts are laid); change ep "
+                               "or etp (etp defaults to tp)",
+                               s.ep, s.expert_tp(), stage_ranks)});
   if (s.capacity_factor > 0 && s.capacity_factor * a.effective_top_k() < 1)
-    return invalid(
-        "capacity factor x experts_per_token must be at least 1, else every token "
-        "is dropped from some expert; use 1.0 or more, or 0 for dropless");
+    out.push_back({"capacity_factor",
+                   "capacity factor x experts_per_token must be at least 1, else every token is "
+                   "dropped from some expert; use 1.0 or more, or 0 for dropless"});
   if (s.ep > 1 && s.strategy == Strategy::dp)
-    return invalid(
-        "expert parallelism needs distributed processes (ddp, zero*, fsdp-*), not "
-        "DataParallel (dp)");
-  return {};
+    out.push_back({"ep",
+                   "expert parallelism needs distributed processes (ddp, zero*, fsdp-*), not "
+                   "DataParallel (dp)"});
+}
+
+// The storage and overlap settings that describe Megatron's (or Apex's) optimizer and buffers.
+void megatron_problems(const TrainingSetup& s, std::vector<SetupProblem>& out) {
+  if (s.fp8_params && (s.precision != Precision::fp8 || s.finetune != Finetune::full ||
+                       !uses_transformer_engine(s) || !megatron_module(s)))
+    out.push_back(
+        {"fp8_params",
+         "storing the block weights in FP8 (Megatron's --fp8-param-gather) needs precision "
+         "fp8, a full fine-tune and a Megatron module of Transformer Engine's layers (a layout "
+         "with tp, pp or cp, or Transformer Engine's layers, without FSDP); drop it or "
+         "set those"});
+  if (s.bf16_optimizer_states && s.optimizer != Optimizer::adamw &&
+      s.optimizer != Optimizer::lamb && s.optimizer != Optimizer::sgd_momentum)
+    out.push_back(
+        {"bf16_optimizer_states",
+         "bf16 optimizer states keep Adam's moments (SGD's momentum) in bf16; optimizer " +
+             std::string(to_string(s.optimizer)) +
+             " keeps no fp32 states: use adamw, lamb or sgd-momentum, or drop it"});
+  if (s.precision_aware_optimizer &&
+      (!megatron_module(s) || !is_amp(s.precision) || s.optimizer != Optimizer::adamw))
+    out.push_back({"precision_aware_optimizer",
+                   "the precision-aware optimizer (Megatron's --use-precision-aware-optimizer) "
+                   "describes Adam over a Megatron module under mixed precision: set tp, pp or "
+                   "cp, or Transformer Engine's layers, a mixed precision and optimizer adamw, or "
+                   "drop it"});
+  if (!s.grad_reduce_in_fp32 && !megatron_module(s))
+    out.push_back({"grad_reduce_in_fp32",
+                   "a half-precision gradient buffer (grad_reduce_in_fp32 false) describes a "
+                   "Megatron module: set tp, pp or cp, or Transformer Engine's layers, or drop it "
+                   "(DeepSpeed and FSDP keep their own gradient dtypes)"});
+}
+
+// The strategy and offload against the GPUs they run on.
+void strategy_problems(const TrainingSetup& s, std::vector<SetupProblem>& out) {
+  if (s.strategy == Strategy::single && s.world_size() > 1 && !s.model_parallel())
+    out.push_back({"strategy", "'single' runs on one GPU; use ddp, zero*, fsdp-* or dp for " +
+                                   std::to_string(s.world_size()) + " GPUs"});
+  if (s.strategy == Strategy::dp && s.nodes > 1)
+    out.push_back(
+        {"strategy", "DataParallel (dp) is single-process and cannot span nodes; use ddp"});
+  if (s.offload == Offload::params && !shards_params(s.strategy))
+    out.push_back({"offload", "parameter offload needs zero3 or fsdp-full-shard (got " +
+                                  std::string(to_string(s.strategy)) +
+                                  "); offload the optimizer only, or change the strategy"});
+  if (s.offload == Offload::optimizer &&
+      (s.strategy == Strategy::dp || s.strategy == Strategy::ddp))
+    out.push_back({"offload",
+                   "optimizer offload needs a ZeRO/FSDP strategy (or single with a paged "
+                   "optimizer); use zero1/zero2/zero3 or fsdp-*"});
 }
 
 }  // namespace
@@ -283,65 +196,50 @@ double trainable_params(const TrainingSetup& s) {
   return double(derive_params(s.model) - s.model.frozen_params);
 }
 
-Expected<void> validate(const TrainingSetup& s) {
+std::vector<SetupProblem> setup_problems(const TrainingSetup& s) {
+  std::vector<SetupProblem> out;
   if (s.gpus_per_node < 1 || s.nodes < 1)
-    return invalid("GPUs per node and nodes must be at least 1");
-  if (s.seq_len < 1) return invalid("sequence length must be at least 1 (e.g. --seq-len 512)");
-  if (s.target_len < 0)
-    return invalid("target length must be at least 1 (e.g. --target-len 128), or 0 for seq_len");
+    out.push_back({"", "GPUs per node and nodes must be at least 1"});
+  if (s.seq_len < 1) out.push_back({"seq_len", "must be at least 1 token (e.g. 512)"});
+  if (s.target_len < 0) out.push_back({"target_len", "must be at least 1 token (e.g. 128)"});
   if (s.target_len > 0 && s.model.kind != model::Kind::encoder_decoder)
-    return invalid("a target length applies to encoder-decoder models only ('" + s.model.name +
-                   "' is " + std::string(model::to_string(s.model.kind)) +
-                   "): drop --target-len / target_len and give the whole sample as --seq-len / "
-                   "seq_len, or use an encoder-decoder model (t5-*, flan-t5-*, bart-*, whisper-*)");
+    out.push_back({"target_len", "a target length applies to encoder-decoder models only ('" +
+                                     s.model.name + "' is " +
+                                     std::string(model::to_string(s.model.kind)) +
+                                     "): drop it and give the whole sample as the sequence "
+                                     "length, or use an encoder-decoder model (t5-*, flan-t5-*, "
+                                     "bart-*, whisper-*)"});
   if (s.finetune != Finetune::full && s.lora_rank < 1)
-    return invalid("LoRA rank must be at least 1 (e.g. --lora-rank 16)");
+    out.push_back({"lora_rank", "LoRA rank must be at least 1 (e.g. 16)"});
   if (!(s.lora_dropout >= 0 && s.lora_dropout < 1))
-    return invalid("LoRA dropout must be from 0 to below 1 (e.g. --lora-dropout 0.05)");
-  if (s.strategy == Strategy::single && s.world_size() > 1 && !s.model_parallel())
-    return invalid("strategy 'single' runs on one GPU; use ddp, zero*, fsdp-* or dp for " +
-                   std::to_string(s.world_size()) + " GPUs");
-  if (s.strategy == Strategy::dp && s.nodes > 1)
-    return invalid("DataParallel (dp) is single-process and cannot span nodes; use ddp");
-  if (s.offload == Offload::params && !shards_params(s.strategy))
-    return invalid("parameter offload needs zero3 or fsdp-full-shard (got " +
-                   std::string(to_string(s.strategy)) +
-                   "); use --offload optimizer or change "
-                   "the strategy");
-  if (s.offload == Offload::optimizer &&
-      (s.strategy == Strategy::dp || s.strategy == Strategy::ddp))
-    return invalid(
-        "optimizer offload needs a ZeRO/FSDP strategy (or single with a paged "
-        "optimizer); use zero1/zero2/zero3 or fsdp-*");
-  if (auto moe = validate_moe(s); !moe) return moe;
-  if (s.fp8_params && (s.precision != Precision::fp8 || s.finetune != Finetune::full ||
-                       !uses_transformer_engine(s) || !megatron_module(s)))
-    return invalid(
-        "fp8_params (FP8 primary weights, Megatron's --fp8-param-gather) needs precision fp8, a "
-        "full fine-tune and a Megatron module of Transformer Engine's layers (a Megatron layout "
-        "or transformer_engine: true, without FSDP); drop it or set those");
-  if (s.bf16_optimizer_states && s.optimizer != Optimizer::adamw &&
-      s.optimizer != Optimizer::lamb && s.optimizer != Optimizer::sgd_momentum)
-    return invalid(std::string("bf16_optimizer_states keeps Adam's moments (SGD's momentum) in "
-                               "bf16; optimizer ") +
-                   std::string(to_string(s.optimizer)) +
-                   " keeps no fp32 states; drop it or use adamw, lamb or sgd-momentum");
-  if (s.precision_aware_optimizer &&
-      (!megatron_module(s) || !is_amp(s.precision) || s.optimizer != Optimizer::adamw))
-    return invalid(
-        "precision_aware_optimizer (Megatron's --use-precision-aware-optimizer) describes Adam "
-        "over a Megatron module under mixed precision: set tp/pp/cp or transformer_engine: "
-        "true, a mixed precision and optimizer adamw, or drop it");
-  if (!s.grad_reduce_in_fp32 && !megatron_module(s))
-    return invalid(
-        "grad_reduce_in_fp32: false (a half-precision gradient buffer) describes a Megatron "
-        "module: set tp/pp/cp or transformer_engine: true, or drop it (DeepSpeed and FSDP keep "
-        "their own gradient dtypes)");
+    out.push_back({"lora_dropout", "LoRA dropout must be from 0 to below 1 (e.g. 0.05)"});
+  if (s.ep < 1) out.push_back({"ep", "expert parallel size must be at least 1 (e.g. 8)"});
+  if (s.etp < 0) out.push_back({"etp", "expert tensor parallel size must be at least 1 (e.g. 1)"});
+  if (!(s.capacity_factor >= 0 && s.capacity_factor <= 64))
+    out.push_back(
+        {"capacity_factor", "capacity factor must be from 0 (dropless) to 64 (e.g. 1.25)"});
+  strategy_problems(s, out);
+  if (s.ep >= 1 && s.etp >= 0) moe_problems(s, out);
+  megatron_problems(s, out);
   if (s.empirical && s.empirical->per_sample_gb <= 0)
-    return invalid("empirical memory: per-sample GB must be positive");
+    out.push_back({"empirical_memory", "per-sample GB must be positive"});
   if (s.empirical && (s.empirical->base_gb < 0 || s.empirical->overhead_gb < 0))
-    return invalid("empirical memory: base and overhead GB must not be negative");
-  return validate_parallel(s);
+    out.push_back({"empirical_memory", "base and overhead GB must not be negative"});
+  if (out.empty()) parallel_problems(s, out);
+  return out;
+}
+
+Expected<void> validate(const TrainingSetup& s) {
+  const std::vector<SetupProblem> problems = setup_problems(s);
+  if (problems.empty()) return {};
+  const auto text = [](const SetupProblem& p) {
+    const Setting* setting = find_setting(p.setting);
+    return setting == nullptr ? p.message : std::string(setting->key) + ": " + p.message;
+  };
+  Error error{text(problems.front()), {}, Exit::invalid_input};
+  for (std::size_t i = 1; i < problems.size(); ++i)
+    error.more.push_back(Error{text(problems[i]), {}, Exit::invalid_input});
+  return std::unexpected(std::move(error));
 }
 
 double Hardware::peak_tflops(Precision p) const {

@@ -54,8 +54,8 @@ std::optional<AttemptPlan> plan_attempt(const spec::JobSpec& spec, const profile
   fixed.micro_batch = batch.micro_batch;
   fixed.grad_checkpointing =
       batch.grad_checkpointing ? spec::GradCheckpointing::on : spec::GradCheckpointing::off;
-  fixed.tp = row.tp;
-  fixed.pp = row.pp;
+  fixed.training.tp = row.tp;
+  fixed.training.pp = row.pp;
   const int64_t effective = int64_t{batch.micro_batch} * batch.grad_accum * std::max(1, row.dp());
   if (effective > std::numeric_limits<int>::max()) return std::nullopt;
   fixed.effective_batch =

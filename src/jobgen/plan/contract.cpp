@@ -10,7 +10,7 @@ namespace jobgen::plan {
 
 namespace {
 
-bool uses(const spec::JobSpec& spec, const char* name) {
+bool uses(const spec::JobSpec& spec, std::string_view name) {
   return spec.command_placeholders.contains(name);
 }
 
@@ -23,31 +23,33 @@ bool deepspeed_config(const spec::JobSpec& spec, spec::Launcher launcher) {
 // accelerate exports its config's DeepSpeed accumulation to the script (it overrides the
 // script's own) and its mixed precision, which the script's Accelerator uses.
 bool accelerate_deepspeed(const spec::JobSpec& spec, spec::Launcher launcher) {
-  return launcher == spec::Launcher::accelerate && estimate::is_deepspeed(spec.strategy);
+  return launcher == spec::Launcher::accelerate && estimate::is_deepspeed(spec.training.strategy);
 }
 
 // A plan the launcher cannot run as planned: DeepSpeed runs ZeRO, never FSDP.
 void launcher_gaps(const spec::JobSpec& spec, const PlanRow& row, spec::Launcher launcher,
                    std::vector<ContractGap>& gaps) {
-  if (launcher == spec::Launcher::deepspeed && estimate::is_fsdp(spec.strategy)) {
+  if (launcher == spec::Launcher::deepspeed && estimate::is_fsdp(spec.training.strategy)) {
     gaps.push_back(
         {"the strategy",
          fmt::format("strategy {} under the deepspeed launcher",
-                     estimate::to_string(spec.strategy)),
-         fmt::format("DeepSpeed shards with ZeRO, not FSDP: set 'strategy: {}' (the same "
-                     "sharding), or 'launcher: torchrun' or 'accelerate' for FSDP",
-                     spec.strategy == estimate::Strategy::fsdp_full_shard ? "zero3" : "zero2"),
+                     estimate::to_string(spec.training.strategy)),
+         fmt::format(
+             "DeepSpeed shards with ZeRO, not FSDP: set 'strategy: {}' (the same "
+             "sharding), or 'launcher: torchrun' or 'accelerate' for FSDP",
+             spec.training.strategy == estimate::Strategy::fsdp_full_shard ? "zero3" : "zero2"),
          true});
   }
   if (spec::config_kind(spec, launcher) == spec::ConfigKind::deepspeed &&
       !uses(spec, "deepspeed_config")) {
     const int64_t train = int64_t{row.micro_batch} * row.grad_accum * row.dp();
-    gaps.push_back({"the DeepSpeed config jobgen writes",
-                    fmt::format("DeepSpeed with strategy {} (micro-batch {}, train batch {})",
-                                estimate::to_string(spec.strategy), row.micro_batch, train),
-                    "add '--deepspeed_config {{deepspeed_config}}' to 'command' (your script's "
-                    "flag; the HF Trainer's is '--deepspeed {{deepspeed_config}}')",
-                    true});
+    gaps.push_back(
+        {"the DeepSpeed config jobgen writes",
+         fmt::format("DeepSpeed with strategy {} (micro-batch {}, train batch {})",
+                     estimate::to_string(spec.training.strategy), row.micro_batch, train),
+         "add '--deepspeed_config {{deepspeed_config}}' to 'command' (your script's "
+         "flag; the HF Trainer's is '--deepspeed {{deepspeed_config}}')",
+         true});
   }
 }
 
@@ -80,6 +82,44 @@ void parallel_gaps(const spec::JobSpec& spec, const PlanRow& row, std::vector<Co
                     true});
 }
 
+// The row's training setup: the job spec's settings on the row's GPUs, layout and precision.
+estimate::TrainingSetup row_setup(const spec::JobSpec& spec, const PlanRow& row) {
+  estimate::TrainingSetup s = spec.setup(row.gpus_per_node, row.nodes);
+  s.precision = row.precision;
+  s.tp = row.tp;
+  s.pp = row.pp;
+  s.vpp = row.vpp;
+  s.cp = row.cp;
+  s.sp = row.sp;
+  s.grad_checkpointing = row.grad_checkpointing;
+  return s;
+}
+
+// Every setting of the table that the row turns on and whose carrier the command lacks: a
+// `flags:` entry, or its {{placeholder}} (estimate/settings.hpp).
+void setting_gaps(const spec::JobSpec& spec, const PlanRow& row, std::vector<ContractGap>& gaps) {
+  const estimate::TrainingSetup planned = row_setup(spec, row);
+  for (const auto& setting : estimate::settings()) {
+    const estimate::Carrier& c = setting.carrier;
+    if (c.kind == estimate::Carrier::Kind::none || !estimate::setting_on(planned, setting))
+      continue;
+    const std::string key(setting.key);
+    const std::string value = estimate::setting_text(planned, setting);
+    const std::string planned_text =
+        std::string(setting.what) + (value == "true" ? std::string() : " " + value);
+    if (c.kind == estimate::Carrier::Kind::flag) {
+      if (!spec.flags.flag(key).empty()) continue;
+      gaps.push_back({std::string(setting.what), planned_text,
+                      fmt::format("add 'flags: {{{}: {}}}' (your script's flag)", key, c.example),
+                      c.refuse});
+    } else if (!uses(spec, key)) {
+      gaps.push_back({std::string(setting.what), planned_text,
+                      fmt::format("add '{}' (your script's flag) to 'command'", c.example),
+                      c.refuse});
+    }
+  }
+}
+
 }  // namespace
 
 const char* megatron_flag(std::string_view name) {
@@ -95,8 +135,8 @@ const char* megatron_flag(std::string_view name) {
 bool receives_checkpointing(const spec::JobSpec& spec, spec::Launcher launcher) {
   // accelerate's FSDP checkpoints the wrapped layers itself (plan/launcher_config.hpp).
   return spec.command.empty() || uses(spec, "grad_checkpointing") ||
-         !spec.flags.grad_checkpointing.empty() ||
-         (launcher == spec::Launcher::accelerate && estimate::is_fsdp(spec.strategy));
+         !spec.flags.flag("grad_checkpointing").empty() ||
+         (launcher == spec::Launcher::accelerate && estimate::is_fsdp(spec.training.strategy));
 }
 
 std::vector<ContractGap> contract_gaps(const spec::JobSpec& spec, const PlanRow& row,
@@ -124,35 +164,11 @@ std::vector<ContractGap> contract_gaps(const spec::JobSpec& spec, const PlanRow&
                     "flag) to the job spec, or pass {{grad_checkpointing}} (true/false)",
                     true});
   }
-  // Expert parallelism decides which experts (and how much of the model) a rank holds: a job
-  // launched without it holds every expert on every GPU.
-  if (spec.ep > 1 && !uses(spec, "ep")) {
-    gaps.push_back({"the expert parallel size",
-                    fmt::format("expert parallelism over {} ranks", spec.ep),
-                    "add '--expert-parallel-size {{ep}}' (your script's flag; Megatron's is "
-                    "'--expert-model-parallel-size') to 'command'",
-                    true});
-  }
-  // An expert tensor-parallel size other than tp (Megatron's default) lays the experts out
-  // differently: how much of them a rank holds, and whether ep x etp fits the stage at all.
-  if (spec.etp > 0 && spec.etp != row.tp && !uses(spec, "etp")) {
-    gaps.push_back({"the expert tensor parallel size",
-                    fmt::format("expert tensor parallelism over {} ranks", spec.etp),
-                    "add '--expert-tensor-parallel-size {{etp}}' (your script's flag) to "
-                    "'command'",
-                    true});
-  }
-  // FP8 primary weights halve the block weights the plan counts: a job that keeps them in half
-  // holds more than planned.
-  const bool fp8 = row.precision == estimate::Precision::fp8;
-  if (spec.fp8_params && fp8 && spec.flags.fp8_params.empty()) {
-    gaps.push_back({"FP8 primary weights", "FP8 primary weights",
-                    "add 'flags: {fp8_params: --fp8-param-gather}' (your script's flag)", true});
-  }
+  setting_gaps(spec, row, gaps);
   // Megatron shards the optimizer over dp only with its distributed optimizer: without it every
   // rank keeps all the states the plan divides.
   if (spec::megatron_distributed_optimizer(spec, launcher) &&
-      spec.flags.distributed_optimizer.empty() &&
+      spec.flags.flag("distributed_optimizer").empty() &&
       spec.command.find("distributed-optimizer") == std::string::npos &&
       spec.command.find("distributed_optimizer") == std::string::npos &&
       spec.command.find("distributed_fused_adam") == std::string::npos) {
@@ -162,28 +178,7 @@ std::vector<ContractGap> contract_gaps(const spec::JobSpec& spec, const PlanRow&
                     "script's flag)",
                     true});
   }
-  // bf16 optimizer states, or master weights kept as remainders, are smaller than the fp32
-  // states a job keeps by default.
-  if (spec.bf16_optimizer_states && spec.flags.bf16_optimizer_states.empty()) {
-    gaps.push_back({"bf16 optimizer states", "bf16 optimizer states",
-                    "add 'flags: {bf16_optimizer_states: <your script's flag>}' (e.g. NeMo's "
-                    "model.optim.dtype=bf16)",
-                    true});
-  }
-  if (spec.precision_aware_optimizer && spec.flags.precision_aware_optimizer.empty()) {
-    gaps.push_back({"the precision-aware optimizer", "the precision-aware optimizer",
-                    "add 'flags: {precision_aware_optimizer: --use-precision-aware-optimizer}' "
-                    "(your script's flag)",
-                    true});
-  }
-  // A throughput assumption: without the overlap the job runs slower than planned, not larger.
-  if (spec.moe_a2a_overlap && spec.ep > 1 && spec.flags.moe_a2a_overlap.empty()) {
-    gaps.push_back({"the all-to-all overlap", "MoE all-to-alls overlapped with compute",
-                    "add 'flags: {moe_a2a_overlap: --overlap-moe-expert-parallel-comm}' (your "
-                    "script's flag)",
-                    false});
-  }
-  if (spec.compile && !uses(spec, "compile") && spec.flags.compile.empty() &&
+  if (spec.training.compile && !uses(spec, "compile") && spec.flags.flag("compile").empty() &&
       launcher != spec::Launcher::accelerate) {
     gaps.push_back(
         {"torch.compile", "torch.compile on", "add 'flags: {compile: --torch_compile}'", false});
@@ -191,6 +186,7 @@ std::vector<ContractGap> contract_gaps(const spec::JobSpec& spec, const PlanRow&
   // fp32 is every trainer's default: only a mixed or reduced precision must be asked for. A
   // DeepSpeed config has no FP8 (it only says bf16): the script must run its Linears in FP8
   // itself; accelerate's mixed_precision fp8 converts them (Transformer Engine backend).
+  const bool fp8 = row.precision == estimate::Precision::fp8;
   const bool config_precision =
       (deepspeed_config(spec, launcher) && !fp8) || launcher == spec::Launcher::accelerate;
   if (row.precision != estimate::Precision::fp32 && !config_precision &&
@@ -225,22 +221,17 @@ std::string gap_warning(const ContractGap& gap) {
 
 std::vector<std::string> planned_flags(const spec::JobSpec& spec, const PlanRow& row) {
   std::vector<std::string> out;
-  if (row.grad_checkpointing && !spec.flags.grad_checkpointing.empty())
-    out.push_back(spec.flags.grad_checkpointing);
-  if (spec.flash_attention && !spec.flags.flash_attention.empty())
-    out.push_back(spec.flags.flash_attention);
-  if (spec.compile && !spec.flags.compile.empty()) out.push_back(spec.flags.compile);
-  if (spec.fp8_params && row.precision == estimate::Precision::fp8 &&
-      !spec.flags.fp8_params.empty())
-    out.push_back(spec.flags.fp8_params);
-  if (!spec.flags.distributed_optimizer.empty() && spec.strategy == estimate::Strategy::zero1)
-    out.push_back(spec.flags.distributed_optimizer);
-  if (spec.bf16_optimizer_states && !spec.flags.bf16_optimizer_states.empty())
-    out.push_back(spec.flags.bf16_optimizer_states);
-  if (spec.precision_aware_optimizer && !spec.flags.precision_aware_optimizer.empty())
-    out.push_back(spec.flags.precision_aware_optimizer);
-  if (spec.moe_a2a_overlap && spec.ep > 1 && !spec.flags.moe_a2a_overlap.empty())
-    out.push_back(spec.flags.moe_a2a_overlap);
+  const auto add = [&](std::string_view key, bool on) {
+    if (std::string flag = spec.flags.flag(key); on && !flag.empty()) out.push_back(flag);
+  };
+  add("grad_checkpointing", row.grad_checkpointing);
+  add("flash_attention", spec.training.flash_attention);
+  add("compile", spec.training.compile);
+  const estimate::TrainingSetup planned = row_setup(spec, row);
+  for (const auto& setting : estimate::settings())
+    if (setting.carrier.kind == estimate::Carrier::Kind::flag)
+      add(setting.key, estimate::setting_on(planned, setting));
+  add("distributed_optimizer", spec.training.strategy == estimate::Strategy::zero1);
   const auto precision = spec.flags.precision.find(std::string(estimate::to_string(row.precision)));
   if (precision != spec.flags.precision.end()) out.push_back(precision->second);
   return out;

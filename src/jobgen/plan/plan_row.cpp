@@ -139,9 +139,9 @@ PlanRow start_row(const profile::Profile& prof, const Candidate& cand, const est
 // it on makes the whole run faster (the reason goes to row.checkpointing_note); on/off as given.
 Config plan_checkpointing(const spec::JobSpec& spec, est::TrainingSetup setup,
                           const est::Hardware& hw, PlanRow& row) {
-  if (spec.grad_checkpointing != spec::GradCheckpointing::automatic || spec.empirical_memory) {
+  if (spec.grad_checkpointing != spec::GradCheckpointing::automatic || spec.training.empirical) {
     setup.grad_checkpointing =
-        spec.grad_checkpointing == spec::GradCheckpointing::on && !spec.empirical_memory;
+        spec.grad_checkpointing == spec::GradCheckpointing::on && !spec.training.empirical;
     return plan_config(spec, setup, hw);
   }
   est::TrainingSetup off = setup, on = setup;
@@ -231,8 +231,9 @@ void set_epoch(PlanRow& row, const spec::JobSpec& spec) {
 // matmuls in TF32 where the GPU has it; said on the row.
 est::Precision planned_precision(const spec::JobSpec& spec, const profile::Profile& prof,
                                  const est::Hardware& hw, PlanRow& row) {
-  if (spec.precision != est::Precision::fp32 || !prof.fp32_matmul_tf32 || hw.tflops_tf32 <= 0)
-    return spec.precision;
+  if (spec.training.precision != est::Precision::fp32 || !prof.fp32_matmul_tf32 ||
+      hw.tflops_tf32 <= 0)
+    return spec.training.precision;
   row.warnings.push_back(
       "fp32 runs its matmuls in TF32 on this cluster (profile: fp32_matmul: tf32), so the "
       "job gets TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1");
@@ -263,15 +264,15 @@ std::vector<std::pair<int, int>> layouts(const spec::JobSpec& spec,
   std::vector<std::pair<int, int>> out;
   const int world = base.world_size();
   const int cp = std::max(1, base.cp);
-  for (int tp = 1; tp <= (spec.tp == 0 ? base.gpus_per_node : 1); ++tp) {
-    const int t = spec.tp == 0 ? tp : spec.tp;
-    if (spec.tp == 0 && base.gpus_per_node % t != 0) continue;
+  for (int tp = 1; tp <= (spec.training.tp == 0 ? base.gpus_per_node : 1); ++tp) {
+    const int t = spec.training.tp == 0 ? tp : spec.training.tp;
+    if (spec.training.tp == 0 && base.gpus_per_node % t != 0) continue;
     if (world % (t * cp) != 0) continue;
     const int rest = world / (t * cp);
-    const int max_pp = spec.pp == 0 ? std::min(rest, base.model.total_layers()) : 1;
+    const int max_pp = spec.training.pp == 0 ? std::min(rest, base.model.total_layers()) : 1;
     for (int pp = 1; pp <= max_pp; ++pp) {
-      const int p = spec.pp == 0 ? pp : spec.pp;
-      if (spec.pp == 0 && rest % p != 0) continue;
+      const int p = spec.training.pp == 0 ? pp : spec.training.pp;
+      if (spec.training.pp == 0 && rest % p != 0) continue;
       est::TrainingSetup s = base;
       s.tp = t;
       s.pp = p;
@@ -329,7 +330,7 @@ PlanRow plan_row(const spec::JobSpec& spec, const profile::Profile& prof, const 
   setup.precision =
       est::effective_precision(planned_precision(spec, prof, hw, row), hw, &row.warnings);
   row.precision = setup.precision;
-  const Config chosen = spec.tp == 0 || spec.pp == 0
+  const Config chosen = spec.training.tp == 0 || spec.training.pp == 0
                             ? plan_layout(spec, setup, hw, row)
                             : plan_checkpointing(spec, std::move(setup), hw, row);
   row.tp = chosen.setup.tp;

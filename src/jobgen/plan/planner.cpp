@@ -227,9 +227,10 @@ void add_rows(PlanReport& report, const spec::JobSpec& spec, const profile::Prof
       continue;
     }
     const CalibrationEntry* correction =
-        options.calibration != nullptr ? options.calibration->find(report.model_name, cand.gpu->id,
-                                                                   est::to_string(spec.strategy))
-                                       : nullptr;
+        options.calibration != nullptr
+            ? options.calibration->find(report.model_name, cand.gpu->id,
+                                        est::to_string(spec.training.strategy))
+            : nullptr;
     est::Hardware measured = hw;  // what finished runs measured raises the memory estimate
     if (correction != nullptr) measured.memory_scale = correction->memory_factor;
     // A measured baseline times every option (baseline.hpp): it replaces calibration's step time.
@@ -252,25 +253,27 @@ PlanReport report_header(const spec::JobSpec& spec, const profile::Profile& prof
   PlanReport report;
   report.job_name = spec.name;
   report.source = spec.source;
-  report.model_name = spec.model.name.empty() ? spec.model_ref : spec.model.name;
-  report.model_description = spec.model.description;
-  report.model_params = spec.model.layers > 0 ? model::derive_params(spec.model) : 0;
-  report.seq_len = spec.seq_len;
-  if (spec.model.kind == model::Kind::encoder_decoder)
-    report.target_len = spec.target_len > 0 ? spec.target_len : spec.seq_len;
-  report.precision = spec.precision;
-  report.optimizer = spec.optimizer;
-  report.strategy = spec.strategy;
-  report.offload = spec.offload;
-  report.finetune = spec.finetune;
-  report.lora_rank = spec.finetune == est::Finetune::full ? 0 : spec.lora_rank;
-  if (spec.finetune == est::Finetune::lora) {
+  report.model_name = spec.training.model.name.empty() ? spec.model_ref : spec.training.model.name;
+  report.model_description = spec.training.model.description;
+  report.model_params =
+      spec.training.model.layers > 0 ? model::derive_params(spec.training.model) : 0;
+  report.seq_len = spec.training.seq_len;
+  if (spec.training.model.kind == model::Kind::encoder_decoder)
+    report.target_len =
+        spec.training.target_len > 0 ? spec.training.target_len : spec.training.seq_len;
+  report.precision = spec.training.precision;
+  report.optimizer = spec.training.optimizer;
+  report.strategy = spec.training.strategy;
+  report.offload = spec.training.offload;
+  report.finetune = spec.training.finetune;
+  report.lora_rank = spec.training.finetune == est::Finetune::full ? 0 : spec.training.lora_rank;
+  if (spec.training.finetune == est::Finetune::lora) {
     report.lora_base = est::base_in_half(spec.setup(1, 1)) ? "half" : "fp32";
-    report.lora_base_given = spec.base_dtype != est::BaseDtype::automatic;
+    report.lora_base_given = spec.training.base_dtype != est::BaseDtype::automatic;
   }
   report.grad_checkpointing = spec.grad_checkpointing;
-  report.empirical_memory = spec.empirical_memory.has_value();
-  report.flash_attention = spec.flash_attention;
+  report.empirical_memory = spec.training.empirical.has_value();
+  report.flash_attention = spec.training.flash_attention;
   report.target_batch = spec.effective_batch;
   report.fixed_micro_batch = spec.micro_batch;
   report.length =
@@ -287,7 +290,7 @@ PlanReport report_header(const spec::JobSpec& spec, const profile::Profile& prof
 
 Expected<PlanReport> make_plan(const spec::JobSpec& spec, const profile::Profile& prof,
                                const profile::Catalog& catalog, const PlanOptions& options) {
-  if (!spec.model_file.empty() && spec.model.layers == 0 && !spec.empirical_memory) {
+  if (!spec.model_file.empty() && spec.training.model.layers == 0 && !spec.training.empirical) {
     return invalid("the model file '" + spec.model_file + "' was not loaded", spec.model_loc);
   }
   if ((options.gpus && *options.gpus < 1) || (options.nodes && *options.nodes < 1)) {
@@ -362,8 +365,9 @@ std::map<std::string, std::string> placeholder_values(const spec::JobSpec& spec,
   if (row.learning_rate) v["learning_rate"] = util::format_learning_rate(*row.learning_rate);
   v["max_steps"] = std::to_string(row.steps);
   if (spec.epochs) v["epochs"] = fmt::format("{:g}", *spec.epochs);
-  v["seq_len"] = std::to_string(spec.seq_len);
-  v["target_len"] = std::to_string(spec.target_len > 0 ? spec.target_len : spec.seq_len);
+  v["seq_len"] = std::to_string(spec.training.seq_len);
+  v["target_len"] = std::to_string(spec.training.target_len > 0 ? spec.training.target_len
+                                                                : spec.training.seq_len);
   v["precision"] = std::string(est::to_string(row.precision));
   v["job_name"] = spec.name;
   v["checkpoint_dir"] = spec.checkpoint.dir;
@@ -374,8 +378,8 @@ std::map<std::string, std::string> placeholder_values(const spec::JobSpec& spec,
   v["cp"] = std::to_string(row.cp);
   v["sp"] = row.sp ? "true" : "false";
   v["dp"] = std::to_string(row.dp());
-  v["ep"] = std::to_string(spec.ep);
-  v["etp"] = std::to_string(spec.etp > 0 ? spec.etp : row.tp);
+  v["ep"] = std::to_string(spec.training.ep);
+  v["etp"] = std::to_string(spec.training.etp > 0 ? spec.training.etp : row.tp);
   return v;
 }
 

@@ -64,12 +64,12 @@ std::string does_not_fit_message(const PlanRow& row, const spec::JobSpec& spec,
   if (chosen.setup.grad_checkpointing) tried += "activation checkpointing";
   if (chosen.setup.flash_attention)
     tried += tried.empty() ? "flash attention" : " and flash attention";
-  if (spec.empirical_memory) tried = "your empirical memory formula";
+  if (spec.training.empirical) tried = "your empirical memory formula";
   std::string message = fmt::format(
       "does not fit even at micro-batch 1{} (mem GiB is what micro-batch 1 needs; {:.1f} GiB "
       "usable)",
       tried.empty() ? "" : " with " + tried, row.capacity_gib);
-  if (!spec.empirical_memory && !(cand.mig && cand.gpus_per_node > 1)) {
+  if (!spec.training.empirical && !(cand.mig && cand.gpus_per_node > 1)) {
     const auto alternatives = savings_that_fit(spec, chosen.setup, hw);
     std::string list;
     for (const auto& a : alternatives) list += (list.empty() ? "" : "; ") + a;

@@ -35,7 +35,7 @@ int zero_stage(est::Strategy strategy) {
 
 bool command_takes_checkpointing(const spec::JobSpec& spec) {
   return spec.command_placeholders.contains("grad_checkpointing") ||
-         !spec.flags.grad_checkpointing.empty();
+         !spec.flags.flag("grad_checkpointing").empty();
 }
 
 // fp16, bf16 and bf16's low-precision master weights as the row's precision says.
@@ -88,12 +88,13 @@ void deepspeed_buffers(spec::ConfigDocument& doc, const est::DeepSpeedSettings& 
 }
 
 void deepspeed_zero(spec::ConfigDocument& doc, const spec::JobSpec& spec) {
-  const int stage = zero_stage(spec.strategy);
-  const std::string why = fmt::format("the plan runs strategy {}, offload {}",
-                                      est::to_string(spec.strategy), est::to_string(spec.offload));
+  const int stage = zero_stage(spec.training.strategy);
+  const std::string why =
+      fmt::format("the plan runs strategy {}, offload {}", est::to_string(spec.training.strategy),
+                  est::to_string(spec.training.offload));
   doc.set({"zero_optimization", "stage"}, stage, why);
-  const bool optimizer = spec.offload != est::Offload::none;
-  const bool params = spec.offload == est::Offload::params;
+  const bool optimizer = spec.training.offload != est::Offload::none;
+  const bool params = spec.training.offload == est::Offload::params;
   const std::vector<std::string> opt_device{"zero_optimization", "offload_optimizer", "device"};
   const std::vector<std::string> param_device{"zero_optimization", "offload_param", "device"};
   if (stage > 0) {
@@ -106,14 +107,14 @@ void deepspeed_zero(spec::ConfigDocument& doc, const spec::JobSpec& spec) {
   } else {
     doc.set_if_present(param_device, "none", why);
   }
-  if (stage > 0) deepspeed_buffers(doc, spec.deepspeed, spec.strategy);
+  if (stage > 0) deepspeed_buffers(doc, spec.training.deepspeed, spec.training.strategy);
 }
 
 // ZeRO-Offload refuses an optimizer of the script's own (not DeepSpeed's CPU Adam) unless told
 // otherwise: without an optimizer of the user's config, DeepSpeed's AdamW at the planned rate.
 void offload_optimizer(spec::ConfigDocument& doc, const spec::JobSpec& spec, const PlanRow& row) {
-  if (spec.offload == est::Offload::none || doc.has({"optimizer"})) return;
-  if (spec.optimizer == est::Optimizer::adamw && row.learning_rate) {
+  if (spec.training.offload == est::Offload::none || doc.has({"optimizer"})) return;
+  if (spec.training.optimizer == est::Optimizer::adamw && row.learning_rate) {
     doc.set({"optimizer"}, {{"type", "AdamW"}, {"params", {{"lr", *row.learning_rate}}}},
             "ZeRO-Offload steps DeepSpeed's CPU AdamW");
     return;
@@ -122,17 +123,17 @@ void offload_optimizer(spec::ConfigDocument& doc, const spec::JobSpec& spec, con
       "ZeRO-Offload steps the optimizer with DeepSpeed's CPU optimizer, and DeepSpeed refuses one "
       "of the script's own: add an 'optimizer' section (e.g. {{\"type\": \"AdamW\", \"params\": "
       "{{\"lr\": 1e-4}}}}) to a launcher_config, or give the job spec a learning_rate{}",
-      spec.optimizer == est::Optimizer::adamw ? "" : " and optimizer adamw"));
+      spec.training.optimizer == est::Optimizer::adamw ? "" : " and optimizer adamw"));
 }
 
 std::string deepspeed_summary(const spec::JobSpec& spec, const PlanRow& row) {
-  const int stage = zero_stage(spec.strategy);
+  const int stage = zero_stage(spec.training.strategy);
   return fmt::format(
       "DeepSpeed config: {}{}, micro-batch {} per GPU, accumulation {}, train batch {}, {}",
       stage == 0 ? std::string("no ZeRO") : "ZeRO-" + std::to_string(stage),
-      spec.offload == est::Offload::none
+      spec.training.offload == est::Offload::none
           ? ""
-          : fmt::format(" ({} offloaded to CPU)", spec.offload == est::Offload::params
+          : fmt::format(" ({} offloaded to CPU)", spec.training.offload == est::Offload::params
                                                       ? "parameters and optimizer"
                                                       : "optimizer"),
       row.micro_batch, row.grad_accum, int64_t{row.micro_batch} * row.grad_accum * row.dp(),
@@ -153,8 +154,8 @@ void deepspeed_settings(spec::ConfigDocument& doc, const spec::JobSpec& spec, co
 }
 
 std::string distributed_type(const spec::JobSpec& spec, const PlanRow& row) {
-  if (est::is_deepspeed(spec.strategy)) return "DEEPSPEED";
-  if (est::is_fsdp(spec.strategy)) return "FSDP";
+  if (est::is_deepspeed(spec.training.strategy)) return "DEEPSPEED";
+  if (est::is_fsdp(spec.training.strategy)) return "FSDP";
   return row.world_size() > 1 ? "MULTI_GPU" : "NO";
 }
 
@@ -166,10 +167,10 @@ std::string mixed_precision(est::Precision precision) {
 }
 
 void accelerate_fsdp(spec::ConfigDocument& doc, const spec::JobSpec& spec, const PlanRow& row) {
-  const bool v2 = spec.fsdp_version == est::FsdpVersion::v2;
-  const bool full = spec.strategy == est::Strategy::fsdp_full_shard;
-  const std::string why =
-      fmt::format("the plan runs {} (FSDP{})", est::to_string(spec.strategy), v2 ? "2" : "1");
+  const bool v2 = spec.training.fsdp_version == est::FsdpVersion::v2;
+  const bool full = spec.training.strategy == est::Strategy::fsdp_full_shard;
+  const std::string why = fmt::format("the plan runs {} (FSDP{})",
+                                      est::to_string(spec.training.strategy), v2 ? "2" : "1");
   doc.set({"fsdp_config", "fsdp_version"}, v2 ? 2 : 1, why);
   // FSDP1 takes the sharding strategy; FSDP2 ignores it and reshards after forward or not.
   if (v2) {
@@ -177,8 +178,8 @@ void accelerate_fsdp(spec::ConfigDocument& doc, const spec::JobSpec& spec, const
   } else {
     doc.set({"fsdp_config", "fsdp_sharding_strategy"}, full ? "FULL_SHARD" : "SHARD_GRAD_OP", why);
   }
-  doc.set({"fsdp_config", "fsdp_offload_params"}, spec.offload != est::Offload::none,
-          fmt::format("the plan runs offload {}", est::to_string(spec.offload)));
+  doc.set({"fsdp_config", "fsdp_offload_params"}, spec.training.offload != est::Offload::none,
+          fmt::format("the plan runs offload {}", est::to_string(spec.training.offload)));
   // The plan gathers one layer at a time; NO_WRAP would gather the whole model at once.
   const ordered_json* policy = doc.find({"fsdp_config", "fsdp_auto_wrap_policy"});
   if (!policy || *policy != "SIZE_BASED_WRAP") {
@@ -203,13 +204,14 @@ Expected<void> accelerate_deepspeed(spec::ConfigDocument& doc, const spec::JobSp
         "file as launcher_config",
         doc.where({"deepspeed_config", "deepspeed_config_file"}));
   }
-  const std::string why = fmt::format("the plan runs strategy {}, offload {}",
-                                      est::to_string(spec.strategy), est::to_string(spec.offload));
-  doc.set({"deepspeed_config", "zero_stage"}, zero_stage(spec.strategy), why);
+  const std::string why =
+      fmt::format("the plan runs strategy {}, offload {}", est::to_string(spec.training.strategy),
+                  est::to_string(spec.training.offload));
+  doc.set({"deepspeed_config", "zero_stage"}, zero_stage(spec.training.strategy), why);
   doc.set({"deepspeed_config", "offload_optimizer_device"},
-          spec.offload == est::Offload::none ? "none" : "cpu", why);
+          spec.training.offload == est::Offload::none ? "none" : "cpu", why);
   doc.set({"deepspeed_config", "offload_param_device"},
-          spec.offload == est::Offload::params ? "cpu" : "none", why);
+          spec.training.offload == est::Offload::params ? "cpu" : "none", why);
   doc.set({"deepspeed_config", "gradient_accumulation_steps"}, row.grad_accum,
           fmt::format("the plan accumulates over {} micro-batches", row.grad_accum));
   // One accelerate launcher per node starts that node's processes (pdsh would ssh).
@@ -225,7 +227,7 @@ Expected<void> accelerate_settings(spec::ConfigDocument& doc, const spec::JobSpe
   const std::string type = distributed_type(spec, row);
   doc.set({"compute_environment"}, "LOCAL_MACHINE", "the job runs on Slurm's nodes");
   doc.set({"distributed_type"}, type,
-          fmt::format("the plan runs strategy {}", est::to_string(spec.strategy)));
+          fmt::format("the plan runs strategy {}", est::to_string(spec.training.strategy)));
   doc.set({"mixed_precision"}, mixed_precision(row.precision),
           fmt::format("the plan runs precision {}", est::to_string(row.precision)));
   doc.set({"use_cpu"}, false, "the plan runs on GPUs");
@@ -240,7 +242,7 @@ Expected<void> accelerate_settings(spec::ConfigDocument& doc, const spec::JobSpe
   doc.set({"main_process_ip"}, kMasterAddr, "Slurm chooses the nodes");
   doc.set({"main_process_port"}, kMasterPort, "jobgen picks the port from the job id");
   doc.set_if_present({"gpu_ids"}, "all", "Slurm gives the job its GPUs");
-  if (spec.compile) {
+  if (spec.training.compile) {
     const ordered_json* backend = doc.find({"dynamo_config", "dynamo_backend"});
     if (!backend || util::lower(backend->is_string() ? backend->get<std::string>() : "") == "no")
       doc.set({"dynamo_config", "dynamo_backend"}, "INDUCTOR", "the job spec compiles");
@@ -257,10 +259,10 @@ std::string accelerate_summary(const spec::JobSpec& spec, const PlanRow& row) {
   const std::string type = distributed_type(spec, row);
   std::string how = type;
   if (type == "FSDP") {
-    how += fmt::format(" {} (FSDP{})", est::to_string(spec.strategy),
-                       spec.fsdp_version == est::FsdpVersion::v2 ? "2" : "1");
+    how += fmt::format(" {} (FSDP{})", est::to_string(spec.training.strategy),
+                       spec.training.fsdp_version == est::FsdpVersion::v2 ? "2" : "1");
   } else if (type == "DEEPSPEED") {
-    how += fmt::format(" ZeRO-{}", zero_stage(spec.strategy));
+    how += fmt::format(" ZeRO-{}", zero_stage(spec.training.strategy));
   }
   return fmt::format("accelerate config: {}, mixed precision {}, {} processes on {} node{}", how,
                      mixed_precision(row.precision), row.world_size(), row.nodes,

@@ -8,13 +8,14 @@ namespace est = jobgen::estimate;
 
 bool megatron_distributed_optimizer(const JobSpec& spec, Launcher launcher) {
   return launcher != Launcher::deepspeed && launcher != Launcher::accelerate &&
-         spec.strategy == est::Strategy::zero1 && est::megatron_module(spec.layout_probe());
+         spec.training.strategy == est::Strategy::zero1 &&
+         est::megatron_module(spec.layout_probe());
 }
 
 ConfigKind config_kind(const JobSpec& spec, Launcher launcher) {
   if (launcher == Launcher::accelerate) return ConfigKind::accelerate;
   if (megatron_distributed_optimizer(spec, launcher)) return ConfigKind::none;
-  if (launcher == Launcher::deepspeed || est::is_deepspeed(spec.strategy))
+  if (launcher == Launcher::deepspeed || est::is_deepspeed(spec.training.strategy))
     return ConfigKind::deepspeed;
   return ConfigKind::none;
 }
@@ -42,7 +43,7 @@ Expected<void> check_config_placeholders(const JobSpec& spec, Launcher launcher)
                     name, other == ConfigKind::deepspeed ? "DeepSpeed" : "accelerate",
                     other == ConfigKind::deepspeed ? "launcher deepspeed or a ZeRO strategy"
                                                    : "launcher accelerate",
-                    launcher_name(launcher), est::to_string(spec.strategy)),
+                    launcher_name(launcher), est::to_string(spec.training.strategy)),
         spec.command_loc);
   }
   return {};

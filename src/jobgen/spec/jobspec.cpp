@@ -75,62 +75,48 @@ const std::vector<std::string>& known_placeholders() {
   return names;
 }
 
-estimate::TrainingSetup JobSpec::setup(int gpus_per_node, int nodes) const {
+const std::vector<std::string>& command_flag_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k{"grad_checkpointing", "flash_attention", "compile",
+                               "distributed_optimizer"};
+    for (const auto& s : estimate::settings())
+      if (s.carrier.kind == estimate::Carrier::Kind::flag) k.emplace_back(s.key);
+    return k;
+  }();
+  return keys;
+}
+
+estimate::TrainingSetup job_training_defaults() {
   estimate::TrainingSetup s;
-  s.model = model;
-  s.precision = precision;
-  s.optimizer = optimizer;
-  s.strategy = strategy;
-  s.offload = offload;
-  s.finetune = finetune;
-  s.lora_rank = lora_rank;
-  s.lora_targets = lora_targets;
-  s.lora_dropout = lora_dropout;
-  s.lora_dropout_at = lora_dropout_at;
-  s.base_dtype = base_dtype;
-  s.model_loading = model_loading;
-  s.fsdp_version = fsdp_version;
-  s.seq_len = seq_len;
-  s.target_len = target_len;
+  s.strategy = estimate::Strategy::ddp;
+  s.flash_attention = true;
+  s.seq_len = 0;  // required: the parser says so when it is missing
+  return s;
+}
+
+estimate::TrainingSetup JobSpec::setup(int gpus_per_node, int nodes) const {
+  estimate::TrainingSetup s = training;
   s.grad_checkpointing = grad_checkpointing == GradCheckpointing::on;
-  s.flash_attention = flash_attention;
-  s.chunked_loss = chunked_loss;
-  s.optimizer_in_backward = optimizer_in_backward;
-  s.compile = compile;
-  s.transformer_engine = transformer_engine;
   // A spec that asks for a Megatron layout (tp, pp or cp above 1, or tp/pp auto) runs Megatron's
   // layers in every layout the planner tries, data parallelism alone included: one script.
-  if (!transformer_engine && (tp != 1 || pp != 1 || cp > 1) && !estimate::is_fsdp(strategy))
+  if (!training.transformer_engine && (training.tp != 1 || training.pp != 1 || training.cp > 1) &&
+      !estimate::is_fsdp(training.strategy))
     s.transformer_engine = true;
-  s.fp8_params = fp8_params;
-  s.bf16_optimizer_states = bf16_optimizer_states;
-  s.precision_aware_optimizer = precision_aware_optimizer;
-  s.grad_reduce_in_fp32 = grad_reduce_in_fp32;
-  s.recompute = recompute;
-  s.ep = ep;
-  s.etp = etp;
-  s.moe_a2a_overlap = moe_a2a_overlap;
-  s.capacity_factor = capacity_factor;
   s.gpus_per_node = gpus_per_node;
   s.nodes = nodes;
   // `auto` (0) is the planner's to choose (planner_layout.cpp); unchosen it is 1.
-  s.tp = std::max(1, tp);
-  s.pp = std::max(1, pp);
-  s.vpp = vpp;
-  s.cp = cp;
-  s.sp = sp;
-  s.tp_across_nodes = tp_across_nodes;
-  s.empirical = empirical_memory;
-  s.deepspeed = deepspeed;
+  s.tp = std::max(1, training.tp);
+  s.pp = std::max(1, training.pp);
   return s;
 }
 
 estimate::TrainingSetup JobSpec::layout_probe() const {
-  const int fewest_pp = pp > 0 ? pp : (vpp > 1 ? 2 : 1);
+  const estimate::TrainingSetup& t = training;
+  const int fewest_pp = t.pp > 0 ? t.pp : (t.vpp > 1 ? 2 : 1);
   // A stage's experts are sharded over ep of its tp x cp x dp ranks: the fewest GPUs give a
   // stage a multiple of both tp x cp and ep.
-  const int stage = std::lcm(std::max(1, tp) * std::max(1, cp),
-                             std::max(1, ep) * (etp > 0 ? etp : std::max(1, tp)));
+  const int stage = std::lcm(std::max(1, t.tp) * std::max(1, t.cp),
+                             std::max(1, t.ep) * (t.etp > 0 ? t.etp : std::max(1, t.tp)));
   estimate::TrainingSetup s = setup(stage * fewest_pp);
   s.pp = fewest_pp;
   return s;
@@ -268,7 +254,7 @@ Expected<void> resolve_model(JobSpec& spec, const sys::FileSystem& fs,
                 text.error().exit, spec.model_loc);
   }
   JOBGEN_TRY_ASSIGN(model::Architecture arch, model::parse_architecture(*text, path.string()));
-  spec.model = std::move(arch);
+  spec.training.model = std::move(arch);
   if (auto ok = estimate::validate(spec.layout_probe()); !ok) {
     return invalid(ok.error().message, spec.loc);
   }
@@ -282,7 +268,8 @@ Expected<void> resolve_one(JobSpec& spec, const sys::FileSystem& fs,
   if (spec.launcher_config) JOBGEN_TRY(read_launcher_config(*spec.launcher_config, fs, base_dir));
   JOBGEN_TRY(resolve_model(spec, fs, base_dir));
   if (spec.launcher_config) {
-    JOBGEN_TRY_ASSIGN(spec.deepspeed, read_deepspeed_settings(*spec.launcher_config, spec.model));
+    JOBGEN_TRY_ASSIGN(spec.training.deepspeed,
+                      read_deepspeed_settings(*spec.launcher_config, spec.training.model));
   }
   return {};
 }

@@ -110,20 +110,22 @@ struct Recovery {
 const std::vector<std::string>& known_placeholders();
 
 // `flags:` the training script's own flags for settings jobgen plans, so that the command receives
-// them (plan/contract.hpp): a boolean setting's flag is appended to the command when the plan
-// turns the setting on; precision has one flag per value ({bf16: --bf16, fp16: --fp16}).
+// them (plan/contract.hpp): a setting's flag is appended to the command when the plan turns the
+// setting on; precision has one flag per value ({bf16: --bf16, fp16: --fp16}). The keys are
+// grad_checkpointing, flash_attention, compile, distributed_optimizer (strategy zero1 on a
+// Megatron module) and every setting whose command receives it as a flag (estimate/settings.hpp).
 struct CommandFlags {
-  std::string grad_checkpointing;
-  std::string flash_attention;
-  std::string compile;
-  std::string fp8_params;                 // e.g. Megatron's --fp8-param-gather
-  std::string bf16_optimizer_states;      // e.g. NeMo's model.optim.dtype=bf16
-  std::string precision_aware_optimizer;  // e.g. Megatron's --use-precision-aware-optimizer
-  std::string moe_a2a_overlap;            // e.g. Megatron's --overlap-moe-expert-parallel-comm
-  std::string distributed_optimizer;      // strategy zero1 on Megatron: --use-distributed-optimizer
-  std::map<std::string, std::string> precision;  // precision name (as in the spec) -> flag
+  std::map<std::string, std::string, std::less<>> of;  // key -> the script's flag
+  std::map<std::string, std::string> precision;        // precision name (as in the spec) -> flag
   SourceLoc loc;
+  // The script's flag for `key`; "" when the spec gives none.
+  std::string flag(std::string_view key) const {
+    const auto it = of.find(key);
+    return it == of.end() ? std::string() : it->second;
+  }
 };
+// The keys `flags:` accepts, in the order messages list them.
+const std::vector<std::string>& command_flag_keys();
 
 // `launcher_config:` the user's own config for a launcher that reads one (a DeepSpeed JSON, an
 // accelerate YAML or JSON), relative to the job spec. jobgen keeps what the plan does not decide
@@ -134,54 +136,30 @@ struct UserLauncherConfig {
   SourceLoc loc;     // the `launcher_config:` value
 };
 
+// A job spec's training defaults where they differ from TrainingSetup's: strategy ddp, flash
+// attention on, no sequence length (it is required).
+estimate::TrainingSetup job_training_defaults();
+
 struct JobSpec {
   std::string name;    // job name (Slurm --job-name); defaults to "train"
   std::string source;  // file it was read from, for messages
 
-  model::Architecture model;  // resolved architecture (empty while model_file is unread)
-  std::string model_ref;      // as written: a preset name, a file path, or "inline"
-  std::string model_file;     // set when `model:` is a path (relative to the spec's directory)
+  std::string model_ref;   // as written: a preset name, a file path, or "inline"
+  std::string model_file;  // set when `model:` is a path (relative to the spec's directory)
   SourceLoc model_loc;
 
-  int seq_len = 0;
-  int target_len = 0;  // encoder-decoder: the decoder's tokens per sample; 0 = seq_len
-  estimate::Precision precision = estimate::Precision::amp_bf16;
-  estimate::Optimizer optimizer = estimate::Optimizer::adamw;
-  estimate::Strategy strategy = estimate::Strategy::ddp;
-  estimate::Offload offload = estimate::Offload::none;
-  estimate::Finetune finetune = estimate::Finetune::full;
-  int lora_rank = 16;
-  estimate::LoraTargets lora_targets = estimate::LoraTargets::all_linear;
-  double lora_dropout = 0.05;  // estimate::TrainingSetup::lora_dropout
-  estimate::LoraDropoutAt lora_dropout_at = estimate::LoraDropoutAt::pre;
-  estimate::BaseDtype base_dtype = estimate::BaseDtype::automatic;
-  estimate::ModelLoading model_loading = estimate::ModelLoading::sharded;
-  estimate::FsdpVersion fsdp_version = estimate::FsdpVersion::v1;
+  // The training settings (estimate/settings.hpp, one table for every key): the model (resolved;
+  // empty while model_file is unread), sequence lengths, precision, strategy, fine-tuning, the
+  // model-parallel layout (tp and pp 0 = `auto`: the planner searches tp x pp for each GPU
+  // count), experts, the empirical memory formula and ZeRO's buffer settings (the user's
+  // DeepSpeed config's, else DeepSpeed's defaults; spec/deepspeed_settings.hpp). Its GPU count
+  // and activation checkpointing are the planner's (setup() fills them in).
+  estimate::TrainingSetup training = job_training_defaults();
   GradCheckpointing grad_checkpointing = GradCheckpointing::automatic;
-  bool flash_attention = true;
-  bool chunked_loss = false;
-  bool optimizer_in_backward = false;
-  bool compile = false;                    // torch.compile
-  std::optional<bool> transformer_engine;  // estimate::TrainingSetup::transformer_engine
-  bool fp8_params = false;                 // estimate::TrainingSetup::fp8_params
-  bool bf16_optimizer_states = false;      // estimate::TrainingSetup::bf16_optimizer_states
-  bool precision_aware_optimizer = false;  // estimate::TrainingSetup::precision_aware_optimizer
-  bool grad_reduce_in_fp32 = true;         // estimate::TrainingSetup::grad_reduce_in_fp32
-  estimate::Recompute recompute = estimate::Recompute::full;  // when checkpointing is on
-  int ep = 1;                    // MoE expert parallel size (estimate::TrainingSetup::ep)
-  int etp = 0;                   // MoE expert tensor parallel size, 0 = tp (TrainingSetup::etp)
-  bool moe_a2a_overlap = false;  // estimate::TrainingSetup::moe_a2a_overlap
-  double capacity_factor = 0;    // MoE capacity factor, 0 = dropless
 
   std::optional<BatchRange> effective_batch;  // nullopt: accumulation 1 at the largest micro-batch
   std::optional<int> micro_batch;             // fixed per-GPU micro-batch; nullopt = auto
-  // Model parallelism (estimate/parallel.hpp): tp and pp 0 = `auto`, the planner searches
-  // tp x pp for each GPU count and picks the fastest layout that fits.
-  int tp = 1, pp = 1, vpp = 1, cp = 1;
-  bool sp = false;
-  bool tp_across_nodes = false;
-
-  std::optional<int64_t> steps;         // optimizer steps
+  std::optional<int64_t> steps;               // optimizer steps
   std::optional<double> epochs;         // with dataset_size: steps = ceil(epochs x size / batch)
   std::optional<int64_t> dataset_size;  // samples
 
@@ -194,16 +172,11 @@ struct JobSpec {
   // advice): `launcher` says how jobgen starts it (plan/launcher.hpp).
   std::string command;
   SourceLoc command_loc;
-  std::set<std::string> command_placeholders;  // the {{names}} `command` uses
+  std::set<std::string, std::less<>> command_placeholders;  // the {{names}} `command` uses
   CommandFlags flags;
   Launcher launcher = Launcher::torchrun;  // `jobgen render --launcher` overrides it
   std::optional<UserLauncherConfig> launcher_config;
-  // ZeRO's buffer settings: the user's DeepSpeed config's, else DeepSpeed's defaults
-  // (plan/deepspeed_settings.hpp); the estimate uses them and jobgen's DeepSpeed config writes
-  // them.
-  estimate::DeepSpeedSettings deepspeed;
   std::vector<std::pair<std::string, std::string>> env;  // exported in this order
-  std::optional<estimate::EmpiricalMemory> empirical_memory;
   Recovery recover;
   // `time_limit`: the job's Slurm time limit in seconds instead of the plan's padded estimate
   // (`jobgen submit --time` overrides it); nullopt = the plan's.

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "jobgen/spec/spec_sections.hpp"
 
@@ -16,57 +17,35 @@ using util::YamlReader;
 
 namespace {
 
-const std::vector<std::string> kStageKeys{"name",
-                                          "model",
-                                          "seq_len",
-                                          "target_len",
-                                          "precision",
-                                          "optimizer",
-                                          "strategy",
-                                          "offload",
-                                          "finetune",
-                                          "grad_checkpointing",
-                                          "flash_attention",
-                                          "chunked_loss",
-                                          "optimizer_in_backward",
-                                          "compile",
-                                          "transformer_engine",
-                                          "fp8_params",
-                                          "bf16_optimizer_states",
-                                          "precision_aware_optimizer",
-                                          "grad_reduce_in_fp32",
-                                          "recompute",
-                                          "model_loading",
-                                          "fsdp_version",
-                                          "ep",
-                                          "etp",
-                                          "moe_a2a_overlap",
-                                          "capacity_factor",
-                                          "effective_batch",
-                                          "micro_batch",
-                                          "tp",
-                                          "pp",
-                                          "vpp",
-                                          "cp",
-                                          "sp",
-                                          "tp_across_nodes",
-                                          "steps",
-                                          "epochs",
-                                          "dataset_size",
-                                          "learning_rate",
-                                          "lr_scaling",
-                                          "lr_base_batch",
-                                          "checkpoint",
-                                          "command",
-                                          "flags",
-                                          "launcher",
-                                          "launcher_config",
-                                          "env",
-                                          "empirical_memory",
-                                          "recover",
-                                          "time_limit",
-                                          "baseline",
-                                          "data"};
+// The keys of a job spec that are not training settings (estimate/settings.hpp lists those).
+const std::vector<std::string> kJobKeys{"name",
+                                        "model",
+                                        "effective_batch",
+                                        "micro_batch",
+                                        "steps",
+                                        "epochs",
+                                        "dataset_size",
+                                        "learning_rate",
+                                        "lr_scaling",
+                                        "lr_base_batch",
+                                        "checkpoint",
+                                        "command",
+                                        "flags",
+                                        "launcher",
+                                        "launcher_config",
+                                        "env",
+                                        "empirical_memory",
+                                        "recover",
+                                        "time_limit",
+                                        "baseline",
+                                        "data"};
+
+// A model file is read after parsing: what its architecture decides is checked by the plan.
+bool about_the_model(const estimate::SetupProblem& p) {
+  static const std::set<std::string> kModelKeys{
+      "ep", "etp", "capacity_factor", "moe_a2a_overlap", "target_len", "tp", "pp", "vpp"};
+  return kModelKeys.contains(p.setting);
+}
 
 }  // namespace
 
@@ -75,31 +54,9 @@ void SpecParser::apply(const YAML::Node& map, JobSpec& spec, const std::string& 
   spec.loc = r_.at(map);
   if (auto v = r_.string(map, "name", what)) spec.name = *v;
   read_model(map, spec);
-  if (auto v = bounded(map, "seq_len", what, kMaxSeqLen)) spec.seq_len = static_cast<int>(*v);
-  if (auto v = bounded(map, "target_len", what, kMaxSeqLen)) spec.target_len = static_cast<int>(*v);
-  read_enum(map, "precision", what, estimate::parse_precision, spec.precision);
-  read_enum(map, "optimizer", what, estimate::parse_optimizer, spec.optimizer);
-  read_enum(map, "strategy", what, estimate::parse_strategy, spec.strategy);
-  read_enum(map, "offload", what, estimate::parse_offload, spec.offload);
+  read_settings(map, "", spec.training, what);
   read_finetune(map, spec, what);
   read_checkpointing(map, spec, what);
-  if (auto v = r_.boolean(map, "flash_attention", what)) spec.flash_attention = *v;
-  if (auto v = r_.boolean(map, "chunked_loss", what)) spec.chunked_loss = *v;
-  if (auto v = r_.boolean(map, "optimizer_in_backward", what)) spec.optimizer_in_backward = *v;
-  if (auto v = r_.boolean(map, "compile", what)) spec.compile = *v;
-  if (auto v = r_.boolean(map, "transformer_engine", what)) spec.transformer_engine = *v;
-  if (auto v = r_.boolean(map, "fp8_params", what)) spec.fp8_params = *v;
-  if (auto v = r_.boolean(map, "bf16_optimizer_states", what)) spec.bf16_optimizer_states = *v;
-  if (auto v = r_.boolean(map, "precision_aware_optimizer", what))
-    spec.precision_aware_optimizer = *v;
-  if (auto v = r_.boolean(map, "grad_reduce_in_fp32", what)) spec.grad_reduce_in_fp32 = *v;
-  read_enum(map, "recompute", what, estimate::parse_recompute, spec.recompute);
-  read_enum(map, "model_loading", what, estimate::parse_model_loading, spec.model_loading);
-  read_enum(map, "fsdp_version", what, estimate::parse_fsdp_version, spec.fsdp_version);
-  if (auto v = bounded(map, "ep", what, 65'536)) spec.ep = static_cast<int>(*v);
-  if (auto v = bounded(map, "etp", what, 1'024)) spec.etp = static_cast<int>(*v);
-  if (auto v = r_.boolean(map, "moe_a2a_overlap", what)) spec.moe_a2a_overlap = *v;
-  if (auto v = r_.number_in(map, "capacity_factor", what, 0, 64)) spec.capacity_factor = *v;
   read_batch(map, spec, what);
   read_micro_batch(map, spec, what);
   read_parallel(map, spec, what);
@@ -147,7 +104,7 @@ void SpecParser::check(const JobSpec& spec, const YAML::Node& map, const std::st
                        " has no 'model': give a preset name (e.g. 'model: bert-base'), a "
                        "model file path, or a mapping of architecture numbers");
   }
-  if (spec.seq_len <= 0 && !bad_.contains("seq_len")) {
+  if (spec.training.seq_len <= 0 && !bad_.contains("seq_len")) {
     r_.problem(at, what +
                        " has no 'seq_len': the tokens per training sample, e.g. "
                        "'seq_len: 512'");
@@ -181,68 +138,33 @@ void SpecParser::check(const JobSpec& spec, const YAML::Node& map, const std::st
                "'lr_scaling' needs a 'learning_rate' to scale (the rate at 'lr_base_batch')");
   }
   const YAML::Node finetune = map["finetune"];
-  if (spec.finetune == estimate::Finetune::full && finetune && finetune.IsMap() &&
+  if (spec.training.finetune == estimate::Finetune::full && finetune && finetune.IsMap() &&
       (finetune["rank"] || finetune["targets"])) {
     r_.problem(r_.key_loc(map, "finetune"),
                "'rank' and 'targets' only apply to 'method: lora' or 'method: qlora'");
   }
-  check_run_keys(spec, map);
-  if (!spec.model_ref.empty() && spec.model_file.empty() && spec.seq_len > 0) {
-    estimate::TrainingSetup probe = spec.layout_probe();
-    probe.fp8_params = false;  // reported at their keys by check_run_keys
-    probe.grad_reduce_in_fp32 = true;
-    probe.precision_aware_optimizer = false;
-    probe.bf16_optimizer_states = false;
-    probe.moe_a2a_overlap = false;
-    if (auto ok = estimate::validate(probe); !ok) {
-      r_.problem(at, ok.error().message);
+  if (!spec.model_ref.empty() && spec.training.seq_len > 0) {
+    // Each problem of the training setup at its setting's key, in the order of the file.
+    std::vector<std::pair<SourceLoc, std::string>> found;
+    for (const auto& p : estimate::setup_problems(spec.layout_probe())) {
+      if (!spec.model_file.empty() && about_the_model(p)) continue;
+      const estimate::Setting* setting = estimate::find_setting(p.setting);
+      if (setting == nullptr) {
+        found.emplace_back(at, p.message);
+        continue;
+      }
+      const std::string key(setting->key);
+      if (bad_.contains(key)) continue;  // already reported where its value is
+      const YAML::Node section =
+          setting->section.empty() ? YAML::Node() : map[std::string(setting->section)];
+      const SourceLoc loc = section && section.IsMap()
+                                ? r_.key_loc(section, std::string(setting->field))
+                                : r_.key_loc(map, key);
+      found.emplace_back(loc, "'" + key + "': " + p.message);
     }
-  }
-}
-
-// The storage and overlap keys that only mean something for some runs (most of them for a
-// Megatron module): reported at their own keys when the spec's run is not one
-// (estimate::validate says the same for the CLI).
-void SpecParser::check_run_keys(const JobSpec& spec, const YAML::Node& map) {
-  const estimate::TrainingSetup probe = spec.layout_probe();
-  const bool megatron = estimate::megatron_module(probe);
-  if (spec.fp8_params &&
-      (spec.precision != estimate::Precision::fp8 || spec.finetune != estimate::Finetune::full ||
-       !megatron || !estimate::uses_transformer_engine(probe))) {
-    r_.problem(r_.key_loc(map, "fp8_params"),
-               "'fp8_params' (FP8 primary weights, Megatron's --fp8-param-gather) needs "
-               "'precision: fp8', a full fine-tune and a Megatron module of Transformer Engine's "
-               "layers (a layout with tp, pp or cp, or 'transformer_engine: true', without FSDP)");
-  }
-  if (!spec.grad_reduce_in_fp32 && !megatron) {
-    r_.problem(r_.key_loc(map, "grad_reduce_in_fp32"),
-               "'grad_reduce_in_fp32: false' (a half-precision gradient buffer) describes a "
-               "Megatron module: set tp, pp or cp, or 'transformer_engine: true', or drop it "
-               "(DeepSpeed and FSDP keep their own gradient dtypes)");
-  }
-  if (spec.precision_aware_optimizer && (!megatron || !estimate::is_amp(spec.precision) ||
-                                         spec.optimizer != estimate::Optimizer::adamw)) {
-    r_.problem(r_.key_loc(map, "precision_aware_optimizer"),
-               "'precision_aware_optimizer' (Megatron's --use-precision-aware-optimizer) "
-               "describes Adam over a Megatron module under mixed precision: set tp, pp or cp, "
-               "or 'transformer_engine: true', a mixed precision and 'optimizer: adamw', or "
-               "drop it");
-  }
-  const estimate::Optimizer opt = spec.optimizer;
-  if (spec.bf16_optimizer_states && opt != estimate::Optimizer::adamw &&
-      opt != estimate::Optimizer::lamb && opt != estimate::Optimizer::sgd_momentum) {
-    r_.problem(r_.key_loc(map, "bf16_optimizer_states"),
-               "'bf16_optimizer_states' keeps Adam's moments (SGD's momentum) in bf16; optimizer " +
-                   std::string(estimate::to_string(opt)) +
-                   " keeps no fp32 states: use adamw, lamb or sgd-momentum, or drop it");
-  }
-  // A model file is read after parsing: its experts are known only for a preset.
-  const bool dense = !spec.model_ref.empty() && spec.model_file.empty() && !spec.model.is_moe();
-  if (spec.moe_a2a_overlap && (dense || spec.ep <= 1 || !megatron)) {
-    r_.problem(r_.key_loc(map, "moe_a2a_overlap"),
-               "'moe_a2a_overlap' (Megatron's --overlap-moe-expert-parallel-comm) overlaps the "
-               "expert-parallel all-to-alls of a Megatron module: it needs an MoE model, ep above "
-               "1 and a layout with tp, pp or cp (or 'transformer_engine: true'), or drop it");
+    std::ranges::stable_sort(found, {},
+                             [](const auto& f) { return std::pair(f.first.line, f.first.col); });
+    for (auto& [loc, message] : found) r_.problem(loc, std::move(message));
   }
 }
 
@@ -269,12 +191,20 @@ std::optional<double> SpecParser::number(const YAML::Node& map, std::string_view
 }
 
 const std::vector<std::string>& stage_keys() {
-  return kStageKeys;
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k = kJobKeys;
+    for (const auto& setting : estimate::settings()) {
+      const std::string key(setting.section.empty() ? setting.key : setting.section);
+      if (std::ranges::find(k, key) == k.end()) k.push_back(key);
+    }
+    return k;
+  }();
+  return keys;
 }
 
 const std::vector<std::string>& top_keys() {
   static const std::vector<std::string> keys = [] {
-    std::vector<std::string> k = kStageKeys;
+    std::vector<std::string> k = stage_keys();
     k.emplace_back("stages");
     return k;
   }();

@@ -140,11 +140,9 @@ void SpecParser::read_flags(const YAML::Node& map, JobSpec& spec, const std::str
   const std::string example =
       "(e.g. 'flags: {grad_checkpointing: --gradient_checkpointing, precision: {bf16: --bf16}}')";
   if (!r_.expect_map(node, "'flags' in " + what + " " + example)) return;
-  r_.check_keys(
-      node,
-      {"grad_checkpointing", "flash_attention", "compile", "fp8_params", "bf16_optimizer_states",
-       "precision_aware_optimizer", "moe_a2a_overlap", "distributed_optimizer", "precision"},
-      "'flags'");
+  std::vector<std::string> keys = command_flag_keys();
+  keys.emplace_back("precision");
+  r_.check_keys(node, keys, "'flags'");
   spec.flags.loc = r_.at(node);
   const auto flag = [&](const YAML::Node& holder, const std::string& key,
                         const std::string& where) -> std::optional<std::string> {
@@ -157,17 +155,8 @@ void SpecParser::read_flags(const YAML::Node& map, JobSpec& spec, const std::str
     }
     return std::string(util::trim(*text));
   };
-  if (auto v = flag(node, "grad_checkpointing", "'flags'")) spec.flags.grad_checkpointing = *v;
-  if (auto v = flag(node, "flash_attention", "'flags'")) spec.flags.flash_attention = *v;
-  if (auto v = flag(node, "compile", "'flags'")) spec.flags.compile = *v;
-  if (auto v = flag(node, "fp8_params", "'flags'")) spec.flags.fp8_params = *v;
-  if (auto v = flag(node, "bf16_optimizer_states", "'flags'"))
-    spec.flags.bf16_optimizer_states = *v;
-  if (auto v = flag(node, "precision_aware_optimizer", "'flags'"))
-    spec.flags.precision_aware_optimizer = *v;
-  if (auto v = flag(node, "moe_a2a_overlap", "'flags'")) spec.flags.moe_a2a_overlap = *v;
-  if (auto v = flag(node, "distributed_optimizer", "'flags'"))
-    spec.flags.distributed_optimizer = *v;
+  for (const auto& key : command_flag_keys())
+    if (auto v = flag(node, key, "'flags'")) spec.flags.of[key] = *v;
   const YAML::Node precision = node["precision"];
   if (!precision || precision.IsNull()) return;
   if (!r_.expect_map(precision,
@@ -176,14 +165,15 @@ void SpecParser::read_flags(const YAML::Node& map, JobSpec& spec, const std::str
     return;
   for (const auto& entry : precision) {
     const std::string name = entry.first.as<std::string>("");
-    if (!estimate::parse_precision(name)) {
+    if (!estimate::parse<estimate::Precision>(name)) {
       r_.problem(entry.first, "'" + util::shorten(name) +
                                   "' in 'flags.precision' is not a precision (" +
                                   "bf16, amp-bf16, amp-fp16, fp32, tf32, ...)");
       continue;
     }
     if (auto v = flag(precision, name, "'flags.precision'"))
-      spec.flags.precision[std::string(estimate::to_string(*estimate::parse_precision(name)))] = *v;
+      spec.flags.precision[std::string(
+          estimate::to_string(*estimate::parse<estimate::Precision>(name)))] = *v;
   }
 }
 

@@ -29,7 +29,6 @@ class SpecParser {
 
   // Completeness and consistency, once all keys are applied.
   void check(const JobSpec& spec, const YAML::Node& map, const std::string& what);
-  void check_run_keys(const JobSpec& spec, const YAML::Node& map);
 
   // spec_training.cpp: `baseline:` (plan/baseline.hpp), also alone for `estimate --baseline`.
   void read_baseline(const YAML::Node& map, JobSpec& spec, const std::string& what);
@@ -61,6 +60,10 @@ class SpecParser {
   }
 
   // spec_training.cpp
+  // Every training setting of the table (estimate/settings.hpp) in `section` ("" = the top
+  // level) that spec/ does not read itself, into `training`.
+  void read_settings(const YAML::Node& map, std::string_view section,
+                     estimate::TrainingSetup& training, const std::string& what);
   void read_model(const YAML::Node& map, JobSpec& spec);
   void read_finetune(const YAML::Node& map, JobSpec& spec, const std::string& what);
   void read_checkpointing(const YAML::Node& map, JobSpec& spec, const std::string& what);

@@ -38,7 +38,7 @@ void SpecParser::read_model(const YAML::Node& map, JobSpec& spec) {
     if (!checked) return;
     const std::string& text = *checked;
     if (looks_like_path(text)) {
-      spec.model = {};
+      spec.training.model = {};
       spec.model_file = text;
       spec.model_ref = text;
       return;
@@ -48,13 +48,13 @@ void SpecParser::read_model(const YAML::Node& map, JobSpec& spec) {
       r_.problem(node, preset.error().message);
       return;
     }
-    spec.model = std::move(*preset);
+    spec.training.model = std::move(*preset);
     spec.model_ref = text;
     spec.model_file.clear();
   } else if (node.IsMap()) {
     std::optional<model::Architecture> arch = model::read_architecture(node, r_);
     if (!arch) return;
-    spec.model = std::move(*arch);
+    spec.training.model = std::move(*arch);
     spec.model_ref = "inline";
     spec.model_file.clear();
   } else {
@@ -64,29 +64,64 @@ void SpecParser::read_model(const YAML::Node& map, JobSpec& spec) {
   }
 }
 
+void SpecParser::read_settings(const YAML::Node& map, std::string_view section,
+                               estimate::TrainingSetup& training, const std::string& what) {
+  for (const auto& setting : estimate::settings()) {
+    if (setting.custom || setting.section != section) continue;
+    const std::string key(setting.field.empty() ? setting.key : setting.field);
+    const size_t before = r_.problem_count();
+    std::optional<std::string> text = std::visit(
+        [&](auto member) -> std::optional<std::string> {
+          using T = std::decay_t<decltype(estimate::TrainingSetup{}.*member)>;
+          if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, std::optional<bool>>) {
+            if (auto v = r_.boolean(map, key, what)) return *v ? "true" : "false";
+          } else if constexpr (std::is_same_v<T, int>) {
+            if (auto v = r_.integer_in(map, key, what, static_cast<int64_t>(setting.min),
+                                       static_cast<int64_t>(setting.max)))
+              return std::to_string(*v);
+          } else if constexpr (std::is_same_v<T, double>) {
+            if (auto v = r_.number_in(map, key, what, setting.min, setting.max))
+              return fmt::format("{}", *v);
+          } else {
+            return r_.string(map, key, what);
+          }
+          return std::nullopt;
+        },
+        setting.member);
+    if (r_.problem_count() != before) bad_.emplace(setting.key);
+    if (!text) continue;
+    if (auto ok = estimate::set_setting(training, setting, *text); !ok) {
+      bad_.emplace(setting.key);
+      r_.problem(map[key], "'" + key + "': " + ok.error().message);
+    }
+  }
+}
+
 void SpecParser::read_finetune(const YAML::Node& map, JobSpec& spec, const std::string& what) {
   const YAML::Node node = map["finetune"];
   if (!node || node.IsNull()) return;
+  const estimate::Setting& method = *estimate::find_setting("finetune");
+  const auto set_method = [&](const YAML::Node& holder, const std::string& key,
+                              const std::string& where) {
+    const auto text = r_.string(holder, key, where);
+    if (!text) return;
+    if (auto ok = estimate::set_setting(spec.training, method, *text); !ok)
+      r_.problem(holder[key], "'" + key + "': " + ok.error().message);
+  };
   if (node.IsScalar()) {
-    read_enum(map, "finetune", what, estimate::parse_finetune, spec.finetune);
+    set_method(map, "finetune", what);
     return;
   }
-  if (!r_.expect_map(node,
-                     "'finetune' (a method name, or "
-                     "method/rank/targets/dropout/dropout_position/base_dtype)"))
-    return;
-  r_.check_keys(node, {"method", "rank", "targets", "dropout", "dropout_position", "base_dtype"},
-                "'finetune'");
-  read_enum(node, "method", "'finetune'", estimate::parse_finetune, spec.finetune);
+  std::vector<std::string> fields;
+  for (const auto& setting : estimate::settings())
+    if (setting.section == "finetune") fields.emplace_back(setting.field);
+  std::string listed;
+  for (const auto& f : fields) listed += (listed.empty() ? "" : "/") + f;
+  if (!r_.expect_map(node, "'finetune' (a method name, or " + listed + ")")) return;
+  r_.check_keys(node, fields, "'finetune'");
+  set_method(node, "method", "'finetune'");
   if (!node["method"]) r_.problem(node, "'finetune' needs 'method: full|lora|qlora'");
-  if (auto v = bounded(node, "rank", "'finetune'", kMaxLoraRank)) {
-    spec.lora_rank = static_cast<int>(*v);
-  }
-  read_enum(node, "targets", "'finetune'", estimate::parse_lora_targets, spec.lora_targets);
-  if (auto v = r_.number_in(node, "dropout", "'finetune'", 0, 0.99)) spec.lora_dropout = *v;
-  read_enum(node, "dropout_position", "'finetune'", estimate::parse_lora_dropout_at,
-            spec.lora_dropout_at);
-  read_enum(node, "base_dtype", "'finetune'", estimate::parse_base_dtype, spec.base_dtype);
+  read_settings(node, "finetune", spec.training, "'finetune'");
 }
 
 void SpecParser::read_checkpointing(const YAML::Node& map, JobSpec& spec, const std::string& what) {
@@ -140,8 +175,8 @@ void SpecParser::read_micro_batch(const YAML::Node& map, JobSpec& spec, const st
   spec.micro_batch = *v;
 }
 
-// tp, pp: a size or `auto` (0: the planner searches them); vpp, cp: a size; sp and
-// tp_across_nodes: booleans (estimate/parallel.hpp).
+// tp, pp: a size or `auto` (0: the planner searches them); vpp, cp: a size
+// (estimate/parallel.hpp).
 void SpecParser::read_parallel(const YAML::Node& map, JobSpec& spec, const std::string& what) {
   auto size = [&](std::string_view key, bool may_be_auto, int& out) {
     const auto text = r_.string(map, key, what);
@@ -159,12 +194,10 @@ void SpecParser::read_parallel(const YAML::Node& map, JobSpec& spec, const std::
     }
     out = *v;
   };
-  size("tp", true, spec.tp);
-  size("pp", true, spec.pp);
-  size("vpp", false, spec.vpp);
-  size("cp", false, spec.cp);
-  if (auto v = r_.boolean(map, "sp", what)) spec.sp = *v;
-  if (auto v = r_.boolean(map, "tp_across_nodes", what)) spec.tp_across_nodes = *v;
+  size("tp", true, spec.training.tp);
+  size("pp", true, spec.training.pp);
+  size("vpp", false, spec.training.vpp);
+  size("cp", false, spec.training.cp);
 }
 
 void SpecParser::read_lr_scaling(const YAML::Node& map, JobSpec& spec, const std::string& what) {
@@ -194,7 +227,7 @@ void SpecParser::read_empirical(const YAML::Node& map, JobSpec& spec, const std:
     return;
   }
   if (base && per_sample) {
-    spec.empirical_memory = estimate::EmpiricalMemory{*base, *per_sample, overhead.value_or(0)};
+    spec.training.empirical = estimate::EmpiricalMemory{*base, *per_sample, overhead.value_or(0)};
   }
 }
 
@@ -220,8 +253,8 @@ void SpecParser::read_baseline(const YAML::Node& map, JobSpec& spec, const std::
   if (auto v = r_.integer_in(node, "grad_accum", inner, 1, kMaxBatch))
     b.grad_accum = static_cast<int>(*v);
   if (node["precision"]) {
-    estimate::Precision precision = spec.precision;
-    read_enum(node, "precision", inner, estimate::parse_precision, precision);
+    estimate::Precision precision = spec.training.precision;
+    read_enum(node, "precision", inner, estimate::parse<estimate::Precision>, precision);
     b.precision = precision;
   }
   b.grad_checkpointing = r_.boolean(node, "grad_checkpointing", inner);

@@ -9,6 +9,7 @@
 #include "jobgen/util/slurm_time.hpp"
 #include "jobgen/util/strings.hpp"
 #include "jobgen/util/units.hpp"
+#include "jobgen/view/escape.hpp"
 #include "jobgen/view/plan_view.hpp"
 
 namespace jobgen::view {
@@ -16,20 +17,6 @@ namespace jobgen::view {
 using namespace jobgen::plan;
 
 namespace {
-
-// Table cells must not contain '|' or line breaks.
-std::string cell(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '|')
-      out += "\\|";
-    else if (c == '\n')
-      out += ' ';
-    else
-      out += c;
-  }
-  return out;
-}
 
 // Mermaid category labels are double-quoted strings.
 std::string chart_label(const PlanRow& row) {
@@ -90,12 +77,12 @@ std::string gpus_section(const PlanReport& r) {
     const auto& gpu = g.gpu;
     const double tflops = gpu.bf16 ? gpu.tflops_bf16 : gpu.tflops_fp16;
     out += fmt::format("| {} | {}{} | {:.1f} GiB | {} | {:g}{} | {:g} GB/s | {} | {} | {} | {} |\n",
-                       cell(g.name), cell(gpu.name),
+                       markdown_cell(g.name), markdown_cell(gpu.name),
                        g.mig_profile.empty() ? "" : " MIG " + g.mig_profile, g.capacity_gib,
                        gpu.bf16 ? "yes" : "no", tflops, gpu.bf16 ? "" : " (FP16)",
                        gpu.memory_bandwidth_gbs, g.gpus_per_node, g.node_count,
                        g.price_per_gpu_hour ? format_money(*g.price_per_gpu_hour, r.currency) : "-",
-                       cell(g.availability));
+                       markdown_cell(g.availability));
   }
   out += "\nTFLOPS are dense tensor figures of a whole GPU (a MIG slice gets its share).\n\n";
   return out;
@@ -131,7 +118,7 @@ std::string options_section(const PlanReport& r) {
     out += fmt::format(
         "| {} | {} | {} | {}/{}/{} | {} | {} | {} | {} | {:.1f} / {:.1f} GiB | {} | {}{} | {} | {} "
         "| {} | {} |\n",
-        row.id, cell(row.label()), row.micro_batch, row.max_micro.conservative,
+        row.id, markdown_cell(row.label()), row.micro_batch, row.max_micro.conservative,
         row.max_micro.recommended, row.max_micro.aggressive, row.grad_accum, row.effective_batch,
         row.learning_rate ? util::format_learning_rate(*row.learning_rate) : "-",
         row.grad_checkpointing ? "on" : "off", row.memory.total, row.capacity_gib,
@@ -140,7 +127,7 @@ std::string options_section(const PlanReport& r) {
         ok ? fmt::format("{:.0f}%", 100 * row.scaling_efficiency) : "-",
         ok ? fmt::format("{:.1f}", row.gpu_hours) : "-",
         ok && row.cost ? format_money(*row.cost, r.currency) : (ok ? "-" : "does not fit"),
-        cell(row_notes(row)));
+        markdown_cell(row_notes(row)));
   }
   out += r.empirical_memory
              ? "\nMax c/r/a: the largest per-GPU micro-batch whose measured footprint "
@@ -160,7 +147,7 @@ std::string options_section(const PlanReport& r) {
 std::string queue_section(const PlanReport& r) {
   if (!r.queue) return "";
   if (!r.queue->available) {
-    return "\n## Queue\n\nQueue data unavailable: " + cell(r.queue->unavailable_reason) +
+    return "\n## Queue\n\nQueue data unavailable: " + markdown_cell(r.queue->unavailable_reason) +
            ". Start and finish times are unknown.\n";
   }
   std::string out =
@@ -168,7 +155,7 @@ std::string queue_section(const PlanReport& r) {
   out += "| # | Option | Start | Run | Finish |\n|---|---|---|---|---|\n";
   for (int id : r.finish_ranking) {
     const PlanRow& row = *r.row(id);
-    out += fmt::format("| {} | {} | {} | {} | {} |\n", row.id, cell(row.label()),
+    out += fmt::format("| {} | {} | {} | {} | {} |\n", row.id, markdown_cell(row.label()),
                        describe_start(row.start.value_or(StartEstimate{})),
                        util::format_duration(row.total_time_s),
                        row.finish_in_s ? "~" + util::format_duration(*row.finish_in_s,

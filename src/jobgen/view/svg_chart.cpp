@@ -1,39 +1,13 @@
 #include "jobgen/view/svg_chart.hpp"
 
+#include "jobgen/view/escape.hpp"
+
 #include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
 namespace jobgen::view {
-
-std::string html_escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        // Control characters (a newline in a job name) are not markup: shown as a space.
-        out += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
-    }
-  }
-  return out;
-}
 
 namespace {
 

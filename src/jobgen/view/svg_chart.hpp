@@ -11,9 +11,6 @@
 
 namespace jobgen::view {
 
-// & < > " ' as entities: safe in text and in quoted attribute values.
-std::string html_escape(std::string_view text);
-
 // One group of the bar chart: a planned bar and a used bar (either may be absent: no mark).
 struct BarGroup {
   std::string label;

@@ -8,6 +8,7 @@
 #include "jobgen/plan/planner.hpp"
 #include "jobgen/report/findings.hpp"
 #include "jobgen/util/slurm_time.hpp"
+#include "jobgen/view/escape.hpp"
 #include "jobgen/view/svg_chart.hpp"
 
 namespace jobgen::view {

@@ -5,6 +5,7 @@
 #include "jobgen/report/report.hpp"
 #include "jobgen/util/slurm_time.hpp"
 #include "jobgen/util/strings.hpp"
+#include "jobgen/view/escape.hpp"
 #include "jobgen/view/usage_view.hpp"
 
 namespace jobgen::view {
@@ -13,65 +14,9 @@ using namespace jobgen::report;
 
 namespace {
 
-// A table cell: '|' and the characters Markdown or HTML would read are escaped; line breaks
-// become spaces.
-std::string cell(std::string_view text) {
-  std::string out;
-  for (const char c : util::escape_controls(text)) {
-    switch (c) {
-      case '|':
-        out += "\\|";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '`':
-        out += "\\`";
-        break;
-      case '*':
-        out += "\\*";
-        break;
-      case '_':
-        out += "\\_";
-        break;
-      case '[':
-        out += "\\[";
-        break;
-      case ']':
-        out += "\\]";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
-// < > & only.
-std::string html_text(std::string_view text) {
-  std::string out;
-  for (const char c : util::escape_controls(text)) {
-    if (c == '<')
-      out += "&lt;";
-    else if (c == '>')
-      out += "&gt;";
-    else if (c == '&')
-      out += "&amp;";
-    else
-      out += c;
-  }
-  return out;
-}
-
 std::string table_line(const std::vector<std::string>& cells) {
   std::string line = "|";
-  for (const auto& c : cells) line += " " + cell(c) + " |";
+  for (const auto& c : cells) line += " " + markdown_cell(c) + " |";
   return line + "\n";
 }
 
@@ -81,7 +26,7 @@ std::string render_markdown(const Report& r) {
   std::string out = fmt::format("# jobgen report\n\nJobs submitted since {}: {}.\n",
                                 util::format_utc(r.since), r.jobs.size());
   if (!r.accounting_available)
-    out += "\n**No Slurm accounting**: " + cell(r.accounting_why_not) +
+    out += "\n**No Slurm accounting**: " + markdown_cell(r.accounting_why_not) +
            ". CPU, memory and wait figures are unknown; times come from the jobs' exit markers.\n";
   if (r.jobs.empty()) return out;
   const auto header = table_header();
@@ -102,9 +47,9 @@ std::string render_markdown(const Report& r) {
   for (const JobUsage& j : r.jobs) {
     // A finding's words are jobgen's own: its `--time ...` stays code.
     for (const Finding& f : findings(j))
-      found += "- " + cell(j.id) + ": " + html_text(f.text) + "\n";
+      found += "- " + markdown_cell(j.id) + ": " + html_text(f.text) + "\n";
     for (const auto& [column, why] : j.unknown)
-      unknown += "- " + cell(j.id) + " " + column + ": " + cell(why) + "\n";
+      unknown += "- " + markdown_cell(j.id) + " " + column + ": " + markdown_cell(why) + "\n";
   }
   if (!found.empty()) out += "\n## Findings\n\n" + found;
   if (!unknown.empty()) out += "\n## Unknown (—)\n\n" + unknown;
