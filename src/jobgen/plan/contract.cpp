@@ -82,19 +82,6 @@ void parallel_gaps(const spec::JobSpec& spec, const PlanRow& row, std::vector<Co
                     true});
 }
 
-// The row's training setup: the job spec's settings on the row's GPUs, layout and precision.
-estimate::TrainingSetup row_setup(const spec::JobSpec& spec, const PlanRow& row) {
-  estimate::TrainingSetup s = spec.setup(row.gpus_per_node, row.nodes);
-  s.precision = row.precision;
-  s.tp = row.tp;
-  s.pp = row.pp;
-  s.vpp = row.vpp;
-  s.cp = row.cp;
-  s.sp = row.sp;
-  s.grad_checkpointing = row.grad_checkpointing;
-  return s;
-}
-
 // Every setting of the table that the row turns on and whose carrier the command lacks: a
 // `flags:` entry, or its {{placeholder}} (estimate/settings.hpp).
 void setting_gaps(const spec::JobSpec& spec, const PlanRow& row, std::vector<ContractGap>& gaps) {

@@ -351,6 +351,19 @@ std::string format_money(double amount, const std::string& currency) {
   return fmt::format("{:.2f} {}", amount, currency);
 }
 
+// The row's training setup: the job spec's settings on the row's GPUs, layout and precision.
+estimate::TrainingSetup row_setup(const spec::JobSpec& spec, const PlanRow& row) {
+  estimate::TrainingSetup s = spec.setup(row.gpus_per_node, row.nodes);
+  s.precision = row.precision;
+  s.tp = row.tp;
+  s.pp = row.pp;
+  s.vpp = row.vpp;
+  s.cp = row.cp;
+  s.sp = row.sp;
+  s.grad_checkpointing = row.grad_checkpointing;
+  return s;
+}
+
 std::map<std::string, std::string> placeholder_values(const spec::JobSpec& spec,
                                                       const PlanRow& row) {
   std::map<std::string, std::string> v;
@@ -378,8 +391,12 @@ std::map<std::string, std::string> placeholder_values(const spec::JobSpec& spec,
   v["cp"] = std::to_string(row.cp);
   v["sp"] = row.sp ? "true" : "false";
   v["dp"] = std::to_string(row.dp());
-  v["ep"] = std::to_string(spec.training.ep);
-  v["etp"] = std::to_string(spec.training.etp > 0 ? spec.training.etp : row.tp);
+  // Every setting the command receives as a {{placeholder}} (estimate/settings.hpp).
+  const estimate::TrainingSetup planned = row_setup(spec, row);
+  for (const auto& setting : estimate::settings())
+    if (setting.carrier.kind == estimate::Carrier::Kind::placeholder)
+      v[std::string(setting.key)] = estimate::setting_text(planned, setting);
+  v["etp"] = std::to_string(planned.expert_tp());  // unset: Megatron's default, tp
   return v;
 }
 

@@ -239,6 +239,9 @@ std::string format_money(double amount, const std::string& currency);
 // ceil(padded / max time) jobs, in the plan and in the script alike.
 std::optional<int64_t> padded_time_limit_s(double estimate_s);
 
+// The row's training setup: the job spec's settings on the row's GPUs, layout and precision.
+estimate::TrainingSetup row_setup(const spec::JobSpec& spec, const PlanRow& row);
+
 // Values for the run command's {{placeholders}} (spec::known_placeholders()) from a planned row.
 std::map<std::string, std::string> placeholder_values(const spec::JobSpec& spec,
                                                       const PlanRow& row);

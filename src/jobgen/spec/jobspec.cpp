@@ -46,32 +46,38 @@ std::string BatchRange::to_string() const {
 }
 
 const std::vector<std::string>& known_placeholders() {
-  static const std::vector<std::string> names{"micro_batch",
-                                              "grad_accum",
-                                              "gpus_per_node",
-                                              "nodes",
-                                              "world_size",
-                                              "effective_batch",
-                                              "learning_rate",
-                                              "max_steps",
-                                              "epochs",
-                                              "seq_len",
-                                              "target_len",
-                                              "precision",
-                                              "job_name",
-                                              "checkpoint_dir",
-                                              "grad_checkpointing",
-                                              "global_micro_batch",
-                                              "deepspeed_config",
-                                              "tp",
-                                              "pp",
-                                              "vpp",
-                                              "cp",
-                                              "sp",
-                                              "dp",
-                                              "accelerate_config",
-                                              "ep",
-                                              "etp"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n{"micro_batch",
+                               "grad_accum",
+                               "gpus_per_node",
+                               "nodes",
+                               "world_size",
+                               "effective_batch",
+                               "learning_rate",
+                               "max_steps",
+                               "epochs",
+                               "seq_len",
+                               "target_len",
+                               "precision",
+                               "job_name",
+                               "checkpoint_dir",
+                               "grad_checkpointing",
+                               "global_micro_batch",
+                               "deepspeed_config",
+                               "tp",
+                               "pp",
+                               "vpp",
+                               "cp",
+                               "sp",
+                               "dp",
+                               "accelerate_config"};
+    // Every setting the command receives as a {{placeholder}} (estimate/settings.hpp).
+    for (const auto& s : estimate::settings())
+      if (s.carrier.kind == estimate::Carrier::Kind::placeholder &&
+          std::ranges::find(n, s.key) == n.end())
+        n.emplace_back(s.key);
+    return n;
+  }();
   return names;
 }
 
