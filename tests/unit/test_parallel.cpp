@@ -234,3 +234,39 @@ TEST_CASE("parallel: the layout is validated with what to change") {
   s.strategy = Strategy::single;
   CHECK(error_of(s).find("leave 2 data-parallel ranks") != std::string::npos);
 }
+
+TEST_CASE("parallel: Megatron's pipeline split may count the embedding and the loss as layers") {
+  // 94 layers (Qwen3-235B's) on pp 32 x vpp 3: 96 virtual stages, two more than the layers, so
+  // the plain split cannot run; with the embedding and the loss counted, 96 units split evenly.
+  TrainingSetup s = parallel_setup(1, 32, 8);
+  s.model.layers = 94;
+  s.vpp = 3;
+  s.nodes = 4;
+  CHECK(error_of(s).find("at least one of the 94 layers per virtual stage") != std::string::npos);
+  s.account_for_embedding = s.account_for_loss = true;
+  CHECK(error_of(s).empty());
+  // Each rank holds 3 units: the first two layers and the embedding, the last two and the loss.
+  CHECK(stage_setup(s, Stage::first).model.layers == 2);
+  CHECK(stage_setup(s, Stage::last).model.layers == 2);
+  // Without the loss counted the last stage holds three layers (95 units do not divide: refused).
+  s.account_for_loss = false;
+  CHECK(error_of(s).find("account_for_embedding: the 94 layers with the embedding and loss "
+                         "counted (95) must divide evenly over pp x vpp = 96 stages") !=
+        std::string::npos);
+  // On 10 layers and pp 4 the counted split is 12 units, 3 per stage: 2 on the first and last.
+  TrainingSetup even = parallel_setup(1, 4, 4);
+  even.model.layers = 10;
+  even.account_for_embedding = even.account_for_loss = true;
+  REQUIRE(error_of(even).empty());
+  CHECK(stage_setup(even, Stage::first).model.layers == 2);
+  CHECK(stage_setup(even, Stage::last).model.layers == 2);
+  // It means nothing without a pipeline, and every way in says so at its own name.
+  TrainingSetup flat = parallel_setup(2, 1, 2);
+  flat.account_for_loss = true;
+  CHECK(error_of(flat).find("account_for_loss: counting the embedding or the loss") == 0);
+  const Setting* setting = find_setting("account_for_embedding");
+  REQUIRE(setting != nullptr);
+  CHECK(setting->carrier.kind == Carrier::Kind::flag);
+  CHECK(setting_on(s, *setting));
+  CHECK_FALSE(setting_on(flat, *setting));
+}

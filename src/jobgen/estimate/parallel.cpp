@@ -16,6 +16,22 @@ int ceil_div(int a, int b) {
   return b > 0 ? (a + b - 1) / b : a;
 }
 
+// The layers of Megatron's pipeline split: the transformer layers, plus the embedding and the
+// loss when the split counts them as layers (account_for_embedding / account_for_loss).
+int split_units(const TrainingSetup& s) {
+  return s.model.total_layers() + (s.account_for_embedding ? 1 : 0) + (s.account_for_loss ? 1 : 0);
+}
+
+// The transformer layers of a pipeline stage: an even share of split_units (the largest, when
+// they do not divide), less the embedding on the first stage and the loss on the last.
+int stage_layers(const TrainingSetup& s, Stage stage, int layers) {
+  if (!s.account_for_embedding && !s.account_for_loss) return ceil_div(layers, s.pp);
+  const int share = ceil_div(split_units(s), s.pp);
+  if (stage == Stage::first && s.account_for_embedding) return share - 1;
+  if (stage == Stage::last && s.account_for_loss) return share - 1;
+  return share;
+}
+
 // The layout's sizes and how they divide the world and the model.
 bool size_problems(const TrainingSetup& s, std::vector<SetupProblem>& out) {
   if (s.tp < 1 || s.pp < 1 || s.vpp < 1 || s.cp < 1) {
@@ -61,6 +77,17 @@ void schedule_problems(const TrainingSetup& s, std::vector<SetupProblem>& out) {
     out.push_back({"pp",
                    "pipeline stages of an encoder-decoder model are not modelled; use tp/cp and "
                    "dp"});
+  const bool accounted = s.account_for_embedding || s.account_for_loss;
+  if (accounted && s.pp == 1)
+    out.push_back({s.account_for_embedding ? "account_for_embedding" : "account_for_loss",
+                   "counting the embedding or the loss as a layer of the pipeline split needs "
+                   "pp > 1; set pp or drop it"});
+  // Megatron splits layers + embedding + loss evenly over the (virtual) stages.
+  if (accounted && s.pp > 1 && layers > 0 && split_units(s) % (s.pp * s.vpp) != 0)
+    out.push_back({s.account_for_embedding ? "account_for_embedding" : "account_for_loss",
+                   fmt::format("the {} layers with the embedding and loss counted ({}) must "
+                               "divide evenly over pp x vpp = {} stages",
+                               layers, split_units(s), s.pp * s.vpp)});
   if (s.vpp > 1 && s.pp == 1)
     out.push_back(
         {"vpp",
@@ -68,10 +95,10 @@ void schedule_problems(const TrainingSetup& s, std::vector<SetupProblem>& out) {
   // Megatron splits layers that do not divide evenly (--decoder-first/last-pipeline-num-layers,
   // account_for_embedding/loss_in_pipeline_split: Llama 3.1 405B's 126 layers on pp 8 x vpp 8);
   // the stage estimate rounds up, the larger share. Each virtual stage needs a layer.
-  if (s.vpp > 1 && layers < s.pp * s.vpp)
+  if (s.vpp > 1 && split_units(s) < s.pp * s.vpp)
     out.push_back({"vpp", fmt::format("the interleaved schedule needs at least one of the {} "
                                       "layers per virtual stage (pp x vpp = {}); lower pp or vpp",
-                                      layers, s.pp * s.vpp)});
+                                      split_units(s), s.pp * s.vpp)});
   if (s.sp && s.tp == 1)
     out.push_back({"sp",
                    "sequence parallelism splits the norms' and dropouts' activations over the "
@@ -137,7 +164,7 @@ TrainingSetup stage_setup(const TrainingSetup& s, Stage stage) {
   a.vocab = ceil_div(m.vocab, s.tp);
   a.params = 0;  // the shard's parameters are derived from its shape
   // Uneven splits: the worst stage holds the rounded-up share.
-  a.layers = ceil_div(m.layers, s.pp);
+  a.layers = stage_layers(s, stage, m.layers);
   if (m.decoder_layers > 0) a.decoder_layers = ceil_div(m.decoder_layers, s.pp);
   if (stage == Stage::first) {
     a.token_logits = false;  // the LM head is on the last stage
@@ -194,7 +221,8 @@ ParallelTime parallel_time(const TrainingSetup& s, int micro_batch, const Hardwa
   const double elem = is_half(p) ? 2.0 : 4.0;
   const double tokens = double(ceil_div(s.seq_len, s.cp) + ceil_div(a.prefix_tokens, s.cp));
   const double sbh = tokens * micro_batch * a.hidden * elem;  // bytes
-  const double layers = ceil_div(a.total_layers(), s.pp);
+  const double layers = std::max(stage_layers(s, Stage::first, a.total_layers()),
+                                 stage_layers(s, Stage::last, a.total_layers()));
   const bool nvlink = hw.links.intra == profile::IntraLink::nvlink;
   // Tensor parallel: within a node over the intra-node link, else the NICs' share.
   if (s.tp > 1) {

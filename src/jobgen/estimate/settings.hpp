@@ -86,6 +86,11 @@ struct TrainingSetup {
   // The data-parallel size is what is left: dp = world / (tp x pp x cp); ZeRO/FSDP shard over it.
   int tp = 1, pp = 1, vpp = 1, cp = 1;
   bool sp = false;
+  // Megatron's --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split:
+  // the embedding (loss) counts as one layer of the first (last) pipeline stage in the even
+  // split of layers + 1 (+ 1) over pp x vpp, so that stage holds one transformer layer fewer.
+  bool account_for_embedding = false;
+  bool account_for_loss = false;
   bool tp_across_nodes = false;  // the user insists on tp > GPUs per node (validate_parallel)
   // Mixture-of-experts: expert parallel size (the routed experts of a pipeline stage are
   // sharded over ep groups of its tp x cp x dp ranks; each holds experts / ep of every MoE block
@@ -244,6 +249,10 @@ inline constexpr Setting kSettings[] = {
    "context-parallel ranks (each holds seq_len / cp tokens; ring attention)"},
   {"sp", "sequence parallelism", "", "", "--sp", &TrainingSetup::sp, 0, 0, {}, nullptr, false, "",
    "Megatron sequence parallelism (norm and dropout activations / tp); needs tp above 1"},
+  {"account_for_embedding", "the embedding counted in the pipeline split", "", "", "--account-for-embedding-in-pipeline-split", &TrainingSetup::account_for_embedding, 0, 0, {Carrier::Kind::flag, "--account-for-embedding-in-pipeline-split", true}, +[](const TrainingSetup& s) { return s.account_for_embedding && s.pp > 1; }, false, "",
+   "Megatron's pipeline split counts the embedding as a layer: the first stage holds one transformer layer fewer"},
+  {"account_for_loss", "the loss counted in the pipeline split", "", "", "--account-for-loss-in-pipeline-split", &TrainingSetup::account_for_loss, 0, 0, {Carrier::Kind::flag, "--account-for-loss-in-pipeline-split", true}, +[](const TrainingSetup& s) { return s.account_for_loss && s.pp > 1; }, false, "",
+   "Megatron's pipeline split counts the loss as a layer: the last stage holds one transformer layer fewer"},
   {"tp_across_nodes", "tensor parallelism across nodes", "", "", "--tp-across-nodes", &TrainingSetup::tp_across_nodes, 0, 0, {}, nullptr, false, "",
    "allow tensor parallelism beyond one node"},
   {"ep", "the expert parallel size", "", "", "--ep", &TrainingSetup::ep, 1, 65536, {Carrier::Kind::placeholder, "--expert-model-parallel-size {{ep}}", true}, &experts_split, false, "",
