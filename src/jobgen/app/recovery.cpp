@@ -10,6 +10,7 @@
 #include "jobgen/app/run_history.hpp"
 #include "jobgen/app/run_request.hpp"
 #include "jobgen/app/submission.hpp"
+#include "jobgen/app/submit.hpp"
 #include "jobgen/profile/builtin_catalog.hpp"
 #include "jobgen/profile/profile_loader.hpp"
 #include "jobgen/run/failure.hpp"
@@ -23,11 +24,6 @@ namespace jobgen::app {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::optional<std::string> to_optional(Expected<std::string> text) {
-  if (!text) return std::nullopt;
-  return std::move(*text);
-}
 
 // The last `bytes` of a regular file ("" when it cannot be read): never the whole log.
 std::string read_tail(const sys::FileSystem& files, const fs::path& path, std::size_t bytes) {
@@ -290,21 +286,16 @@ class Recoverer {
     }
     opts.attempt = decision.next;
     opts.attempt_number = r.attempt + 1;
-    JOBGEN_TRY_ASSIGN(slurm::Backend * backend, s_.backend_for(r.backend, r.cluster));
-    // The scheduler at hand, as for a submit: a retry of an untyped-gres group excludes every node
-    // outside it that Slurm lists now (job_request.hpp).
-    const QueueAccess scheduler{backend, sys::current_user(ctx_.env), unix_now(ctx_)};
-    JOBGEN_TRY_ASSIGN(JobRequest job,
-                      build_job_request(ctx_, opts, *s_.profile, *s_.catalog, local, &scheduler));
-    JOBGEN_TRY_ASSIGN(auto prepared, prepare_stages(ctx_, s_, job, opts, local));
-    for (auto& p : prepared) p.request.input.sbatch.working_dir = r.work_dir;
-    const std::optional<std::string> spec_text =
-        opts.jobspec_text ? opts.jobspec_text : to_optional(ctx_.fs.read_file(opts.jobspec));
-    const SubmitFlags flags{false, false, false, true, opts.jobspec};
-    const RunInfo run{r.run_id.empty() ? r.tag : r.run_id, r.attempt + 1, limit.base};
-    JOBGEN_TRY_ASSIGN(const Submitted submitted,
-                      submit_stages(ctx_, flags, s_, job, *backend, spec_text, prepared,
-                                    decision.next.after, run));
+    // The same path and checks as `jobgen submit` (app/submit.hpp), as the run's next attempt,
+    // in the failed attempt's working directory, through the backend that ran it.
+    SubmitRequest retry{opts,
+                        {},
+                        decision.next.after,
+                        RunInfo{r.run_id.empty() ? r.tag : r.run_id, r.attempt + 1, limit.base},
+                        r.work_dir,
+                        r.backend};
+    retry.flags = {false, false, false, true, opts.jobspec};
+    JOBGEN_TRY_ASSIGN(const Submitted submitted, submit(ctx_, s_, retry));
     if (submitted.empty()) return invalid("the retry was not submitted");
     const std::string id = submitted.back().second;
     const bool cancelled_unrun = failure.kind == run::FailureKind::dependency;
