@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "jobgen/cli/app.hpp"
+#include "test_system.hpp"
 
 namespace jobgen::test {
 
@@ -21,7 +22,7 @@ inline CliResult run_cli(const std::vector<std::string>& args) {
   sys::RealEnvironment env;
   sys::RealFileSystem fs;
   sys::RealClock clock;
-  cli::Context ctx{out, err, env, fs, clock, false};
+  cli::Context ctx{out, err, test::system_of(env, fs, clock), false};
   const int code = cli::run(args, ctx);
   return {code, out.str(), err.str()};
 }

@@ -11,6 +11,7 @@
 #include "cli_test.hpp"
 #include "jobgen/ledger/ledger.hpp"
 #include "jobgen/util/build_config.hpp"
+#include "test_system.hpp"
 
 using namespace jobgen;
 
@@ -43,7 +44,7 @@ TEST_CASE("calibrate: two finished runs 1.5x slower correct the next plan, --res
   const nlohmann::json& option = before["options"][0];
   const double planned = option["step_time_s"].get<double>();
   {
-    auto ledger = ledger::Ledger::open(state / "jobgen" / "jobs.db");
+    auto ledger = ledger::Ledger::open(state / "jobgen" / "jobs.db", test::fixed_now);
     REQUIRE(ledger);
     for (const char* id : {"11", "12"}) {
       ledger::JobRecord r;

@@ -12,6 +12,7 @@
 #include "cli_test.hpp"
 #include "jobgen/cli/completion.hpp"
 #include "jobgen/ledger/ledger.hpp"
+#include "test_system.hpp"
 
 using namespace jobgen;
 using jobgen::test::run_cli;
@@ -34,7 +35,7 @@ struct Tree {
   sys::RealEnvironment env;
   sys::RealFileSystem fs;
   sys::RealClock clock;
-  cli::Context ctx{out, err, env, fs, clock, false};
+  cli::Context ctx{out, err, test::system_of(env, fs, clock), false};
   cli::Action action;
   CLI::App app;
   Tree() { cli::add_commands(app, ctx, action); }
@@ -195,7 +196,7 @@ TEST_CASE("jobgen __complete: job ids from the ledger, which it only reads") {
   CHECK(complete_cli({"status", ""}).empty());
   CHECK_FALSE(fs::exists(state));  // pressing TAB creates no ledger
   {
-    auto ledger = ledger::Ledger::open(state / "jobgen" / "jobs.db");
+    auto ledger = ledger::Ledger::open(state / "jobgen" / "jobs.db", test::fixed_now);
     REQUIRE(ledger);
     for (const auto& [id, when] :
          std::map<std::string, int64_t>{{"101", 10}, {"205", 30}, {"150", 20}}) {

@@ -15,6 +15,7 @@
 #include "jobgen/cli/app.hpp"
 #include "jobgen/util/build_config.hpp"
 #include "recording_runner.hpp"
+#include "test_system.hpp"
 
 using namespace jobgen;
 
@@ -36,7 +37,7 @@ struct Fixture {
     REQUIRE(mkdtemp(tmpl) != nullptr);
     dir = tmpl;
     ::setenv("XDG_STATE_HOME", dir.c_str(), 1);
-    auto ledger = ledger::Ledger::open(app::state_dir(env).jobs_db());
+    auto ledger = ledger::Ledger::open(app::state_dir(env).jobs_db(), test::fixed_now);
     REQUIRE(ledger);
     ledger::JobRecord r;
     r.job_id = "7";
@@ -51,9 +52,9 @@ struct Fixture {
     ::unsetenv("XDG_STATE_HOME");
     std::filesystem::remove_all(dir);
   }
-  app::Context ctx() { return app::Context{env, fs, clock, &runner, reporter}; }
+  app::Context ctx() { return app::Context{test::system_of(env, fs, clock, &runner), reporter}; }
   std::string state_of_7() {
-    auto ledger = ledger::Ledger::open(app::state_dir(env).jobs_db());
+    auto ledger = ledger::Ledger::open(app::state_dir(env).jobs_db(), test::fixed_now);
     auto found = ledger->find("7");
     REQUIRE(found);
     REQUIRE(found->size() == 1);
@@ -107,7 +108,7 @@ TEST_CASE("jobs: a failed poll records nothing, an answer is recorded") {
 TEST_CASE("jobs: an accepted cancel is recorded per id, on the array a task id names") {
   Fixture f;
   {
-    auto ledger = ledger::Ledger::open(app::state_dir(f.env).jobs_db());
+    auto ledger = ledger::Ledger::open(app::state_dir(f.env).jobs_db(), test::fixed_now);
     ledger::JobRecord sweep;
     sweep.job_id = "9";
     sweep.backend = "cli";
@@ -124,7 +125,7 @@ TEST_CASE("jobs: an accepted cancel is recorded per id, on the array a task id n
   // The scheduler took 9_3 and 7, not 9_1 (it had ended, or Slurm refused it).
   (*session)->jobs->record_cancel_requests(groups->front(), {"9_3", "7"});
   (*session)->jobs->record_cancel_requests(groups->front(), {"9_3"});  // once per id
-  auto ledger = ledger::Ledger::open(app::state_dir(f.env).jobs_db());
+  auto ledger = ledger::Ledger::open(app::state_dir(f.env).jobs_db(), test::fixed_now);
   CHECK(ledger->find("9")->front().cancelled_ids == "9_3");
   CHECK(ledger->find("7")->front().cancelled_ids == "7");
   CHECK(ledger->find("7")->front().cancel_requested == 1'800'000'000);

@@ -13,6 +13,7 @@
 
 #include "jobgen/app/state_dir.hpp"
 #include "jobgen/ledger/ledger.hpp"
+#include "test_system.hpp"
 
 using namespace jobgen;
 
@@ -43,7 +44,7 @@ ledger::JobRecord record(const std::string& id) {
 
 TEST_CASE("ledger: insert, find (also by array task), unfinished, update") {
   const auto path = temp_db("basic");
-  auto ledger = ledger::Ledger::open(path);
+  auto ledger = ledger::Ledger::open(path, test::fixed_now);
   REQUIRE(ledger);
   REQUIRE(ledger->insert(record("100")));
   auto sweep = record("101");
@@ -69,7 +70,7 @@ TEST_CASE("ledger: insert, find (also by array task), unfinished, update") {
   CHECK(failed->front().exit_code == 3);
 
   // Reopening sees the same rows (and WAL mode persists).
-  auto again = ledger::Ledger::open(path);
+  auto again = ledger::Ledger::open(path, test::fixed_now);
   REQUIRE(again);
   CHECK(again->count().value() == 2);
   std::filesystem::remove_all(path.parent_path());
@@ -77,7 +78,7 @@ TEST_CASE("ledger: insert, find (also by array task), unfinished, update") {
 
 TEST_CASE("ledger: a job is (backend, cluster, id), intents are confirmed by tag") {
   const auto path = temp_db("keys");
-  auto ledger = ledger::Ledger::open(path);
+  auto ledger = ledger::Ledger::open(path, test::fixed_now);
   REQUIRE(ledger);
   auto slurm6 = record("6");
   auto local6 = record("6");
@@ -157,7 +158,7 @@ TEST_CASE("ledger: an older database gains the new columns") {
                      nullptr, nullptr, nullptr) == SQLITE_OK);
     sqlite3_close(db);
   }
-  auto ledger = ledger::Ledger::open(path);
+  auto ledger = ledger::Ledger::open(path, test::fixed_now);
   REQUIRE(ledger);
   auto old = ledger->find("5");
   REQUIRE(old);
@@ -176,7 +177,7 @@ TEST_CASE("ledger: an older database gains the new columns") {
     CHECK(sqlite3_column_int(stmt, 0) > 1);
     sqlite3_finalize(stmt);
     sqlite3_close(db);
-    auto again = ledger::Ledger::open(path);
+    auto again = ledger::Ledger::open(path, test::fixed_now);
     REQUIRE(again);
     auto both = again->find_many({"5", "6"}, {});
     REQUIRE(both);
@@ -206,7 +207,7 @@ TEST_CASE("ledger: 8 threads x 50 inserts, each with its own connection, lose no
   std::atomic<int> failures{0};
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
-      auto ledger = ledger::Ledger::open(path);
+      auto ledger = ledger::Ledger::open(path, test::fixed_now);
       if (!ledger) {
         ++failures;
         return;
@@ -218,7 +219,7 @@ TEST_CASE("ledger: 8 threads x 50 inserts, each with its own connection, lose no
   }
   for (auto& th : threads) th.join();
   CHECK(failures.load() == 0);
-  auto ledger = ledger::Ledger::open(path);
+  auto ledger = ledger::Ledger::open(path, test::fixed_now);
   REQUIRE(ledger);
   CHECK(ledger->count().value() == kThreads * kEach);
   std::filesystem::remove_all(path.parent_path());
@@ -233,7 +234,7 @@ TEST_CASE("ledger: 6 processes x 40 inserts at once lose nothing") {
     REQUIRE(pid >= 0);
     if (pid == 0) {
       int bad = 0;
-      auto ledger = ledger::Ledger::open(path);
+      auto ledger = ledger::Ledger::open(path, test::fixed_now);
       if (!ledger) ::_exit(2);
       for (int i = 0; i < kEach; ++i)
         bad += ledger->insert(record(std::to_string(p * 1000 + i))) ? 0 : 1;
@@ -248,7 +249,7 @@ TEST_CASE("ledger: 6 processes x 40 inserts at once lose nothing") {
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed_children;
   }
   CHECK(failed_children == 0);
-  auto ledger = ledger::Ledger::open(path);
+  auto ledger = ledger::Ledger::open(path, test::fixed_now);
   REQUIRE(ledger);
   CHECK(ledger->count().value() == kProcs * kEach);
   std::filesystem::remove_all(path.parent_path());
@@ -256,7 +257,7 @@ TEST_CASE("ledger: 6 processes x 40 inserts at once lose nothing") {
 
 TEST_CASE("ledger: the planned step time, and what a finished job measured") {
   const auto path = temp_db("measured");
-  auto ledger = ledger::Ledger::open(path);
+  auto ledger = ledger::Ledger::open(path, test::fixed_now);
   REQUIRE(ledger);
   auto r = record("300");
   r.planned_step_time_s = 0.25;

@@ -8,6 +8,7 @@
 #include "cli_test.hpp"
 #include "jobgen/cli/man_page.hpp"
 #include "jobgen/cli/version.hpp"
+#include "test_system.hpp"
 
 using namespace jobgen;
 using jobgen::test::run_cli;
@@ -26,7 +27,7 @@ TEST_CASE("man page: every visible subcommand and option of the CLI tree is docu
   sys::RealEnvironment env;
   sys::RealFileSystem fs;
   sys::RealClock clock;
-  cli::Context ctx{out, err, env, fs, clock, false};
+  cli::Context ctx{out, err, test::system_of(env, fs, clock), false};
   cli::Action action;
   CLI::App app;
   cli::add_commands(app, ctx, action);

@@ -12,6 +12,7 @@
 #include "jobgen/app/profile_lookup.hpp"
 #include "jobgen/util/build_config.hpp"
 #include "profile_test_data.hpp"
+#include "test_system.hpp"
 
 using jobgen::test::run_cli;
 using jobgen::test::source_path;
@@ -167,7 +168,7 @@ TEST_CASE("lookup: --profile, then JOBGEN_PROFILE, then markov, XDG directory se
   env.vars["XDG_CONFIG_HOME"] = xdg.string();
   jobgen::sys::RealFileSystem files;
   jobgen::sys::RealClock clock;
-  jobgen::cli::Context ctx{out, err, env, files, clock, false};
+  jobgen::cli::Context ctx{out, err, jobgen::test::system_of(env, files, clock), false};
 
   CHECK(jobgen::app::find_profile_file(ctx.app(), "mine").value() == mine);
   CHECK(jobgen::app::find_profile_file(ctx.app(), "").value().filename() == "markov.yaml");

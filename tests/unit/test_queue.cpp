@@ -21,6 +21,7 @@
 #include "jobgen/util/strings.hpp"
 #include "jobgen/view/plan_view.hpp"
 #include "recording_runner.hpp"
+#include "test_system.hpp"
 
 using namespace jobgen;
 
@@ -510,7 +511,7 @@ Run run_plan(test::RecordingCommandRunner& runner, std::vector<std::string> args
   sys::RealEnvironment env;
   sys::RealFileSystem fs;
   test::FakeClock clock{1'800'000'000};
-  cli::Context ctx{out, err, env, fs, clock, false, &runner};
+  cli::Context ctx{out, err, test::system_of(env, fs, clock, &runner), false};
   args.insert(
       args.begin(),
       {"plan",

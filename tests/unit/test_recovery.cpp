@@ -15,6 +15,7 @@
 #include "jobgen/run/retry_policy.hpp"
 #include "jobgen/spec/jobspec.hpp"
 #include "profile_test_data.hpp"
+#include "test_system.hpp"
 
 using namespace jobgen;
 using run::FailureKind;
@@ -437,7 +438,7 @@ TEST_CASE("ledger: attempts of a run, failure and decision") {
   const auto dir =
       std::filesystem::temp_directory_path() / ("jobgen-ledger-run-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
-  auto opened = ledger::Ledger::open(dir / "jobs.db");
+  auto opened = ledger::Ledger::open(dir / "jobs.db", test::fixed_now);
   REQUIRE(opened);
   ledger::Ledger& db = *opened;
   ledger::JobRecord first;

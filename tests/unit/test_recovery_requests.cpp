@@ -26,6 +26,7 @@
 #include "jobgen/util/slurm_time.hpp"
 #include "profile_test_data.hpp"
 #include "recording_runner.hpp"
+#include "test_system.hpp"
 
 using namespace jobgen;
 namespace fs = std::filesystem;
@@ -89,7 +90,7 @@ Run run_cli(test::RecordingCommandRunner& runner, const std::vector<std::string>
   sys::RealEnvironment env;
   sys::RealFileSystem files;
   test::FakeClock clock{1'800'000'000};
-  cli::Context ctx{out, err, env, files, clock, false, &runner};
+  cli::Context ctx{out, err, test::system_of(env, files, clock, &runner), false};
   const int code = cli::run(args, ctx);
   ::unsetenv("XDG_STATE_HOME");
   return {code, out.str(), err.str()};
@@ -290,7 +291,7 @@ TEST_CASE("a retry keeps the user's --time and is never requeued by Slurm") {
   sys::RealEnvironment env;
   sys::RealFileSystem files;
   test::FakeClock clock{1'800'000'000};
-  cli::Context ctx{out, err, env, files, clock, false, nullptr};
+  cli::Context ctx{out, err, test::system_of(env, files, clock, nullptr), false};
   auto job = app::build_job_request(ctx.app(), retry, m.profile, m.catalog, false);
   REQUIRE_MESSAGE(job, job.error().message);
   const auto& sbatch = job->stages.front().request.input.sbatch;
@@ -355,7 +356,7 @@ TEST_CASE(
                           "1", "--backend", "cli", "--set", "micro_batch=3"},
                          dir / "state");
   REQUIRE_MESSAGE(r.code == 0, r.err);
-  auto ledger = ledger::Ledger::open(dir / "state" / "jobgen" / "jobs.db");
+  auto ledger = ledger::Ledger::open(dir / "state" / "jobgen" / "jobs.db", test::fixed_now);
   REQUIRE(ledger);
   const auto found = ledger->find("4242");
   REQUIRE(found);
@@ -375,7 +376,7 @@ TEST_CASE(
   sys::RealEnvironment env;
   sys::RealFileSystem files;
   test::FakeClock clock{1'800'000'000};
-  cli::Context ctx{out, err, env, files, clock, false, nullptr};
+  cli::Context ctx{out, err, test::system_of(env, files, clock, nullptr), false};
   auto job = app::build_job_request(ctx.app(), retry, m.profile, m.catalog, false);
   REQUIRE_MESSAGE(job, job.error().message);
   CHECK(job->stages.front().row.micro_batch == 3);

@@ -16,6 +16,7 @@
 #include "jobgen/app/state_dir.hpp"
 #include "jobgen/cli/app.hpp"
 #include "recording_runner.hpp"
+#include "test_system.hpp"
 
 using namespace jobgen;
 namespace fs = std::filesystem;
@@ -93,7 +94,7 @@ struct Fixture {
     };
     sbatch.push_back(sys::CommandResult{0, "100\n", ""});
     std::ostringstream out, err;
-    cli::Context ctx{out, err, env, files, clock, false, &runner};
+    cli::Context ctx{out, err, test::system_of(env, files, clock, &runner), false};
     const int code = cli::run({"submit", "job.yaml", "--profile", "markov", "--target", "rtx2080ti",
                                "--gpus", "1", "--backend", "cli"},
                               ctx);
@@ -106,7 +107,7 @@ struct Fixture {
     ::unsetenv("XDG_STATE_HOME");
     fs::remove_all(dir);
   }
-  app::Context ctx() { return app::Context{env, files, clock, &runner, reporter}; }
+  app::Context ctx() { return app::Context{test::system_of(env, files, clock, &runner), reporter}; }
 
   // Job 100 as the scheduler reports it once it failed with the OOM on its stderr.
   std::vector<slurm::JobView> failed_100(app::JobSession& session) {

@@ -14,6 +14,7 @@
 #include "jobgen/site/request_check.hpp"
 #include "jobgen/util/build_config.hpp"
 #include "recording_runner.hpp"
+#include "test_system.hpp"
 
 using namespace jobgen;
 
@@ -32,7 +33,7 @@ Run run_with(test::RecordingCommandRunner& runner, const std::vector<std::string
   sys::RealEnvironment env;
   sys::RealFileSystem fs;
   test::FakeClock clock{1'800'000'000};
-  cli::Context ctx{out, err, env, fs, clock, false, &runner};
+  cli::Context ctx{out, err, test::system_of(env, fs, clock, &runner), false};
   const int code = cli::run(args, ctx);
   ::unsetenv("XDG_STATE_HOME");
   return {code, out.str(), err.str()};
@@ -229,7 +230,7 @@ TEST_CASE("submit: the ledger first, the tag in the comment, then Slurm") {
   const std::string argv = runner.argv_of(0);
   CHECK(argv.starts_with("sbatch --parsable --comment=jobgen:"));
   const std::string tag = argv.substr(argv.find("jobgen:") + 7, 16);
-  auto ledger = ledger::Ledger::open(dir / "state/jobgen/jobs.db");
+  auto ledger = ledger::Ledger::open(dir / "state/jobgen/jobs.db", test::fixed_now);
   REQUIRE(ledger);
   auto rows = ledger->find("41");
   REQUIRE(rows->size() == 1);
@@ -346,7 +347,7 @@ TEST_CASE(
   test::RecordingCommandRunner forgetful;
   forgetful.answer(0, "");  // squeue -h: no job to print
   forgetful.answer(1, "", "Slurm accounting storage is disabled\n");
-  auto ledger = ledger::Ledger::open(dir / "state/jobgen/jobs.db");
+  auto ledger = ledger::Ledger::open(dir / "state/jobgen/jobs.db", test::fixed_now);
   ledger::JobRecord key;
   key.job_id = "7";
   key.backend = "cli";
@@ -364,7 +365,7 @@ TEST_CASE("status: a local submission killed before it recorded its id is found 
   const auto dir = submit_dir();
   const auto state = dir / "state";
   {
-    auto ledger = ledger::Ledger::open(state / "jobgen/jobs.db");
+    auto ledger = ledger::Ledger::open(state / "jobgen/jobs.db", test::fixed_now);
     REQUIRE(ledger);
     ledger::JobRecord intent;
     intent.backend = "local";
@@ -386,7 +387,7 @@ TEST_CASE("status: a local submission killed before it recorded its id is found 
   const Run r = run_with(runner, {"status"}, state);
   CHECK_MESSAGE(r.code == 0, r.err);
   CHECK(r.out.find("COMPLETED") != std::string::npos);
-  auto ledger = ledger::Ledger::open(state / "jobgen/jobs.db");
+  auto ledger = ledger::Ledger::open(state / "jobgen/jobs.db", test::fixed_now);
   auto rows = ledger->find("3", {"local", ""});
   REQUIRE(rows->size() == 1);
   CHECK(rows->front().tag == "feedfacefeedface");

@@ -18,6 +18,7 @@
 #include "jobgen/profile/profile_loader.hpp"
 #include "profile_test_data.hpp"
 #include "recording_runner.hpp"
+#include "test_system.hpp"
 
 using namespace jobgen;
 namespace fs = std::filesystem;
@@ -34,7 +35,7 @@ Run run_cli(test::RecordingCommandRunner& runner, const std::vector<std::string>
   sys::RealEnvironment env;
   sys::RealFileSystem files;
   test::FakeClock clock{1'800'000'000};
-  cli::Context ctx{out, err, env, files, clock, false, &runner};
+  cli::Context ctx{out, err, test::system_of(env, files, clock, &runner), false};
   const int code = cli::run(args, ctx);
   return {code, out.str(), err.str()};
 }
@@ -63,7 +64,7 @@ TEST_CASE("submit refuses a known pin leak it cannot close, unless --force") {
     sys::RealEnvironment env;
     sys::RealFileSystem files;
     test::FakeClock clock{1'800'000'000};
-    cli::Context ctx{out, err, env, files, clock, false, nullptr};
+    cli::Context ctx{out, err, test::system_of(env, files, clock, nullptr), false};
     app::remember_drift(ctx.app(), *prof,
                         {"pin_leak classt26: profile untyped gpu jobs of group rtx2080ti kept on "
                          "classt[01-05,07-16], cluster is in partition markov_gpu with 4 x "
@@ -106,7 +107,7 @@ TEST_CASE("submit refuses a known pin leak it cannot close, unless --force") {
     sys::RealEnvironment env;
     sys::RealFileSystem files;
     test::FakeClock clock{1'800'000'000};
-    cli::Context ctx{out, err, env, files, clock, false, nullptr};
+    cli::Context ctx{out, err, test::system_of(env, files, clock, nullptr), false};
     app::remember_drift(ctx.app(), *prof, {});
   }
   r = run_cli(runner, submit);

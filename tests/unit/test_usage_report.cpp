@@ -13,6 +13,7 @@
 #include "jobgen/app/state_dir.hpp"
 #include "jobgen/app/usage_report.hpp"
 #include "recording_runner.hpp"
+#include "test_system.hpp"
 
 using namespace jobgen;
 
@@ -33,7 +34,7 @@ struct Fixture {
     REQUIRE(mkdtemp(tmpl) != nullptr);
     dir = tmpl;
     ::setenv("XDG_STATE_HOME", dir.c_str(), 1);
-    auto ledger = ledger::Ledger::open(app::state_dir(env).jobs_db());
+    auto ledger = ledger::Ledger::open(app::state_dir(env).jobs_db(), test::fixed_now);
     REQUIRE(ledger);
     // job 7 (run r1, an hour ago), sweep 9 of two tasks (run r2), job 3 ten days ago.
     const auto add = [&](const std::string& id, const std::string& run, int64_t ago, int array) {
@@ -59,7 +60,7 @@ struct Fixture {
     ::unsetenv("XDG_STATE_HOME");
     std::filesystem::remove_all(dir);
   }
-  app::Context ctx() { return app::Context{env, fs, clock, &runner, quiet}; }
+  app::Context ctx() { return app::Context{test::system_of(env, fs, clock, &runner), quiet}; }
 };
 
 std::string sacct_line(const std::string& id, const std::string& raw, const std::string& rss) {

@@ -1,6 +1,8 @@
 #include "jobgen/app/calibration_file.hpp"
 
+#include "jobgen/app/jobs.hpp"
 #include "jobgen/app/state_dir.hpp"
+#include "jobgen/run/failure.hpp"
 
 namespace jobgen::app {
 
@@ -24,6 +26,32 @@ std::optional<plan::Calibration> load_calibration(const Context& ctx) {
     return std::nullopt;
   }
   return std::move(*calibration);
+}
+
+Expected<plan::Calibration> calibrate_from_ledger(const Context& ctx) {
+  const std::string oom(run::to_string(run::FailureKind::gpu_oom));
+  JOBGEN_TRY_ASSIGN(const auto records, measured_runs(ctx, oom));
+  std::vector<plan::Measurement> runs;
+  for (const auto& r : records) {
+    plan::FinishedRun run{r.plan_json,
+                          r.plan_row,
+                          r.target,
+                          r.planned_step_time_s,
+                          r.measured_step_time_s.value_or(0),
+                          r.peak_gpu_memory_gib,
+                          r.failure == oom,
+                          r.gpu_memory_used_peak_mib};
+    if (auto m = plan::measurement_of(run)) runs.push_back(std::move(*m));
+  }
+  plan::Calibration calibration = plan::calibrate(runs);
+  if (!calibration.entries.empty())
+    JOBGEN_TRY(
+        ctx.fs.write_file(calibration_path(ctx.env), plan::calibration_json(calibration), 0600));
+  return calibration;
+}
+
+Expected<bool> reset_calibration(const Context& ctx) {
+  return ctx.fs.remove(calibration_path(ctx.env));
 }
 
 }  // namespace jobgen::app

@@ -16,4 +16,12 @@ std::filesystem::path calibration_path(const sys::Environment& env);
 // no correction: a plan is never silently corrected by something jobgen cannot read.
 std::optional<plan::Calibration> load_calibration(const Context& ctx);
 
+// `jobgen calibrate`: the corrections from every run of the ledger with a measurement (a step
+// time, GPU telemetry, or an out-of-memory failure), written to calibration_path() when there is
+// at least one. Reads the ledger, never the scheduler.
+Expected<plan::Calibration> calibrate_from_ledger(const Context& ctx);
+
+// `jobgen calibrate --reset`: true when a correction file was removed.
+Expected<bool> reset_calibration(const Context& ctx);
+
 }  // namespace jobgen::app

@@ -14,8 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "jobgen/sys/process.hpp"
-#include "jobgen/sys/system.hpp"
+#include "jobgen/sys/bundle.hpp"
 #include "jobgen/util/error.hpp"
 
 namespace jobgen::app {
@@ -65,17 +64,27 @@ class HeldReporter final : public Reporter {
   std::vector<Message> held_;
 };
 
+// The system a use case may touch (sys/bundle.hpp: built once, in cli::main) and where it reports.
 struct Context {
+  Context(const sys::System& system, Reporter& reporter)
+      : sys(system),
+        env(system.env),
+        fs(system.fs),
+        clock(system.clock),
+        runner(system.runner),
+        report(reporter) {}
+
+  sys::System sys;
   sys::Environment& env;
   sys::FileSystem& fs;
   sys::Clock& clock;
-  sys::CommandRunner* runner = nullptr;  // Slurm's commands; null = the real runner
+  sys::CommandRunner& runner;  // Slurm's commands
   Reporter& report;
 };
 
 // `ctx` reporting to `reporter` instead.
 inline Context with_reporter(const Context& ctx, Reporter& reporter) {
-  return Context{ctx.env, ctx.fs, ctx.clock, ctx.runner, reporter};
+  return Context{ctx.sys, reporter};
 }
 
 // The clock's now in Unix seconds.

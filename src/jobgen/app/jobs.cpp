@@ -1,5 +1,7 @@
 #include "jobgen/app/jobs.hpp"
 
+#include "jobgen/util/slurm_time.hpp"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -251,7 +253,10 @@ Expected<void> Jobs::record_failure(const ledger::JobRecord& attempt, const std:
 
 Expected<std::vector<ledger::JobRecord>> measured_runs(const Context& ctx,
                                                        const std::string& failure) {
-  JOBGEN_TRY_ASSIGN(auto ledger, ledger::Ledger::open(state_dir(ctx.env).jobs_db()));
+  JOBGEN_TRY_ASSIGN(auto ledger,
+                    ledger::Ledger::open(state_dir(ctx.env).jobs_db(), [&clock = ctx.clock] {
+                      return util::unix_seconds(clock.now());
+                    }));
   return ledger.measured(failure);
 }
 

@@ -37,16 +37,13 @@ Expected<std::unique_ptr<slurm::Backend>> make_backend(const Context& ctx, JobSe
     options.dir = session.state.local_jobs();
     options.user = sys::current_user(ctx.env);
     options.gpus = local_gpu_list(ctx.env);
-    // Stateless, so one for the whole program.
-    static sys::RealProcessGroups processes;
-    return std::unique_ptr<slurm::Backend>(
-        std::make_unique<slurm::LocalBackend>(ctx.clock, ctx.fs, processes, std::move(options)));
+    return std::unique_ptr<slurm::Backend>(std::make_unique<slurm::LocalBackend>(
+        ctx.clock, ctx.fs, ctx.sys.processes, std::move(options)));
   }
   if (name == "rest") {
     std::error_code ec;
     const std::string cwd = std::filesystem::current_path(ec).string();
-    return slurm::make_rest_backend(prof != nullptr ? prof->rest : std::nullopt, ctx.env, ctx.fs,
-                                    ctx.clock, *session.runner, cwd);
+    return slurm::make_rest_backend(prof != nullptr ? prof->rest : std::nullopt, ctx.sys, cwd);
   }
   return invalid("unknown backend '" + name + "': use cli, local or rest");
 }
@@ -132,12 +129,7 @@ void choose_backend(JobSession& session, const std::string& backend) {
   session.backend_name = !backend.empty()  ? backend
                          : session.profile ? profile::to_string(session.profile->backend)
                                            : "cli";
-  if (session.ctx.runner != nullptr) {
-    session.runner = session.ctx.runner;
-  } else {
-    session.owned_runner = std::make_unique<sys::RealCommandRunner>();
-    session.runner = session.owned_runner.get();
-  }
+  session.runner = &session.ctx.runner;
   session.state = state_dir(session.ctx.env);
 }
 
@@ -163,7 +155,10 @@ Expected<std::unique_ptr<JobSession>> open_job_session(const Context& ctx,
     return std::unexpected(catalog.error());
   }
   choose_backend(*session, options.backend);
-  JOBGEN_TRY_ASSIGN(auto opened, ledger::Ledger::open(session->state.jobs_db()));
+  JOBGEN_TRY_ASSIGN(auto opened,
+                    ledger::Ledger::open(session->state.jobs_db(), [&clock = ctx.clock] {
+                      return util::unix_seconds(clock.now());
+                    }));
   session->jobs = std::make_unique<Jobs>(*session, std::move(opened));
   return session;
 }

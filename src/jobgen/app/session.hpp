@@ -54,7 +54,6 @@ struct JobSession {
   std::optional<profile::Catalog> catalog;
   std::string backend_name;       // "cli", "local", "rest"
   bool backend_explicit = false;  // --backend chose it
-  std::unique_ptr<sys::CommandRunner> owned_runner;
   sys::CommandRunner* runner = nullptr;
   std::unique_ptr<Jobs> jobs;  // null in a session_on() session
   slurm::GresNames names;

@@ -153,10 +153,9 @@ int run(const std::vector<std::string>& args, Context& ctx) {
 
 int main(int argc, char** argv) try {
   std::ios::sync_with_stdio(false);
-  sys::RealEnvironment env;
-  sys::RealFileSystem fs;
-  sys::RealClock clock;
-  Context ctx{std::cout, std::cerr, env, fs, clock, ::isatty(STDOUT_FILENO) == 1};
+  // Every real side effect jobgen has, made here and nowhere else.
+  sys::RealSystem real;
+  Context ctx{std::cout, std::cerr, real.system(), ::isatty(STDOUT_FILENO) == 1};
   std::vector<std::string> args(argv + 1, argv + argc);
   const int code = run(args, ctx);
   std::cout.flush();

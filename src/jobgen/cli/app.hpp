@@ -10,8 +10,7 @@
 #include <vector>
 
 #include "jobgen/app/context.hpp"
-#include "jobgen/sys/process.hpp"
-#include "jobgen/sys/system.hpp"
+#include "jobgen/sys/bundle.hpp"
 #include "jobgen/util/error.hpp"
 
 namespace CLI {
@@ -35,20 +34,32 @@ class StreamReporter final : public app::Reporter {
   std::ostream& err_;
 };
 
-// What a subcommand may touch. Tests build one with fakes and string streams. Not copied: its
-// reporter prints on its own streams.
+// What a subcommand may touch: the system (sys/bundle.hpp; main() builds the real one, tests
+// theirs from fakes) and the terminal's streams. Not copied: its reporter prints on its own
+// streams.
 struct Context {
+  Context(std::ostream& o, std::ostream& e, const sys::System& system, bool terminal)
+      : out(o),
+        err(e),
+        sys(system),
+        env(system.env),
+        fs(system.fs),
+        clock(system.clock),
+        out_is_terminal(terminal) {}
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
   std::ostream& out;
   std::ostream& err;
+  sys::System sys;
   sys::Environment& env;
   sys::FileSystem& fs;
   sys::Clock& clock;
   bool out_is_terminal = false;
-  sys::CommandRunner* runner = nullptr;  // Slurm's commands; null = the real runner
   StreamReporter reporter{out, err};
 
   // The use cases' view: the same system, reporting to `reporter`.
-  app::Context app() { return app::Context{env, fs, clock, runner, reporter}; }
+  app::Context app() { return app::Context{sys, reporter}; }
 };
 
 // A parsed subcommand, ready to run. Returning an Error prints it (format_error) and exits with

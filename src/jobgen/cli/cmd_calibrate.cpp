@@ -6,16 +6,12 @@
 // apply (app/calibration_file.hpp, plan/calibration.hpp: bounded, and every corrected option
 // says "calibrated from N runs"). --reset removes the file. Reads the ledger, never the scheduler.
 // Exit: 0; 0 with a message when no run has a measurement yet (no file is written).
-#include <filesystem>
-
 #include <fmt/format.h>
 
 #include "jobgen/app/calibration_file.hpp"
-#include "jobgen/app/jobs.hpp"
 #include "jobgen/app/state_dir.hpp"
 #include "jobgen/cli/commands.hpp"
 #include "jobgen/plan/calibration.hpp"
-#include "jobgen/run/failure.hpp"
 #include "jobgen/util/strings.hpp"
 
 namespace jobgen::cli {
@@ -27,34 +23,19 @@ struct CalibrateOptions {
   bool json = false;
 };
 
-Expected<Exit> reset_calibration(Context& ctx) {
+Expected<Exit> reset(Context& ctx) {
   const auto path = app::calibration_path(ctx.env);
-  JOBGEN_TRY_ASSIGN(const bool removed, ctx.fs.remove(path));
-  if (!removed) {
+  JOBGEN_TRY_ASSIGN(const bool removed, app::reset_calibration(ctx.app()));
+  if (!removed)
     ctx.out << "No calibration to remove (" << path.string() << " does not exist).\n";
-    return Exit::ok;
-  }
-  ctx.out << "Removed " << path.string() << ": plans use the estimator's step times again.\n";
+  else
+    ctx.out << "Removed " << path.string() << ": plans use the estimator's step times again.\n";
   return Exit::ok;
 }
 
 Expected<Exit> run_calibrate(Context& ctx, const CalibrateOptions& options) {
-  if (options.reset) return reset_calibration(ctx);
-  const std::string oom(run::to_string(run::FailureKind::gpu_oom));
-  JOBGEN_TRY_ASSIGN(const auto records, app::measured_runs(ctx.app(), oom));
-  std::vector<plan::Measurement> runs;
-  for (const auto& r : records) {
-    plan::FinishedRun run{r.plan_json,
-                          r.plan_row,
-                          r.target,
-                          r.planned_step_time_s,
-                          r.measured_step_time_s.value_or(0),
-                          r.peak_gpu_memory_gib,
-                          r.failure == oom,
-                          r.gpu_memory_used_peak_mib};
-    if (auto m = plan::measurement_of(run)) runs.push_back(std::move(*m));
-  }
-  const plan::Calibration calibration = plan::calibrate(runs);
+  if (options.reset) return reset(ctx);
+  JOBGEN_TRY_ASSIGN(const plan::Calibration calibration, app::calibrate_from_ledger(ctx.app()));
   const auto path = app::calibration_path(ctx.env);
   if (calibration.entries.empty()) {
     if (options.json) {
@@ -70,7 +51,6 @@ Expected<Exit> run_calibrate(Context& ctx, const CalibrateOptions& options) {
     }
     return Exit::ok;
   }
-  JOBGEN_TRY(ctx.fs.write_file(path, plan::calibration_json(calibration), 0600));
   if (options.json) {
     ctx.out << plan::calibration_json(calibration);
     return Exit::ok;

@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "jobgen/cli/commands.hpp"
-#include "jobgen/cli/completion.hpp"
+#include "jobgen/view/completion_scripts.hpp"
 
 namespace jobgen::cli {
 
@@ -20,10 +20,10 @@ void add_completion_command(CLI::App& app, Context& ctx, Action& action) {
       "every shell.");
   sub->callback([&ctx, &action, shell] {
     action = [&ctx, shell]() -> Expected<Exit> {
-      const Shell which = *shell == "zsh"    ? Shell::zsh
-                          : *shell == "fish" ? Shell::fish
-                                             : Shell::bash;
-      ctx.out << completion_script(which);
+      const view::Shell which = *shell == "zsh"    ? view::Shell::zsh
+                                : *shell == "fish" ? view::Shell::fish
+                                                   : view::Shell::bash;
+      ctx.out << view::completion_script(which);
       return Exit::ok;
     };
   });

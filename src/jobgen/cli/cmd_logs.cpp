@@ -1,17 +1,13 @@
-// `jobgen logs JOBID [-f] [--err]`: prints a job's log. The path comes from Slurm's record of the
-// job (squeue's StdOut/StdErr with %j etc. resolved; `scontrol show job` when squeue has none),
-// else from the ledger. The log is printed a piece at a time (memory does not grow with it); -f
+// `jobgen logs JOBID [-f] [--err]`: prints a job's log, found as app/job_logs.hpp says. It is
+// printed a piece at a time (memory does not grow with it); -f
 // starts at its last lines, as `tail -f`, and follows it until the job has finished.
-#include <algorithm>
 #include <cstdint>
 
+#include "jobgen/app/job_logs.hpp"
 #include "jobgen/app/jobs.hpp"
-#include "jobgen/app/session.hpp"
 #include "jobgen/cli/commands.hpp"
 #include "jobgen/cli/job_options.hpp"
 #include "jobgen/cli/terminal_io.hpp"
-#include "jobgen/slurm/job_files.hpp"
-#include "jobgen/util/strings.hpp"
 
 namespace jobgen::cli {
 
@@ -23,17 +19,6 @@ struct LogsOptions {
   bool follow = false;
   bool err = false;
 };
-
-// The scheduler's record of the job's log (Backend::log_paths: `scontrol show job` for the CLI
-// backend); "" when it cannot tell, and the ledger's pattern is used instead.
-std::string scheduler_log_path(app::JobSession& session, const app::TrackedGroup& group,
-                               const slurm::JobInfo& job, bool err) {
-  auto backend = session.backend_for(group.backend, group.cluster);
-  if (!backend) return "";
-  auto logs = (*backend)->log_paths(job);
-  if (!logs) return "";
-  return err ? logs->std_err : logs->std_out;
-}
 
 // `logs -f` starts this far from the end, as `tail -f` starts at the last lines.
 constexpr std::size_t kFollowStartBytes = std::size_t{64} << 10;
@@ -49,54 +34,6 @@ uint64_t print_end(Context& ctx, const std::filesystem::path& path) {
     if (line != std::string::npos) from += line + 1;
   }
   return print_from(ctx, ctx.out, path, from);
-}
-
-// An array's id names all its tasks, each with its own log: the user has to pick one.
-Expected<void> one_task(const std::string& id, const std::vector<slurm::JobView>& views) {
-  std::vector<std::string> tasks;
-  for (const auto& v : views)
-    if (v.info.id != id && std::ranges::find(tasks, v.info.id) == tasks.end())
-      tasks.push_back(v.info.id);
-  if (tasks.size() <= 1) return {};
-  std::string list;
-  for (std::size_t i = 0; i < tasks.size() && i < 8; ++i) list += (i ? ", " : "") + tasks[i];
-  if (tasks.size() > 8) list += ", ... (" + std::to_string(tasks.size()) + " in all)";
-  return invalid("job " + id +
-                 " is an array whose tasks have their own logs: name one, e.g. "
-                 "'jobgen logs " +
-                 tasks.front() + "' (tasks: " + util::printable(list) + ")");
-}
-
-// The log file: the scheduler's record of it (its job list, else Backend::log_paths), else the
-// ledger's pattern resolved with what is known of the job.
-Expected<std::filesystem::path> log_path(app::JobSession& session, const LogsOptions& options,
-                                         const std::vector<app::TrackedGroup>& groups,
-                                         const std::vector<slurm::JobView>& views) {
-  std::filesystem::path path;
-  for (const auto& v : views) {
-    const std::string& pattern = options.err ? v.info.std_err : v.info.std_out;
-    if (v.from_scheduler && !pattern.empty()) {
-      path = slurm::resolve_log_path(pattern, v.info);
-      break;
-    }
-  }
-  if (path.empty() && !views.empty() && views.front().from_scheduler) {
-    path = scheduler_log_path(session, groups.front(), views.front().info, options.err);
-  }
-  if (!path.empty()) return path;
-  const slurm::Tracked& t = groups.front().jobs.front();
-  if (t.stdout_path.empty() && t.stderr_path.empty() && views.empty()) {
-    return fail("no log known for job " + options.id +
-                    ": it is neither in the ledger nor known to the scheduler",
-                Exit::not_found);
-  }
-  slurm::JobInfo probe = views.empty() ? slurm::JobInfo{} : views.front().info;
-  probe.id = options.id;
-  if (probe.job_number.empty()) probe.job_number = options.id;
-  probe.std_out.clear();  // the scheduler named no log (above): the ledger's patterns
-  probe.std_err.clear();
-  const auto paths = slurm::job_log_paths(probe, t.stdout_path, t.stderr_path, t.work_dir);
-  return options.err && !paths.err.empty() ? paths.err : paths.out;
 }
 
 // Follow: read new bytes every 0.5 s, ask the scheduler every 5 s whether the job ended. A
@@ -127,34 +64,19 @@ Expected<Exit> follow_log(Context& ctx, app::JobSession& session,
 }
 
 Expected<Exit> run_logs(Context& ctx, const LogsOptions& options) {
-  JOBGEN_TRY(app::check_job_ids({options.id}));
   JOBGEN_TRY_ASSIGN(auto opened, app::open_job_session(ctx.app(), options.common, false));
-  app::JobSession& session = *opened;
-  JOBGEN_TRY_ASSIGN(const std::vector<app::TrackedGroup> groups,
-                    session.jobs->tracked({options.id}));
-  JOBGEN_TRY_ASSIGN(const std::vector<slurm::JobView> views, session.jobs->poll(groups));
-  JOBGEN_TRY(one_task(options.id, views));
-  if (std::ranges::all_of(views, [](const slurm::JobView& v) {
-        return !v.job.in_ledger && !v.from_scheduler && !v.vanished && !v.unconfirmed;
-      })) {
-    return fail("no such job: neither the scheduler nor jobgen's ledger knows job " + options.id,
-                Exit::not_found);
-  }
-  JOBGEN_TRY_ASSIGN(const std::filesystem::path path, log_path(session, options, groups, views));
-  const bool exists = ctx.fs.is_file(path);
-  if (!exists && !options.follow) {
-    const bool pending = !views.empty() && views.front().info.state == slurm::JobState::pending;
-    return fail(
-        "log " + path.string() + " does not exist" +
-            (pending ? " yet: the job has not started (see 'jobgen status " + options.id + "')"
-                     : ""),
-        Exit::not_found);
-  }
+  JOBGEN_TRY_ASSIGN(const app::JobLog log, app::find_job_log(*opened, options.id, options.err));
   if (!options.follow) {
-    print_from(ctx, ctx.out, path, 0);
+    if (!ctx.fs.is_file(log.path))
+      return fail("log " + log.path.string() + " does not exist" +
+                      (log.pending ? " yet: the job has not started (see 'jobgen status " +
+                                         options.id + "')"
+                                   : ""),
+                  Exit::not_found);
+    print_from(ctx, ctx.out, log.path, 0);
     return Exit::ok;
   }
-  return follow_log(ctx, session, groups, path, print_end(ctx, path));
+  return follow_log(ctx, *opened, log.groups, log.path, print_end(ctx, log.path));
 }
 
 }  // namespace

@@ -5,14 +5,10 @@
 // 1 when they differ (each difference printed) or the cluster cannot be asked, 2/3 for a bad or
 // missing profile. --json prints {"cluster", "profile", "agrees", "differences": [{"kind",
 // "subject", "profile", "cluster", "affects_plans"}]} for cron jobs.
-#include <nlohmann/json.hpp>
-
-#include "jobgen/app/profile_drift.hpp"
-#include "jobgen/app/profile_lookup.hpp"
-#include "jobgen/app/session.hpp"
+#include "jobgen/app/profile_tools.hpp"
 #include "jobgen/cli/cmd_profile.hpp"
 #include "jobgen/cli/job_options.hpp"
-#include "jobgen/site/profile_check.hpp"
+#include "jobgen/view/profile_view.hpp"
 
 namespace jobgen::cli {
 
@@ -24,39 +20,20 @@ struct CheckOptions {
 };
 
 Expected<Exit> run_check(Context& ctx, const CheckOptions& opts) {
-  JOBGEN_TRY_ASSIGN(auto session, app::open_job_session(ctx.app(), opts.session, true));
-  const profile::Profile& prof = *session->profile;
-  JOBGEN_TRY_ASSIGN(auto backend, session->backend());
-  JOBGEN_TRY_ASSIGN(auto state, backend->cluster());
-  const auto differences = site::compare_profile(prof, state, app::unix_now(ctx.app()));
-  std::vector<std::string> affecting;
-  for (const auto& d : site::plan_affecting(differences)) affecting.push_back(site::to_line(d));
-  app::remember_drift(ctx.app(), prof, affecting);
+  JOBGEN_TRY_ASSIGN(const app::ProfileCheck check, app::check_profile(ctx.app(), opts.session));
   if (opts.json) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& d : differences) {
-      list.push_back({{"kind", d.kind},
-                      {"subject", d.subject},
-                      {"profile", d.profile},
-                      {"cluster", d.cluster},
-                      {"affects_plans", d.affects_plans}});
-    }
-    ctx.out << nlohmann::json{{"cluster", prof.name},
-                              {"profile", prof.source},
-                              {"agrees", differences.empty()},
-                              {"differences", list}}
-                   .dump(2)
+    ctx.out << view::profile_check_json(check.name, check.source, check.differences).dump(2)
             << '\n';
-  } else if (differences.empty()) {
-    ctx.out << prof.source << ": agrees with the cluster (" << state.nodes.size() << " nodes, "
-            << state.partitions.size() << " partitions)\n";
+  } else if (check.differences.empty()) {
+    ctx.out << check.source << ": agrees with the cluster (" << check.nodes << " nodes, "
+            << check.partitions << " partitions)\n";
   } else {
-    for (const auto& d : differences) ctx.out << site::to_line(d) << '\n';
-    ctx.err << prof.source << ": " << differences.size()
+    for (const auto& d : check.differences) ctx.out << site::to_line(d) << '\n';
+    ctx.err << check.source << ": " << check.differences.size()
             << " difference(s) with the cluster; update the profile (jobgen profile import "
                "--live writes a fresh one to compare)\n";
   }
-  return differences.empty() ? Exit::ok : Exit::failure;
+  return check.differences.empty() ? Exit::ok : Exit::failure;
 }
 
 }  // namespace

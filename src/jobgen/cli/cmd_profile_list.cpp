@@ -3,10 +3,8 @@
 // itself. A name found earlier on the path hides later files of the same name.
 #include <fmt/format.h>
 
-#include "jobgen/app/profile_lookup.hpp"
+#include "jobgen/app/profile_tools.hpp"
 #include "jobgen/cli/cmd_profile.hpp"
-#include "jobgen/profile/profile_loader.hpp"
-#include "jobgen/util/redact.hpp"
 #include "jobgen/util/strings.hpp"
 
 namespace jobgen::cli {
@@ -26,38 +24,25 @@ void print_search_path(Context& ctx, std::ostream& out) {
 }
 
 Expected<Exit> run_list(Context& ctx) {
-  JOBGEN_TRY_ASSIGN(auto catalog, app::load_catalog(ctx.app()));
-  const auto entries = app::list_profiles(ctx.app());
-  if (entries.empty()) {
+  JOBGEN_TRY_ASSIGN(const auto profiles, app::describe_profiles(ctx.app()));
+  if (profiles.empty()) {
     ctx.err << "jobgen: no profiles found\n";
     print_search_path(ctx, ctx.err);
     return Exit::not_found;
   }
   size_t width = 4;
   size_t origin_width = 6;
-  for (const auto& e : entries) {
-    width = std::max(width, e.name.size());
-    origin_width = std::max(origin_width, e.origin.size());
+  for (const auto& p : profiles) {
+    width = std::max(width, p.entry.name.size());
+    origin_width = std::max(origin_width, p.entry.origin.size());
   }
-  const std::string fallback = ctx.env.get("JOBGEN_PROFILE").value_or(app::kDefaultProfile);
   ctx.out << fmt::format("{:<{}}  {:<{}}  {}\n", "NAME", width + 2, "SOURCE", origin_width,
                          "DESCRIPTION / FILE");
-  for (const auto& e : entries) {
-    std::string description;
-    if (auto text = ctx.fs.read_file(e.path)) {
-      const auto load = profile::load_profile(*text, e.path.string(), catalog);
-      if (load.profile) {
-        description = load.profile->description;
-      } else {
-        description = fmt::format("(invalid: {} problems; run 'jobgen profile validate {}')",
-                                  load.problems.size(), e.path.string());
-      }
-    }
-    const std::string mark = e.name == fallback ? " *" : "";
-    ctx.out << util::escape_controls(fmt::format("{:<{}}  {:<{}}  {}\n{:<{}}  {}\n", e.name + mark,
-                                                 width + 2, e.origin, origin_width, description, "",
-                                                 width + origin_width + 4, e.path.string()));
-  }
+  for (const auto& p : profiles)
+    ctx.out << util::escape_controls(fmt::format("{:<{}}  {:<{}}  {}\n{:<{}}  {}\n",
+                                                 p.entry.name + (p.fallback ? " *" : ""), width + 2,
+                                                 p.entry.origin, origin_width, p.description, "",
+                                                 width + origin_width + 4, p.entry.path.string()));
   ctx.out << "* = used when no --profile is given ($JOBGEN_PROFILE, else " << app::kDefaultProfile
           << ")\n\n";
   print_search_path(ctx, ctx.out);

@@ -1,8 +1,7 @@
 // `jobgen profile validate FILE...`: checks profiles and prints every problem with file:line:col.
 // Exit 0 when all are valid ("FILE: ok" each), 2 when any has a problem, 3 when one is missing.
-#include "jobgen/app/profile_lookup.hpp"
+#include "jobgen/app/profile_tools.hpp"
 #include "jobgen/cli/cmd_profile.hpp"
-#include "jobgen/profile/profile_loader.hpp"
 
 namespace jobgen::cli {
 
@@ -13,39 +12,25 @@ struct ValidateOptions {
 };
 
 Expected<Exit> run_validate(Context& ctx, const ValidateOptions& opts) {
-  JOBGEN_TRY_ASSIGN(auto catalog, app::load_catalog(ctx.app()));
   bool invalid_seen = false;
   bool missing_seen = false;
-  for (const auto& requested : opts.files) {
-    // A file that is not there is "not found"; one that cannot be a profile (a directory, a FIFO,
-    // too large) is invalid input.
-    const auto failed = [&](const Error& e) {
-      report(ctx, e);
-      (e.exit == Exit::not_found ? missing_seen : invalid_seen) = true;
-    };
-    auto path = app::find_profile_file(ctx.app(), requested);
-    if (!path) {
-      failed(path.error());
+  for (const auto& v : app::validate_profiles(ctx.app(), opts.files)) {
+    if (v.failure) {
+      report(ctx, *v.failure);
+      (v.failure->exit == Exit::not_found ? missing_seen : invalid_seen) = true;
       continue;
     }
-    auto text = ctx.fs.read_file(*path);
-    if (!text) {
-      failed(text.error());
-      continue;
-    }
-    const auto load = profile::load_profile(*text, path->string(), catalog);
-    for (const auto& problem : load.problems) report(ctx, problem);
-    if (load.problems.empty()) {
-      ctx.out << path->string() << ": ok\n";
+    for (const auto& problem : v.problems) report(ctx, problem);
+    if (v.problems.empty()) {
+      ctx.out << v.path << ": ok\n";
     } else {
       invalid_seen = true;
-      ctx.err << path->string() << ": " << load.problems.size() << " problem"
-              << (load.problems.size() == 1 ? "" : "s") << '\n';
+      ctx.err << v.path << ": " << v.problems.size() << " problem"
+              << (v.problems.size() == 1 ? "" : "s") << '\n';
     }
   }
   if (invalid_seen) return Exit::invalid_input;
-  if (missing_seen) return Exit::not_found;
-  return Exit::ok;
+  return missing_seen ? Exit::not_found : Exit::ok;
 }
 
 }  // namespace

@@ -51,8 +51,4 @@ class CompletionSource {
 std::vector<Candidate> complete_words(const CLI::App& root, const std::vector<std::string>& words,
                                       CompletionSource& source);
 
-enum class Shell { bash, zsh, fish };
-// The completion script for `shell`; each calls `<the jobgen the user typed> __complete`.
-std::string_view completion_script(Shell shell);
-
 }  // namespace jobgen::cli

@@ -139,8 +139,7 @@ Expected<void> Ledger::confirm(const std::string& tag, const std::string& job_id
   return execute(
       "UPDATE jobs SET job_id = ?, last_state = CASE last_state WHEN 'SUBMITTING' THEN 'PENDING' "
       "ELSE last_state END, updated_time = ? WHERE tag = ? AND tag != ''",
-      {job_id, std::to_string(util::unix_seconds(std::chrono::system_clock::now())), tag},
-      "record job " + job_id);
+      {job_id, std::to_string(now_()), tag}, "record job " + job_id);
 }
 
 Expected<void> Ledger::forget_intent(const std::string& tag) {
@@ -151,8 +150,7 @@ Expected<void> Ledger::forget_intent(const std::string& tag) {
 Expected<void> Ledger::update_state(const JobRecord& key, const std::string& state,
                                     std::optional<int> exit_code) {
   auto [where, args] = key_of(key);
-  std::vector<std::string> all{
-      state, std::to_string(util::unix_seconds(std::chrono::system_clock::now()))};
+  std::vector<std::string> all{state, std::to_string(now_())};
   all.insert(all.end(), args.begin(), args.end());
   const std::string code = exit_code ? std::to_string(*exit_code) : "NULL";
   return execute(

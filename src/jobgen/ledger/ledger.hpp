@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -90,10 +91,15 @@ struct Scope {
   std::string cluster;
 };
 
+// Unix seconds now, as the caller's clock says (the ledger reads no clock of its own: tests and
+// the system bundle decide what "now" is).
+using NowFn = std::function<int64_t()>;
+
 class Ledger {
  public:
   // Opens (creating the file, the 0700 directory and the schema if needed) the database at `path`.
-  static Expected<Ledger> open(const std::filesystem::path& path);
+  // `now` stamps what is written.
+  static Expected<Ledger> open(const std::filesystem::path& path, NowFn now);
 
   // Opens an existing database read-only, waiting at most `busy_ms` for a writer, creating
   // nothing (shell completion). Exit::not_found when there is no database.
@@ -155,12 +161,13 @@ class Ledger {
   Expected<std::vector<JobRecord>> recent(int limit);
 
  private:
-  explicit Ledger(sqlite3* db) : db_(db) {}
+  Ledger(sqlite3* db, NowFn now) : db_(db), now_(std::move(now)) {}
   Expected<std::vector<JobRecord>> select(const std::string& where,
                                           const std::vector<std::string>& args);
   Expected<void> execute(const std::string& sql, const std::vector<std::string>& args,
                          const std::string& what);
   sqlite3* db_ = nullptr;
+  NowFn now_;
 };
 
 }  // namespace jobgen::ledger

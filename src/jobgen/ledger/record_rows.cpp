@@ -43,7 +43,7 @@ class Binder {
 };
 
 // The record's columns in the order of kColumns, then updated_time (now).
-void bind_record(sqlite3_stmt* stmt, const JobRecord& r) {
+void bind_record(sqlite3_stmt* stmt, const JobRecord& r, int64_t now) {
   Binder b(stmt);
   b.text(r.job_id);
   b.text(r.backend);
@@ -83,7 +83,7 @@ void bind_record(sqlite3_stmt* stmt, const JobRecord& r) {
   b.real(r.gpu_utilization_mean_pct);
   b.int64(r.start_time);
   b.int64(r.end_time);
-  b.int64(util::unix_seconds(std::chrono::system_clock::now()));
+  b.int64(now);
 }
 
 // Reads a result row's columns in order, as Binder binds them; NULL reads as nullopt.
@@ -172,7 +172,7 @@ Expected<void> Ledger::insert(const JobRecord& r) {
     sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
     return db_error(db_, "cannot prepare an insert");
   }
-  bind_record(s.stmt, r);
+  bind_record(s.stmt, r, now_());
   if (sqlite3_step(s.stmt) != SQLITE_DONE) {
     auto error = db_error(db_, "cannot record job " + r.job_id);
     sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);

@@ -117,7 +117,7 @@ Expected<void> upgrade_schema(sqlite3* db, const std::filesystem::path& path) {
 
 }  // namespace
 
-Expected<Ledger> Ledger::open(const std::filesystem::path& path) {
+Expected<Ledger> Ledger::open(const std::filesystem::path& path, NowFn now) {
   std::error_code ec;
   const auto dir = path.parent_path();
   const bool existed = std::filesystem::exists(dir, ec);
@@ -140,7 +140,7 @@ Expected<Ledger> Ledger::open(const std::filesystem::path& path) {
     sqlite3_close(db);
     return std::unexpected(error);
   }
-  Ledger ledger(db);
+  Ledger ledger(db, std::move(now));
   sqlite3_busy_timeout(db, kBusyTimeoutMs);
   if (exec_retry(db, "PRAGMA journal_mode=WAL;") != SQLITE_OK) {
     return db_error(db, "cannot switch " + path.string() + " to WAL mode");
@@ -169,10 +169,10 @@ Expected<Ledger> Ledger::open_read_only(const std::filesystem::path& path, int b
     return std::unexpected(error);
   }
   sqlite3_busy_timeout(db, busy_ms);
-  return Ledger(db);
+  return Ledger(db, [] { return int64_t{0}; });  // writes nothing
 }
 
-Ledger::Ledger(Ledger&& other) noexcept : db_(other.db_) {
+Ledger::Ledger(Ledger&& other) noexcept : db_(other.db_), now_(std::move(other.now_)) {
   other.db_ = nullptr;
 }
 
@@ -180,6 +180,7 @@ Ledger& Ledger::operator=(Ledger&& other) noexcept {
   if (this != &other) {
     sqlite3_close(db_);
     db_ = other.db_;
+    now_ = std::move(other.now_);
     other.db_ = nullptr;
   }
   return *this;

@@ -70,6 +70,13 @@ struct CurlOptions {
   std::string ca_bundle;   // optional CA file for sites with their own CA
 };
 
+// Makes the HTTP client a backend talks through (one per backend: its connections are reused).
+class HttpClientFactory {
+ public:
+  virtual ~HttpClientFactory() = default;
+  virtual std::unique_ptr<HttpClient> make(const CurlOptions& options) = 0;
+};
+
 // One CURL easy handle reused for every request, so keep-alive connections are reused between
 // polls. Not thread-safe (one per thread).
 class CurlHttpClient final : public HttpClient {
@@ -83,6 +90,13 @@ class CurlHttpClient final : public HttpClient {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+};
+
+class CurlHttpClientFactory final : public HttpClientFactory {
+ public:
+  std::unique_ptr<HttpClient> make(const CurlOptions& options) override {
+    return std::make_unique<CurlHttpClient>(options);
+  }
 };
 
 }  // namespace jobgen::sys

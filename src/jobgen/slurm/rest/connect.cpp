@@ -37,9 +37,7 @@ RestBackend::RestBackend(RestConfig config, std::unique_ptr<sys::HttpClient> htt
       fetch_(std::move(fetch)) {}
 
 std::unique_ptr<Backend> make_rest_backend(const std::optional<profile::RestSettings>& settings,
-                                           const sys::Environment& env, const sys::FileSystem& fs,
-                                           sys::Clock& clock, sys::CommandRunner& runner,
-                                           std::string working_dir) {
+                                           const sys::System& system, std::string working_dir) {
   RestConfig config;
   sys::CurlOptions curl;
   if (settings) {
@@ -48,11 +46,11 @@ std::unique_ptr<Backend> make_rest_backend(const std::optional<profile::RestSett
     config.auth = AuthSettings{settings->token_file, settings->allow_scontrol_token};
     curl.ca_bundle = settings->ca_bundle;
   }
-  config.environment = default_submit_environment(env);
+  config.environment = default_submit_environment(system.env);
   config.working_dir = std::move(working_dir);
-  return std::make_unique<RestBackend>(std::move(config),
-                                       std::make_unique<sys::CurlHttpClient>(curl), env, fs, clock,
-                                       scontrol_token_fetcher(runner));
+  return std::make_unique<RestBackend>(std::move(config), system.http.make(curl), system.env,
+                                       system.fs, system.clock,
+                                       scontrol_token_fetcher(system.runner));
 }
 
 std::string RestBackend::api(const std::string& tail) const {

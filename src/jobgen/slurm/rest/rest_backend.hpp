@@ -31,6 +31,7 @@
 #include "jobgen/slurm/rest/api_version.hpp"
 #include "jobgen/slurm/rest/auth.hpp"
 #include "jobgen/slurm/rest/codec.hpp"
+#include "jobgen/sys/bundle.hpp"
 #include "jobgen/sys/http.hpp"
 #include "jobgen/sys/system.hpp"
 
@@ -139,13 +140,11 @@ class RestBackend final : public Backend {
   std::vector<NodeInfo> nodes_cache_;
 };
 
-// The backend `--backend rest` uses: libcurl (TLS verified, the profile's CA bundle), the
-// profile's rest settings (absent = URL and token from the environment only), the caller's
-// environment for submissions (default_submit_environment), `scontrol token` through `runner`
-// when the profile allows it. `runner` and the references must outlive the backend.
+// The backend `--backend rest` uses: the system's HTTP client (libcurl: TLS verified, the
+// profile's CA bundle), the profile's rest settings (absent = URL and token from the environment
+// only), the caller's environment for submissions (default_submit_environment), `scontrol token`
+// through the system's runner when the profile allows it. The system must outlive the backend.
 std::unique_ptr<Backend> make_rest_backend(const std::optional<profile::RestSettings>& settings,
-                                           const sys::Environment& env, const sys::FileSystem& fs,
-                                           sys::Clock& clock, sys::CommandRunner& runner,
-                                           std::string working_dir);
+                                           const sys::System& system, std::string working_dir);
 
 }  // namespace jobgen::slurm

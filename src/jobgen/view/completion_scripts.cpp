@@ -1,11 +1,11 @@
-// The shell side of completion (completion.hpp): each script hands the words typed so far to
+// The shell side of completion (cli/completion.hpp): each script hands the words typed so far to
 // `jobgen __complete` and turns its "word<TAB>description" lines into the shell's candidates, or
 // falls back to file names when there are none. Nothing about jobgen's commands is written here,
 // so the scripts cannot drift from the binary they call. The command called is the one the user
 // typed (./build/jobgen, a module's jobgen), not whichever jobgen is first on PATH.
-#include "jobgen/cli/completion.hpp"
+#include "jobgen/view/completion_scripts.hpp"
 
-namespace jobgen::cli {
+namespace jobgen::view {
 
 namespace {
 
@@ -82,4 +82,4 @@ std::string_view completion_script(Shell shell) {
   return {};
 }
 
-}  // namespace jobgen::cli
+}  // namespace jobgen::view
