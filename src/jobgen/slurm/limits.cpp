@@ -305,14 +305,21 @@ LimitResult check_limits(const LimitRequest& req, const AccountLimits& limits,
   }
   std::optional<int64_t> max_wall, max_jobs;
   std::optional<Tres> max_tres;
-  for (const Association* a : chain) {
-    const bool user_level = !a->user.empty();
-    const std::string who = user_level ? "your association with account `" + a->account + "`"
-                                       : "account `" + a->account + "`";
-    const auto which = [&, a, user_level](const JobInfo& j) {
-      return user_level ? j.user == req.user && j.account == a->account
-                        : c.in_subtree(j.account, a->account);
+  // An association of the chain: how messages name it, and the jobs that count against it (the
+  // user's own in that account, or every job of the account's subtree).
+  const auto who_of = [](const Association* a) {
+    return a->user.empty() ? "account `" + a->account + "`"
+                           : "your association with account `" + a->account + "`";
+  };
+  const auto jobs_of = [&](const Association* a) {
+    return [&, a](const JobInfo& j) {
+      return a->user.empty() ? c.in_subtree(j.account, a->account)
+                             : j.user == req.user && j.account == a->account;
     };
+  };
+  for (const Association* a : chain) {
+    const std::string who = who_of(a);
+    const auto which = jobs_of(a);
     if (a->limits.grp_jobs && c.count(which) + 1 > *a->limits.grp_jobs &&
         c.hit(LimitVerdict::pends, "AssocGrpJobsLimit",
               who + " allows " + jobs_text(*a->limits.grp_jobs) + " running, its jobs run " +
@@ -346,16 +353,9 @@ LimitResult check_limits(const LimitRequest& req, const AccountLimits& limits,
                     acct_in_qos))
       return c.result;
   }
-  for (const Association* a : chain) {
-    const bool user_level = !a->user.empty();
-    const std::string who = user_level ? "your association with account `" + a->account + "`"
-                                       : "account `" + a->account + "`";
-    const auto which = [&, a, user_level](const JobInfo& j) {
-      return user_level ? j.user == req.user && j.account == a->account
-                        : c.in_subtree(j.account, a->account);
-    };
-    if (c.aggregate(a->limits.grp_tres, "Assoc", "Grp", who, " in all", which)) return c.result;
-  }
+  for (const Association* a : chain)
+    if (c.aggregate(a->limits.grp_tres, "Assoc", "Grp", who_of(a), " in all", jobs_of(a)))
+      return c.result;
   if (max_tres && c.per_job(*max_tres, "Assoc", "account `" + req.account + "`")) return c.result;
   return done();
 }

@@ -22,6 +22,18 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The entries of `dir` of one kind (is_regular_file, is_directory: symlinks followed), sorted by
+// name; none when `dir` cannot be read.
+std::vector<fs::path> entries(const fs::path& dir,
+                              bool (fs::directory_entry::*kind)(std::error_code&) const noexcept) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec))
+    if ((entry.*kind)(ec)) out.push_back(entry.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 class Fd {
  public:
   explicit Fd(int fd) : fd_(fd) {}
@@ -258,13 +270,7 @@ bool RealFileSystem::is_directory(const fs::path& path) const {
 }
 
 std::vector<fs::path> RealFileSystem::list_files(const fs::path& dir) const {
-  std::vector<fs::path> files;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.is_regular_file(ec)) files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
+  return entries(dir, &fs::directory_entry::is_regular_file);
 }
 
 Expected<void> RealFileSystem::write_file(const fs::path& path, std::string_view content,
@@ -342,13 +348,7 @@ std::optional<FileStatus> RealFileSystem::status(const fs::path& path) const {
 }
 
 std::vector<fs::path> RealFileSystem::list_directories(const fs::path& dir) const {
-  std::vector<fs::path> dirs;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.is_directory(ec)) dirs.push_back(entry.path());
-  }
-  std::sort(dirs.begin(), dirs.end());
-  return dirs;
+  return entries(dir, &fs::directory_entry::is_directory);
 }
 
 Expected<bool> RealFileSystem::make_directories(const fs::path& given, unsigned mode) {

@@ -4,79 +4,56 @@
 
 namespace jobgen::view {
 
+namespace {
+
+// < > & as entities, and " ' too for an attribute value.
+std::string entities(std::string_view text, bool quotes) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += quotes ? "&quot;" : "\"";
+        break;
+      case '\'':
+        out += quotes ? "&#39;" : "'";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string markdown_cell(std::string_view text) {
   std::string out;
   for (const char c : util::escape_controls(text)) {
-    switch (c) {
-      case '\n':
-      case '\r':
-      case '\t':
-        out += ' ';
-        break;
-      case '|':
-      case '`':
-      case '*':
-      case '_':
-      case '[':
-      case ']':
-        out += '\\';
-        out += c;
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      default:
-        out += c;
+    if (c == '\n' || c == '\r' || c == '\t') {
+      out += ' ';
+      continue;
     }
+    if (c == '|' || c == '`' || c == '*' || c == '_' || c == '[' || c == ']') out += '\\';
+    out += c;
   }
-  return out;
+  return entities(out, false);
 }
 
 std::string html_text(std::string_view text) {
-  std::string out;
-  for (const char c : util::escape_controls(text)) {
-    if (c == '<')
-      out += "&lt;";
-    else if (c == '>')
-      out += "&gt;";
-    else if (c == '&')
-      out += "&amp;";
-    else
-      out += c;
-  }
-  return out;
+  return entities(util::escape_controls(text), false);
 }
 
 std::string html_escape(std::string_view text) {
-  std::string out;
-  for (const char c : util::printable(text, std::string_view::npos)) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
+  return entities(util::printable(text, std::string_view::npos), true);
 }
 
 }  // namespace jobgen::view
