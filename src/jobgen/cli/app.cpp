@@ -10,7 +10,6 @@
 
 #include "jobgen/cli/commands.hpp"
 #include "jobgen/cli/version.hpp"
-#include "jobgen/util/redact.hpp"
 #include "jobgen/util/strings.hpp"
 
 namespace jobgen::cli {

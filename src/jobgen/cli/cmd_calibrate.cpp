@@ -11,7 +11,6 @@
 #include "jobgen/app/calibration_file.hpp"
 #include "jobgen/app/state_dir.hpp"
 #include "jobgen/cli/commands.hpp"
-#include "jobgen/plan/calibration.hpp"
 #include "jobgen/util/strings.hpp"
 
 namespace jobgen::cli {
