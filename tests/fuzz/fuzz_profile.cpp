@@ -8,7 +8,7 @@
 #include "jobgen/render/request.hpp"
 
 namespace {
-const jobgen::spec::JobSpec& spec() {
+const jobgen::spec::JobSpec& fixed_spec() {
   static const jobgen::spec::JobSpec s = jobgen::fuzz::must(
       jobgen::spec::parse_job_spec("name: f\nmodel: bert-base\nseq_len: 128\nsteps: 1000\n"
                                    "checkpoint: {resumable: true}\ncommand: train.py\n",
@@ -25,9 +25,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const profile::Profile& prof = *load.profile;
   (void)profile::cluster_totals(prof);
   if (prof.node_groups.size() > 4) return 0;  // keep one input fast
-  auto report = plan::make_plan(spec(), prof, fuzz::catalog(), {});
+  auto report = plan::make_plan(fixed_spec(), prof, fuzz::catalog(), {});
   if (!report || report->rows.empty()) return 0;
   const plan::PlanRow* row = report->row(report->balanced ? report->balanced->row : 1);
-  if (row != nullptr) (void)render::build_render_input(prof, spec(), *row, {});
+  if (row != nullptr) (void)render::build_render_input(prof, fixed_spec(), *row, {});
   return 0;
 }
