@@ -43,7 +43,7 @@ id=$(submit ok.yaml)
 wait_done "$id"
 "$JOBGEN" status --backend local "$id" | grep -q COMPLETED || fail "ok job not COMPLETED"
 "$JOBGEN" logs --backend local "$id" >log.txt
-grep -q "^id=$id gpus=0,1$" log.txt || fail "log lacks the job's variables: $(cat log.txt)"
+grep -q "^id=${id#local-} gpus=0,1$" log.txt || fail "log lacks the job's variables: $(cat log.txt)"
 grep -q "^bye$" log.txt || fail "log lacks the last line"
 echo "ok: local job $id completed; log: $(grep '^id=' log.txt)"
 
@@ -61,7 +61,7 @@ echo "ok: $(tail -n1 status.txt)"
 spec slow "'sleep 120'"
 id=$(submit slow.yaml)
 sleep 0.5
-pgid=$(cut -d' ' -f1 "$XDG_STATE_HOME/jobgen/local/jobs/$id/pid")
+pgid=$(cut -d' ' -f1 "$XDG_STATE_HOME/jobgen/local/jobs/${id#local-}/pid")
 kill -0 -- "-$pgid" || fail "no process group $pgid for local job $id"
 "$JOBGEN" status --backend local "$id" | grep -q RUNNING || fail "slow job not RUNNING"
 "$JOBGEN" cancel --backend local "$id" >/dev/null
@@ -75,7 +75,7 @@ echo "ok: cancel stopped the job's process group"
 spec victim "'sleep 120'"
 id=$(submit victim.yaml)
 sleep 0.5
-pid_file=$XDG_STATE_HOME/jobgen/local/jobs/$id/pid
+pid_file=$XDG_STATE_HOME/jobgen/local/jobs/${id#local-}/pid
 read -r pgid _ start boot <"$pid_file"
 "$JOBGEN" status --backend local "$id" | grep -q RUNNING || fail "victim job not RUNNING"
 kill -KILL -- "-$pgid"
@@ -102,7 +102,7 @@ staged() { # FIRST_STAGE_COMMAND
   printf "command: '%s bash -c \"%s; echo \$SLURM_JOB_NAME >>%s/order\"'\n" "$trainer" "$1" "$WORK" >>staged.yaml
   printf 'stages:\n  - name: pretrain\n  - name: lora\n    finetune: lora\n' >>staged.yaml
   "$JOBGEN" submit staged.yaml --backend local --launcher python --target rtx2080ti --gpus 1 --json |
-    grep -o '"job_id": *"[0-9]*"' | grep -o '[0-9]*' | tail -n2
+    grep -o '"job_id": *"local-[0-9]*"' | grep -o 'local-[0-9]*' | tail -n2
 }
 mapfile -t ids < <(staged "sleep 1.5")
 [[ ${#ids[@]} -eq 2 ]] || fail "submit of two stages gave ids: ${ids[*]}"
@@ -138,7 +138,7 @@ echo "ok: --foreground showed the job's output and exited $code"
 spec fgslow "'sleep 120'"
 "$JOBGEN" submit fgslow.yaml --backend local --launcher python --target rtx2080ti --gpus 1 --foreground >slow.out 2>slow.err &
 submitter=$!
-for ((i = 0; i < 100; i++)); do grep -q "^[0-9]" slow.out 2>/dev/null && break; sleep 0.1; done
+for ((i = 0; i < 100; i++)); do grep -q "^local-[0-9]" slow.out 2>/dev/null && break; sleep 0.1; done
 id=$(head -n1 slow.out)
 sleep 0.5
 kill -INT "$submitter"
@@ -180,4 +180,53 @@ echo "data: $WORK/data-\$USER" >>mine.yaml
 USER=$me PATH=$WORK/smi:$PATH JOBGEN_LOCAL_GPUS=1 "$JOBGEN" submit mine.yaml --backend local --launcher python --target rtx2080ti --gpus 1 >mine.out 2>mine.err ||
   fail "a data path with \$USER that exists was refused: $(cat mine.err)"
 echo "ok: data path with \$USER found"
+
+# A launcher that is not on PATH is refused before anything runs, at the job spec's 'launcher:'
+# line; with --force the job ends with exit code 127, said the same way by status and report.
+spec nolauncher "'true'"
+echo "launcher: deepspeed" >>nolauncher.yaml
+set +e
+PATH=/usr/bin:/bin "$JOBGEN" submit nolauncher.yaml --backend local --target rtx2080ti --gpus 1 >nl.out 2>nl.err
+code=$?
+set -e
+[[ $code -eq 2 ]] || fail "a missing launcher: exit $code: $(cat nl.err)"
+grep -q "nolauncher.yaml:6:11: the job starts 'deepspeed', which is not on PATH" nl.err || fail "$(cat nl.err)"
+printf "name: missing\nmodel: gpt2\nseq_len: 512\nsteps: 10\ncommand: no-such-program-jobgen --mb {{micro_batch}} --accum {{grad_accum}} --precision {{precision}}\n" >missing.yaml
+set +e
+"$JOBGEN" submit missing.yaml --backend local --launcher python --target rtx2080ti --gpus 1 >mp.out 2>mp.err
+code=$?
+set -e
+[[ $code -eq 2 ]] || fail "a missing program: exit $code: $(cat mp.err)"
+grep -q "the job starts 'no-such-program-jobgen', which is not on PATH" mp.err || fail "$(cat mp.err)"
+missing=$("$JOBGEN" submit missing.yaml --backend local --launcher python --target rtx2080ti --gpus 1 --force 2>/dev/null | tail -n1)
+wait_done "$missing"
+"$JOBGEN" status "$missing" >missing.txt || true
+grep -q "FAILED (exit code 127: a program the job starts was not found (not on PATH?))" missing.txt ||
+  fail "status of a job whose program is missing: $(cat missing.txt)"
+echo "ok: a missing launcher and program are refused before the launch; forced, status says: $(grep FAILED missing.txt)"
+
+# Without $USER (cron, env -i) the script still expands a checkpoint path that uses it.
+spec nouser "'true'"
+echo "checkpoint: {dir: $WORK/ck/\$USER}" >>nouser.yaml
+nouser=$(env -u USER "$JOBGEN" submit nouser.yaml --backend local --launcher python --target rtx2080ti --gpus 1 2>nouser.err | tail -n1) ||
+  fail "submit without USER: $(cat nouser.err)"
+wait_done "$nouser"
+"$JOBGEN" status "$nouser" | grep -q COMPLETED || fail "a job without \$USER did not complete: $(cat "logs/nouser-$nouser.err")"
+[[ -d $WORK/ck/$(id -un) ]] || fail "the checkpoint directory is not the user's: $(ls "$WORK/ck")"
+echo "ok: without \$USER the job made $WORK/ck/$(id -un)"
+
+# Local ids name their backend: status, logs and report find them without --backend or --profile,
+# and report has each job's run time (from its exit marker) and a finding for a failed one.
+[[ $missing == local-* ]] || fail "a local id without its prefix: $missing"
+"$JOBGEN" logs "$nouser" >/dev/null || fail "logs did not find $nouser without --backend"
+"$JOBGEN" report --json >report.json || fail "report: $(cat report.json)"
+python3 - "$nouser" "$missing" <<'PY' || fail "report: $(cat report.json)"
+import json, sys
+jobs = {j["id"]: j for j in json.load(open("report.json"))["jobs"]}
+ok, bad = jobs[sys.argv[1]], jobs[sys.argv[2]]
+assert ok["state"] == "COMPLETED" and ok["elapsed_s"] is not None, ok
+assert bad["state"] == "FAILED" and bad["exit_code"] == 127, bad
+assert any(f["kind"] == "ended" and "exit code 127" in f["text"] for f in bad["findings"]), bad
+PY
+echo "ok: report has the local jobs' run times and the failed one's exit code 127"
 echo "PASS"

@@ -29,6 +29,26 @@ echo "ok: 5 x 0.4 GB into a 1 GB quota: plan warns, submit refuses (exit 2)"
 forced=$(submit many.yaml --profile lab.yaml --target rtx2080ti --gpus 1 --force)
 echo "ok: --force submitted it anyway (job $forced)"
 
+# A test run (--test: 10 steps through {{max_steps}}) of a run that saves every 20 steps writes no
+# checkpoint: the full run's 2 x 0.6 GB over the quota is no reason to refuse it. Without
+# {{max_steps}} nothing shortens the test, which is then checked as the full run.
+write_spec long.yaml jg-storage "sleep 1" "checkpoint: {size_gb: 0.6, dir: $WORK/small/ckpt, every_steps: 20}"
+sed -i 's/^steps: 10$/steps: 40/' long.yaml
+cp long.yaml unshortened.yaml
+sed -i 's/ -- sleep 1/ --max-steps {{max_steps}} -- sleep 1/' long.yaml
+rc=0
+"$JOBGEN" submit unshortened.yaml --profile lab.yaml --target rtx2080ti --gpus 1 --launcher python \
+  --test --dry-run >unshortened.out 2>&1 || rc=$?
+[[ $rc -eq 2 ]] || fail "a test run that trains the whole run, over the quota: exit $rc: $(cat unshortened.out)"
+rc=0
+"$JOBGEN" submit long.yaml --profile lab.yaml --target rtx2080ti --gpus 1 --launcher python \
+  --dry-run >long.out 2>&1 || rc=$?
+[[ $rc -eq 2 ]] || fail "the full run over the quota: exit $rc: $(cat long.out)"
+"$JOBGEN" submit long.yaml --profile lab.yaml --target rtx2080ti --gpus 1 --launcher python \
+  --test --dry-run >test.out 2>test.err || fail "a test run that writes no checkpoint was refused: $(cat test.err)"
+! grep -q "quota" test.err || fail "a test run warned about the full run's checkpoints: $(cat test.err)"
+echo "ok: the full run is refused over the quota, its 10-step test run is not"
+
 write_spec kept.yaml jg-storage "sleep 1" \
   "checkpoint: {size_gb: 0.4, dir: $WORK/small/ckpt, every_steps: 2, keep: 1}"
 kept=$(submit kept.yaml --profile lab.yaml --target rtx2080ti --gpus 1)

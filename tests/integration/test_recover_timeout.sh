@@ -3,15 +3,17 @@
 # (110 s, longer than a 1-minute limit plus Slurm's 30 s time-limit check) writes a checkpoint
 # marker after each step and resumes from it when JOBGEN_RESUME=1. Two runs, watched at once by
 # one `jobgen watch`:
-#   resumable (submit --time 1, CLI backend): TIMEOUT -> a continuation with the same 1-minute
-#     limit that resumes from the marker and completes; status shows the run's history;
+#   resumable (submit --time 1, CLI backend): a training without a signal handler, and a job
+#     spec without `checkpoint: {signal}`: no time-limit signal kills it early, it ends TIMEOUT ->
+#     a continuation with the same 1-minute limit that resumes from the marker and completes;
+#     status shows the run's history;
 #   not resumable (the job spec's `time_limit: 1`, REST backend): TIMEOUT reported, nothing
 #     resubmitted, watch exits 4;
-#   checkpoint-and-exit (resumable, CLI backend): the training saves and exits 0 when jobgen's
-#     script forwards Slurm's USR1 (the signal comes at the first time-limit check, its lead of
-#     90 s being longer than the limit), so the job ends COMPLETED without having finished: a
-#     continuation resumes it (it then ignores USR1 and runs its remaining steps at 1 s each,
-#     so that it finishes within its own limit).
+#   checkpoint-and-exit (resumable, `checkpoint: {signal: USR1}`, CLI backend): the training
+#     saves and exits 0 when jobgen's script forwards Slurm's USR1 (its lead is cut to 29 s, less
+#     than half the limit), so the job ends COMPLETED without having finished: a continuation
+#     resumes it (it then runs its remaining steps at 1 s each, so that it finishes within its
+#     own limit).
 # Both are submitted with --no-requeue (Requeue=0), as every job of a recovered run.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=submit_lib.sh
@@ -29,12 +31,10 @@ if [[ ${JOBGEN_RESUME:-0} == 1 && -f $ckpt ]]; then
   step=$(cat "$ckpt")
   echo "resuming from checkpoint step $step"
 fi
-# jobgen's script forwards USR1 before the time limit: save (the marker is current) and go on,
-# or (exit-on-signal, first attempt) exit 0 as many training scripts do.
+# exit-on-signal, first attempt: jobgen's script forwards USR1 before the time limit, and the
+# training saves and exits 0 as many training scripts do. Otherwise no handler: USR1 would kill it.
 if [[ ${2:-} == exit-on-signal && ${JOBGEN_ATTEMPT:-1} == 1 ]]; then
   trap 'echo "$step" >"$ckpt"; echo "checkpoint requested at step $step: saved, exiting"; exit 0' USR1
-else
-  trap 'echo "checkpoint requested at step $step"' USR1
 fi
 [[ ${2:-} == exit-on-signal && ${JOBGEN_ATTEMPT:-1} != 1 ]] && pace=1
 while ((step < 22)); do
@@ -51,7 +51,7 @@ write_spec resume.yaml jg-tl-resume "bash train.sh resume" \
   "checkpoint: {resumable: true}" "recover: true"
 write_spec plain.yaml jg-tl-plain "bash train.sh plain" "recover: true" "time_limit: 1"
 write_spec exiting.yaml jg-tl-exit "bash train.sh exit exit-on-signal" \
-  "checkpoint: {resumable: true}" "recover: true"
+  "checkpoint: {resumable: true, signal: USR1}" "recover: true"
 resumable=$(submit resume.yaml --target rtx2080ti --gpus 1 --time 1)
 plain=$(submit plain.yaml --target rtx2080ti --gpus 1 --backend rest)
 exiting=$(submit exiting.yaml --target rtx2080ti --gpus 1 --time 1)
@@ -89,6 +89,8 @@ grep -Eq "resuming from checkpoint step ([1-9]|1[0-9]|2[01])$" "$log" ||
 grep -q "training finished" "$log" || fail "the continuation did not finish: $(cat "$log")"
 first_log=logs/jg-tl-resume-$resumable.out
 ! grep -q "training finished" "$first_log" || fail "attempt 1 finished within its limit: $(cat "$first_log")"
+! grep -q "USR1 received" "$first_log" ||
+  fail "a job spec without checkpoint.signal got a time-limit signal: $(cat "$first_log")"
 echo "ok: $resumable TIMEOUT -> $next resumed at step $(sed -n 's/resuming from checkpoint step //p' "$log") and COMPLETED"
 
 "$JOBGEN" status --json "$next" >status.json

@@ -32,7 +32,7 @@ model: bert-base
 seq_len: 128
 steps: 2000
 learning_rate: 1e-4
-checkpoint: {size_gb: 1, resumable: true, dir: ckpt/$SLURM_JOB_ID}
+checkpoint: {size_gb: 1, resumable: true, dir: ckpt/$SLURM_JOB_ID, signal: USR1}
 env:
   RUN_NOTE: "note with 'quotes' and $SLURM_JOB_NAME"
 command: ./train.sh --bs {{micro_batch}} --accum {{grad_accum}} --steps {{max_steps}} --tag "it's a \"test\""

@@ -2,14 +2,24 @@
 # `jobgen report` on a cluster WITHOUT accounting (the markov cluster: AccountingStorageType
 # none): the one sacct call answers "accounting storage is disabled", and the report still comes,
 # from the ledger and the job's exit marker: the elapsed time is the marker's end - start, the
-# time limit the script's, and CPU and memory are unknown with that reason, never 0.
+# time limit the script's, and CPU and memory are unknown with that reason, never 0. A training
+# killed by a signal (USR1, which it has no handler for) has one exit code, 138, in `status`,
+# `watch` and `report`, and report has a finding for it.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=submit_lib.sh
 source "$(dirname "$0")/submit_lib.sh"
 if [[ -n ${JOBGEN_CLUSTER_DBD_PORT:-} ]]; then echo "SKIP: $JOBGEN_CLUSTER_DIR has accounting"; exit 77; fi
 
 write_spec spec.yaml jg-noacct "sleep 2"
+write_spec killed.yaml jg-killed "sh -c \"kill -USR1 \\\$\\\$\""
 id=$(submit spec.yaml --target rtx2080ti --gpus 1)
+killed=$(submit killed.yaml --target rtx2080ti --gpus 1)
+wait_state "$killed" FAILED
+want="FAILED (exit code 138: killed by signal 10 (USR1))"
+"$JOBGEN" status "$killed" >killed-status.txt || true
+grep -qF "$want" killed-status.txt || fail "status of a job killed by USR1: $(cat killed-status.txt)"
+"$JOBGEN" watch "$killed" >killed-watch.txt 2>&1 || true
+grep -qF "$want" killed-watch.txt || fail "watch of a job killed by USR1: $(cat killed-watch.txt)"
 wait_state "$id" COMPLETED
 marker=logs/.jobgen-exit-$id
 for ((i = 0; i < 100 * TS; i++)); do [[ -s $marker ]] && break; sleep 0.2; done
@@ -28,9 +38,9 @@ chmod +x "$WORK/wrap/sacct"
 PATH=$WORK/wrap:$PATH "$JOBGEN" report --json >report.json || fail "jobgen report --json failed"
 calls=$(wc -l <"$WORK/sacct-calls")
 ((calls == 1)) || fail "jobgen report ran sacct $calls times"
-python3 - "$id" "$((end - start))" <<'PY' || fail "the report without accounting is wrong (above)"
+python3 - "$id" "$((end - start))" "$killed" <<'PY' || fail "the report without accounting is wrong (above)"
 import json, sys
-job_id, elapsed = sys.argv[1], int(sys.argv[2])
+job_id, elapsed, killed = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 report = json.load(open("report.json"))
 bad = []
 acct = report["accounting"]
@@ -51,6 +61,10 @@ else:
     for column in ("cpu", "memory"):
         if "accounting storage is disabled" not in j["unknown"].get(column, ""):
             bad.append(f"unknown[{column}] = {j['unknown'].get(column)!r}")
+k = jobs.get(killed, {})
+if k.get("exit_code") != 138 or not any("exit code 138: killed by signal 10 (USR1)" in f["text"]
+                                       for f in k.get("findings", [])):
+    bad.append(f"the job killed by USR1: {k}")
 for line in bad:
     print("FAIL:", line)
 if not bad:

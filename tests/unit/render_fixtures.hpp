@@ -42,6 +42,7 @@ inline render::RenderInput markov_input(render::Launcher launcher, const std::st
   s.output = "logs/%x-%j.out";
   s.error = "logs/%x-%j.err";
   s.signal = "B:USR1@90";
+  in.checkpoint_signal = "USR1";  // a job spec's `checkpoint: {signal: USR1}`
   // As build_render_input sets it: none for a MIG slice (its GPU is shared).
   if (gres_type.find('_') == std::string::npos)
     in.gpu_sample_s = usage::gpu_sample_interval_s(*s.time_limit_s);

@@ -38,7 +38,10 @@ TEST_CASE("jobgen render prints a script for the chosen target and GPU count") {
   CHECK(r.out.starts_with("#!/bin/bash\n#SBATCH --job-name=bert_small\n"));
   CHECK(r.out.find("#SBATCH --gres=gpu:gpul40s:6\n") != std::string::npos);
   CHECK(r.out.find("#SBATCH --ntasks-per-node=6\n") != std::string::npos);
-  CHECK(r.out.find("#SBATCH --signal=B:USR1@150\n") != std::string::npos);  // 40 GB checkpoint
+  // No `checkpoint: {signal}`: no signal a training without a handler would die of.
+  CHECK(r.out.find("--signal") == std::string::npos);
+  CHECK(r.out.find("USR1") == std::string::npos);
+  CHECK(r.out.find("trap 'forward_signal TERM 0' TERM\n") != std::string::npos);
   CHECK(r.out.find("mkdir -p -- logs ckpt\n") != std::string::npos);
   CHECK(r.out.find("python train.py --bs ") != std::string::npos);
   CHECK(r.out.find("--steps 2000 &\n") != std::string::npos);

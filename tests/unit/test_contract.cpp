@@ -7,6 +7,7 @@
 #include <string>
 
 #include "jobgen/plan/contract.hpp"
+#include "jobgen/plan/precision_flags.hpp"
 #include "jobgen/render/renderer.hpp"
 #include "jobgen/render/request.hpp"
 #include "jobgen/view/plan_view.hpp"
@@ -164,4 +165,56 @@ TEST_CASE("the plan's header names the safety levels it used") {
   CHECK(render_text(modelled).find("80/90% of usable memory") != std::string::npos);
   CHECK(render_markdown(modelled).find("once PyTorch's allocator has freed its cache") !=
         std::string::npos);
+}
+
+TEST_CASE("contract: the precision flags trainers use name their precision, paths do not") {
+  using estimate::Precision;
+  const auto names = [](std::string_view command, Precision p) {
+    return command_names_precision(command, p);
+  };
+  CHECK(names("train.py --bf16 --lr 1e-4", Precision::amp_bf16));
+  CHECK(names("train.py --bf16 True", Precision::amp_bf16));
+  CHECK_FALSE(names("train.py --bf16 False --fp16", Precision::amp_bf16));
+  CHECK(names("train.py --bf16 False --fp16", Precision::amp_fp16));
+  CHECK(names("train.py --fp16", Precision::amp_fp16));
+  CHECK_FALSE(names("train.py --fp16", Precision::amp_bf16));  // the other precision
+  // Boolean AMP flags (timm, many scripts) name AMP, the dtype being the script's own.
+  CHECK(names("train.py --amp", Precision::amp_fp16));
+  CHECK(names("train.py --use_amp --epochs 3", Precision::amp_bf16));
+  CHECK(names("train.py --use-amp", Precision::amp_fp16));
+  CHECK(names("train.py --amp --amp-dtype bfloat16", Precision::amp_bf16));
+  // Valued flags and Hydra-style overrides.
+  CHECK(names("train.py --mixed_precision bf16", Precision::amp_bf16));
+  CHECK(names("train.py --mixed_precision=fp16", Precision::amp_fp16));
+  CHECK_FALSE(names("train.py --mixed_precision no", Precision::amp_fp16));
+  CHECK(names("train.py --precision bf16-mixed", Precision::amp_bf16));
+  CHECK_FALSE(names("train.py --precision bf16-mixed", Precision::bf16));
+  CHECK(names("train.py --precision bf16-true", Precision::bf16));
+  CHECK(names("python -m pkg.train trainer.precision=16-mixed", Precision::amp_fp16));
+  CHECK(names("tune run full --dtype bf16", Precision::bf16));
+  CHECK(names("pretrain_gpt.py --bf16 --fp8-format hybrid", Precision::fp8));
+  // A word that merely contains the name is no flag: a path, a model, a run name.
+  CHECK_FALSE(names("train.py --model ./llama-fp16/ --out /ckpt/bf16-run", Precision::amp_fp16));
+  CHECK_FALSE(names("train.py --model ./llama-fp16/ --out /ckpt/bf16-run", Precision::amp_bf16));
+  CHECK_FALSE(names("train_bf16.py --lr 1e-4", Precision::amp_bf16));
+}
+
+TEST_CASE("contract: the precision hint names a flag of the planned precision") {
+  const std::string text = std::string(kSmall) + "precision: amp-fp16\n" +
+                           "command: train.py --bs {{micro_batch}} --ga {{grad_accum}}\n";
+  const auto spec = spec_from(text);
+  const auto report = plan_for(text, opts("l40s", 1));
+  const auto gaps = contract_gaps(spec, report.rows.front(), Launcher::torchrun);
+  const auto precision =
+      std::ranges::find_if(gaps, [](const ContractGap& g) { return g.setting == "the precision"; });
+  REQUIRE(precision != gaps.end());
+  CHECK(precision->remedy.find("flags: {precision: {amp-fp16: --fp16}}") != std::string::npos);
+  CHECK(precision->remedy.find("--bf16") == std::string::npos);
+  // The script's --amp names it: no gap.
+  const std::string amp = std::string(kSmall) + "precision: amp-fp16\n" +
+                          "command: train.py --amp --bs {{micro_batch}} --ga {{grad_accum}}\n";
+  const auto named = contract_gaps(spec_from(amp), plan_for(amp, opts("l40s", 1)).rows.front(),
+                                   Launcher::torchrun);
+  CHECK(std::ranges::none_of(named,
+                             [](const ContractGap& g) { return g.setting == "the precision"; }));
 }

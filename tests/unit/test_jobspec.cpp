@@ -71,7 +71,7 @@ dataset_size: 1000
 learning_rate: 1e-4
 lr_scaling: linear
 lr_base_batch: 128
-checkpoint: {size_gb: 11.5, resumable: true, dir: /scratch/ckpt}
+checkpoint: {size_gb: 11.5, resumable: true, dir: /scratch/ckpt, signal: sigusr1}
 env:
   B: "2"
   A: one
@@ -105,6 +105,7 @@ command: python train.py --bs {{micro_batch}} --accum {{ grad_accum }} --sweep {
   CHECK(spec->checkpoint.size_gb == doctest::Approx(11.5));
   CHECK(spec->checkpoint.resumable);
   CHECK(spec->checkpoint.dir == "/scratch/ckpt");
+  CHECK(spec->checkpoint.signal == "USR1");
   REQUIRE(spec->env.size() == 2);
   CHECK(spec->env[0] == std::pair<std::string, std::string>{"B", "2"});
   CHECK(spec->env[1] == std::pair<std::string, std::string>{"A", "one"});
@@ -152,6 +153,13 @@ TEST_CASE("job spec: bad values name the key, the place and the fix") {
     const Error e = parse_error(std::string(kMinimal) + "effective_batch: 144-120\n");
     CHECK(e.where.line == 5);
     CHECK(e.message.find("MIN <= MAX") != std::string::npos);
+  }
+  SUBCASE("a checkpoint signal that would stop the job") {
+    const Error e = parse_error(std::string(kMinimal) + "checkpoint: {signal: TERM}\n");
+    CHECK(e.where.line == 5);
+    CHECK(e.where.col == 22);
+    CHECK(e.message.find("'TERM' is not a signal a training catches") != std::string::npos);
+    CHECK(e.message.find("USR1") != std::string::npos);
   }
   SUBCASE("fsdp_version") {
     const Error e = parse_error(std::string(kMinimal) + "fsdp_version: 3\n");
@@ -279,6 +287,27 @@ TEST_CASE("job spec: launcher defaults to torchrun, is read per stage, and is ch
   CHECK(e.where.line == 5);
   CHECK(e.where.col == 11);
   CHECK(e.message.find("did you mean 'torchrun'") != std::string::npos);
+}
+
+TEST_CASE("job spec: DataParallel is one process: python by default, a per-GPU launcher refused") {
+  auto spec = parse_job_spec(std::string(kMinimal) + "strategy: dp\n", "spec.yaml");
+  REQUIRE(spec.has_value());
+  CHECK(spec->launcher == spec::Launcher::python);
+  // A stage that turns to dp gets python too; the top level keeps torchrun.
+  spec = parse_job_spec(
+      std::string(kMinimal) + "stages:\n  - name: a\n  - name: b\n    strategy: dp\n", "spec.yaml");
+  REQUIRE(spec.has_value());
+  CHECK(spec->stages[0].launcher == spec::Launcher::torchrun);
+  CHECK(spec->stages[1].launcher == spec::Launcher::python);
+  for (const char* launcher : {"torchrun", "deepspeed", "accelerate", "srun"}) {
+    CAPTURE(launcher);
+    const Error e =
+        parse_error(std::string(kMinimal) + "strategy: dp\nlauncher: " + launcher + "\n");
+    CHECK(e.where.line == 6);
+    CHECK(e.where.col == 11);
+    CHECK(e.message.find("starts one process per GPU") != std::string::npos);
+    CHECK(e.message.find("'launcher: python'") != std::string::npos);
+  }
 }
 
 TEST_CASE("launcher: the python launcher is planned on one node unless --nodes says otherwise") {

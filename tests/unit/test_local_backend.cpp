@@ -67,8 +67,8 @@ TEST_CASE("local runner in memory: submit lays out the job directory and starts 
   Local local;
   const auto first = local.backend.submit(request("train"));
   REQUIRE(first);
-  CHECK(first->job_id == "1");
-  CHECK(local.backend.submit(request("eval")).value().job_id == "2");
+  CHECK(first->job_id == "local-1");  // a Slurm job 1 in the same ledger is another job
+  CHECK(local.backend.submit(request("eval")).value().job_id == "local-2");
 
   CHECK(local.files.status("/state/local/jobs/1")->mode == 0700);
   CHECK(local.files.read_file(Local::job("1", "script.sh")).value() == "#!/bin/bash\necho hi\n");
@@ -77,7 +77,7 @@ TEST_CASE("local runner in memory: submit lays out the job directory and starts 
   const auto meta =
       nlohmann::json::parse(local.files.read_file(Local::job("1", "meta.json")).value());
   CHECK(meta["name"] == "train");
-  CHECK(meta["stdout"] == "/w/logs/train-1.out");
+  CHECK(meta["stdout"] == "/w/logs/train-local-1.out");
   CHECK(meta["cuda_visible_devices"] == "0,1");
   CHECK(meta["tag"] == "tag-train");
   CHECK(meta["submit_time"] == kNow);
@@ -85,15 +85,16 @@ TEST_CASE("local runner in memory: submit lays out the job directory and starts 
   REQUIRE(local.processes.spawned.size() == 2);
   const sys::DetachedJob& spawned = local.processes.spawned[0];
   CHECK(spawned.argv == std::vector<std::string>{"/bin/bash", Local::job("1", "script.sh")});
-  CHECK(spawned.env.at("SLURM_JOB_ID") == "1");
+  CHECK(spawned.env.at("SLURM_JOB_ID") == "1");  // programs read it as a number
+  CHECK(spawned.env.at("JOBGEN_JOB_ID") == "local-1");
   CHECK(spawned.env.at("CUDA_VISIBLE_DEVICES") == "0,1");
   CHECK(spawned.pid_file == Local::job("1", "pid"));
   CHECK(spawned.exit_file == Local::job("1", "exit"));
-  CHECK(spawned.stdout_path == "/w/logs/train-1.out");
+  CHECK(spawned.stdout_path == "/w/logs/train-local-1.out");
 
-  const auto running = local.one("1");
+  const auto running = local.one("local-1");
   CHECK(running.state == JobState::running);
-  CHECK(running.std_out == "/w/logs/train-1.out");
+  CHECK(running.std_out == "/w/logs/train-local-1.out");
   CHECK(running.user == "ada");
 
   // A test-only submission makes nothing.
@@ -109,11 +110,12 @@ TEST_CASE("local runner in memory: new ids skip every number taken, whatever its
   local.made("9");
   local.made("10");
   REQUIRE(local.files.make_directories("/state/local/jobs/11"));  // claimed, not yet written
-  CHECK(local.backend.submit(request("next")).value().job_id == "12");
+  CHECK(local.backend.submit(request("next")).value().job_id == "local-12");
   const auto all = local.backend.jobs({}).value();
   std::vector<std::string> ids;
   for (const auto& j : all) ids.push_back(j.id);
-  CHECK(ids == std::vector<std::string>{"9", "10", "12"});  // 11 has no meta.json yet
+  CHECK(ids ==
+        std::vector<std::string>{"local-9", "local-10", "local-12"});  // 11 has no meta.json yet
 }
 
 TEST_CASE("local runner in memory: the exit file decides, whatever holds the process group now") {

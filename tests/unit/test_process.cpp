@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "fake_processes.hpp"
+#include "jobgen/slurm/job_ids.hpp"
 #include "jobgen/slurm/local/local_backend.hpp"
 #include "jobgen/sys/process.hpp"
 #include "jobgen/sys/system.hpp"
@@ -17,6 +18,11 @@ using namespace jobgen;
 using namespace std::chrono_literals;
 
 namespace {
+
+// Where the local runner keeps job "local-N": jobs/N under its state directory.
+std::filesystem::path job_dir(const slurm::LocalBackendOptions& o, const std::string& id) {
+  return o.dir / "jobs" / id.substr(slurm::kLocalJobPrefix.size());
+}
 
 std::filesystem::path temp_dir(const std::string& name) {
   const auto dir = std::filesystem::temp_directory_path() /
@@ -106,14 +112,14 @@ TEST_CASE("local runner: run, status, logs, exit-code failure, cancel of a real 
   ok.options.output = (dir / "logs/%x-%j.out").string();
   auto first = backend.submit(ok);
   REQUIRE(first);
-  CHECK(first->job_id == "1");
+  CHECK(first->job_id == "local-1");
 
   slurm::SubmitRequest bad = ok;
   bad.script = "#!/bin/bash\necho failing >&2\nexit 3\n";
   bad.options.job_name = "bad";
   auto second = backend.submit(bad);
   REQUIRE(second);
-  CHECK(second->job_id == "2");
+  CHECK(second->job_id == "local-2");
 
   slurm::SubmitRequest slow = ok;
   slow.script = "#!/bin/bash\necho started\nsleep 30\necho never\n";
@@ -125,22 +131,22 @@ TEST_CASE("local runner: run, status, logs, exit-code failure, cancel of a real 
   // Wait (bounded) for the two short jobs to end.
   std::vector<slurm::JobInfo> jobs;
   for (int i = 0; i < 400; ++i) {  // up to 20 s on a loaded machine
-    jobs = backend.jobs({"1", "2", "3"}).value();
+    jobs = backend.jobs({"local-1", "local-2", "local-3"}).value();
     if (slurm::is_finished(jobs[0].state) && slurm::is_finished(jobs[1].state)) break;
     std::this_thread::sleep_for(50ms);
   }
   REQUIRE(jobs.size() == 3);
   CHECK(jobs[0].state == slurm::JobState::completed);
   CHECK(jobs[0].exit_code == 0);
-  CHECK(slurp(dir / "logs/ok-1.out") == "job 1 gpus=0,1\ndone\n");
+  CHECK(slurp(dir / "logs/ok-local-1.out") == "job 1 gpus=0,1\ndone\n");  // $SLURM_JOB_ID: a number
   CHECK(jobs[1].state == slurm::JobState::failed);
   CHECK(jobs[1].exit_code == 3);
-  CHECK(slurp(dir / "logs/bad-2.out") == "failing\n");
+  CHECK(slurp(dir / "logs/bad-local-2.out") == "failing\n");
   CHECK(jobs[2].state == slurm::JobState::running);
 
   // The pid file names the running job's group and its supervisor exactly; the same group number
   // with another start time (a number reused after a reboot) is not the job, and is not signalled.
-  const auto record = sys::parse_group_record(slurp(options.dir / "jobs" / third->job_id / "pid"));
+  const auto record = sys::parse_group_record(slurp(job_dir(options, third->job_id) / "pid"));
   REQUIRE(record);
   CHECK(processes.alive(*record));
   sys::GroupRecord reused = *record;
@@ -151,18 +157,18 @@ TEST_CASE("local runner: run, status, logs, exit-code failure, cancel of a real 
   reused.boot = "another-boot";
   CHECK_FALSE(processes.alive(reused));
 
-  for (int i = 0; i < 400 && slurp(dir / "logs/slow-3.out").empty(); ++i) {
+  for (int i = 0; i < 400 && slurp(dir / "logs/slow-local-3.out").empty(); ++i) {
     std::this_thread::sleep_for(50ms);  // let it print "started" before it is cancelled
   }
   const auto start = std::chrono::steady_clock::now();
   REQUIRE(backend.cancel({"3"}));
   // SIGTERM ended it (the supervisor recorded the signal), no SIGKILL after the grace period.
   CHECK(std::chrono::steady_clock::now() - start < 2s);
-  CHECK(slurp(options.dir / "jobs" / third->job_id / "exit") == "signal 15\n");
+  CHECK(slurp(job_dir(options, third->job_id) / "exit") == "signal 15\n");
   auto cancelled = backend.jobs({"3"}).value();
   REQUIRE(cancelled.size() == 1);
   CHECK(cancelled[0].state == slurm::JobState::cancelled);
-  CHECK(slurp(dir / "logs/slow-3.out") == "started\n");
+  CHECK(slurp(dir / "logs/slow-local-3.out") == "started\n");
 
   // A process that ignores SIGTERM gets SIGKILL after the grace period.
   slurm::SubmitRequest stubborn = slow;
@@ -344,7 +350,7 @@ TEST_CASE("local runner: stages chain with afterok, and a failed stage cancels t
   CHECK(jobs[1].reason == "DependencyNeverSatisfied");
   CHECK(jobs[2].state == slurm::JobState::cancelled);
   CHECK(slurp(dir / "order") == "first\nsecond\n");
-  CHECK(slurp(options.dir / "jobs" / skipped->job_id / "dependency") ==
+  CHECK(slurp(job_dir(options, skipped->job_id) / "dependency") ==
         "the job it depends on did not succeed: exit 3\n");
 
   // Cancelling a waiting stage ends its wait at once.

@@ -174,20 +174,16 @@ TEST_CASE("render injection: metacharacters reach the command as exactly the int
       CHECK_FALSE(pwned);
     }
     CHECK(fs::is_directory(sandbox / "lo gs;$(touch pwned-logdir)"));
-    // The exit marker lands in the metacharacter-laden log directory (the local runner keeps its
-    // own exit file, so local scripts write none).
-    const fs::path marker = sandbox / "lo gs;$(touch pwned-logdir)" / ".jobgen-exit-4242";
-    if (r.local) {
-      CHECK_FALSE(fs::exists(marker));
-    } else {
-      const auto written = slurm::parse_exit_marker(read_all(marker));
-      REQUIRE(written);
-      CHECK(written->code == 0);
-      CHECK(written->start_time.has_value());
-    }
+    // The exit marker lands in the metacharacter-laden log directory, named by the id users know
+    // the job by (the local runner's "local-4242").
+    const std::string id = r.local ? "local-4242" : "4242";
+    const fs::path logs = sandbox / "lo gs;$(touch pwned-logdir)";
+    const auto written = slurm::parse_exit_marker(read_all(logs / (".jobgen-exit-" + id)));
+    REQUIRE(written);
+    CHECK(written->code == 0);
+    CHECK(written->start_time.has_value());
     CHECK(fs::is_directory(sandbox / "ck'pt;$(touch pwned-ckpt)`id`" / "inj"));
-    CHECK(read_all(sandbox / "lo gs;$(touch pwned-logdir)" / "inj-4242.deepspeed.json") ==
-          expected_config(r.local));
+    CHECK(read_all(logs / ("inj-" + id + ".deepspeed.json")) == expected_config(r.local));
     fs::remove_all(sandbox);
   }
 }

@@ -82,6 +82,54 @@ TEST_CASE("request time limit: estimate x 1.2 + 10 min, rounded up to 15 min") {
   CHECK(padded_time_limit_s(3000) == 4500);          // 60 + 10 min = 70 min -> 75 min
 }
 
+TEST_CASE(
+    "request: the time-limit signal only for a training that catches it, well before the limit") {
+  const auto prof = markov();
+  spec::JobSpec spec = resumable_spec();
+  auto r = build_render_input(prof, spec, row("l40s", 2, 6, 3), {});
+  REQUIRE(r.has_value());
+  CHECK(r->input.sbatch.signal.empty());
+  CHECK(r->input.checkpoint_signal.empty());
+
+  spec.checkpoint.signal = "USR2";
+  spec.checkpoint.size_gb = 40;  // 1.5 x 40 / 0.5 + 30 = 150 s
+  r = build_render_input(prof, spec, row("l40s", 2, 6, 3), {});
+  REQUIRE(r.has_value());
+  CHECK(r->input.sbatch.signal == "B:USR2@150");
+  CHECK(r->input.checkpoint_signal == "USR2");
+  CHECK(r->warnings.empty());
+
+  // A 1-minute limit: the signal comes 29 s before it, not 150 s (at once), with a warning.
+  RequestOptions o;
+  o.time_limit_s = 60;
+  r = build_render_input(prof, spec, row("l40s", 2, 6, 3), o);
+  REQUIRE(r.has_value());
+  CHECK(r->input.sbatch.signal == "B:USR2@29");
+  const auto cut = std::ranges::count_if(r->warnings, [](const std::string& w) {
+    return w.find(
+               "leaves 29 s between the checkpoint signal (USR2) and the limit, less than the "
+               "150 s") != std::string::npos;
+  });
+  CHECK(cut == 1);
+}
+
+TEST_CASE("request: --launcher torchrun for a DataParallel job is refused, python runs it") {
+  const auto prof = markov();
+  spec::JobSpec spec = resumable_spec();
+  spec.training.strategy = estimate::Strategy::dp;
+  spec.launcher = spec::Launcher::python;
+  RequestOptions o;
+  o.launcher = spec::Launcher::torchrun;
+  const auto refused = build_render_input(prof, spec, row("l40s", 2, 6, 3), o);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message.find("--launcher torchrun starts one process per GPU") !=
+        std::string::npos);
+  o.launcher = spec::Launcher::python;
+  const auto r = build_render_input(prof, spec, row("l40s", 2, 6, 3), o);
+  REQUIRE_MESSAGE(r.has_value(), r.error().message);
+  CHECK(r->input.launcher == spec::Launcher::python);
+}
+
 TEST_CASE("request signal lead: 1.5 x size / write speed + 30 s, at least 90 s") {
   CHECK(signal_lead_s(0) == 90);
   CHECK(signal_lead_s(11) == 90);   // 33 + 30 = 63 s -> the floor
@@ -104,7 +152,7 @@ TEST_CASE("request for markov l40s 2x6 with torchrun and with srun") {
   CHECK(s.mem_per_gpu_mib == 24576);
   CHECK_FALSE(s.mem_mib.has_value());
   CHECK(s.time_limit_s == 4 * 3600);
-  CHECK(s.signal == "B:USR1@90");
+  CHECK(s.signal.empty());  // the job spec names no signal its training catches
   CHECK(s.output == "logs/%x-%j.out");
   CHECK(s.error == "logs/%x-%j.err");
   CHECK(s.nodelist.empty());

@@ -78,6 +78,8 @@ JobInput failed_task() {
   in.accounting->job.id = "101_0";
   in.accounting->job.name = in.name;
   in.accounting->job.state = slurm::JobState::failed;
+  in.accounting->job.exit_code = 0;  // sacct's "0:10": signal 10 ended it
+  in.accounting->job.signal = 10;
   in.accounting->job.start_time = kSubmit + 60;
   in.accounting->elapsed_s = 600;
   in.accounting->max_rss_kib = 1024 * 1024;
@@ -201,6 +203,33 @@ TEST_CASE("report: findings for a long wait, tight requests, timeouts and OOM") 
   // A failed job's elapsed time says nothing about how long the work takes.
   auto failed = job_usage(failed_task());
   for (const auto& f : findings(failed)) CHECK(f.kind != "time");
+}
+
+TEST_CASE("report: a failed job's finding has the one exit code status and watch show") {
+  // sacct's "0:10" is exit code 138, as the script's exit marker and bash say it.
+  const JobUsage failed = job_usage(failed_task());
+  CHECK(failed.exit_code == 138);
+  const auto found = findings(failed);
+  REQUIRE_FALSE(found.empty());
+  CHECK(found[0].kind == "ended");
+  CHECK(found[0].text ==
+        "failed with exit code 138: killed by signal 10 (USR1): its log says why (`jobgen logs "
+        "101_0`)");
+  // Without accounting: the exit marker's code, else the ledger's.
+  JobInput in = marker_only();
+  in.ledger_state = "FAILED";
+  in.marker->code = 127;
+  in.ledger_exit_code = 1;
+  JobUsage u = job_usage(in);
+  CHECK(u.exit_code == 127);
+  CHECK(findings(u)[0].text.starts_with(
+      "failed with exit code 127: a program the job starts was not found (not on PATH?)"));
+  in.marker.reset();
+  CHECK(job_usage(in).exit_code == 1);
+  u.state = "NODE_FAIL";
+  CHECK(findings(u)[0].text.find("jobgen watch --recover") != std::string::npos);
+  u.state = "COMPLETED";
+  for (const auto& f : findings(u)) CHECK(f.kind != "ended");
 }
 
 TEST_CASE("report: runs sum their jobs -- GPU-hours used only when every job has telemetry") {

@@ -315,6 +315,20 @@ TEST_CASE("describe: running with elapsed, limit and estimate, failed with exit 
   job.exit_code = 3;
   CHECK(describe(job, 5000, std::nullopt) == "FAILED (exit code 3)");
   CHECK(elapsed_seconds(job, 5000) == 30);
+  // One exit code however Slurm says it: "0:10" (signal 10) is bash's 138, as the exit marker.
+  job.exit_code = 0;
+  job.signal = 10;
+  CHECK(shell_exit_code(job) == 138);
+  CHECK(describe(job, 5000, std::nullopt) == "FAILED (exit code 138: killed by signal 10 (USR1))");
+  job.exit_code = 138;
+  job.signal = 0;
+  CHECK(describe(job, 5000, std::nullopt) == "FAILED (exit code 138: killed by signal 10 (USR1))");
+  job.exit_code = 127;
+  CHECK(describe(job, 5000, std::nullopt) ==
+        "FAILED (exit code 127: a program the job starts was not found (not on PATH?))");
+  job.state = JobState::cancelled;  // scancel's TERM is what cancelling means: not repeated
+  job.signal = 15;
+  CHECK(describe(job, 5000, std::nullopt) == "CANCELLED");
 }
 
 TEST_CASE("CLI backend: ONE squeue call for many ids, filtered, sacct for the forgotten") {

@@ -63,6 +63,29 @@ TEST_CASE("storage: written, kept and peak, the area by the longest path, $USER 
   CHECK_FALSE(checkpoint_need(spec, row, markov(), "alice"));
 }
 
+TEST_CASE("storage: a test run writes only the checkpoints due within its steps and limit") {
+  auto spec = spec_from(std::string(kSmall) +
+                        "checkpoint: {size_gb: 30, dir: /home/$USER/ckpt, every_steps: 400}\n");
+  // 10 test steps, every 400: none, so the full run's 150 GB in home is no concern of a test.
+  CHECK_FALSE(test_checkpoint_need(spec, 10, 900, markov(), "alice"));
+  auto need = test_checkpoint_need(spec, 800, 900, markov(), "alice");
+  REQUIRE(need);
+  CHECK(need->written == 2);
+  CHECK(need->peak_gb == doctest::Approx(60));
+  CHECK(quota_problem(*need).find("in home") != std::string::npos);
+  // Every 20 min within a 15-min test limit: none; within 45 min: two.
+  spec.checkpoint.every_steps.reset();
+  spec.checkpoint.every_minutes = 20;
+  CHECK_FALSE(test_checkpoint_need(spec, 10, 900, markov(), "alice"));
+  CHECK(test_checkpoint_need(spec, 10, 2700, markov(), "alice")->written == 2);
+  // Neither: the one at its end (many trainers save when they finish).
+  spec.checkpoint.every_minutes.reset();
+  need = test_checkpoint_need(spec, 10, 900, markov(), "alice");
+  REQUIRE(need);
+  CHECK(need->written == 1);
+  CHECK(need->dir == "/home/alice/ckpt");
+}
+
 TEST_CASE("storage: plan warns on the rows whose checkpoints exceed the quota") {
   const auto report = plan_for(
       std::string(kSmall) + "checkpoint: {size_gb: 6.5, dir: /home/$USER/c, every_steps: 400}\n",

@@ -376,7 +376,8 @@ TEST_CASE("status: a local submission killed before it recorded its id is found 
     intent.submit_time = 1'800'000'000;
     REQUIRE(ledger->insert(intent));
   }
-  // What the local runner left: the job ran and ended, but jobgen died before recording id 3.
+  // What the local runner left: the job ran and ended, but jobgen died before recording its id,
+  // local-3.
   const auto job = state / "jobgen/local/jobs/3";
   std::filesystem::create_directories(job);
   std::ofstream(job / "meta.json")
@@ -388,7 +389,7 @@ TEST_CASE("status: a local submission killed before it recorded its id is found 
   CHECK_MESSAGE(r.code == 0, r.err);
   CHECK(r.out.find("COMPLETED") != std::string::npos);
   auto ledger = ledger::Ledger::open(state / "jobgen/jobs.db", test::fixed_now);
-  auto rows = ledger->find("3", {"local", ""});
+  auto rows = ledger->find("local-3", {"local", ""});
   REQUIRE(rows->size() == 1);
   CHECK(rows->front().tag == "feedfacefeedface");
   CHECK(rows->front().last_state == "COMPLETED");

@@ -3,6 +3,7 @@
 //   outside an untyped-gres group that its jobs may reach, and the scheduler's node list (which
 //   would let --exclude name that node) cannot be read now. submit refuses (exit 2, nothing
 //   submitted) unless --force, which goes on with the profile's own exclusions and a warning;
+//   render, which asks no scheduler, applies the same rule;
 // - a refused request blames the profile only when the partition lacks what the job asked for.
 #include <doctest/doctest.h>
 #include <unistd.h>
@@ -101,6 +102,24 @@ TEST_CASE("submit refuses a known pin leak it cannot close, unless --force") {
         std::string::npos);
   CHECK(sbatch_calls == 1);
 
+  // render asks no scheduler, so it cannot close the leak either: the same rule.
+  const std::vector<std::string> render{"render",    (dir / "job.yaml").string(),
+                                        "--profile", profile_file.string(),
+                                        "--target",  "rtx2080ti",
+                                        "--gpus",    "1"};
+  r = run_cli(runner, render);
+  CHECK(r.code == static_cast<int>(Exit::invalid_input));
+  CHECK_MESSAGE(
+      r.err.find("render asks no scheduler for the partition's nodes") != std::string::npos, r.err);
+  CHECK(r.err.find("pin_leak classt26") != std::string::npos);
+  CHECK(r.out.empty());
+  auto forced_render = render;
+  forced_render.emplace_back("--force");
+  r = run_cli(runner, forced_render);
+  CHECK_MESSAGE(r.code == 0, r.err);
+  CHECK(r.err.find("a known pin leak stays open") != std::string::npos);
+  CHECK(r.out.starts_with("#!/bin/bash\n"));
+
   // A profile whose check found no leak for the group: a warning, not a refusal.
   {
     std::ostringstream out, err;
@@ -113,6 +132,9 @@ TEST_CASE("submit refuses a known pin leak it cannot close, unless --force") {
   r = run_cli(runner, submit);
   CHECK_MESSAGE(r.code == 0, r.err);
   CHECK(sbatch_calls == 2);
+  r = run_cli(runner, render);
+  CHECK_MESSAGE(r.code == 0, r.err);
+  CHECK(r.err.find("render asks no scheduler") == std::string::npos);
   ::unsetenv("XDG_STATE_HOME");
   fs::remove_all(dir);
 }

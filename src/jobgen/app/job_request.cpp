@@ -155,32 +155,51 @@ struct StageInputs {
   mutable std::optional<Expected<std::vector<slurm::NodeInfo>>> nodes;
 };
 
+// A known pin leak (`jobgen profile check` found GPU nodes outside the group that its untyped gpu
+// jobs may reach) that the job cannot close, because the partition's nodes are not listed:
+// refused unless --force, as the job could land on another GPU type than planned.
+Expected<void> refuse_known_leak(const Context& ctx, const StageInputs& in,
+                                 const profile::NodeGroup& group, const std::string& why,
+                                 bool warn_without_leak) {
+  const auto leaks = known_pin_leaks(ctx, in.prof, group.name);
+  if (leaks.empty() || in.force) {
+    if (!leaks.empty() || warn_without_leak)
+      ctx.report.warning(why + ": the job excludes only the other GPU nodes the profile knows" +
+                         (leaks.empty() ? "" : " (--force: a known pin leak stays open)"));
+    return {};
+  }
+  return invalid(fmt::format(
+      "{}, and 'jobgen profile check' found GPU nodes outside group '{}' that its untyped gpu "
+      "jobs may reach ({}): the job could run on another GPU type than planned. Add those "
+      "nodes to the profile (or give the group a feature constraint), submit with 'jobgen "
+      "submit' when the scheduler answers (it excludes every node outside the group), or pass "
+      "--force",
+      why, group.name, util::printable(leaks.front(), 200)));
+}
+
 // For a row of an untyped-gres group, the nodes the scheduler lists in each partition now (ONE
 // query: Backend::nodes), so that the job excludes every other node, also those the profile does
-// not know; without a scheduler, or when it cannot answer (a warning), the profile's node lists.
+// not know; without a scheduler (render), or when it cannot answer (a warning), the profile's
+// node lists, and a known pin leak is refused (refuse_known_leak).
 Expected<render::RequestOptions> with_live_partitions(const Context& ctx, const StageInputs& in,
                                                       const plan::PlanRow& row) {
   render::RequestOptions req = in.req_opts;
   const profile::NodeGroup* group = in.prof.find_group(row.group);
-  if (in.queue == nullptr || in.queue->backend == nullptr || req.local || group == nullptr ||
-      group->gres_type || !group->constraint.empty() || !row.mig_profile.empty())
+  if (req.local || group == nullptr || group->gres_type || !group->constraint.empty() ||
+      !row.mig_profile.empty())
     return req;
+  if (in.queue == nullptr || in.queue->backend == nullptr) {
+    JOBGEN_TRY(refuse_known_leak(ctx, in, *group,
+                                 "render asks no scheduler for the partition's nodes", false));
+    return req;
+  }
   if (!in.nodes) in.nodes = in.queue->backend->nodes();
   const auto& nodes = *in.nodes;
   if (!nodes) {
-    const std::string why =
-        "the partition's nodes could not be listed (" + nodes.error().message + ")";
-    const auto leaks = known_pin_leaks(ctx, in.prof, group->name);
-    if (leaks.empty() || in.force) {
-      ctx.report.warning(why + ": the job excludes only the other GPU nodes the profile knows");
-      return req;
-    }
-    return invalid(fmt::format(
-        "{}, and 'jobgen profile check' found GPU nodes outside group '{}' that its untyped gpu "
-        "jobs may reach ({}): the job could run on another GPU type than planned. Add those "
-        "nodes to the profile (or give the group a feature constraint), try again when the "
-        "scheduler answers, or pass --force",
-        why, group->name, util::printable(leaks.front(), 200)));
+    JOBGEN_TRY(refuse_known_leak(
+        ctx, in, *group,
+        "the partition's nodes could not be listed (" + nodes.error().message + ")", true));
+    return req;
   }
   for (const auto& node : *nodes)
     for (const auto& partition : node.partitions)

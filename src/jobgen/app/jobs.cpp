@@ -73,8 +73,10 @@ slurm::Tracked tracked_from(const ledger::JobRecord& r) {
 Expected<void> check_job_ids(const std::vector<std::string>& ids) {
   for (const auto& id : ids) {
     if (!slurm::is_job_id(id)) {
-      return invalid("'" + util::printable(id, 80) +
-                     "' is not a job id: give ids such as 123 or 123_4 (an array task)");
+      return invalid(
+          "'" + util::printable(id, 80) +
+          "' is not a job id: give ids such as 123, 123_4 (an array task) or local-7 (the "
+          "local runner's)");
     }
   }
   return {};
@@ -117,7 +119,9 @@ Expected<std::vector<TrackedGroup>> Jobs::tracked(const std::vector<std::string>
       } else {
         slurm::Tracked t;
         t.id = id;
-        t.backend = session.backend_name;
+        // A local job's id names its backend ("local-7"); a Slurm id asks this session's.
+        const bool local = id.starts_with(slurm::kLocalJobPrefix);
+        t.backend = local ? "local" : session.backend_name;
         t.cluster = session.cluster_name();
         groups[{t.backend, t.cluster}].push_back(std::move(t));
       }
@@ -162,8 +166,10 @@ Expected<std::vector<slurm::JobView>> Jobs::poll(const std::vector<TrackedGroup>
       if (t.id.find('_') != std::string::npos) continue;  // one task: the array's row stays
       const std::string state = recorded_state(mine);
       std::optional<int> code;
-      for (const auto* v : mine)
-        if (v->info.exit_code && (!code || *v->info.exit_code != 0)) code = v->info.exit_code;
+      for (const auto* v : mine) {
+        const auto exit = slurm::shell_exit_code(v->info);
+        if (exit && (!code || *exit != 0)) code = exit;
+      }
       if (state == t.last_state_text && code == t.exit_code && !t.id.empty()) continue;
       if (auto ok = ledger_.update_state(key, state, code); !ok)
         session.ctx.report.warning(ok.error().message);

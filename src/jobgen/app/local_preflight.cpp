@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "jobgen/plan/storage.hpp"
+#include "jobgen/render/command_line.hpp"
 #include "jobgen/sys/user.hpp"
 #include "jobgen/util/strings.hpp"
 
@@ -76,6 +77,61 @@ std::optional<std::vector<Error>> gpu_problems(sys::CommandRunner& runner,
   return problems;
 }
 
+// Whether `program` can be started: a path to an executable file, or a name found on PATH.
+bool can_start(const sys::FileSystem& fs, const sys::Environment& env, const std::string& program) {
+  const auto executable = [&](const std::filesystem::path& path) {
+    const auto st = fs.status(path);
+    return st && st->kind == sys::FileStatus::Kind::file && (st->mode & 0111) != 0;
+  };
+  if (program.find('/') != std::string::npos) return executable(program);
+  const std::string path = env.get("PATH").value_or("/usr/local/bin:/usr/bin:/bin");
+  for (const auto dir : util::split(path, ':'))
+    if (executable(std::filesystem::path(dir.empty() ? "." : std::string(dir)) / program))
+      return true;
+  return false;
+}
+
+// The programs a local run starts: the launcher (torchrun, deepspeed, accelerate), or for python
+// and srun the command's own program (python3 for a script or module); and an executable the
+// launcher starts (--no-python). Words the job expands ($HOME/train.sh, {{x}}) are not checked.
+std::vector<std::string> programs_of(const render::RenderInput& in) {
+  std::vector<std::string> out;
+  const auto words = render::split_command(in.command_text);
+  if (!words || words->empty()) return out;
+  const render::Program program = render::classify_program(*words);
+  const bool direct = in.launcher == spec::Launcher::python || in.launcher == spec::Launcher::srun;
+  if (direct) {
+    out.push_back(program.direct_argv.front());
+  } else {
+    out.emplace_back(spec::launcher_name(in.launcher));
+    if (program.kind == render::ProgramKind::executable)
+      out.push_back(program.launcher_argv.front());
+  }
+  std::erase_if(out, [](const std::string& word) {
+    return word.find('$') != std::string::npos || word.find("{{") != std::string::npos;
+  });
+  return out;
+}
+
+void program_problems(const Context& ctx, const spec::JobSpec& spec, const render::RenderInput& in,
+                      std::vector<Error>& problems) {
+  for (const auto& program : programs_of(in)) {
+    if (can_start(ctx.fs, ctx.env, program)) continue;
+    const bool launcher = program == spec::launcher_name(in.launcher);
+    const std::string where =
+        program.find('/') != std::string::npos
+            ? "is not an executable file"
+            : "is not on PATH (" + util::printable(ctx.env.get("PATH").value_or(""), 200) + ")";
+    problems.push_back(
+        Error{fmt::format("the job starts '{}', which {}: {}", util::printable(program, 200), where,
+                          launcher ? "activate the environment that has it (e.g. 'source "
+                                     "venv/bin/activate') before submitting, or choose another "
+                                     "'launcher:'"
+                                   : "install it, or give its path in 'command'"),
+              launcher && spec.launcher_loc ? *spec.launcher_loc : spec.command_loc});
+  }
+}
+
 }  // namespace
 
 Expected<std::vector<GpuUsage>> parse_gpu_usage(std::string_view text) {
@@ -122,6 +178,8 @@ Expected<void> preflight_local(const Context& ctx, sys::CommandRunner& runner,
     const auto st = job.spec.stage(stage.stage);
     specs.push_back(stage.stage.empty() || !st ? &job.spec : *st);
   }
+  for (std::size_t i = 0; i < specs.size(); ++i)
+    program_problems(ctx, *specs[i], job.stages[i].request.input, problems);
   std::vector<std::string> seen;
   for (const spec::JobSpec* spec : specs) {
     for (const auto& written : spec->data) {

@@ -5,6 +5,9 @@
 //   0..N-1, as the local runner hands them out) are on this machine and free: with nvidia-smi,
 //   each must be listed and hold at most kBusyMiB (other processes' memory; a desktop's display
 //   server takes a few hundred MiB); without it only the lists above are known, and that is said;
+// - the programs the script starts exist: the launcher (torchrun, deepspeed, accelerate) on PATH,
+//   or for python and srun the command's program (python3 for a script), and an executable the
+//   launcher starts; a missing one would end the job at once with exit code 127;
 // - every path of the job spec's `data:` exists ($USER in it is the submitting user);
 // - the checkpoint directory can be made: its nearest existing ancestor is a directory (its free
 //   space is check_checkpoint_storage's).

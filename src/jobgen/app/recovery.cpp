@@ -131,7 +131,7 @@ class Recoverer {
   Outcome handle(const slurm::JobView& view, const ledger::JobRecord& r) {
     const run::Failure failure = run::classify_failure(
         log_tail(ctx_.fs, view, r),
-        {view.info.state, view.info.reason, view.info.exit_code, view.info.nodes});
+        {view.info.state, view.info.reason, slurm::shell_exit_code(view.info), view.info.nodes});
     if (failure.kind == run::FailureKind::none) return {};  // finished: nothing to do
     // The run's limit as submitted (recorded unchanged on every attempt), raised by one for each
     // attempt Slurm cancelled before it ran: a stage cancelled because a job it waited for failed

@@ -23,7 +23,13 @@ Expected<void> check_checkpoint_storage(const Context& ctx, const JobRequest& jo
   const std::string user = sys::current_user(ctx.env);
   std::vector<std::string> problems;
   for (const StageRequest& stage : job.stages) {
-    const auto need = plan::checkpoint_need(stage_spec(job, stage), stage.row, prof, user);
+    const render::RenderInput& in = stage.request.input;
+    const auto need =
+        in.test_mode ? plan::test_checkpoint_need(
+                           stage_spec(job, stage),
+                           render::test_run_steps(stage_spec(job, stage), stage.row, in.test_steps),
+                           in.sbatch.time_limit_s.value_or(0), prof, user)
+                     : plan::checkpoint_need(stage_spec(job, stage), stage.row, prof, user);
     if (!need) continue;
     const std::string who = stage.stage.empty() ? "" : "stage " + stage.stage + ": ";
     ctx.report.note(who + plan::describe_need(*need));

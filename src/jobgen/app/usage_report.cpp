@@ -88,6 +88,7 @@ report::JobInput input_of(const Context& ctx, const ledger::JobRecord& r,
   in.name = r.job_name;
   in.run = r.run_id.empty() ? r.tag : r.run_id;
   in.ledger_state = r.last_state;
+  in.ledger_exit_code = r.exit_code;
   in.ledger_submit_time = r.submit_time;
   in.planned = planned;
   in.now = now;

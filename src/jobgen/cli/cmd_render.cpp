@@ -26,6 +26,8 @@ void add_render_command(CLI::App& app, Context& ctx, Action& action) {
   sub->add_option("--stage", opts->request.stage, "Only this stage of a multi-stage job spec");
   sub->add_flag("--local", opts->local, "The local (non-Slurm) variant of the script");
   sub->add_option("-o,--output", opts->output, "Write the script here (created with mode 0700)");
+  sub->add_flag("--force", opts->request.force,
+                "Render although 'jobgen profile check' found a pin leak the script cannot close");
   sub->callback([&ctx, &action, opts, sub] {
     record_command_line(sub, "render", opts->request);
     action = [&ctx, opts] { return run_render(ctx, *opts); };

@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "jobgen/plan/precision_flags.hpp"
 #include "jobgen/spec/config_kind.hpp"
 
 namespace jobgen::plan {
@@ -53,12 +54,12 @@ void launcher_gaps(const spec::JobSpec& spec, const PlanRow& row, spec::Launcher
   }
 }
 
-// The command names the planned precision itself ("--bf16", "--mixed_precision bf16").
+// The command names the planned precision itself ({{precision}}, `flags: {precision: ...}`, or
+// a flag of its own: plan/precision_flags.hpp).
 bool names_precision(const spec::JobSpec& spec, estimate::Precision precision) {
   const std::string name(estimate::to_string(precision));
   if (uses(spec, "precision") || spec.flags.precision.contains(name)) return true;
-  std::string bare = name.starts_with("amp-") ? name.substr(4) : name;
-  return spec.command.find(bare) != std::string::npos;
+  return command_names_precision(spec.command, precision);
 }
 
 // The model-parallel layout changes what each GPU holds: a job that does not split the model as
@@ -176,14 +177,18 @@ std::vector<ContractGap> contract_gaps(const spec::JobSpec& spec, const PlanRow&
   const bool fp8 = row.precision == estimate::Precision::fp8;
   const bool config_precision =
       (deepspeed_config(spec, launcher) && !fp8) || launcher == spec::Launcher::accelerate;
-  if (row.precision != estimate::Precision::fp32 && !config_precision &&
-      !names_precision(spec, row.precision)) {
+  // TF32 reaches the job through TORCH_ALLOW_TF32_CUBLAS_OVERRIDE (render/request.cpp).
+  const bool needs_asking =
+      row.precision != estimate::Precision::fp32 && row.precision != estimate::Precision::tf32;
+  if (needs_asking && !config_precision && !names_precision(spec, row.precision)) {
     const std::string name(estimate::to_string(row.precision));
     gaps.push_back({"the precision", "precision " + name,
                     fp8 ? "pass {{precision}}, or add 'flags: {precision: {fp8: --fp8}}' to a "
                           "script that runs its Linears in FP8 (Transformer Engine, torchao "
                           "float8)"
-                        : "pass {{precision}}, or add 'flags: {precision: {" + name + ": --bf16}}'",
+                        : "pass {{precision}}, or add 'flags: {precision: {" + name + ": " +
+                              std::string(precision_flag_example(row.precision)) +
+                              "}}' (your script's flag)",
                     false});
   }
   return gaps;

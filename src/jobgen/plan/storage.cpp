@@ -30,18 +30,14 @@ std::string gb(double v) {
 
 }  // namespace
 
-std::optional<CheckpointNeed> checkpoint_need(const spec::JobSpec& spec, const PlanRow& row,
-                                              const profile::Profile& prof, std::string_view user) {
-  const spec::Checkpoint& c = spec.checkpoint;
-  if (c.size_gb <= 0) return std::nullopt;
+namespace {
+
+// `written` checkpoints of the job spec's size: how many at once, and in which storage area.
+CheckpointNeed need_of(const spec::Checkpoint& c, int64_t written, const profile::Profile& prof,
+                       std::string_view user) {
   CheckpointNeed need;
-  if (c.every_steps) {
-    need.written = std::max<int64_t>(1, (row.steps + *c.every_steps - 1) / *c.every_steps);
-  } else if (c.every_minutes) {
-    need.written = std::max<int64_t>(
-        1, static_cast<int64_t>(std::ceil(row.total_time_s / (60.0 * *c.every_minutes))));
-  }
-  need.on_disk = c.keep ? std::min<int64_t>(need.written, int64_t{*c.keep} + 1) : need.written;
+  need.written = written;
+  need.on_disk = c.keep ? std::min<int64_t>(written, int64_t{*c.keep} + 1) : written;
   need.peak_gb = static_cast<double>(need.on_disk) * c.size_gb;
   need.dir = with_user(c.dir, user);
   std::size_t best = 0;
@@ -53,6 +49,38 @@ std::optional<CheckpointNeed> checkpoint_need(const spec::JobSpec& spec, const P
     }
   }
   return need;
+}
+
+}  // namespace
+
+std::optional<CheckpointNeed> checkpoint_need(const spec::JobSpec& spec, const PlanRow& row,
+                                              const profile::Profile& prof, std::string_view user) {
+  const spec::Checkpoint& c = spec.checkpoint;
+  if (c.size_gb <= 0) return std::nullopt;
+  int64_t written = 1;
+  if (c.every_steps) {
+    written = std::max<int64_t>(1, (row.steps + *c.every_steps - 1) / *c.every_steps);
+  } else if (c.every_minutes) {
+    written = std::max<int64_t>(
+        1, static_cast<int64_t>(std::ceil(row.total_time_s / (60.0 * *c.every_minutes))));
+  }
+  return need_of(c, written, prof, user);
+}
+
+std::optional<CheckpointNeed> test_checkpoint_need(const spec::JobSpec& spec, int64_t steps,
+                                                   int64_t limit_s, const profile::Profile& prof,
+                                                   std::string_view user) {
+  const spec::Checkpoint& c = spec.checkpoint;
+  if (c.size_gb <= 0) return std::nullopt;
+  int64_t written = 1;
+  if (c.every_steps) {
+    written = steps / *c.every_steps;
+  } else if (c.every_minutes) {
+    written =
+        static_cast<int64_t>(std::floor(static_cast<double>(limit_s) / (60.0 * *c.every_minutes)));
+  }
+  if (written <= 0) return std::nullopt;
+  return need_of(c, written, prof, user);
 }
 
 std::string quota_problem(const CheckpointNeed& need) {

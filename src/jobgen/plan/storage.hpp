@@ -32,6 +32,13 @@ std::string with_user(std::string path, std::string_view user);
 std::optional<CheckpointNeed> checkpoint_need(const spec::JobSpec& spec, const PlanRow& row,
                                               const profile::Profile& prof, std::string_view user);
 
+// A test run (submit --test) of `steps` steps within `limit_s` s writes only the checkpoints due
+// within it: steps / every_steps or limit / every_minutes, rounded down (no final one); neither
+// given: the one at its end. Nullopt without a size, or when it writes none.
+std::optional<CheckpointNeed> test_checkpoint_need(const spec::JobSpec& spec, int64_t steps,
+                                                   int64_t limit_s, const profile::Profile& prof,
+                                                   std::string_view user);
+
 // "" when the need fits its area's quota (or the area has none), else one sentence naming the
 // peak, the area and its quota, and what to change.
 std::string quota_problem(const CheckpointNeed& need);

@@ -76,8 +76,10 @@ struct RenderInput {
   std::vector<render::ConfigLine> config_lines;
   std::vector<std::string> plan_summary;  // printed by the script when it starts
   std::string log_dir = "logs";
-  std::string checkpoint_dir;              // created by the preamble; $NAME expands at run time
-  std::string checkpoint_signal = "USR1";  // forwarded to the training process by the trap
+  std::string checkpoint_dir;  // created by the preamble; $NAME expands at run time
+  // The signal the training catches to checkpoint (`checkpoint: {signal: USR1}`), forwarded to it
+  // by the trap; "" = none, and Slurm is asked for no --signal.
+  std::string checkpoint_signal;
   bool test_mode = false;
   int test_steps = 10;
   std::vector<SweepParam> sweep;

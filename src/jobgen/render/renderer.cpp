@@ -260,7 +260,7 @@ void set_checkpointing(Vars& v, const RenderInput& in) {
   v.set("has_checkpoint_dir", !in.checkpoint_dir.empty());
   v.set("checkpoint_dir", quote_expanding(in.checkpoint_dir));
   const auto at = in.sbatch.signal.rfind('@');
-  v.set("has_signal", !in.sbatch.signal.empty());
+  v.set("has_signal", !in.checkpoint_signal.empty());
   v.set("signal_depth", std::to_string(signal_depth(in.launcher)));
   v.set("checkpoint_signal", in.checkpoint_signal);
   v.set("signal_lead_s", at == std::string::npos ? std::string() : in.sbatch.signal.substr(at + 1));

@@ -199,6 +199,12 @@ Expected<void> set_run(const profile::Profile& prof, const spec::JobSpec& spec,
                        const plan::PlanRow& row, const RequestOptions& opt, RenderRequest& req) {
   RenderInput& in = req.input;
   in.launcher = opt.launcher.value_or(spec.launcher);
+  if (spec.training.strategy == estimate::Strategy::dp && in.launcher != Launcher::python)
+    return invalid(
+        spec::dp_launcher_advice(
+            opt.launcher ? "--launcher " + std::string(launcher_name(in.launcher))
+                         : "'launcher: " + std::string(launcher_name(in.launcher)) + "'"),
+        spec.loc);
   in.nodes = row.nodes;
   in.gpus_per_node = row.gpus_per_node;
   in.local = opt.local || prof.backend == profile::Backend::local;
@@ -280,14 +286,45 @@ std::vector<std::string> plan_summary(const plan::PlanRow& row, const RequestOpt
   return lines;
 }
 
+// The time-limit signal, only for a command that catches it (`checkpoint: {signal: USR1}`): to
+// any other program it is fatal, and the job would end FAILED before its limit instead of
+// TIMEOUT. Its lead is what writing a checkpoint takes, and less than half the time limit, so a
+// short job is not told to stop as soon as it starts.
+void set_signal(const spec::JobSpec& spec, RenderRequest& req) {
+  RenderInput& in = req.input;
+  in.checkpoint_signal = spec.checkpoint.signal;
+  if (in.checkpoint_signal.empty()) return;
+  const int wanted = signal_lead_s(spec.checkpoint.size_gb);
+  int lead = wanted;
+  if (const auto limit = in.sbatch.time_limit_s) {
+    lead = static_cast<int>(std::clamp<int64_t>((*limit - 1) / 2, 1, wanted));
+    if (lead < wanted)
+      req.warnings.push_back(fmt::format(
+          "the time limit {} leaves {} s between the checkpoint signal ({}) and the limit, less "
+          "than the {} s a checkpoint wants (1.5 x its size / {} GB/s + 30 s): the training may "
+          "not finish saving before Slurm stops it",
+          util::format_slurm_time(*limit), lead, in.checkpoint_signal, wanted,
+          kDefaultStorageWriteGbs));
+  }
+  in.sbatch.signal = fmt::format("B:{}@{}", in.checkpoint_signal, lead);
+}
+
 // Where checkpoints go and how much they need at once, for the script's header.
 void add_checkpoint_line(const profile::Profile& prof, const spec::JobSpec& spec,
-                         const plan::PlanRow& row, std::vector<std::string>& lines) {
-  if (const auto need = plan::checkpoint_need(spec, row, prof, ""))
-    lines.push_back(plan::describe_need(*need));
+                         const plan::PlanRow& row, const RenderInput& in,
+                         std::vector<std::string>& lines) {
+  const auto need = in.test_mode
+                        ? plan::test_checkpoint_need(spec, test_run_steps(spec, row, in.test_steps),
+                                                     in.sbatch.time_limit_s.value_or(0), prof, "")
+                        : plan::checkpoint_need(spec, row, prof, "");
+  if (need) lines.push_back(plan::describe_need(*need));
 }
 
 }  // namespace
+
+int64_t test_run_steps(const spec::JobSpec& spec, const plan::PlanRow& row, int test_steps) {
+  return spec.command.find("max_steps") != std::string::npos ? test_steps : row.steps;
+}
 
 Expected<RenderRequest> build_render_input(const profile::Profile& prof, const spec::JobSpec& spec,
                                            const plan::PlanRow& row, const RequestOptions& opt) {
@@ -310,12 +347,13 @@ Expected<RenderRequest> build_render_input(const profile::Profile& prof, const s
   if (row.mig_profile.empty())
     in.gpu_sample_s = usage::gpu_sample_interval_s(in.sbatch.time_limit_s.value_or(0));
   JOBGEN_TRY(detail::set_placement(prof, at, spec, row, opt, share, in));
+  set_signal(spec, req);
   set_logs(opt, in.sbatch);
   // After the plan's own lines: the launcher config's, added by set_run.
   std::vector<std::string> summary = plan_summary(row, opt);
   summary.insert(summary.end(), in.plan_summary.begin(), in.plan_summary.end());
   in.plan_summary = std::move(summary);
-  add_checkpoint_line(prof, spec, row, in.plan_summary);
+  add_checkpoint_line(prof, spec, row, in, in.plan_summary);
   return req;
 }
 

@@ -17,7 +17,8 @@
 //   the above, test mode included: one job of that length, never a chain; the partition maximum is
 //   checked by site/request_check.hpp. A limit below the estimate warns, unless the command can
 //   resume and `recover:` continues it within its attempts.
-// - signal: "B:USR1@<signal_lead_s(checkpoint size, write speed)>".
+// - signal: only with `checkpoint: {signal: SIG}` (a command that catches it): "B:SIG@LEAD",
+//   LEAD = signal_lead_s(checkpoint size, write speed), at most (time limit - 1) / 2 (warned).
 // - --no-requeue when the job spec says `recover:` (jobgen, not Slurm, retries; not local).
 // - test mode: max_steps = test_steps, 15 minutes (or the partition maximum if shorter), the
 //   group's debug partition (Partition::debug) and a QoS containing "debug" when there is one,
@@ -91,6 +92,10 @@ struct RenderRequest {
   RenderInput input;
   std::vector<std::string> warnings;  // for the user (stderr), e.g. a cut safety margin
 };
+
+// The steps a test run (--test) trains: `test_steps` through the command's {{max_steps}}, else the
+// whole run's (nothing shortens it; the test time limit stops it).
+int64_t test_run_steps(const spec::JobSpec& spec, const plan::PlanRow& row, int test_steps);
 
 Expected<RenderRequest> build_render_input(const profile::Profile& profile,
                                            const spec::JobSpec& spec, const plan::PlanRow& row,

@@ -211,7 +211,6 @@ Expected<void> set_placement(const profile::Profile& prof, const Placement& at,
                              const spec::JobSpec& spec, const plan::PlanRow& row,
                              const RequestOptions& opt, const NodeShare& share, RenderInput& in) {
   job::SbatchOptions& s = in.sbatch;
-  s.signal = fmt::format("B:{}@{}", in.checkpoint_signal, signal_lead_s(spec.checkpoint.size_gb));
   // Recovery decides a retry itself (excluding a failed node): Slurm must not requeue the job.
   s.no_requeue = spec.recover.enabled && !in.local;
   if (!opt.nodelist.empty()) {

@@ -61,7 +61,9 @@ const std::vector<VariableDoc>& template_variables() {
       {"checkpoint_dir", K::code,
        "checkpoint directory, quoted; $NAME and ${NAME} in it expand when the job runs",
        "/scratch/\"${USER}\"/ckpt", ""},
-      {"has_signal", K::flag, "Slurm sends checkpoint_signal before the time limit", "true", ""},
+      {"has_signal", K::flag,
+       "the training catches checkpoint_signal, and Slurm sends it before the time limit", "true",
+       ""},
       {"signal_depth", K::plain,
        "process levels below the launched one that get checkpoint_signal (0 python/srun, 1 "
        "torchrun/accelerate, 2 deepspeed)",

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "jobgen/plan/planner.hpp"
+#include "jobgen/slurm/job_state.hpp"
 #include "jobgen/util/slurm_time.hpp"
 #include "jobgen/util/units.hpp"
 
@@ -82,10 +83,27 @@ void gpu_findings(const JobUsage& j, std::vector<Finding>& out) {
                                              format_memory(*j.gpu_planned_memory_mib))});
 }
 
+// How a job that did not complete ended, where its state alone does not say what to do.
+void ended_finding(const JobUsage& j, std::vector<Finding>& out) {
+  if (j.state == "FAILED") {
+    out.push_back(
+        {"ended",
+         j.exit_code
+             ? fmt::format("failed with exit code {}{}: its log says why (`jobgen logs {}`)",
+                           *j.exit_code, slurm::exit_code_meaning(*j.exit_code), j.id)
+             : fmt::format("failed: its log says why (`jobgen logs {}`)", j.id)});
+  } else if (j.state == "NODE_FAIL") {
+    out.push_back({"ended",
+                   "its node failed: `jobgen watch --recover` resubmits it on other "
+                   "nodes, or 'recover: true' in the job spec"});
+  }
+}
+
 }  // namespace
 
 std::vector<Finding> findings(const JobUsage& j) {
   std::vector<Finding> out;
+  ended_finding(j, out);
   time_finding(j, out);
   memory_finding(j, out);
   gpu_findings(j, out);

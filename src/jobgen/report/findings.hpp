@@ -9,7 +9,8 @@
 //            bottleneck; peak GPU memory above the plan's per-GPU figure.
 //   CPU      efficiency below 25% with more than 2 CPUs (a COMPLETED job).
 //   wait     one hour or more between submit and start.
-// Jobs that ran out of time or memory get a finding saying so instead of a smaller request.
+// Jobs that ran out of time or memory get a finding saying so instead of a smaller request; a
+// FAILED job one with its exit code and what it means, a NODE_FAIL job one naming the recovery.
 #pragma once
 
 #include <string>

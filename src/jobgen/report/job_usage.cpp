@@ -123,6 +123,9 @@ JobUsage job_usage(const JobInput& in) {
     u.state = in.ledger_state;
     u.finished = slurm::is_finished(slurm::parse_recorded_state(in.ledger_state));
   }
+  if (in.accounting) u.exit_code = slurm::shell_exit_code(in.accounting->job);
+  if (!u.exit_code && in.marker) u.exit_code = in.marker->code;
+  if (!u.exit_code) u.exit_code = in.ledger_exit_code;
   read_times(in, u);
   read_cpu_and_memory(in, u);
   read_gpus(in, u);

@@ -56,6 +56,7 @@ struct JobInput {
   std::string name;  // the job name
   std::string run;   // the run it is an attempt of ("" = its own)
   std::string ledger_state;
+  std::optional<int> ledger_exit_code;  // as the ledger recorded it (slurm::shell_exit_code)
   int64_t ledger_submit_time = 0;
   Planned planned;
   std::optional<slurm::AccountingRecord> accounting;
@@ -72,6 +73,9 @@ struct JobUsage {
   std::string run;
   std::string state;
   bool finished = false;
+  // The one exit code status and watch show too (slurm::shell_exit_code): sacct's, else the exit
+  // marker's, else the ledger's.
+  std::optional<int> exit_code;
   std::optional<int64_t> submit_time;
   std::optional<int64_t> start_time;
   std::optional<int64_t> end_time;

@@ -4,8 +4,9 @@
 // utilisation, peak GPU memory / planned, GPU-hours, cost), the runs, the findings, then the
 // figures that are unknown and why ("—" in the table).
 // JSON (stable keys, units in the names): {"since", "generated_at", "accounting": {"asked",
-// "available", "why_not"}, "jobs": [{"id", "name", "run", "state", "finished", "submit_time",
-// "start_time", "end_time", "elapsed_s", "time_limit_s", "time_used_pct", "wait_s", "cpus",
+// "available", "why_not"}, "jobs": [{"id", "name", "run", "state", "finished", "exit_code"
+// (slurm::shell_exit_code), "submit_time", "start_time", "end_time", "elapsed_s", "time_limit_s",
+// "time_used_pct", "wait_s", "cpus",
 // "total_cpu_s", "cpu_efficiency_pct", "mem_requested_mib", "max_rss_mib", "mem_used_pct", "gpus",
 // "gpu_hours_allocated", "gpu_hours_used", "gpu_util_pct", "gpu_peak_memory_mib",
 // "gpu_planned_memory_mib", "cost", "currency", "unknown": {column: why}, "findings": [{"kind",

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "jobgen/progress/log_progress.hpp"
+#include "jobgen/slurm/job_state.hpp"
 #include "jobgen/util/hostlist.hpp"
 #include "jobgen/util/strings.hpp"
 
@@ -197,7 +198,9 @@ Failure classify_failure(std::string_view log_tail, const Ending& ending) {
         return *log;
       }
       std::string why = state;
-      if (ending.exit_code) why += " (exit code " + std::to_string(*ending.exit_code) + ")";
+      if (ending.exit_code)
+        why += " (exit code " + std::to_string(*ending.exit_code) +
+               slurm::exit_code_meaning(*ending.exit_code) + ")";
       if (stopped_at_signal(log_tail)) return signal_stop(why);
       return {Kind::other, why, ""};
     }

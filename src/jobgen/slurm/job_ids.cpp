@@ -12,6 +12,10 @@ bool is_job_id(std::string_view id) {
     return !s.empty() && s.size() <= 10 &&
            std::ranges::all_of(s, [](char c) { return c >= '0' && c <= '9'; });
   };
+  if (id.starts_with(kLocalJobPrefix)) {
+    id.remove_prefix(kLocalJobPrefix.size());
+    return digits(id) && id.front() != '0';
+  }
   const std::size_t underscore = id.find('_');
   if (underscore == std::string_view::npos) return digits(id);
   if (!digits(id.substr(0, underscore))) return false;
@@ -22,6 +26,10 @@ bool is_job_id(std::string_view id) {
   return std::ranges::all_of(task, [](char c) {
     return (c >= '0' && c <= '9') || c == ',' || c == '-' || c == '%' || c == ':';
   });
+}
+
+bool is_slurm_job_id(std::string_view id) {
+  return is_job_id(id) && !id.starts_with(kLocalJobPrefix);
 }
 
 namespace {

@@ -12,9 +12,15 @@
 
 namespace jobgen::slurm {
 
+// The local runner's ids are "local-7" (slurm/local/local_backend.hpp): never a Slurm job id.
+inline constexpr std::string_view kLocalJobPrefix = "local-";
+
 // A job id as users type it: "123", "123_4" (one array task) or "123_[0-9]" / "123_[1,3-5%2]"
-// (a pending array record). Anything else (options such as "-u", paths, "1;touch x") is not.
+// (a pending array record), or a local job's "local-7". Anything else (options such as "-u",
+// paths, "1;touch x") is not.
 bool is_job_id(std::string_view id);
+// is_job_id, but not a local job's: what a Slurm backend may pass to the scheduler.
+bool is_slurm_job_id(std::string_view id);
 
 // True when a user-given id names this job: "123" (the job, or every task of array 123),
 // "123_4" (one task), or the task's own Slurm job id. A pending array record ("123_[0-49%10]")

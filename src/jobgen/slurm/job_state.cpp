@@ -342,6 +342,35 @@ int64_t elapsed_seconds(const JobInfo& job, int64_t now) {
   return std::max<int64_t>(0, end - *job.start_time);
 }
 
+std::string exit_code_meaning(int code) {
+  switch (code) {
+    case 126:
+      return ": a program the job starts is not executable";
+    case 127:
+      return ": a program the job starts was not found (not on PATH?)";
+    default:
+      break;
+  }
+  if (code > 128 && code < 128 + 65) {
+    const int signal = code - 128;
+    const char* name = signal == 9    ? " (KILL)"
+                       : signal == 10 ? " (USR1)"
+                       : signal == 12 ? " (USR2)"
+                       : signal == 15 ? " (TERM)"
+                       : signal == 6  ? " (ABRT)"
+                       : signal == 11 ? " (SEGV)"
+                       : signal == 2  ? " (INT)"
+                                      : "";
+    return ": killed by signal " + std::to_string(signal) + name;
+  }
+  return "";
+}
+
+std::optional<int> shell_exit_code(const JobInfo& job) {
+  if (job.signal && *job.signal > 0) return 128 + *job.signal;
+  return job.exit_code;
+}
+
 std::string describe(const JobInfo& job, int64_t now, std::optional<int64_t> estimated_runtime_s,
                      const GresNames& names) {
   std::string text = state_name(job);
@@ -377,10 +406,8 @@ std::string describe(const JobInfo& job, int64_t now, std::optional<int64_t> est
     case JobState::preempted:
     case JobState::boot_fail:
     case JobState::deadline:
-      if (job.signal && *job.signal != 0) {
-        text += " (signal " + std::to_string(*job.signal) + ")";
-      } else if (job.exit_code && job.state != JobState::cancelled) {
-        text += " (exit code " + std::to_string(*job.exit_code) + ")";
+      if (const auto code = shell_exit_code(job); code && job.state != JobState::cancelled) {
+        text += " (exit code " + std::to_string(*code) + exit_code_meaning(*code) + ")";
       } else if (job.reason == "DependencyNeverSatisfied" && job.state == JobState::cancelled) {
         text += " by the scheduler: a job it depended on did not succeed";
       } else if (!job.reason.empty() && job.reason != "None") {

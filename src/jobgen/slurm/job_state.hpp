@@ -50,6 +50,16 @@ ExitStatus decode_wait_status(int64_t raw);
 // nullopt for anything else ("", "N/A", a code outside 0-255, a signal outside 0-127).
 std::optional<ExitStatus> parse_exit_status(std::string_view text);
 
+// What a shell exit status says beyond its number: ": a program the job starts was not found
+// (not on PATH?)" for 127, ": killed by signal 10 (USR1)" for 138 (128 + N is how bash reports a
+// child killed by signal N); "" otherwise.
+std::string exit_code_meaning(int code);
+
+// The one exit code every command shows for a job: its exit code, or 128 + N for a job that
+// signal N ended (Slurm's "0:10"), as the script's exit marker and bash give it; nullopt when
+// neither is known.
+std::optional<int> shell_exit_code(const JobInfo& job);
+
 // One line for humans, e.g. "RUNNING 00:12:00 / 02:00:00 on classt21, about 1.5 h left",
 // "PENDING: waiting for 6 free L40S GPUs", "FAILED (exit code 3)".
 // `estimated_runtime_s` comes from the plan (ledger); it gives the "left" part.

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -39,6 +40,18 @@ const util::Names<LrScaling, 3>& lr_scaling_names() {
 
 std::string_view to_string(LrScaling value) {
   return util::name_of(lr_scaling_names(), value);
+}
+
+Expected<std::string> parse_checkpoint_signal(std::string_view text) {
+  std::string name(util::trim(text));
+  for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (name.starts_with("SIG")) name.erase(0, 3);
+  static constexpr std::string_view kCaught[] = {"USR1", "USR2", "INT", "HUP"};
+  if (std::ranges::find(kCaught, name) != std::end(kCaught)) return name;
+  return invalid("'" + util::printable(text, 40) +
+                 "' is not a signal a training catches to checkpoint: give USR1 (Lightning's "
+                 "auto-requeue, most handlers), USR2 (submitit), INT or HUP, the one the "
+                 "command's handler catches; without a handler leave 'signal' out");
 }
 
 std::string BatchRange::to_string() const {

@@ -91,7 +91,16 @@ struct Checkpoint {
   std::optional<int64_t> every_steps;
   std::optional<double> every_minutes;
   std::optional<int> keep;
+  // The signal the training catches to save a checkpoint and exit before its time limit ("USR1",
+  // "USR2", "INT" or "HUP"; "" = none). Only then does the job get Slurm's --signal and forward
+  // it: to a program without a handler the signal is fatal, and the job would end FAILED a
+  // minute early instead of TIMEOUT.
+  std::string signal;
 };
+
+// `checkpoint: {signal: ...}`: "USR1", "SIGUSR1" or "usr1" -> "USR1"; a signal that would stop
+// the job (TERM, KILL, ...) or that no training handles is an error that lists the choices.
+Expected<std::string> parse_checkpoint_signal(std::string_view text);
 
 // `recover:` (docs/jobspec.md, "Recovery"): `true`, or a mapping {attempts, change_batch}.
 // Enabled, `jobgen watch` recovers the run's failed attempts without --recover (run/recovery.hpp).
@@ -174,7 +183,10 @@ struct JobSpec {
   SourceLoc command_loc;
   std::set<std::string, std::less<>> command_placeholders;  // the {{names}} `command` uses
   CommandFlags flags;
-  Launcher launcher = Launcher::torchrun;  // `jobgen render --launcher` overrides it
+  // `jobgen render --launcher` overrides it. Without a `launcher:` key: python for strategy dp
+  // (one process drives every GPU), torchrun otherwise.
+  Launcher launcher = Launcher::torchrun;
+  std::optional<SourceLoc> launcher_loc;  // the `launcher:` value, when the job spec gives one
   std::optional<UserLauncherConfig> launcher_config;
   std::vector<std::pair<std::string, std::string>> env;  // exported in this order
   Recovery recover;

@@ -36,6 +36,14 @@ std::optional<int> nodes_to_plan(Launcher launcher, int requested) {
   return std::nullopt;
 }
 
+std::string dp_launcher_advice(std::string_view how) {
+  return "strategy dp (torch.nn.DataParallel) is one process that drives every GPU of the node, "
+         "but " +
+         std::string(how) +
+         " starts one process per GPU, each of which would drive all of them: use 'launcher: "
+         "python' (the default for dp), or strategy ddp for one process per GPU";
+}
+
 namespace {
 
 std::string basename(const std::string& word) {

@@ -27,6 +27,11 @@ const std::vector<std::string>& launcher_names();
 // the python launcher (it runs one process), else nullopt (the planner tries every count).
 std::optional<int> nodes_to_plan(Launcher launcher, int requested);
 
+// DataParallel (strategy dp) is one process that drives every GPU of its node, so it runs under
+// `python`. Under any other launcher each of the per-GPU processes would drive all the GPUs: the
+// advice that refuses it (`how`: "'launcher: torchrun'", "--launcher torchrun").
+std::string dp_launcher_advice(std::string_view how);
+
 // A launcher found at the start of a run command: how the command starts ("deepspeed",
 // "python -m torch.distributed.run", "mpirun"), the launcher setting that replaces it, and the
 // first word after it that ends in ".py" (the program, for the advice; "" when there is none).

@@ -84,6 +84,7 @@ void SpecParser::apply(const YAML::Node& map, JobSpec& spec, const std::string& 
   read_command(map, spec, what);
   read_flags(map, spec, what);
   read_launcher(map, spec, what);
+  read_dp_launcher(spec);
   if (auto v = r_.string(map, "launcher_config", what)) {
     spec.launcher_config = UserLauncherConfig{*v, {}, r_.at(map["launcher_config"])};
   }
@@ -93,6 +94,18 @@ void SpecParser::apply(const YAML::Node& map, JobSpec& spec, const std::string& 
   if (map["data"]) {
     spec.data = r_.strings(map, "data", what);
     spec.data_loc = r_.at(map["data"]);
+  }
+}
+
+// The launcher a DataParallel run needs: python by default, and a multi-process launcher the job
+// spec names is refused where it is named (per stage: a stage may change the strategy).
+void SpecParser::read_dp_launcher(JobSpec& spec) {
+  const bool dp = spec.training.strategy == estimate::Strategy::dp;
+  if (!spec.launcher_loc) {
+    spec.launcher = dp ? Launcher::python : Launcher::torchrun;
+  } else if (dp && spec.launcher != Launcher::python) {
+    r_.problem(*spec.launcher_loc,
+               dp_launcher_advice("'launcher: " + std::string(launcher_name(spec.launcher)) + "'"));
   }
 }
 

@@ -61,10 +61,12 @@ void SpecParser::read_checkpoint(const YAML::Node& map, JobSpec& spec, const std
   if (!node || node.IsNull()) return;
   if (!r_.expect_map(node,
                      "'checkpoint' (size_gb, resumable, dir, every_steps or every_minutes, "
-                     "keep)"))
+                     "keep, signal)"))
     return;
-  r_.check_keys(node, {"size_gb", "resumable", "dir", "every_steps", "every_minutes", "keep"},
+  r_.check_keys(node,
+                {"size_gb", "resumable", "dir", "every_steps", "every_minutes", "keep", "signal"},
                 "'checkpoint'");
+  read_enum(node, "signal", "'checkpoint'", parse_checkpoint_signal, spec.checkpoint.signal);
   if (auto v = r_.integer_in(node, "every_steps", "'checkpoint'", 1, kMaxSteps))
     spec.checkpoint.every_steps = *v;
   if (auto v = r_.number_in(node, "every_minutes", "'checkpoint'", 0.1, 1e7))
@@ -186,6 +188,7 @@ void SpecParser::read_launcher(const YAML::Node& map, JobSpec& spec, const std::
     return;
   }
   spec.launcher = *launcher;
+  spec.launcher_loc = r_.at(map["launcher"]);
 }
 
 // Names are checked here, with their line:col, rather than when a script is rendered: `plan`

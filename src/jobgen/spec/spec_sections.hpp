@@ -83,6 +83,7 @@ class SpecParser {
   void read_flags(const YAML::Node& map, JobSpec& spec, const std::string& what);
   void read_command(const YAML::Node& map, JobSpec& spec, const std::string& what);
   void read_launcher(const YAML::Node& map, JobSpec& spec, const std::string& what);
+  void read_dp_launcher(JobSpec& spec);
   // Names are checked here, with their line:col, rather than when a script is rendered: `plan`
   // would otherwise accept a spec that `render` refuses.
   void read_env(const YAML::Node& map, JobSpec& spec, const std::string& what);

@@ -27,6 +27,7 @@ json job_json(const JobUsage& j) {
           {"run", j.run},
           {"state", j.state},
           {"finished", j.finished},
+          {"exit_code", opt(j.exit_code)},
           {"submit_time", opt(j.submit_time)},
           {"start_time", opt(j.start_time)},
           {"end_time", opt(j.end_time)},

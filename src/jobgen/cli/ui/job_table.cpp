@@ -223,7 +223,7 @@ nlohmann::json status_json(const std::vector<slurm::JobView>& views, int64_t now
                     {"reason", j.reason},
                     {"explanation", slurm::explain_reason(j, names)},
                     {"description", slurm::describe(j, now, v.job.estimated_runtime_s, names)},
-                    {"exit_code", optional(j.exit_code)},
+                    {"exit_code", optional(slurm::shell_exit_code(j))},
                     {"signal", optional(j.signal)},
                     {"nodes", j.nodes},
                     {"partition", j.partition},

@@ -26,10 +26,18 @@ namespace {
 // How long a job directory may exist without a pid file while it is being submitted.
 constexpr int64_t kStartGraceS = 60;
 
-// A local job id is the decimal name of its directory under jobs/: nothing else may reach paths.
+// The number of a local job ("local-7" -> "7"; "7", as ledgers from before the prefix recorded
+// it): the decimal name of its directory under jobs/. Nothing else may reach paths.
+std::optional<std::string> local_number(std::string_view id) {
+  if (id.starts_with(kLocalJobPrefix)) id.remove_prefix(kLocalJobPrefix.size());
+  if (id.empty() || id.size() > 10 || id.front() == '0' ||
+      !std::ranges::all_of(id, [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  return std::string(id);
+}
+
 bool local_job_id(std::string_view id) {
-  return !id.empty() && id.size() <= 10 && id.front() != '0' &&
-         std::ranges::all_of(id, [](char c) { return c >= '0' && c <= '9'; });
+  return local_number(id).has_value();
 }
 
 }  // namespace
@@ -39,7 +47,7 @@ LocalBackend::LocalBackend(sys::Clock& clock, sys::FileSystem& fs, sys::ProcessG
     : clock_(clock), fs_(fs), processes_(processes), options_(std::move(options)) {}
 
 fs::path LocalBackend::job_dir(const std::string& id) const {
-  return options_.dir / "jobs" / id;
+  return options_.dir / "jobs" / local_number(id).value_or("invalid");
 }
 
 std::optional<int64_t> LocalBackend::mtime(const fs::path& path) const {
@@ -97,8 +105,12 @@ Expected<std::vector<std::string>> local_devices(const job::SbatchOptions& o,
 std::map<std::string, std::string> job_environment(const job::SbatchOptions& o, const JobInfo& job,
                                                    const std::vector<std::string>& devices) {
   std::map<std::string, std::string> env{o.environment.begin(), o.environment.end()};
-  env["SLURM_JOB_ID"] = job.id;
-  env["SLURM_JOBID"] = job.id;
+  // Programs read SLURM_JOB_ID as a number (MASTER_PORT, Lightning): the job's number; its files
+  // and jobgen know it by its id ("local-7").
+  const std::string number = local_number(job.id).value_or(job.id);
+  env["SLURM_JOB_ID"] = number;
+  env["SLURM_JOBID"] = number;
+  env["JOBGEN_JOB_ID"] = job.id;
   env["SLURM_JOB_NAME"] = job.name;
   env["SLURM_SUBMIT_DIR"] = job.working_dir;
   env["SLURM_JOB_NUM_NODES"] = "1";
@@ -129,9 +141,9 @@ Expected<std::string> LocalBackend::new_job_id() {
     }
   }
   for (;; ++next) {
-    const std::string id = std::to_string(next);
-    JOBGEN_TRY_ASSIGN(const bool created, fs_.make_directories(jobs / id, 0700));
-    if (created) return id;
+    const std::string number = std::to_string(next);
+    JOBGEN_TRY_ASSIGN(const bool created, fs_.make_directories(jobs / number, 0700));
+    if (created) return std::string(kLocalJobPrefix) + number;
   }
 }
 
@@ -305,14 +317,15 @@ JobInfo LocalBackend::read_job(const std::string& id, const json& meta) const {
 Expected<std::vector<JobInfo>> LocalBackend::jobs(const JobQuery& query) {
   for (const auto& id : query.ids) {
     if (!local_job_id(id))
-      return invalid("'" + id + "' is not a local job id (a number such as 7)");
+      return invalid("'" + util::printable(id, 80) + "' is not a local job id (such as local-7)");
   }
   std::vector<std::string> wanted = query.ids;
   if (wanted.empty() || !query.tags.empty()) {
     for (const auto& entry : fs_.list_directories(options_.dir / "jobs")) {
       const std::string name = entry.filename().string();
-      if (local_job_id(name) && std::ranges::find(wanted, name) == wanted.end())
-        wanted.push_back(name);
+      const auto same_job = [&](const std::string& id) { return local_number(id) == name; };
+      if (local_job_id(name) && std::ranges::none_of(wanted, same_job))
+        wanted.push_back(std::string(kLocalJobPrefix) + name);
     }
     std::sort(wanted.begin(), wanted.end(), [](const std::string& a, const std::string& b) {
       return a.size() != b.size() ? a.size() < b.size() : a < b;
@@ -332,7 +345,7 @@ Expected<std::vector<JobInfo>> LocalBackend::jobs(const JobQuery& query) {
 Expected<CancelResult> LocalBackend::cancel(const std::vector<std::string>& ids) {
   for (const auto& id : ids) {
     if (!local_job_id(id))
-      return invalid("'" + id + "' is not a local job id (a number such as 7)");
+      return invalid("'" + util::printable(id, 80) + "' is not a local job id (such as local-7)");
   }
   CancelResult done;
   std::vector<std::pair<std::string, sys::GroupRecord>> groups;

@@ -10,8 +10,11 @@
 // then exits, so it may have appeared after the first read); still none -> FAILED ("ended without
 // an exit status": killed with SIGKILL or the machine rebooted). Cancel: SIGTERM to the process
 // group, SIGKILL after `grace`.
-// Ids are job numbers only (a job directory name); anything else is refused, so no path and no
-// foreign process group is ever touched. A submission's tag is kept in meta.json (the job's
+// Ids are "local-N", N the job's number and directory name (a bare N, as older ledgers recorded
+// it, names the same job): never a Slurm job id, so one ledger holds both without a clash. The job
+// sees SLURM_JOB_ID=N (programs read it as a number) and JOBGEN_JOB_ID=local-N, which names its
+// logs (%j), exit marker and telemetry. Anything else is refused, so no path and no foreign
+// process group is ever touched. A submission's tag is kept in meta.json (the job's
 // comment "jobgen:<tag>"), so a submit killed before it recorded the id can be reconciled.
 // Dependencies (stages): "afterok:ID" of another local job; its supervisor waits for that job
 // (sys::AfterJob) and the job is PENDING (Dependency) meanwhile; a dependency that failed, was
@@ -31,6 +34,7 @@
 #include <vector>
 
 #include "jobgen/slurm/backend.hpp"
+#include "jobgen/slurm/job_ids.hpp"
 #include "jobgen/sys/process.hpp"
 #include "jobgen/sys/system.hpp"
 

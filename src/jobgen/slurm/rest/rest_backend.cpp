@@ -288,7 +288,9 @@ Expected<SubmitResult> RestBackend::submit(const SubmitRequest& request) {
 
 Expected<std::vector<JobInfo>> RestBackend::jobs(const JobQuery& query) {
   for (const auto& id : query.ids) {
-    if (!is_job_id(id)) return invalid("'" + id + "' is not a job id (expected e.g. 123 or 123_4)");
+    if (!is_slurm_job_id(id))
+      return invalid("'" + util::printable(id, 80) +
+                     "' is not a Slurm job id (expected e.g. 123 or 123_4)");
   }
   JOBGEN_TRY(begin_call());
   const auto keep = [&](const JobInfo& job) {
@@ -343,7 +345,9 @@ Expected<std::vector<JobInfo>> RestBackend::jobs(const JobQuery& query) {
 
 Expected<CancelResult> RestBackend::cancel(const std::vector<std::string>& ids) {
   for (const auto& id : ids) {
-    if (!is_job_id(id)) return invalid("'" + id + "' is not a job id (expected e.g. 123 or 123_4)");
+    if (!is_slurm_job_id(id))
+      return invalid("'" + util::printable(id, 80) +
+                     "' is not a Slurm job id (expected e.g. 123 or 123_4)");
   }
   JOBGEN_TRY(begin_call());
   std::string problems;

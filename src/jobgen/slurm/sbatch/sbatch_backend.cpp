@@ -213,7 +213,9 @@ Expected<std::vector<JobInfo>> SbatchBackend::squeue(const JobQuery& query) {
 
 Expected<std::vector<JobInfo>> SbatchBackend::jobs(const JobQuery& query) {
   for (const auto& id : query.ids) {
-    if (!is_job_id(id)) return invalid("'" + id + "' is not a job id (expected e.g. 123 or 123_4)");
+    if (!is_slurm_job_id(id))
+      return invalid("'" + util::printable(id, 80) +
+                     "' is not a Slurm job id (expected e.g. 123 or 123_4)");
   }
   auto found = squeue(query);
   if (!found) return std::unexpected(found.error());
@@ -295,7 +297,9 @@ Expected<Accounting> SbatchBackend::accounting(const AccountingQuery& query) {
 Expected<CancelResult> SbatchBackend::cancel(const std::vector<std::string>& ids) {
   if (ids.empty()) return CancelResult{};
   for (const auto& id : ids) {
-    if (!is_job_id(id)) return invalid("'" + id + "' is not a job id (expected e.g. 123 or 123_4)");
+    if (!is_slurm_job_id(id))
+      return invalid("'" + util::printable(id, 80) +
+                     "' is not a Slurm job id (expected e.g. 123 or 123_4)");
   }
   // -v: without it scancel says nothing (and exits 0) for an id Slurm does not know.
   std::vector<std::string> argv{"scancel", "-v", "--"};
@@ -403,7 +407,7 @@ std::string scontrol_field(const std::string& text, std::string_view name) {
 }  // namespace
 
 Expected<JobLogs> SbatchBackend::log_paths(const JobInfo& job) {
-  if (!is_job_id(job.id)) return invalid("'" + job.id + "' is not a job id");
+  if (!is_slurm_job_id(job.id)) return invalid("'" + job.id + "' is not a job id");
   auto result = run({"scontrol", "show", "job", "-o", job.id});
   if (!result) return std::unexpected(result.error());
   if (result->exit_code != 0) return std::unexpected(command_error("scontrol", result->err, ""));
