@@ -43,8 +43,10 @@ printf '%s\n' 'jobgen plan: h200 4 GPUs'
 printf '%s\n' 'micro-batch 8, gradient accumulation 8, effective batch 256, learning rate 3e-4'
 printf '%s\n' 'estimated 17.3 h for 13000 steps (4.79 s per step)'
 printf '%s\n' 'checkpoints: 18 written, up to 3 x 15 GB = 45 GB at once in /scratch/$USER/llama1b-cpt/checkpoints'
+# A sick GPU node's nvidia-smi can hang: it gets JOBGEN_NVIDIA_SMI_TIMEOUT_S (default 30) seconds.
 if command -v nvidia-smi >/dev/null 2>&1; then
-  nvidia-smi || true
+  timeout -k 5 "${JOBGEN_NVIDIA_SMI_TIMEOUT_S:-30}" nvidia-smi ||
+    echo "jobgen: nvidia-smi failed or did not answer within ${JOBGEN_NVIDIA_SMI_TIMEOUT_S:-30} s (exit $?); going on" >&2
 fi
 # GPU telemetry for jobgen (peak memory, utilisation): nvidia-smi samples this job's GPUs every
 # 38 s into <log dir>/<job name>-<job id>.gpu.csv until the script exits (the EXIT trap

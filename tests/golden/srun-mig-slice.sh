@@ -43,8 +43,10 @@ echo "jobgen: job ${jobgen_task:-$SLURM_JOB_ID} ($SLURM_JOB_NAME) on ${SLURM_JOB
 printf '%s\n' 'plan: h100nvl_1g.12gb x1 on 1 node(s)'
 printf '%s\n' 'micro-batch 32, accumulation 2, estimated 3.6 h'
 printf '%s\n' 'MIG slice 1g.12gb: about 11 GB usable'
+# A sick GPU node's nvidia-smi can hang: it gets JOBGEN_NVIDIA_SMI_TIMEOUT_S (default 30) seconds.
 if command -v nvidia-smi >/dev/null 2>&1; then
-  nvidia-smi || true
+  timeout -k 5 "${JOBGEN_NVIDIA_SMI_TIMEOUT_S:-30}" nvidia-smi ||
+    echo "jobgen: nvidia-smi failed or did not answer within ${JOBGEN_NVIDIA_SMI_TIMEOUT_S:-30} s (exit $?); going on" >&2
 fi
 # No GPU telemetry: nvidia-smi reports a MIG slice's whole GPU (memory other jobs use included,
 # no utilisation), which would mislead jobgen's report and calibration.

@@ -42,8 +42,10 @@ trap on_exit EXIT
 echo "jobgen: job ${jobgen_task:-$SLURM_JOB_ID} ($SLURM_JOB_NAME) on ${SLURM_JOB_NODELIST:-$(hostname)}, started $(date -Is)"
 printf '%s\n' 'plan: gpul40s x6 on 1 node(s)'
 printf '%s\n' 'micro-batch 32, accumulation 2, estimated 3.6 h'
+# A sick GPU node's nvidia-smi can hang: it gets JOBGEN_NVIDIA_SMI_TIMEOUT_S (default 30) seconds.
 if command -v nvidia-smi >/dev/null 2>&1; then
-  nvidia-smi || true
+  timeout -k 5 "${JOBGEN_NVIDIA_SMI_TIMEOUT_S:-30}" nvidia-smi ||
+    echo "jobgen: nvidia-smi failed or did not answer within ${JOBGEN_NVIDIA_SMI_TIMEOUT_S:-30} s (exit $?); going on" >&2
 fi
 # GPU telemetry for jobgen (peak memory, utilisation): nvidia-smi samples this job's GPUs every
 # 9 s into <log dir>/<job name>-<job id>.gpu.csv until the script exits (the EXIT trap

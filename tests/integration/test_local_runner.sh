@@ -215,6 +215,26 @@ wait_done "$nouser"
 [[ -d $WORK/ck/$(id -un) ]] || fail "the checkpoint directory is not the user's: $(ls "$WORK/ck")"
 echo "ok: without \$USER the job made $WORK/ck/$(id -un)"
 
+# A hung nvidia-smi (a sick GPU node's) does not hold the job: the script's own call is cut after
+# JOBGEN_NVIDIA_SMI_TIMEOUT_S and the job goes on.
+mkdir -p hung
+cat >hung/nvidia-smi <<'SH'
+#!/bin/bash
+[[ $# -eq 0 ]] && exec sleep 600   # the script's plain call hangs
+[[ $* == *--loop* ]] && exit 0      # the GPU sampler
+printf '0, 100, 24576\n1, 100, 24576\n'
+SH
+chmod +x hung/nvidia-smi
+spec hungsmi "'true'"
+hung=$(JOBGEN_NVIDIA_SMI_TIMEOUT_S=1 PATH=$WORK/hung:$PATH "$JOBGEN" submit hungsmi.yaml --backend local --launcher python --target rtx2080ti --gpus 1 2>hung.err | tail -n1) ||
+  fail "submit with a hung nvidia-smi: $(cat hung.err)"
+wait_done "$hung"
+"$JOBGEN" status "$hung" | grep -q COMPLETED || fail "a hung nvidia-smi held the job: $("$JOBGEN" status "$hung")"
+grep -q "nvidia-smi failed or did not answer within 1 s (exit 124)" "logs/hungsmi-$hung.err" ||
+  fail "the job's log does not say nvidia-smi hung: $(cat "logs/hungsmi-$hung.err")"
+if pgrep -f "$WORK/hung/nvidia-smi" >/dev/null; then fail "the hung nvidia-smi survived the job"; fi
+echo "ok: a hung nvidia-smi was cut after 1 s and the job completed"
+
 # Local ids name their backend: status, logs and report find them without --backend or --profile,
 # and report has each job's run time (from its exit marker) and a finding for a failed one.
 [[ $missing == local-* ]] || fail "a local id without its prefix: $missing"

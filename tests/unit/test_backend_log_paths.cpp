@@ -1,7 +1,9 @@
 // Backend::log_paths, which `jobgen logs` asks when the job list gave no log path: the CLI backend
 // asks `scontrol show job -o ID` once; an answer without the paths is an error, never "".
 #include <doctest/doctest.h>
+#include <string>
 
+#include "jobgen/app/job_logs.hpp"
 #include "jobgen/slurm/sbatch/sbatch_backend.hpp"
 #include "recording_runner.hpp"
 
@@ -67,4 +69,15 @@ TEST_CASE("CLI backend log_paths: a failed or incomplete answer is an error") {
     CHECK(runner.commands.empty());
   }
   CHECK(runner.commands.size() <= 1);
+}
+
+TEST_CASE("logs -f starts after a line break that leaves something to print") {
+  using jobgen::app::follow_start;
+  CHECK(follow_start("tail of a line\nnext line\nlast\n", 1000) == 1015);
+  // tqdm: carriage returns redraw the bar, and the window's only newline is its last byte.
+  const std::string bars = "it 10%|#  |\rit 20%|## |\rit 100%|###|\n";
+  CHECK(follow_start(bars, 0) == 12);
+  CHECK(follow_start("no break at all", 7) == 7);
+  CHECK(follow_start("only at the end\n", 7) == 7);
+  CHECK(follow_start("", 7) == 7);
 }

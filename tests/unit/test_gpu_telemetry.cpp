@@ -76,3 +76,17 @@ TEST_CASE("gpu telemetry: the sampling interval keeps a job's file small") {
   CHECK(24 * 3600 / usage::gpu_sample_interval_s(24 * 3600) <= 2000);
   CHECK(usage::gpu_sample_interval_s(14 * 86400) == 60);
 }
+
+TEST_CASE("gpu telemetry: an implausible sample is no measurement (the job writes the file)") {
+  const auto usage = usage::parse_gpu_telemetry(
+      "2026/11/28 22:40:47.123, 0, 40213, 81559, 97\n"
+      "2026/11/28 22:40:52.123, 0, 1e308, 1e308, 100\n"  // beyond any device
+      "2026/11/28 22:40:57.123, 0, 300000, 200, 100\n"   // more used than the device has
+      "2026/11/28 22:41:02.123, 0, 100, 0, 100\n"        // a device without memory
+      "2026/11/28 22:41:07.123, 0, 41000, 81559, 95\n");
+  REQUIRE(usage);
+  CHECK(usage->samples.size() == 2);
+  CHECK(usage->skipped_lines == 3);
+  CHECK(usage->peak_memory_used_mib == 41000);
+  CHECK(usage->memory_total_mib == 81559);
+}

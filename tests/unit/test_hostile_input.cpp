@@ -515,3 +515,14 @@ TEST_CASE("escape_controls keeps terminals safe from input text") {
                               "31m") == "\\xc2\\x9b31m");  // C1 CSI
   CHECK(util::escape_controls("日本語 ĉ") == "日本語 ĉ");
 }
+
+TEST_CASE("printable: one line, no reordering controls, never half a character") {
+  CHECK(util::printable("line1\nfake 99999 COMPLETED") == "line1\\x0afake 99999 COMPLETED");
+  // U+202E (right-to-left override) and U+2066 (left-to-right isolate) are shown, not obeyed.
+  CHECK(util::printable("run\xe2\x80\xaetxt.exe") == "run\\xe2\\x80\\xaetxt.exe");
+  CHECK(util::escape_controls("a\xe2\x81\xa6z") == "a\\xe2\\x81\\xa6z");
+  CHECK(util::printable("a\xe2\x80\x94z") == "a\xe2\x80\x94z");  // an em dash is text
+  // Cut at 4 bytes inside the second three-byte character: it is kept whole.
+  CHECK(util::printable("日本語", 4) == "日本...");
+  CHECK(util::printable(std::string(100, 'x'), 10) == std::string(10, 'x') + "...");
+}

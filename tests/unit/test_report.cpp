@@ -174,6 +174,26 @@ TEST_CASE("report: without accounting the marker gives the time, the rest says w
   CHECK(v.unknown.at("elapsed").find("no exit marker") != std::string::npos);
 }
 
+TEST_CASE("report: a job name cannot forge a row or widen the table") {
+  Report r = sample_report();
+  JobInput forged = marker_only();
+  forged.id = "8";
+  forged.name = "line1\nfake 99999 COMPLETED 10:00 | injected row";
+  JobInput wide = marker_only();
+  wide.id = "9";
+  wide.name = std::string(10'000, 'w');
+  r.jobs.push_back(job_usage(forged));
+  r.jobs.push_back(job_usage(wide));
+  const std::string text = render_text(r);
+  CHECK(text.find("\nfake 99999") == std::string::npos);
+  CHECK(text.find("line1\\x0afake 99999") != std::string::npos);
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    CAPTURE(line);
+    CHECK(line.size() < 400);
+  }
+}
+
 TEST_CASE("report: findings name the next request and the margin") {
   const auto found = findings(job_usage(measured_job()));
   std::vector<std::string> texts;

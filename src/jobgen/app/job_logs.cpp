@@ -87,4 +87,10 @@ Expected<JobLog> find_job_log(JobSession& session, const std::string& id, bool e
   return log;
 }
 
+uint64_t follow_start(std::string_view window, uint64_t offset) {
+  const std::size_t brk = window.find_first_of("\r\n");
+  if (brk == std::string_view::npos || brk + 1 >= window.size()) return offset;
+  return offset + brk + 1;
+}
+
 }  // namespace jobgen::app

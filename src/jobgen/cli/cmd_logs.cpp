@@ -29,10 +29,8 @@ uint64_t print_end(Context& ctx, const std::filesystem::path& path) {
   if (!status || status->kind != sys::FileStatus::Kind::file) return 0;
   if (status->size <= kFollowStartBytes) return print_from(ctx, ctx.out, path, 0);
   uint64_t from = status->size - kFollowStartBytes;
-  if (auto head = ctx.fs.read_from(path, from, kFollowStartBytes)) {
-    const std::size_t line = head->text.find('\n');
-    if (line != std::string::npos) from += line + 1;
-  }
+  if (auto head = ctx.fs.read_from(path, from, kFollowStartBytes))
+    from = app::follow_start(head->text, from);
   return print_from(ctx, ctx.out, path, from);
 }
 

@@ -64,6 +64,14 @@ std::optional<double> timestamp_s(std::string_view text) {
   return static_cast<double>(days) * 86400.0 + h * 3600.0 + mi * 60.0 + s;
 }
 
+// The job writes the file (user code runs beside the sampler): memory beyond any device's, or more
+// used than the device has, is no measurement, and one such line must not move calibration.
+bool plausible(const GpuSample& s) {
+  if (s.memory_total_mib && (*s.memory_total_mib <= 0 || *s.memory_total_mib > kMaxDeviceMib))
+    return false;
+  return !s.memory_used_mib || *s.memory_used_mib <= s.memory_total_mib.value_or(kMaxDeviceMib);
+}
+
 }  // namespace
 
 Expected<GpuUsage> parse_gpu_telemetry(std::string_view text) {
@@ -81,7 +89,7 @@ Expected<GpuUsage> parse_gpu_telemetry(std::string_view text) {
     const auto index = f.size() == 5 ? util::parse_int(util::trim(f[1])) : std::nullopt;
     if (!t || !index || *index < 0 || *index > 1024 || !field(f[2], s.memory_used_mib) ||
         !field(f[3], s.memory_total_mib) || !field(f[4], s.utilization_pct) ||
-        s.utilization_pct.value_or(0) > 100) {
+        s.utilization_pct.value_or(0) > 100 || !plausible(s)) {
       ++usage.skipped_lines;
       continue;
     }

@@ -11,7 +11,8 @@
 // cached blocks and any other process on that GPU included; utilisation is the percentage of the
 // sample period in which a kernel ran (not how busy the SMs were). A value nvidia-smi cannot read
 // prints as "[N/A]" or "[Not Supported]" (a MIG device's utilisation): that field is absent, the
-// sample still counts.
+// sample still counts. The file is the job's, so every sample is checked: a device of more than
+// kMaxDeviceMib, or more memory used than the device has, makes the line one not in the format.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,9 @@
 #include "jobgen/util/error.hpp"
 
 namespace jobgen::usage {
+
+// 1 TiB: well above any GPU's memory (the largest, B300, has 288 GB).
+inline constexpr double kMaxDeviceMib = 1024.0 * 1024.0;
 
 struct GpuSample {
   double t_s = 0;  // seconds since the file's first sample
@@ -39,7 +43,8 @@ struct GpuUsage {
   std::optional<double> memory_total_mib;
   std::optional<double> mean_utilization_pct;  // over every sample that has a value
   double span_s = 0;                           // first to last sample
-  int skipped_lines = 0;  // lines not in the format: a line torn when the job ended, an error
+  int skipped_lines = 0;  // lines not in the format: a line torn when the job ended, an error,
+                          // an implausible sample
 };
 
 // The samples of a telemetry file's text. Lines not in the format are skipped and counted;

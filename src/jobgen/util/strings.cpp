@@ -94,8 +94,23 @@ std::optional<int64_t> parse_int(std::string_view text) {
 
 namespace {
 
-// Control characters as \xNN: C0 (but newline and tab when `keep_lines`), DEL, and C1 as UTF-8
-// encodes it (U+0080-U+009F: CSI is U+009B); at most `max` bytes of the text, then "...".
+// U+200E-U+200F, U+202A-U+202E and U+2066-U+2069 (E2 80 8E ...): the bidirectional controls that
+// reorder what a terminal shows (U+202E turns "exe.txt" around).
+bool bidi_control(std::string_view text, std::size_t i) {
+  if (i + 2 >= text.size() || static_cast<unsigned char>(text[i]) != 0xe2) return false;
+  const auto b1 = static_cast<unsigned char>(text[i + 1]);
+  const auto b2 = static_cast<unsigned char>(text[i + 2]);
+  return (b1 == 0x80 && (b2 == 0x8e || b2 == 0x8f || (b2 >= 0xaa && b2 <= 0xae))) ||
+         (b1 == 0x81 && b2 >= 0xa6 && b2 <= 0xa9);
+}
+
+bool continuation(char c) {
+  return (static_cast<unsigned char>(c) & 0xc0) == 0x80;
+}
+
+// Control characters as \xNN: C0 (but newline and tab when `keep_lines`), DEL, C1 as UTF-8
+// encodes it (U+0080-U+009F: CSI is U+009B) and the bidirectional controls; at most `max` bytes
+// of the text, never half a character, then "...".
 std::string escape(std::string_view text, bool keep_lines, std::size_t max) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
@@ -106,7 +121,7 @@ std::string escape(std::string_view text, bool keep_lines, std::size_t max) {
     out += kHex[c & 15];
   };
   for (std::size_t i = 0; i < text.size(); ++i) {
-    if (out.size() >= max) {
+    if (out.size() >= max && !continuation(text[i])) {
       out += "...";
       break;
     }
@@ -119,6 +134,10 @@ std::string escape(std::string_view text, bool keep_lines, std::size_t max) {
                static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
       hex(c);
       hex(static_cast<unsigned char>(text[++i]));
+    } else if (bidi_control(text, i)) {
+      for (int k = 0; k < 3; ++k)
+        hex(static_cast<unsigned char>(text[i + static_cast<std::size_t>(k)]));
+      i += 2;
     } else {
       out += text[i];
     }

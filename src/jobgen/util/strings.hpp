@@ -34,9 +34,10 @@ std::string with_commas(int64_t n);
 std::optional<int64_t> parse_int(std::string_view text);
 
 // Text from outside (Slurm's job names, log lines, server answers, input files) made safe for a
-// terminal: control characters (ESC, BEL, CR, ..., DEL and the C1 range as UTF-8 encodes it)
-// become \xNN; other text, UTF-8 included, is unchanged. printable() makes one line of at most
-// `max` bytes (then "..."); escape_controls() keeps newlines and tabs and the whole text.
+// terminal: control characters (ESC, BEL, CR, ..., DEL, the C1 range as UTF-8 encodes it, and the
+// bidirectional controls such as U+202E) become \xNN; other text, UTF-8 included, is unchanged.
+// printable() makes one line of at most `max` bytes (then "...", never cutting a character);
+// escape_controls() keeps newlines and tabs and the whole text.
 std::string printable(std::string_view text, std::size_t max = 4096);
 std::string escape_controls(std::string_view text);
 

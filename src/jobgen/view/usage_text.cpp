@@ -15,6 +15,7 @@ using namespace jobgen::report;
 namespace {
 
 constexpr const char* kUnknown = "—";
+constexpr std::size_t kMaxCellBytes = 48;
 
 std::string pair(const std::string& used, const std::string& planned) {
   return used + " / " + planned;
@@ -78,7 +79,9 @@ std::string render_text(const Report& r) {
   std::vector<std::vector<std::string>> rows{table_header()};
   for (const JobUsage& j : r.jobs) {
     auto row = table_row(j);
-    for (auto& cell : row) cell = util::escape_controls(cell);
+    // One line per job whatever its name holds (a newline would forge a row), and no name
+    // wider than kMaxCellBytes.
+    for (auto& cell : row) cell = util::printable(cell, kMaxCellBytes);
     rows.push_back(std::move(row));
   }
   // format_table counts bytes: the three-byte dash is one column wide.
