@@ -174,6 +174,23 @@ TEST_CASE("report: without accounting the marker gives the time, the rest says w
   CHECK(v.unknown.at("elapsed").find("no exit marker") != std::string::npos);
 }
 
+TEST_CASE("report: without accounting an exit marker is newer than a ledger no status updated") {
+  JobInput in = marker_only();
+  in.ledger_state = "PENDING";  // recorded at submission; no `status` since
+  JobUsage u = job_usage(in);
+  CHECK(u.state == "COMPLETED");
+  CHECK(u.finished);
+  CHECK(u.elapsed_s == 300);
+  in.marker->code = 3;
+  u = job_usage(in);
+  CHECK(u.state == "FAILED");
+  CHECK(u.exit_code == 3);
+  REQUIRE_FALSE(findings(u).empty());
+  CHECK(findings(u)[0].text.starts_with("failed with exit code 3"));
+  in.marker.reset();  // no word from the script: the ledger's state stands
+  CHECK(job_usage(in).state == "PENDING");
+}
+
 TEST_CASE("report: a job name cannot forge a row or widen the table") {
   Report r = sample_report();
   JobInput forged = marker_only();

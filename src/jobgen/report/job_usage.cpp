@@ -122,6 +122,12 @@ JobUsage job_usage(const JobInput& in) {
   } else {
     u.state = in.ledger_state;
     u.finished = slurm::is_finished(slurm::parse_recorded_state(in.ledger_state));
+    // The exit marker is the script's own word that it ended, and how: newer than a ledger no
+    // `status` has updated since (still PENDING or RUNNING there).
+    if (!u.finished && in.marker) {
+      u.state = in.marker->code == 0 ? "COMPLETED" : "FAILED";
+      u.finished = true;
+    }
   }
   if (in.accounting) u.exit_code = slurm::shell_exit_code(in.accounting->job);
   if (!u.exit_code && in.marker) u.exit_code = in.marker->code;
