@@ -60,6 +60,18 @@ micro_batch: 8
   CHECK(apply_overrides(kSpec, "job.yaml", {})->text == kSpec);
 }
 
+TEST_CASE("--set refuses a job spec that is not 'key: value' lines, rather than ignore itself") {
+  const std::string flow = "{name: sp, model: bert-base, seq_len: 128, steps: 1000}\n";
+  const auto refused = apply_overrides("# a comment first\n" + flow, "sp.yaml", {"steps=5"});
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().where.file == "sp.yaml");
+  CHECK(refused.error().where.line == 2);
+  CHECK(refused.error().message.find("not written as such lines") != std::string::npos);
+  CHECK(apply_overrides(flow, "sp.yaml", {}).has_value());  // nothing to set: nothing refused
+  CHECK(apply_overrides("---\n" + kSpec, "sp.yaml", {"steps=5"}).has_value());
+  CHECK(apply_overrides(kSpec, "sp.yaml", {"steps=5"}).has_value());
+}
+
 TEST_CASE("--set: a key that is not a job spec key, a missing value, a bad value at its --set") {
   auto bad = apply_overrides(kSpec, "job.yaml", {"micro_bach=8"});
   REQUIRE_FALSE(bad.has_value());

@@ -1,6 +1,7 @@
 #include "jobgen/spec/spec_overrides.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "jobgen/spec/jobspec.hpp"
 #include "jobgen/spec/spec_parser.hpp"
@@ -48,6 +49,21 @@ Expected<std::pair<std::string, std::string>> parse_set(const std::string& set) 
   return std::pair(key, value);
 }
 
+// --set edits lines: a job spec that is not a block of "key: value" lines (one flow mapping
+// "{name: a, steps: 10}") would take an appended line as something else, or ignore it. The first
+// line with content that is not a top-level key, when no line is one.
+std::optional<int> not_block_mapping(const std::vector<std::string>& lines) {
+  std::optional<int> first;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string_view line = util::trim(lines[i]);
+    if (line.empty() || line.front() == '#') continue;
+    if (!top_key_of(lines[i]).empty() && line.front() != '{' && line.front() != '[')
+      return std::nullopt;
+    if (!first) first = static_cast<int>(i) + 1;
+  }
+  return first;
+}
+
 }  // namespace
 
 Expected<Overridden> apply_overrides(std::string_view text, const std::string& source,
@@ -55,6 +71,12 @@ Expected<Overridden> apply_overrides(std::string_view text, const std::string& s
   std::vector<std::string> lines;
   for (const auto piece : util::split(text, '\n')) lines.emplace_back(piece);
   if (!lines.empty() && lines.back().empty()) lines.pop_back();  // the final newline
+  if (const auto at = not_block_mapping(lines); at && !sets.empty()) {
+    return invalid("--set " + sets.front() +
+                       ": --set replaces a top-level 'key: value' line, and this job spec is not "
+                       "written as such lines (one flow mapping '{...}'?): write one key per line",
+                   SourceLoc{source, *at, 1});
+  }
   Overridden out;
   out.source = source;
   for (const auto& set : sets) {
