@@ -4,8 +4,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
 #include <atomic>
+#include <cstdio>
+
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <thread>
 
@@ -160,6 +164,19 @@ TEST_CASE("ledger: an older database gains the new columns") {
   }
   auto ledger = ledger::Ledger::open(path, test::fixed_now);
   REQUIRE(ledger);
+  // The ledger as it was is kept before its schema changes.
+  const auto backup = path.string() + ".bak-v0";
+  REQUIRE(std::filesystem::is_regular_file(backup));
+  {
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(backup.c_str(), &db) == SQLITE_OK);
+    sqlite3_stmt* stmt = nullptr;
+    REQUIRE(sqlite3_prepare_v2(db, "SELECT job_id FROM jobs;", -1, &stmt, nullptr) == SQLITE_OK);
+    REQUIRE(sqlite3_step(stmt) == SQLITE_ROW);
+    CHECK(std::string(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0))) == "5");
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+  }
   auto old = ledger->find("5");
   REQUIRE(old);
   REQUIRE(old->size() == 1);
@@ -186,6 +203,57 @@ TEST_CASE("ledger: an older database gains the new columns") {
   std::filesystem::remove_all(path.parent_path());
 }
 
+TEST_CASE("ledger: what is not a ledger file is refused, never reset, and says how to go on") {
+  const auto path = temp_db("files");
+  const auto dir = path.parent_path();
+  std::filesystem::create_directories(dir);
+  // A link to a FIFO (or /dev/null): SQLite would make its journal beside the target.
+  REQUIRE(::mkfifo((dir / "fifo").c_str(), 0600) == 0);
+  std::filesystem::create_symlink(dir / "fifo", path);
+  auto opened = ledger::Ledger::open(path, test::fixed_now);
+  REQUIRE_FALSE(opened);
+  CHECK(opened.error().message.find("is not a regular file") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "fifo-journal"));
+  std::filesystem::remove(path);
+  std::filesystem::create_symlink(dir / "gone", path);
+  opened = ledger::Ledger::open(path, test::fixed_now);
+  REQUIRE_FALSE(opened);
+  CHECK(opened.error().message.find("a link to nothing") != std::string::npos);
+  std::filesystem::remove(path);
+  // An empty file is not silently made a new ledger (unless it is this moment's: another jobgen
+  // creating the ledger).
+  std::ofstream(path).close();
+  REQUIRE(ledger::Ledger::open(path, test::fixed_now));
+  std::filesystem::remove(path);
+  std::ofstream(path).close();
+  std::filesystem::last_write_time(
+      path, std::filesystem::file_time_type::clock::now() - std::chrono::hours(1));
+  opened = ledger::Ledger::open(path, test::fixed_now);
+  REQUIRE_FALSE(opened);
+  CHECK(opened.error().message.find("is empty (0 bytes)") != std::string::npos);
+  CHECK(std::filesystem::file_size(path) == 0);
+  // Garbage: named for what it is, left as it is.
+  std::ofstream(path) << std::string(4096, 'x');
+  opened = ledger::Ledger::open(path, test::fixed_now);
+  REQUIRE_FALSE(opened);
+  CHECK(opened.error().message.find("is not a jobgen ledger (not an SQLite database)") !=
+        std::string::npos);
+  CHECK(std::filesystem::file_size(path) == 4096);
+  std::filesystem::remove(path);
+  // A current ledger that lost its table gets it back.
+  REQUIRE(ledger::Ledger::open(path, test::fixed_now));
+  {
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db, "DROP TABLE jobs;", nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+  }
+  auto again = ledger::Ledger::open(path, test::fixed_now);
+  REQUIRE(again);
+  CHECK(again->insert(record("7")));
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("ledger: state dir follows XDG_STATE_HOME, else ~/.local/state") {
   struct Env : sys::Environment {
     std::map<std::string, std::string> vars;
@@ -209,6 +277,7 @@ TEST_CASE("ledger: 8 threads x 50 inserts, each with its own connection, lose no
     threads.emplace_back([&, t] {
       auto ledger = ledger::Ledger::open(path, test::fixed_now);
       if (!ledger) {
+        std::fprintf(stderr, "thread %d: %s\n", t, ledger.error().message.c_str());
         ++failures;
         return;
       }
@@ -235,7 +304,10 @@ TEST_CASE("ledger: 6 processes x 40 inserts at once lose nothing") {
     if (pid == 0) {
       int bad = 0;
       auto ledger = ledger::Ledger::open(path, test::fixed_now);
-      if (!ledger) ::_exit(2);
+      if (!ledger) {
+        std::fprintf(stderr, "process %d: %s\n", p, ledger.error().message.c_str());
+        ::_exit(2);
+      }
       for (int i = 0; i < kEach; ++i)
         bad += ledger->insert(record(std::to_string(p * 1000 + i))) ? 0 : 1;
       ::_exit(bad == 0 ? 0 : 1);

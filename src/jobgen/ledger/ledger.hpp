@@ -98,7 +98,10 @@ using NowFn = std::function<int64_t()>;
 class Ledger {
  public:
   // Opens (creating the file, the 0700 directory and the schema if needed) the database at `path`.
-  // `now` stamps what is written.
+  // `now` stamps what is written. Refused, the file left as it is, with how to go on: a path that
+  // is not a regular file (device, FIFO, directory, dangling link), an empty file older than a
+  // minute (a ledger cut short), a file that is no SQLite database. Before its schema changes, a
+  // ledger holding jobs is copied to <path>.bak-v<its version>.
   static Expected<Ledger> open(const std::filesystem::path& path, NowFn now);
 
   // Opens an existing database read-only, waiting at most `busy_ms` for a writer, creating

@@ -3,6 +3,7 @@
 // then known by their schema version).
 #include <sqlite3.h>
 
+#include <chrono>
 #include <filesystem>
 #include <iterator>
 #include <utility>
@@ -115,6 +116,65 @@ Expected<void> upgrade_schema(sqlite3* db, const std::filesystem::path& path) {
   return {};
 }
 
+// Whether `sql` answers a row.
+bool any_row(sqlite3* db, const char* sql) {
+  Statement s;
+  if (sqlite3_prepare_v2(db, sql, -1, &s.stmt, nullptr) != SQLITE_OK) return false;
+  return sqlite3_step(s.stmt) == SQLITE_ROW;
+}
+
+// Whether the jobs table is there (a ledger whose version is current may still have lost it).
+bool has_jobs_table(sqlite3* db) {
+  return any_row(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name='jobs';");
+}
+
+// A copy of a ledger that holds jobs, taken (consistently, WAL included) before its schema is
+// changed: <path>.bak-v<old version>. One there already is the older state: it stays.
+Expected<void> back_up(sqlite3* db, const std::filesystem::path& path, int version) {
+  const std::filesystem::path copy = path.string() + ".bak-v" + std::to_string(version);
+  std::error_code ec;
+  if (!has_jobs_table(db) || !any_row(db, "SELECT 1 FROM jobs LIMIT 1;") ||
+      std::filesystem::exists(copy, ec))
+    return {};
+  std::string sql = "VACUUM INTO '";
+  for (const char c : copy.string()) sql += c == '\'' ? std::string("''") : std::string(1, c);
+  sql += "';";
+  // Two jobgens upgrading at once both copy: the one that finds the copy made meanwhile is done.
+  if (exec_retry(db, sql.c_str()) != SQLITE_OK && !std::filesystem::exists(copy, ec))
+    return db_error(db, "cannot keep a copy of " + path.string() + " before upgrading it");
+  return {};
+}
+
+// What may be opened as the ledger: nothing yet, or a regular file (a link to one is fine) that
+// is not empty. A device, FIFO or directory would take SQLite's journal files beside it (a link
+// to /dev/null made /dev/null-journal); an empty file older than kFreshEmptyS is a ledger cut
+// short (younger, another jobgen is creating it this moment).
+constexpr auto kFreshEmptyS = std::chrono::seconds(60);
+
+Expected<void> check_ledger_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(st)) {
+    if (std::filesystem::is_symlink(std::filesystem::symlink_status(path, ec)))
+      return fail("job ledger: " + path.string() +
+                  " is a link to nothing: remove it, and jobgen starts a new ledger there");
+    return {};
+  }
+  if (!std::filesystem::is_regular_file(st))
+    return fail("job ledger: " + path.string() +
+                    " is not a regular file (a device, FIFO, directory or a link to one): move it "
+                    "away, and jobgen starts a new ledger there",
+                Exit::failure);
+  const auto changed = std::filesystem::last_write_time(path, ec);
+  const bool old = !ec && std::filesystem::file_time_type::clock::now() - changed > kFreshEmptyS;
+  if (std::filesystem::file_size(path, ec) == 0 && !ec && old)
+    return fail("job ledger: " + path.string() +
+                    " is empty (0 bytes): a ledger that was cut short, or a file made by hand; "
+                    "remove it, and jobgen starts a new ledger there",
+                Exit::failure);
+  return {};
+}
+
 }  // namespace
 
 Expected<Ledger> Ledger::open(const std::filesystem::path& path, NowFn now) {
@@ -128,6 +188,7 @@ Expected<Ledger> Ledger::open(const std::filesystem::path& path, NowFn now) {
   }
   // Owner only: scripts and plans kept here may carry the job spec's secrets.
   if (!existed) std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);
+  JOBGEN_TRY(check_ledger_file(path));
   sqlite3* db = nullptr;
   const bool new_file = !std::filesystem::exists(path, ec);
   if (sqlite3_open_v2(path.c_str(), &db,
@@ -143,6 +204,11 @@ Expected<Ledger> Ledger::open(const std::filesystem::path& path, NowFn now) {
   Ledger ledger(db, std::move(now));
   sqlite3_busy_timeout(db, kBusyTimeoutMs);
   if (exec_retry(db, "PRAGMA journal_mode=WAL;") != SQLITE_OK) {
+    if (sqlite3_errcode(db) == SQLITE_NOTADB)
+      return fail("job ledger: " + path.string() +
+                      " is not a jobgen ledger (not an SQLite database): move it away, and jobgen "
+                      "starts a new ledger there",
+                  Exit::failure);
     return db_error(db, "cannot switch " + path.string() + " to WAL mode");
   }
   // SQLite gives its -wal and -shm files the database file's mode.
@@ -150,7 +216,10 @@ Expected<Ledger> Ledger::open(const std::filesystem::path& path, NowFn now) {
     std::filesystem::permissions(
         path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write, ec);
   exec_retry(db, "PRAGMA synchronous=NORMAL;");
-  if (schema_version(db) != kSchemaVersion) JOBGEN_TRY(upgrade_schema(db, path));
+  if (const int version = schema_version(db); version != kSchemaVersion || !has_jobs_table(db)) {
+    if (!new_file) JOBGEN_TRY(back_up(db, path, version));
+    JOBGEN_TRY(upgrade_schema(db, path));
+  }
   return ledger;
 }
 
