@@ -80,6 +80,23 @@ TEST_CASE("ledger: insert, find (also by array task), unfinished, update") {
   std::filesystem::remove_all(path.parent_path());
 }
 
+TEST_CASE("ledger: a job one answer left out (UNKNOWN) is asked about again, for a week") {
+  const auto path = temp_db("unknown");
+  int64_t now = 1'800'000'000;
+  auto ledger = ledger::Ledger::open(path, [&] { return now; });
+  REQUIRE(ledger);
+  REQUIRE(ledger->insert(record("100")));
+  REQUIRE(ledger->update_state(record("100"), "UNKNOWN", std::nullopt));
+  REQUIRE(ledger->unfinished()->size() == 1);  // squeue may list it again
+  now += 6 * 86400;
+  CHECK(ledger->unfinished()->size() == 1);
+  now += 2 * 86400;
+  CHECK(ledger->unfinished()->empty());  // `status 100` still asks
+  REQUIRE(ledger->update_state(record("100"), "RUNNING", std::nullopt));
+  CHECK(ledger->unfinished()->size() == 1);
+  std::filesystem::remove_all(path.parent_path());
+}
+
 TEST_CASE("ledger: a job is (backend, cluster, id), intents are confirmed by tag") {
   const auto path = temp_db("keys");
   auto ledger = ledger::Ledger::open(path, test::fixed_now);

@@ -38,6 +38,13 @@ std::string fmt_real(double v) {
   return std::string(buffer, static_cast<std::size_t>(std::max(0, n)));
 }
 
+// UNKNOWN is no end: a job one answer left out (slurmctld restarting, a federation hiccup) is
+// asked about again by every status and watch, for kUnknownKeptS after it was last seen.
+constexpr const char* kEnded =
+    "('COMPLETED','FAILED','TIMEOUT','OUT_OF_MEMORY','CANCELLED','PREEMPTED','NODE_FAIL',"
+    "'BOOT_FAIL','DEADLINE')";
+constexpr int64_t kUnknownKeptS = 7 * 86400;
+
 }  // namespace
 
 namespace {
@@ -107,8 +114,9 @@ Expected<Ledger::Found> Ledger::find_many(const std::vector<std::string>& job_id
 }
 
 Expected<std::vector<JobRecord>> Ledger::unfinished(const Scope& scope) {
-  std::string where = std::string("WHERE last_state NOT IN ") + kFinished;
-  std::vector<std::string> args;
+  std::string where = std::string("WHERE last_state NOT IN ") + kEnded +
+                      " AND NOT (last_state = 'UNKNOWN' AND updated_time < CAST(? AS INTEGER))";
+  std::vector<std::string> args{std::to_string(now_() - kUnknownKeptS)};
   add_scope(scope, where, args);
   return select(where + " ORDER BY row_id", args);
 }

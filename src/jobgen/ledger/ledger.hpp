@@ -125,7 +125,9 @@ class Ledger {
   // A sweep's one record answers for each of its 10,000 task ids: shared, not copied.
   using Found = std::map<std::string, std::vector<std::shared_ptr<const JobRecord>>>;
   Expected<Found> find_many(const std::vector<std::string>& job_ids, const Scope& scope = {});
-  // Records (and intents) whose last state is not final, oldest first.
+  // Records (and intents) whose last state is not final, oldest first. UNKNOWN (a job one answer
+  // left out, or whose end nothing says) is not final: such a job is asked about again for 7 days
+  // after it became UNKNOWN.
   Expected<std::vector<JobRecord>> unfinished(const Scope& scope = {});
   Expected<void> update_state(const JobRecord& key, const std::string& state,
                               std::optional<int> exit_code);
