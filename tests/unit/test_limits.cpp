@@ -318,6 +318,16 @@ TEST_CASE("CLI backend limits: sacctmgr twice and sshare once -- no accounting i
   REQUIRE_FALSE(missing);
   CHECK(missing.error().message.find("accounting limits unavailable") != std::string::npos);
   CHECK(none.commands.size() == 1);
+  // sacctmgr's own "sacctmgr: error: " is not repeated after the command's name.
+  test::RecordingCommandRunner down;
+  down.answer(1, "", "sacctmgr: error: Problem talking to the database: Connection refused\n");
+  SbatchBackend fifth(down, {});
+  const auto talking = fifth.limits("root");
+  REQUIRE_FALSE(talking);
+  CHECK(talking.error().message.find("sacctmgr: Problem talking to the database") !=
+        std::string::npos);
+  CHECK(talking.error().message.find("sacctmgr: sacctmgr") == std::string::npos);
+  CHECK(talking.error().message.find("error: ") == std::string::npos);
   // An empty association list is no evidence of "no limits" either.
   test::RecordingCommandRunner empty;
   empty.answer(0, "");

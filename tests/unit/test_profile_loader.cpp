@@ -236,6 +236,19 @@ TEST_CASE("loader: broken profiles report each problem at its file:line:col") {
   CHECK(files >= 15);
 }
 
+TEST_CASE("loader: a storage quota needs its unit") {
+  const auto load =
+      load_text(kBase + "storage:\n  - name: home\n    path: /home/$USER\n    quota: 1.5\n");
+  REQUIRE_FALSE(load.problems.empty());
+  CHECK(load.problems[0].where.line == 15);
+  CHECK(load.problems[0].message.find("quota '1.5' in storage area 'home' has no unit") !=
+        std::string::npos);
+  const auto ok =
+      load_text(kBase + "storage:\n  - name: home\n    path: /home/$USER\n    quota: 1.5 GB\n");
+  REQUIRE(ok.profile);
+  CHECK(ok.profile->storage[0].quota_bytes == 1'500'000'000);
+}
+
 TEST_CASE("loader: a key given twice is reported at its second occurrence") {
   const auto load = load_text(kBase + "    cpus: 8\n");
   REQUIRE(load.problems.size() == 1);

@@ -319,7 +319,8 @@ TEST_CASE("report: --since takes how long ago or a date") {
   CHECK(app::parse_since("2026-11-20T08:00", now).has_value());
   CHECK(*app::parse_since("2026-11-20T08:00", now) - *app::parse_since("2026-11-20", now) ==
         8 * 3600);
-  for (const char* bad : {"", "yesterday", "-3d", "7x", "2026-11-20T8"}) {
+  for (const char* bad :
+       {"", "yesterday", "-3d", "7x", "2026-11-20T8", "2026-02-30", "2026-04-31T08:00"}) {
     CAPTURE(bad);
     const auto parsed = app::parse_since(bad, now);
     REQUIRE_FALSE(parsed);

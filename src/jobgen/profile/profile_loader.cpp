@@ -260,7 +260,12 @@ void ProfileReader::load_storage(const YAML::Node& root, Profile& p) {
       std::string lower = *quota;
       std::transform(lower.begin(), lower.end(), lower.begin(),
                      [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-      if (lower != "none" && lower != "unlimited") {
+      // A quota without a unit ("1.5") means GB to whoever wrote it, never 2 bytes.
+      const bool unit = std::ranges::any_of(lower, [](char c) { return c >= 'a' && c <= 'z'; });
+      if (lower != "none" && lower != "unlimited" && !unit) {
+        r_.problem(node["quota"], "quota '" + *quota + "' in " + what +
+                                      " has no unit: give one (e.g. 23.8 GB, 500 GiB), or none");
+      } else if (lower != "none" && lower != "unlimited") {
         auto bytes = util::parse_bytes(*quota);
         if (!bytes || *bytes <= 0) {
           r_.problem(node["quota"],

@@ -36,8 +36,12 @@ std::optional<int64_t> parse_slurm_timestamp(std::string_view text) {
   const std::string copy(text);
   if (::strptime(copy.c_str(), "%Y-%m-%dT%H:%M:%S", &tm) == nullptr) return std::nullopt;
   tm.tm_isdst = -1;
+  const std::tm asked = tm;
   const std::time_t t = std::mktime(&tm);
   if (t == static_cast<std::time_t>(-1)) return std::nullopt;
+  // mktime moves a day the month lacks (February 30) to the next month: not a date.
+  if (tm.tm_year != asked.tm_year || tm.tm_mon != asked.tm_mon || tm.tm_mday != asked.tm_mday)
+    return std::nullopt;
   return static_cast<int64_t>(t);
 }
 
@@ -356,11 +360,11 @@ const char* const kSacctDelimiter = "\x1f";
 
 std::string explain_slurm_error(std::string_view command, std::string_view err) {
   std::string text;
+  // The message names the command once: its own "sacctmgr: " (and "error: ") go.
+  const std::string own = std::string(command) + ": ";
   for (std::string_view line : util::split(err.substr(0, 2000), '\n')) {
-    for (std::string_view prefix : {"sbatch: error: ", "squeue: error: ", "scancel: error: ",
-                                    "sinfo: error: ", "sacct: error: ", "error: "}) {
-      if (line.starts_with(prefix)) line.remove_prefix(prefix.size());
-    }
+    if (line.starts_with(own)) line.remove_prefix(own.size());
+    if (line.starts_with("error: ")) line.remove_prefix(7);
     if (line.starts_with("Batch job submission failed: ")) line.remove_prefix(29);
     line = util::trim(line);
     if (line.empty()) continue;
