@@ -52,6 +52,20 @@ TEST_CASE("history: the longest completed run of the same kind, +20%, in whole 5
   CHECK(propose_time_limit({past("COMPLETED", 30)}, l40s_row())->limit_s == 10 * 60);
 }
 
+TEST_CASE("history: a run that started before it was submitted is no history") {
+  PastJob garbage = past("COMPLETED", int64_t{36} * 365 * 86400);
+  garbage.start_time = 600'000'000;  // 1989: 36 "years" before its end
+  garbage.end_time = *garbage.start_time + int64_t{36} * 365 * 86400;
+  garbage.submit_time = 1'799'999'000;
+  PastJob real = past("COMPLETED", 3600);
+  real.submit_time = 1'799'999'900;  // 100 s before its start
+  const auto p = propose_time_limit({garbage, real}, l40s_row());
+  REQUIRE(p);
+  CHECK(p->completed == 1);
+  CHECK(p->longest_s == 3600);
+  CHECK_FALSE(propose_time_limit({garbage}, l40s_row()));
+}
+
 TEST_CASE("history: steps scale the time -- a timed-out run raises it") {
   // Half the steps then: twice the time now.
   const auto scaled = propose_time_limit({past("COMPLETED", 3600, 16, 500)}, l40s_row());

@@ -113,6 +113,34 @@ TEST_CASE(
   CHECK(cut == 1);
 }
 
+TEST_CASE("request: the history's time limit above the partition's maximum says what is asked") {
+  const auto prof = markov();  // markov_gpu: 2 days at most
+  const spec::JobSpec once = resumable_spec(false);
+  RequestOptions o;
+  o.history_time_limit_s = 56 * 3600 + 25 * 60;  // 47 h x 1.2
+  o.history_longest_s = 47 * 3600;
+  o.history_source = "1 completed run of this job on L40S x2, the longest 47:00:00 (+20%)";
+  auto r = build_render_input(prof, once, row("l40s", 2, 6, 3), o);
+  REQUIRE_MESSAGE(r.has_value(), r.error().message);
+  CHECK(r->input.sbatch.time_limit_s == 2 * 86400);
+  const auto said = std::ranges::count_if(r->warnings, [](const std::string& w) {
+    return w.find(
+               "the history's time limit 2-08:25:00 is cut to partition markov_gpu's maximum "
+               "2-00:00:00: its longest run took 1-23:00:00") != std::string::npos;
+  });
+  CHECK(said == 1);
+  for (const auto& w : r->warnings) CHECK(w.find("estimate 0.0 h") == std::string::npos);
+  // A longest run beyond the maximum does not fit at all: refused, not cut.
+  o.history_longest_s = 50 * 3600;
+  r = build_render_input(prof, once, row("l40s", 2, 6, 3), o);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().message.find("the history says this job takes 2-02:00:00") != std::string::npos);
+  // A job that resumes runs as a chain.
+  r = build_render_input(prof, resumable_spec(), row("l40s", 2, 6, 3), o);
+  REQUIRE_MESSAGE(r.has_value(), r.error().message);
+  CHECK(r->input.chain_links == 2);
+}
+
 TEST_CASE("request: --launcher torchrun for a DataParallel job is refused, python runs it") {
   const auto prof = markov();
   spec::JobSpec spec = resumable_spec();

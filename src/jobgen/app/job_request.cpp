@@ -243,6 +243,7 @@ Expected<StageRequest> build_stage(const Context& ctx, const JobRequestOptions& 
     if (const auto proposal = history_time_limit(ctx, st.name, chosen)) {
       live.history_time_limit_s = proposal->limit_s;
       live.history_source = proposal->source;
+      live.history_longest_s = proposal->longest_s;
       ctx.report.note("time limit " + util::format_slurm_time(proposal->limit_s) +
                       " from the history: " + proposal->source + " (the plan estimated " +
                       util::format_duration(chosen.total_time_s) + "; --time overrides)");

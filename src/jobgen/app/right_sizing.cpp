@@ -23,8 +23,8 @@ std::optional<plan::TimeProposal> history_time_limit(const Context& ctx,
   if (!records) return std::nullopt;
   std::vector<plan::PastJob> jobs;
   for (const auto& r : *records) {
-    jobs.push_back(
-        {r.job_id, r.plan_json, r.plan_row, r.last_state, r.start_time, r.end_time, r.attempt});
+    jobs.push_back({r.job_id, r.plan_json, r.plan_row, r.last_state, r.start_time, r.end_time,
+                    r.attempt, r.submit_time});
   }
   return plan::propose_time_limit(jobs, row);
 }
@@ -38,8 +38,8 @@ std::optional<plan::UsageProposal> history_usage(const Context& ctx, slurm::Back
   if (!records) return std::nullopt;
   std::vector<plan::PastJob> jobs;
   for (const auto& r : *records)
-    jobs.push_back(
-        {r.job_id, r.plan_json, r.plan_row, r.last_state, r.start_time, r.end_time, r.attempt});
+    jobs.push_back({r.job_id, r.plan_json, r.plan_row, r.last_state, r.start_time, r.end_time,
+                    r.attempt, r.submit_time});
   const auto runs = plan::completed_of_kind(jobs, row);
   if (runs.empty()) return std::nullopt;
   int64_t since = *runs.front().start_time;

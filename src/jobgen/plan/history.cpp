@@ -47,6 +47,8 @@ const nlohmann::json* same_kind(const nlohmann::json& plan, const PastJob& job,
 
 }  // namespace
 
+constexpr int64_t kClockSkewS = 5 * 60;
+
 std::optional<TimeProposal> propose_time_limit(const std::vector<PastJob>& jobs,
                                                const PlanRow& row) {
   if (row.steps <= 0 || row.chain_jobs > 1) return std::nullopt;
@@ -55,6 +57,9 @@ std::optional<TimeProposal> propose_time_limit(const std::vector<PastJob>& jobs,
   for (const auto& job : jobs) {
     if (job.attempt > 1 || !job.start_time || !job.end_time || *job.end_time <= *job.start_time)
       continue;
+    // A run that started before it was submitted (a scheduler's garbage, a 36-year "run") is no
+    // history; 5 minutes allow for the clocks of two machines.
+    if (job.submit_time > 0 && *job.start_time < job.submit_time - kClockSkewS) continue;
     const bool completed = job.state == "COMPLETED", timeout = job.state == "TIMEOUT";
     if (!completed && !timeout) continue;
     const auto plan = nlohmann::json::parse(job.plan_json, nullptr, false);

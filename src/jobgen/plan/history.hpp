@@ -39,6 +39,7 @@ struct PastJob {
   std::string state;                            // its last state ("COMPLETED", "TIMEOUT", ...)
   std::optional<int64_t> start_time, end_time;  // Unix s
   int attempt = 1;
+  int64_t submit_time = 0;  // Unix s; 0 = unknown
 };
 
 struct TimeProposal {

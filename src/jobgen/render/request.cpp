@@ -78,6 +78,30 @@ void set_user_time_limit(int64_t limit, const spec::JobSpec& spec, const plan::P
   }
 }
 
+// The history's time limit above the partition's maximum, for a job that cannot resume: the
+// maximum, said with the history's own figures, when its longest run fits; else a refusal.
+Expected<void> fit_history_to_partition(int64_t limit, const RequestOptions& opt, int64_t max_s,
+                                        const profile::Partition& part, const spec::JobSpec& spec,
+                                        RenderRequest& req) {
+  if (opt.history_longest_s > max_s) {
+    return invalid(
+        fmt::format("the history says this job takes {} ({}), longer than partition {} allows "
+                    "({}), and the job spec does not say it can resume: choose more GPUs or "
+                    "fewer steps, or make the command resume and set 'checkpoint: {{resumable: "
+                    "true}}'",
+                    util::format_slurm_time(opt.history_longest_s), opt.history_source, part.name,
+                    util::format_slurm_time(max_s)),
+        spec.loc);
+  }
+  req.input.sbatch.time_limit_s = max_s;
+  req.warnings.push_back(fmt::format(
+      "the history's time limit {} is cut to partition {}'s maximum {}: its longest run took {}, "
+      "so the margin above it is smaller",
+      util::format_slurm_time(limit), part.name, util::format_slurm_time(max_s),
+      util::format_slurm_time(opt.history_longest_s)));
+  return {};
+}
+
 // The padded estimate above the partition's maximum: a chain of jobs of the maximum length when
 // the command can resume, the maximum with the margin cut when the bare estimate fits, else a
 // refusal with advice.
@@ -147,7 +171,10 @@ Expected<void> set_time_limit(const profile::Partition& part, const spec::JobSpe
     const int64_t limit = *opt.history_time_limit_s;
     req.input.plan_summary.push_back("time limit " + util::format_slurm_time(limit) +
                                      " from the history: " + opt.history_source);
-    if (max_s && limit > *max_s) return fit_to_partition(limit, *max_s, part, spec, row, req);
+    if (max_s && limit > *max_s) {
+      if (spec.checkpoint.resumable) return fit_to_partition(limit, *max_s, part, spec, row, req);
+      return fit_history_to_partition(limit, opt, *max_s, part, spec, req);
+    }
     s.time_limit_s = limit;
     return {};
   }

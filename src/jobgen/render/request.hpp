@@ -86,6 +86,7 @@ struct RequestOptions {
   // plan's padded estimate when the user gave none (not in test mode); `history_source` says why.
   std::optional<int64_t> history_time_limit_s;
   std::string history_source;
+  int64_t history_longest_s = 0;  // the longest completed run it is based on
 };
 
 struct RenderRequest {
