@@ -95,6 +95,24 @@ kill -0 "$other" || fail "cancel killed process $other, which is not the job"
 kill "$other"
 echo "ok: a reused group number is not the job: FAILED, and process $other was left alone"
 
+# The supervisor killed with SIGKILL (the OOM killer's choice, say) while the training runs: the
+# job is still RUNNING, and cancel stops the training.
+spec orphan "'sleep 120'"
+id=$(submit orphan.yaml)
+sleep 0.5
+read -r pgid supervisor _ <"$XDG_STATE_HOME/jobgen/local/jobs/${id#local-}/pid"
+kill -KILL "$supervisor"
+sleep 0.2
+"$JOBGEN" status "$id" >orphan.txt || true
+grep -q RUNNING orphan.txt || fail "the training outlived its supervisor but status says: $(cat orphan.txt)"
+"$JOBGEN" cancel "$id" >orphan-cancel.txt 2>&1 || fail "cancel: $(cat orphan-cancel.txt)"
+grep -q "nothing was cancelled" orphan-cancel.txt && fail "cancel did nothing: $(cat orphan-cancel.txt)"
+for ((i = 0; i < 50; i++)); do pgrep -g "$pgid" >/dev/null || break; sleep 0.1; done
+if pgrep -g "$pgid" >/dev/null; then fail "the training survived the cancel"; fi
+"$JOBGEN" status "$id" >orphan-after.txt || true
+grep -q CANCELLED orphan-after.txt || fail "after cancel: $(cat orphan-after.txt)"
+echo "ok: a job whose supervisor was killed stayed RUNNING and cancel stopped it"
+
 # A job spec with stages runs them one after another, as Slurm's afterok would: the second waits
 # (PENDING, Dependency) while the first runs, then runs; both end COMPLETED, in order.
 staged() { # FIRST_STAGE_COMMAND
@@ -149,6 +167,21 @@ set -e
 [[ $code -eq 130 ]] || fail "Ctrl-C in --foreground exited $code: $(cat slow.err)"
 "$JOBGEN" status --backend local "$id" | grep -q CANCELLED || fail "Ctrl-C did not cancel job $id"
 echo "ok: Ctrl-C cancelled foreground job $id and exited 130"
+
+# SIGTERM (and SIGHUP, the terminal closing) ends the foreground run as Ctrl-C does: job cancelled.
+"$JOBGEN" submit fgslow.yaml --backend local --launcher python --target rtx2080ti --gpus 1 --foreground >term.out 2>term.err &
+submitter=$!
+for ((i = 0; i < 100; i++)); do grep -q "^local-[0-9]" term.out 2>/dev/null && break; sleep 0.1; done
+id=$(head -n1 term.out)
+sleep 0.5
+kill -TERM "$submitter"
+set +e
+wait "$submitter"
+code=$?
+set -e
+[[ $code -eq 143 ]] || fail "SIGTERM in --foreground exited $code: $(cat term.err)"
+"$JOBGEN" status --backend local "$id" | grep -q CANCELLED || fail "SIGTERM did not cancel job $id"
+echo "ok: SIGTERM cancelled foreground job $id and exited 143"
 
 # Pre-flight: a GPU other processes hold (a stand-in nvidia-smi reports it) and a missing data
 # path refuse the launch, both at once, before anything runs; --force launches anyway.

@@ -22,7 +22,7 @@ class FakeProcessGroups final : public sys::ProcessGroups {
   explicit FakeProcessGroups(sys::FileSystem& fs) : fs_(fs) {}
 
   static sys::GroupRecord fake_record(int pgid) {
-    return {pgid, pgid + 1, "1000" + std::to_string(pgid), "fake-boot"};
+    return {pgid, pgid + 1, "1000" + std::to_string(pgid), "fake-boot", 0, ""};
   }
   static std::string pid_file_text(int pgid) { return sys::format_group_record(fake_record(pgid)); }
 

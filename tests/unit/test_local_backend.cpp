@@ -205,7 +205,7 @@ TEST_CASE("local runner in memory: a group number another process holds now is n
 }
 
 TEST_CASE("local runner: pid file records") {
-  const sys::GroupRecord record{4242, 4243, "987654", "0c7e-boot"};
+  const sys::GroupRecord record{4242, 4243, "987654", "0c7e-boot", 0, ""};
   CHECK(sys::format_group_record(record) == "4242 4243 987654 0c7e-boot\n");
   CHECK(sys::parse_group_record("4242 4243 987654 0c7e-boot\n") == record);
   const auto old = sys::parse_group_record("4242\n");

@@ -1,6 +1,8 @@
 #include "jobgen/cli/foreground.hpp"
 
 #include <chrono>
+#include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -17,8 +19,8 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// Bash's convention for a program ended by SIGINT.
-constexpr int kInterruptedExit = 130;
+// Bash's convention for a program ended by signal N: 128 + N (130 for Ctrl-C).
+constexpr int kSignalExitBase = 128;
 // Ticks of 200 ms: the output shows within a fifth of a second, the state is read each second.
 constexpr int kTicksPerPoll = 5;
 
@@ -37,8 +39,10 @@ void cancel_all(Context& ctx, app::JobSession& session, const app::Submitted& jo
   for (const auto& job : jobs) ids.push_back(job.second);
   if (auto done = app::cancel_jobs(session, ids); !done)
     warn(ctx, "could not cancel every job: " + done.error().message);
-  ctx.err << "jobgen: interrupted: cancelled job" << (ids.size() == 1 ? " " : "s ")
-          << util::join(ids, ", ") << '\n';
+  ctx.err << "jobgen: "
+          << (InterruptGuard::signal() == SIGINT ? "interrupted"
+                                                 : strsignal(InterruptGuard::signal()))
+          << ": cancelled job" << (ids.size() == 1 ? " " : "s ") << util::join(ids, ", ") << '\n';
 }
 
 struct Offsets {
@@ -65,7 +69,7 @@ Expected<Exit> follow_in_foreground(Context& ctx, app::JobSession& session,
     for (int tick = 0;; ++tick) {
       if (InterruptGuard::interrupted().load()) {
         cancel_all(ctx, session, jobs);
-        return static_cast<Exit>(kInterruptedExit);
+        return static_cast<Exit>(kSignalExitBase + InterruptGuard::signal());
       }
       if (tick % kTicksPerPoll == 0) {
         if (auto now = view_of(session, groups)) view = std::move(now);

@@ -1,5 +1,7 @@
 #include "jobgen/cli/terminal_io.hpp"
 
+#include <csignal>
+#include <iterator>
 #include <string>
 
 namespace jobgen::cli {
@@ -9,10 +11,14 @@ namespace {
 constexpr std::size_t kPrintChunkBytes = std::size_t{1} << 20;
 
 std::atomic<bool> g_interrupted{false};
+std::atomic<int> g_signal{0};
 
-extern "C" void on_interrupt(int) {
+extern "C" void on_interrupt(int signal) {
+  g_signal.store(signal);
   g_interrupted.store(true);
 }
+
+constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
 
 }  // namespace
 
@@ -35,18 +41,25 @@ uint64_t print_from(Context& ctx, std::ostream& out, const std::filesystem::path
 
 InterruptGuard::InterruptGuard() {
   g_interrupted.store(false);
+  g_signal.store(0);
   struct sigaction action {};
   action.sa_handler = on_interrupt;
   sigemptyset(&action.sa_mask);
-  ::sigaction(SIGINT, &action, &previous_);
+  for (std::size_t i = 0; i < std::size(kStopSignals); ++i)
+    ::sigaction(kStopSignals[i], &action, &previous_[i]);
 }
 
 InterruptGuard::~InterruptGuard() {
-  ::sigaction(SIGINT, &previous_, nullptr);
+  for (std::size_t i = 0; i < std::size(kStopSignals); ++i)
+    ::sigaction(kStopSignals[i], &previous_[i], nullptr);
 }
 
 std::atomic<bool>& InterruptGuard::interrupted() {
   return g_interrupted;
+}
+
+int InterruptGuard::signal() {
+  return g_signal.load();
 }
 
 }  // namespace jobgen::cli

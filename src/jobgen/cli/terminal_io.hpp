@@ -19,8 +19,9 @@ namespace jobgen::cli {
 uint64_t print_from(Context& ctx, std::ostream& out, const std::filesystem::path& path,
                     uint64_t offset);
 
-// RAII: while it lives, SIGINT sets interrupted() instead of ending the process; the previous
-// handler comes back when it dies.
+// RAII: while it lives, SIGINT (Ctrl-C), SIGTERM and SIGHUP (the terminal closed) set
+// interrupted() and signal() instead of ending the process; the previous handlers come back when
+// it dies.
 class InterruptGuard {
  public:
   InterruptGuard();
@@ -28,9 +29,11 @@ class InterruptGuard {
   InterruptGuard(const InterruptGuard&) = delete;
   InterruptGuard& operator=(const InterruptGuard&) = delete;
   static std::atomic<bool>& interrupted();
+  // The signal that set interrupted() (0 before one came).
+  static int signal();
 
  private:
-  struct sigaction previous_ {};
+  struct sigaction previous_[3]{};
 };
 
 }  // namespace jobgen::cli

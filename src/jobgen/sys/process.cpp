@@ -235,7 +235,7 @@ namespace {
 struct DetachedPlan {
   std::vector<std::string> args, env;
   std::vector<char*> argv, envp;
-  std::string cwd, out_path, err_path, exit_path, exit_tmp, pid_path, pid_tmp;
+  std::string cwd, out_path, err_path, exit_path, exit_tmp, pid_path, pid_tmp, job_path, job_tmp;
   // The job this one waits for (AfterJob), as paths and the texts its /proc entry must show.
   bool after = false;
   std::string after_exit, after_cancelled, after_stat, after_pgrp, after_start, after_boot;
@@ -252,7 +252,9 @@ struct DetachedPlan {
         exit_path(job.exit_file.string()),
         exit_tmp(exit_path + ".tmp"),
         pid_path(job.pid_file.string()),
-        pid_tmp(pid_path + ".tmp") {
+        pid_tmp(pid_path + ".tmp"),
+        job_path(job_record_path(job.pid_file).string()),
+        job_tmp(job_path + ".tmp") {
     if (!job.after) return;
     const AfterJob& a = *job.after;
     after = true;
@@ -424,6 +426,21 @@ void await_dependency(const DetachedPlan& plan, const sigset_t& stop_signals) {
   if (plan.after) await_dependency(plan, stop_signals);
   const pid_t child = ::fork();
   if (child == 0) exec_job(plan, stop_signals);
+  if (child > 0) {
+    // The job process and its start: it can outlive a supervisor killed with SIGKILL, and is
+    // still the job then (its group number cannot be reused while it lives).
+    char path[64], stat[1024], text[96];
+    std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(child));
+    const int n = read_raw(path, stat, sizeof stat);
+    const std::string_view start =
+        n > 0 ? stat_field(std::string_view(stat, static_cast<std::size_t>(n)), 22)
+              : std::string_view();
+    if (!start.empty()) {
+      const int len = std::snprintf(text, sizeof text, "%d %.*s\n", static_cast<int>(child),
+                                    static_cast<int>(start.size()), start.data());
+      write_by_rename(plan.job_tmp, plan.job_path, text, len);
+    }
+  }
   sigset_t pending;
   sigemptyset(&pending);
   ::sigpending(&pending);
@@ -532,13 +549,35 @@ std::optional<GroupRecord> parse_group_record(std::string_view text) {
   return record;
 }
 
+std::filesystem::path job_record_path(const std::filesystem::path& pid_file) {
+  return pid_file.string() + ".job";
+}
+
 bool process_group_alive(const GroupRecord& record) {
   if (record.pgid <= 1 || record.supervisor <= 1 || record.start.empty() || record.boot.empty())
     return false;
   if (boot_id() != record.boot) return false;  // rebooted: every number is someone else's now
-  const auto stat = read_proc_stat(record.supervisor);
-  return stat && stat->pgrp == record.pgid && stat->start == record.start && stat->state != 'Z' &&
-         stat->state != 'X';
+  const auto is = [&](int pid, const std::string& start) {
+    const auto stat = read_proc_stat(pid);
+    return stat && stat->pgrp == record.pgid && stat->start == start && stat->state != 'Z' &&
+           stat->state != 'X';
+  };
+  return is(record.supervisor, record.start) ||
+         (record.job > 1 && !record.job_start.empty() && is(record.job, record.job_start));
+}
+
+void read_job_record(std::string_view text, GroupRecord& record) {
+  const std::size_t space = text.find(' ');
+  if (space == std::string_view::npos) return;
+  int pid = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + space, pid);
+  std::string_view start = text.substr(space + 1);
+  while (!start.empty() && (start.back() == '\n' || start.back() == ' ')) start.remove_suffix(1);
+  if (ec != std::errc() || end != text.data() + space || pid <= 1 || start.empty() ||
+      start.find_first_not_of("0123456789") != std::string_view::npos)
+    return;
+  record.job = pid;
+  record.job_start = std::string(start);
 }
 
 Expected<int> RealProcessGroups::spawn(const DetachedJob& job) {

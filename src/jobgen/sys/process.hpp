@@ -67,6 +67,10 @@ struct GroupRecord {
   int supervisor = 0;
   std::string start;  // decimal clock ticks
   std::string boot;
+  // The job process the supervisor started, and its start (from job_record_path's file): it
+  // outlives a supervisor killed with SIGKILL. 0 / "" until known.
+  int job = 0;
+  std::string job_start;
   bool operator==(const GroupRecord&) const = default;
 };
 std::string format_group_record(const GroupRecord& record);
@@ -100,10 +104,15 @@ struct DetachedJob {
 // Starts the job and returns its process group id (its GroupRecord is written to pid_file).
 Expected<int> spawn_detached(const DetachedJob& job);
 
-// True while the group's supervisor, as recorded, is alive: same boot, and /proc/SUPERVISOR is in
-// group PGID with the recorded start time and not a zombie. Anything else (another process that
-// got the number, an unverifiable record) is not the job.
+// True while the group's supervisor, or the job process it started, is alive as recorded: same
+// boot, and /proc/PID is in group PGID with the recorded start time and not a zombie. Anything
+// else (another process that got the number, an unverifiable record) is not the job.
 bool process_group_alive(const GroupRecord& record);
+
+// Where the supervisor records the job process ("<pid> <start>\n"): beside the pid file.
+std::filesystem::path job_record_path(const std::filesystem::path& pid_file);
+// Adds that file's pid and start to `record`; a text in another form adds nothing.
+void read_job_record(std::string_view text, GroupRecord& record);
 
 // The local runner's side of processes: starting detached jobs and signalling their process
 // groups, behind an interface so that its tests need no real processes.

@@ -50,6 +50,15 @@ fs::path LocalBackend::job_dir(const std::string& id) const {
   return options_.dir / "jobs" / local_number(id).value_or("invalid");
 }
 
+std::optional<sys::GroupRecord> LocalBackend::group_of(const fs::path& dir) const {
+  const auto pid_text = fs_.read_file(dir / "pid");
+  auto group = pid_text ? sys::parse_group_record(*pid_text) : std::nullopt;
+  if (group)
+    if (const auto job = fs_.read_file(sys::job_record_path(dir / "pid")))
+      sys::read_job_record(*job, *group);
+  return group;
+}
+
 std::optional<int64_t> LocalBackend::mtime(const fs::path& path) const {
   const auto status = fs_.status(path);
   if (!status) return std::nullopt;
@@ -277,7 +286,7 @@ JobInfo LocalBackend::read_job(const std::string& id, const json& meta) const {
     return job;
   }
   std::optional<sys::GroupRecord> group;
-  if (const auto pid_text = fs_.read_file(dir / "pid")) group = sys::parse_group_record(*pid_text);
+  group = group_of(dir);
   if (group && processes_.alive(*group)) {
     // Its supervisor removes the marker when the job it waits for has succeeded.
     if (const auto waiting = fs_.read_file(dir / "waiting")) {
@@ -356,8 +365,7 @@ Expected<CancelResult> LocalBackend::cancel(const std::vector<std::string>& ids)
       continue;
     }
     if (exists(dir / "exit")) continue;  // already ended
-    const auto pid_text = fs_.read_file(dir / "pid");
-    const auto group = pid_text ? sys::parse_group_record(*pid_text) : std::nullopt;
+    const auto group = group_of(dir);
     // Only the job's own group, as recorded, is signalled (never a process that got its number).
     if (group && !processes_.alive(*group)) continue;
     (void)fs_.write_file(dir / "cancelled", "", 0644);  // best effort: the signal matters more

@@ -63,6 +63,8 @@ class LocalBackend final : public Backend {
   std::optional<JobInfo> read_job(const std::string& id) const;
   JobInfo read_job(const std::string& id, const nlohmann::json& meta) const;
   bool read_exit_file(const std::filesystem::path& dir, bool cancelled, JobInfo& job) const;
+  // The job's group as its pid file records it, with the job process its supervisor started.
+  std::optional<sys::GroupRecord> group_of(const std::filesystem::path& dir) const;
   std::optional<int64_t> mtime(const std::filesystem::path& path) const;
   bool exists(const std::filesystem::path& path) const { return fs_.status(path).has_value(); }
   Expected<std::string> new_job_id();
