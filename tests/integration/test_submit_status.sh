@@ -40,7 +40,7 @@ real_squeue=$(command -v squeue)
 mkdir -p "$WORK/omit"
 cat >"$WORK/omit/squeue" <<SH
 #!/bin/bash
-"$real_squeue" "\$@" | { grep -v "^$holder[^0-9_]" || true; }
+"$real_squeue" "\$@" | { grep -v "^${holder}[^0-9_]" || true; }
 SH
 chmod +x "$WORK/omit/squeue"
 PATH=$WORK/omit:$PATH "$JOBGEN" status >omitted.txt 2>&1 || true
