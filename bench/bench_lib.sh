@@ -15,10 +15,14 @@ WORK=$(mktemp -d)
 chmod 755 "$WORK"  # slurmrestd (user nobody) reads the cluster config under it
 export XDG_STATE_HOME=$WORK/state
 STARTED=""
+# The cancelled jobs' exit traps may still be writing their markers into WORK after scancel
+# returns: the removal is retried, and the bench keeps its own exit status.
 bench_cleanup() {
+  local status=$? i
   [[ -z ${BENCH_JOBS:-} ]] || scancel "$BENCH_JOBS" 2>/dev/null || true
   [[ -z $STARTED ]] || bash "$ROOT/tests/integration/cluster.sh" stop "$STARTED" >/dev/null 2>&1 || true
-  rm -rf "$WORK"
+  for ((i = 0; i < 20; i++)); do rm -rf "$WORK" 2>/dev/null && break; sleep 0.5; done
+  exit "$status"
 }
 trap bench_cleanup EXIT
 
