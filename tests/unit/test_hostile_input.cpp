@@ -525,4 +525,6 @@ TEST_CASE("printable: one line, no reordering controls, never half a character")
   // Cut at 4 bytes inside the second three-byte character: it is kept whole.
   CHECK(util::printable("日本語", 4) == "日本...");
   CHECK(util::printable(std::string(100, 'x'), 10) == std::string(10, 'x') + "...");
+  // Stray continuation bytes past the cut are no character: the text stays bounded.
+  CHECK(util::printable("ab" + std::string(100000, '\x80'), 4).size() <= 4 + 3 + 3);
 }

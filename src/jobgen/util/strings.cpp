@@ -121,7 +121,9 @@ std::string escape(std::string_view text, bool keep_lines, std::size_t max) {
     out += kHex[c & 15];
   };
   for (std::size_t i = 0; i < text.size(); ++i) {
-    if (out.size() >= max && !continuation(text[i])) {
+    // Past `max`, only the rest of a character already begun (at most 3 bytes: a run of stray
+    // continuation bytes is no character and is cut too).
+    if (out.size() >= max && (!continuation(text[i]) || out.size() >= max + 3)) {
       out += "...";
       break;
     }
