@@ -152,36 +152,25 @@ grep -q '^err-line$' fg.err || fail "--foreground did not show the errors: $(cat
 grep -q 'FAILED (exit code 3)' fg.err || fail "--foreground did not say how the job ended: $(cat fg.err)"
 echo "ok: --foreground showed the job's output and exited $code"
 
-# Ctrl-C in the foreground cancels the job (its whole process group) and exits 130.
+# Ctrl-C in the foreground cancels the job (its whole process group) and exits 130; SIGTERM and
+# SIGHUP (the terminal closing) do the same, exiting 143 and 129.
 spec fgslow "'sleep 120'"
-"$JOBGEN" submit fgslow.yaml --backend local --launcher python --target rtx2080ti --gpus 1 --foreground >slow.out 2>slow.err &
-submitter=$!
-for ((i = 0; i < 100; i++)); do grep -q "^local-[0-9]" slow.out 2>/dev/null && break; sleep 0.1; done
-id=$(head -n1 slow.out)
-sleep 0.5
-kill -INT "$submitter"
-set +e
-wait "$submitter"
-code=$?
-set -e
-[[ $code -eq 130 ]] || fail "Ctrl-C in --foreground exited $code: $(cat slow.err)"
-"$JOBGEN" status --backend local "$id" | grep -q CANCELLED || fail "Ctrl-C did not cancel job $id"
-echo "ok: Ctrl-C cancelled foreground job $id and exited 130"
-
-# SIGTERM (and SIGHUP, the terminal closing) ends the foreground run as Ctrl-C does: job cancelled.
-"$JOBGEN" submit fgslow.yaml --backend local --launcher python --target rtx2080ti --gpus 1 --foreground >term.out 2>term.err &
-submitter=$!
-for ((i = 0; i < 100; i++)); do grep -q "^local-[0-9]" term.out 2>/dev/null && break; sleep 0.1; done
-id=$(head -n1 term.out)
-sleep 0.5
-kill -TERM "$submitter"
-set +e
-wait "$submitter"
-code=$?
-set -e
-[[ $code -eq 143 ]] || fail "SIGTERM in --foreground exited $code: $(cat term.err)"
-"$JOBGEN" status --backend local "$id" | grep -q CANCELLED || fail "SIGTERM did not cancel job $id"
-echo "ok: SIGTERM cancelled foreground job $id and exited 143"
+for signal in INT:130 TERM:143 HUP:129; do
+  name=${signal%:*} want=${signal#*:}
+  "$JOBGEN" submit fgslow.yaml --backend local --launcher python --target rtx2080ti --gpus 1 --foreground >slow.out 2>slow.err &
+  submitter=$!
+  for ((i = 0; i < 100; i++)); do grep -q "^local-[0-9]" slow.out 2>/dev/null && break; sleep 0.1; done
+  id=$(head -n1 slow.out)
+  sleep 0.5
+  kill -s "$name" "$submitter"
+  set +e
+  wait "$submitter"
+  code=$?
+  set -e
+  [[ $code -eq $want ]] || fail "SIG$name in --foreground exited $code: $(cat slow.err)"
+  "$JOBGEN" status --backend local "$id" | grep -q CANCELLED || fail "SIG$name did not cancel job $id"
+  echo "ok: SIG$name cancelled foreground job $id and exited $code"
+done
 
 # Pre-flight: a GPU other processes hold (a stand-in nvidia-smi reports it) and a missing data
 # path refuse the launch, both at once, before anything runs; --force launches anyway.
