@@ -61,6 +61,18 @@ w("huge.yaml", "# " + "x" * (17 << 20) + "\n")
 w("flow16m.yaml", "name: x\nmodel: [" + "1," * 8000000 + "1]\n")
 w("brackets16m.yaml", "[" * 16000000 + "\n")
 w("binary.yaml", bytes(range(256)) * 64, 'wb')
+# Launcher configs: an alias inside its own anchor, nine levels of ten aliases (10^9 values once
+# expanded, 700 bytes as text), a number past a double, bytes that are not UTF-8.
+spec = head.replace("command:", "launcher: accelerate\nlauncher_config: {}\ncommand:")
+w("cfg-self.yaml", "a: &a\n  b: *a\n")
+w("s-cfg-self.yaml", spec.format("cfg-self.yaml"))
+w("cfg-bomb.yaml", "l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 10) + "]\n" for i in range(1, 10)))
+w("s-cfg-bomb.yaml", spec.format("cfg-bomb.yaml"))
+w("cfg-1e400.json", '{"train_micro_batch_size_per_gpu": 1e400}\n')
+w("s-cfg-1e400.yaml", head.replace("command:", "launcher: deepspeed\nlauncher_config: cfg-1e400.json\ncommand:"))
+w("cfg-latin1.yaml", b"mixed_precision: bf16\nmachine_rank: \"caf\xe9\"\n", 'wb')
+w("s-cfg-latin1.yaml", spec.format("cfg-latin1.yaml"))
 PY
 }
 generate
@@ -78,6 +90,55 @@ check_out_symlink_to_0600() {
   head -1 target.sh | grep -q '^#!/bin/bash' || { echo "target.sh has no script"; return 1; }
 }
 setup_out_dangling_link() { ln -s missing.sh dangling.sh; }
+
+# Scheduler output (fake_slurm.sh): its commands first on PATH with FAKE_* from the arguments, and
+# job 1001 submitted through them, so that status and report have a job to ask about.
+fake_slurm() {
+  local c
+  mkdir -p bin
+  for c in sbatch squeue sacct sacctmgr sshare sinfo; do ln -s "$here/fake_slurm.sh" "bin/$c"; done
+  { echo "PATH=$PWD/bin:/usr/bin:/bin" && echo USER=u && (($#)) && printf '%s\n' "$@"; } >.case-env
+  env -i PATH="$PWD/bin:/usr/bin:/bin" HOME="$PWD" USER=u XDG_STATE_HOME="$PWD/.state" \
+    XDG_CONFIG_HOME="$PWD/.config" JOBGEN_DATA_DIR="$REPO" \
+    "$jobgen" submit "$IN/ok.yaml" --profile "$IN/prof.yaml" >/dev/null 2>&1 ||
+    echo "fake_slurm: the setup's submit failed" >&2
+}
+setup_report_sacct_1m_lines() { fake_slurm FAKE_LINES=1000000; }
+setup_report_sacct_300k_lines() { fake_slurm FAKE_LINES=300000; }
+setup_report_sacct_no_delimiter() { fake_slurm FAKE_LINES=1000000 FAKE_MODE=nodelim; }
+setup_report_sacct_maxrss_huge() { fake_slurm FAKE_MODE=maxrss; }
+setup_report_sacct_reqmem_1e308() { fake_slurm FAKE_MODE=reqmem; }
+setup_report_sacct_elapsed_int64max() { fake_slurm FAKE_MODE=elapsed; }
+setup_status_squeue_1m_lines() { fake_slurm FAKE_LINES=1000000; }
+setup_status_squeue_100k_lines() { fake_slurm FAKE_LINES=100000; }
+setup_plan_queue_assoc_300k() { fake_slurm FAKE_LINES=300000 FAKE_QUEUE=3; }
+setup_plan_queue_assoc_10k_own() { fake_slurm FAKE_LINES=10000 FAKE_QUEUE=3 FAKE_MODE=own; }
+check_plan_queue_assoc_300k() {
+  grep -q "limits not checked: 'sacctmgr" "$out" || { echo "the plan does not say why limits were not checked"; return 1; }
+}
+check_plan_queue_assoc_10k_own() {
+  grep -q "starts as far as limits go" "$out" || { echo "no limit verdict in the plan"; return 1; }
+}
+# GPU telemetry and exit markers are written by the job (the user's side).
+setup_report_telemetry_8m_newlines() {
+  fake_slurm FAKE_MODE=disabled
+  mkdir -p logs && python3 -c 'import sys; sys.stdout.write("\n" * 8000000)' >logs/ok-1001.gpu.csv
+}
+setup_status_telemetry_huge_fields() {
+  fake_slurm
+  mkdir -p logs && python3 -c '
+import sys
+row = "2026/12/01 00:00:00.000, 0, " + "9" * 1000000 + ", 81920, 50\n"
+sys.stdout.write(row * 8)' >logs/ok-1001.gpu.csv
+}
+setup_report_exit_marker_huge_end() {
+  fake_slurm FAKE_MODE=disabled
+  mkdir -p logs && echo "0 1 9223372036854775807" >logs/.jobgen-exit-1001
+}
+check_report_exit_marker_huge_end() {
+  ! grep -q 106751991167300 "$out" || { echo "the report prints the marker's absurd run time"; return 1; }
+  grep -q "1001" "$out" || { echo "the report lacks job 1001"; return 1; }
+}
 setup_out_fifo_no_reader() { mkfifo fifo.sh; }
 # The reader outlives the setup's subshell; `timeout` ends it should jobgen never write.
 setup_out_fifo_reader() { mkfifo fifo.sh && { timeout 20 cat fifo.sh >got.sh & }; }

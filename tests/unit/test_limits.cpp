@@ -212,8 +212,8 @@ TEST_CASE("limits: an account or QOS the user may not use is refused -- choices 
   CHECK(c[1].qos == "high");
   CHECK(choices(l, "nobody").empty());
   l.shares.push_back({"vision", "u", 0.25});
-  CHECK(fairshare_of(l, "vision", "u") == doctest::Approx(0.25));
-  CHECK_FALSE(fairshare_of(l, "ml", "u").has_value());
+  CHECK(fairshare_of(LimitIndex(l), "vision", "u") == doctest::Approx(0.25));
+  CHECK_FALSE(fairshare_of(LimitIndex(l), "ml", "u").has_value());
 }
 
 TEST_CASE("tres_reason: Slurm's spellings") {
@@ -244,8 +244,8 @@ TEST_CASE("limits from recorded answers: the reasons Slurm 22.05, 24.11 and 26.0
 
     CHECK(l.associations.size() == 6);
     // root's own account has no usage: FairShare 1; ml and vision vary with the run's usage.
-    CHECK(fairshare_of(l, "root", "root") == doctest::Approx(1.0));
-    CHECK(fairshare_of(l, "vision", "root").has_value());
+    CHECK(fairshare_of(LimitIndex(l), "root", "root") == doctest::Approx(1.0));
+    CHECK(fairshare_of(LimitIndex(l), "vision", "root").has_value());
     const auto blocker = std::ranges::find(*queue, "vision", &JobInfo::account);
     REQUIRE(blocker != queue->end());
     CHECK(blocker->qos == "high");

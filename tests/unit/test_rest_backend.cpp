@@ -592,7 +592,7 @@ TEST_CASE("rest backend: limits are said to be unavailable, without a request") 
 
 TEST_CASE_FIXTURE(Fixture, "REST backend: accounting is refused in words, without a request") {
   auto rest = backend();
-  const auto answer = rest.accounting({0, std::nullopt, "alice"});
+  const auto answer = rest.accounting({0, std::nullopt, "alice", {}});
   REQUIRE_FALSE(answer);
   CHECK(answer.error().exit == Exit::invalid_input);
   CHECK(answer.error().message.starts_with("report needs sacct"));

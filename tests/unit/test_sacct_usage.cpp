@@ -182,7 +182,7 @@ TEST_CASE("CLI backend accounting: ONE sacct with steps over the window, for the
   runner.answer(0, job_line("100", "100", "COMPLETED", "60", "1G", "", "00:30.000") +
                        step("100.batch", "100.batch", "20M", "00:30.000"));
   SbatchBackend backend(runner, {});
-  const auto answer = backend.accounting({1795000000, std::nullopt, "alice"});
+  const auto answer = backend.accounting({1795000000, std::nullopt, "alice", {}});
   REQUIRE(answer);
   CHECK(answer->available);
   REQUIRE(answer->jobs.size() == 1);
@@ -206,7 +206,7 @@ TEST_CASE("CLI backend accounting: disabled accounting is an answer, other failu
   test::RecordingCommandRunner runner;
   SbatchBackend backend(runner, {});
   runner.answer(1, "", "sacct: error: Slurm accounting storage is disabled\n");
-  const auto disabled = backend.accounting({0, std::nullopt, ""});
+  const auto disabled = backend.accounting({0, std::nullopt, "", {}});
   REQUIRE(disabled);
   CHECK_FALSE(disabled->available);
   CHECK(disabled->why_not.find("accounting storage is disabled") != std::string::npos);
@@ -216,13 +216,13 @@ TEST_CASE("CLI backend accounting: disabled accounting is an answer, other failu
                 "sacct: error: slurm_persist_conn_open_without_init: failed to open persistent "
                 "connection to host:localhost:6819: Connection refused\n"
                 "sacct: error: Problem talking to the database: Connection refused\n");
-  CHECK_FALSE(backend.accounting({0, std::nullopt, ""}));
+  CHECK_FALSE(backend.accounting({0, std::nullopt, "", {}}));
   runner.answers.clear();
   runner.answer(0,
                 "100\x1f"
                 "100\x1f"
                 "COMPLETED\n");  // cut off
-  const auto garbled = backend.accounting({0, std::nullopt, ""});
+  const auto garbled = backend.accounting({0, std::nullopt, "", {}});
   REQUIRE_FALSE(garbled);
   CHECK(garbled.error().transient);
 }

@@ -51,6 +51,7 @@ std::optional<std::vector<Error>> gpu_problems(sys::CommandRunner& runner,
   command.argv = {"nvidia-smi", "--query-gpu=index,memory.used,memory.total",
                   "--format=csv,noheader,nounits"};
   command.timeout = std::chrono::seconds(20);
+  command.max_output_bytes = 1u << 20;  // a line of about 30 bytes per GPU
   auto ran = runner.run(command);
   if (!ran || ran->exit_code != 0) return std::nullopt;
   auto gpus = parse_gpu_usage(ran->out);

@@ -140,9 +140,12 @@ int verdict_rank(slurm::LimitVerdict v) {
 // given --account/--qos), the one that starts; else the one that pends; else the first that
 // never starts. Ties: the user's default account first (the one a job without -A is charged
 // to: another account is taken only when a limit holds the job there), then higher fair-share,
-// then sacctmgr's order (an association's default QOS first).
-std::optional<plan::LimitCheck> row_limit(const plan::PlanRow& row,
-                                          const slurm::AccountLimits& limits,
+// then sacctmgr's order (an association's default QOS first). At most kMaxLimitChoices pairs
+// (and those of the default account) are checked; the rest are listed as unchecked.
+constexpr std::size_t kMaxLimitChoices = 64;
+
+std::optional<plan::LimitCheck> row_limit(const plan::PlanRow& row, const slurm::LimitIndex& limits,
+                                          const std::vector<slurm::AccountQos>& all,
                                           const std::vector<slurm::JobInfo>& jobs,
                                           const LimitQuery& query) {
   slurm::LimitRequest req;
@@ -156,11 +159,11 @@ std::optional<plan::LimitCheck> row_limit(const plan::PlanRow& row,
   }
   std::optional<plan::LimitCheck> best;
   std::tuple<int, int, double> best_key{4, 2, 0.0};  // smaller is better
-  const auto all = slurm::choices(limits, query.user);
   // What Slurm gives a job without -A/--qos: the default account (else the first association)
   // with that association's default QOS (choices() lists it first).
+  const std::string& default_account = limits.limits.default_account;
   const std::string own_account =
-      limits.default_account.empty() && !all.empty() ? all.front().account : limits.default_account;
+      default_account.empty() && !all.empty() ? all.front().account : default_account;
   std::string own_qos;
   for (const auto& c : all) {
     if (c.account == own_account) {
@@ -168,9 +171,15 @@ std::optional<plan::LimitCheck> row_limit(const plan::PlanRow& row,
       break;
     }
   }
+  std::size_t checked = 0, skipped = 0;
   for (const auto& c : all) {
     if (!query.account.empty() && c.account != query.account) continue;
     if (!query.qos.empty() && c.qos != query.qos) continue;
+    // Past the bound, the pairs are counted, not checked: each check walks the queue.
+    if (++checked > kMaxLimitChoices && c.account != own_account) {
+      ++skipped;
+      continue;
+    }
     req.account = c.account;
     req.qos = c.qos;
     const slurm::LimitResult r = slurm::check_limits(req, limits, jobs);
@@ -188,6 +197,9 @@ std::optional<plan::LimitCheck> row_limit(const plan::PlanRow& row,
                             false};
     best_key = key;
   }
+  if (best && skipped > 0)
+    best->unchecked.push_back(std::to_string(skipped) + " more account/QOS pairs of yours (pass " +
+                              "--account and --qos to check one of them)");
   // jobgen's choice, not the user's (--account/--qos) nor Slurm's default.
   if (best)
     best->chosen = query.account.empty() && query.qos.empty() &&
@@ -213,13 +225,15 @@ void add_limits(plan::QueueSnapshot& snap, slurm::Backend& backend, const plan::
     snap.limits_unavailable = limits.error().message;
     return;
   }
-  if (slurm::choices(*limits, query.user).empty()) {
+  const auto all = slurm::choices(*limits, query.user);
+  if (all.empty()) {
     snap.limits_unavailable = "user " + query.user + " has no association in sacctmgr's list";
     return;
   }
+  const slurm::LimitIndex index(*limits);
   for (const auto& row : report.rows) {
     if (!row.runnable) continue;
-    if (auto l = row_limit(row, *limits, jobs, query)) snap.limits[row.id] = std::move(*l);
+    if (auto l = row_limit(row, index, all, jobs, query)) snap.limits[row.id] = std::move(*l);
   }
 }
 

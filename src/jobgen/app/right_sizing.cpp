@@ -46,6 +46,7 @@ std::optional<plan::UsageProposal> history_usage(const Context& ctx, slurm::Back
   for (const auto& r : runs) since = std::min(since, *r.start_time);
   slurm::AccountingQuery query;
   query.since = since;
+  for (const auto& r : runs) query.job_ids.insert(r.job_id.substr(0, r.job_id.find_first_of("_+")));
   auto answer = backend.accounting(query);
   if (!answer) {
     ctx.report.warning("the history's memory and CPUs could not be read (" +

@@ -19,16 +19,35 @@ namespace {
 
 // The accounting records of one ledger job: itself, an array's tasks ("123_4"), a heterogeneous
 // job's components ("123+0").
-std::vector<const slurm::AccountingRecord*> records_of(const ledger::JobRecord& r,
-                                                       const slurm::Accounting& acct) {
-  std::vector<const slurm::AccountingRecord*> found;
+// sacct's records by the job id they belong to: "123" for 123, its array tasks "123_4" and its
+// components "123+0". One pass, so that a report of many jobs never rescans the answer per job.
+using AccountingIndex =
+    std::map<std::string, std::vector<const slurm::AccountingRecord*>, std::less<>>;
+
+AccountingIndex index_accounting(const slurm::Accounting& acct) {
+  AccountingIndex index;
   for (const auto& a : acct.jobs) {
     const std::string& id = a.job.id;
-    if (id == r.job_id || (id.size() > r.job_id.size() && id.starts_with(r.job_id) &&
-                           (id[r.job_id.size()] == '_' || id[r.job_id.size()] == '+')))
-      found.push_back(&a);
+    index[id.substr(0, id.find_first_of("_+"))].push_back(&a);
   }
-  return found;
+  return index;
+}
+
+std::vector<const slurm::AccountingRecord*> records_of(const ledger::JobRecord& r,
+                                                       const AccountingIndex& index) {
+  const auto it = index.find(r.job_id);
+  if (it == index.end()) {
+    // A ledger id that is itself a task or a component ("123_4", "123+0"): that record.
+    const std::size_t cut = r.job_id.find_first_of("_+");
+    if (cut == std::string::npos) return {};
+    const auto base = index.find(std::string_view(r.job_id).substr(0, cut));
+    if (base == index.end()) return {};
+    std::vector<const slurm::AccountingRecord*> found;
+    for (const auto* a : base->second)
+      if (a->job.id == r.job_id) found.push_back(a);
+    return found;
+  }
+  return it->second;
 }
 
 std::optional<slurm::ExitMarker> exit_marker(const Context& ctx, const ledger::JobRecord& r) {
@@ -132,9 +151,12 @@ Expected<report::Report> build_report(JobSession& s, const ReportRequest& reques
     JOBGEN_TRY_ASSIGN(slurm::Backend * backend, s.backend_for(g.backend, g.cluster));
     int64_t earliest = now;
     for (const auto* r : g.records) earliest = std::min(earliest, r->submit_time);
-    slurm::AccountingQuery query{earliest, std::nullopt, sys::current_user(ctx.env)};
+    slurm::AccountingQuery query{earliest, std::nullopt, sys::current_user(ctx.env), {}};
+    for (const auto* r : g.records)
+      query.job_ids.insert(r->job_id.substr(0, r->job_id.find_first_of("_+")));
     JOBGEN_TRY_ASSIGN(const slurm::Accounting acct, backend->accounting(query));
     out.accounting_asked = true;
+    const AccountingIndex index = index_accounting(acct);
     if (!acct.available) {
       out.accounting_available = false;
       out.accounting_why_not = acct.why_not;
@@ -144,7 +166,8 @@ Expected<report::Report> build_report(JobSession& s, const ReportRequest& reques
       const report::Planned planned =
           report::planned_request(script ? *script : "", r->plan_json, r->plan_row, r->target);
       report::JobInput in = input_of(ctx, *r, planned, now);
-      const auto found = acct.available ? records_of(*r, acct) : decltype(records_of(*r, acct)){};
+      const auto found =
+          acct.available ? records_of(*r, index) : std::vector<const slurm::AccountingRecord*>{};
       if (found.empty()) {
         in.accounting_missing =
             acct.available

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "jobgen/util/bounded_json.hpp"
 #include "jobgen/util/strings.hpp"
 
 namespace jobgen::plan {
@@ -234,15 +235,31 @@ std::string calibration_json(const Calibration& calibration) {
   return out.dump(2) + "\n";
 }
 
+namespace {
+// A whole count of the entry (absent = `absent`); a fraction, a negative or a count past a
+// billion is no count (get<int>() would truncate or overflow).
+std::optional<int> count_at(const nlohmann::json& item, const char* key,
+                            std::optional<int> absent) {
+  const auto it = item.find(key);
+  if (it == item.end()) return absent;
+  if (!it->is_number_integer()) return std::nullopt;
+  const auto n = it->get<int64_t>();
+  if (n < 0 || n > 1'000'000'000) return std::nullopt;
+  return static_cast<int>(n);
+}
+}  // namespace
+
 Expected<Calibration> parse_calibration(std::string_view text) {
-  const auto json = nlohmann::json::parse(text, nullptr, false);
+  const auto json = util::parse_bounded(text);
   const auto broken = [](const std::string& what) {
     return invalid("the calibration file is not valid (" + what +
                    "); remove it with 'jobgen calibrate --reset' or write it again with "
                    "'jobgen calibrate'");
   };
   if (json.is_discarded() || !json.is_object()) return broken("not a JSON object");
-  if (json.value("version", 0) != 1) return broken("unknown version");
+  const auto version = json.find("version");
+  if (version == json.end() || !version->is_number_integer() || *version != 1)
+    return broken("unknown version");
   const auto it = json.find("entries");
   if (it == json.end() || !it->is_array()) return broken("no entries");
   Calibration c;
@@ -253,7 +270,16 @@ Expected<Calibration> parse_calibration(std::string_view text) {
       e.model = item.at("model").get<std::string>();
       e.gpu = item.at("gpu").get<std::string>();
       e.strategy = item.at("strategy").get<std::string>();
-      e.runs = item.at("runs").get<int>();
+      const auto runs = count_at(item, "runs", std::nullopt);
+      const auto oom_runs = count_at(item, "oom_runs", 0);     // absent before OOM runs were kept
+      const auto sampled = count_at(item, "sampled_runs", 0);  // absent before GPU telemetry
+      const auto oom_micro = count_at(item, "oom_micro_batch", 0);
+      if (!runs || !oom_runs || !sampled || !oom_micro)
+        return broken("an entry's run counts are not whole numbers from 0 to 1,000,000,000");
+      e.runs = *runs;
+      e.oom_runs = *oom_runs;
+      e.sampled_runs = *sampled;
+      e.oom_micro_batch = *oom_micro;
       e.planned_step_time_s = item.at("planned_step_time_s").get<double>();
       e.measured_step_time_s = item.at("measured_step_time_s").get<double>();
       e.ratio = item.at("ratio").get<double>();
@@ -263,13 +289,10 @@ Expected<Calibration> parse_calibration(std::string_view text) {
         e.peak_memory_gib = item["peak_memory_gib"].get<double>();
       if (item.contains("memory_ratio") && item["memory_ratio"].is_number())
         e.memory_ratio = item["memory_ratio"].get<double>();
-      e.oom_runs = item.value("oom_runs", 0);  // absent in files of jobgen before OOM runs
       if (item.contains("oom_ratio") && item["oom_ratio"].is_number())
         e.oom_ratio = item["oom_ratio"].get<double>();
-      e.oom_micro_batch = item.value("oom_micro_batch", 0);
       if (item.contains("oom_usable_gib") && item["oom_usable_gib"].is_number())
         e.oom_usable_gib = item["oom_usable_gib"].get<double>();
-      e.sampled_runs = item.value("sampled_runs", 0);  // absent before GPU telemetry
       if (item.contains("device_peak_gib") && item["device_peak_gib"].is_number())
         e.device_peak_gib = item["device_peak_gib"].get<double>();
       if (item.contains("device_planned_gib") && item["device_planned_gib"].is_number())

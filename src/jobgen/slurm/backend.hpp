@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -199,6 +200,10 @@ struct AccountingQuery {
   int64_t since = 0;
   std::optional<int64_t> until;
   std::string user;  // "" = the caller
+  // When not empty, only these jobs (ids as submitted: "123"; their array tasks "123_4" and
+  // components "123+0" come with them) are kept: a user's other jobs in the window can be
+  // hundreds of thousands.
+  std::set<std::string, std::less<>> job_ids;
 };
 
 // The answer: `available` false (and `why_not` saying so) when the cluster keeps no accounting

@@ -114,8 +114,12 @@ std::optional<ExitMarker> parse_exit_marker(std::string_view text) {
   if (numbers[0] < 0 || numbers[0] > 255) return std::nullopt;
   ExitMarker marker;
   marker.code = static_cast<int>(numbers[0]);
-  // Times only when they make sense together (a clock that jumped back gives none).
-  if (numbers.size() == 3 && numbers[1] > 0 && numbers[2] >= numbers[1]) {
+  // Times only when they make sense together (a clock that jumped back gives none) and are
+  // dates of this era: the job writes the marker, and a garbage end would print a run of
+  // 106751991167300 days.
+  constexpr int64_t kYear2000 = 946'684'800, kYear3000 = 32'503'680'000;
+  if (numbers.size() == 3 && numbers[1] >= kYear2000 && numbers[2] >= numbers[1] &&
+      numbers[2] <= kYear3000) {
     marker.start_time = numbers[1];
     marker.end_time = numbers[2];
   }

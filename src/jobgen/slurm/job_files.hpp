@@ -56,7 +56,8 @@ struct ExitMarker {
   std::optional<int64_t> start_time;  // Unix seconds; absent in older markers
   std::optional<int64_t> end_time;
 };
-// "3 1795000000 1795000600\n" (or "3\n"); nullopt when the text is neither.
+// "3 1795000000 1795000600\n" (or "3\n"); nullopt when the text is neither. The times are kept
+// only when start <= end and both fall in the years 2000 to 3000.
 std::optional<ExitMarker> parse_exit_marker(std::string_view text);
 
 }  // namespace jobgen::slurm

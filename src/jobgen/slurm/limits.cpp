@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <functional>
+#include <set>
+#include <utility>
 
 #include "jobgen/slurm/gres.hpp"
 #include "jobgen/util/slurm_time.hpp"
@@ -83,25 +85,36 @@ std::vector<const Association*> user_associations(const AccountLimits& limits,
 
 std::vector<AccountQos> choices(const AccountLimits& limits, std::string_view user) {
   std::vector<AccountQos> out;
+  std::set<std::pair<std::string_view, std::string_view>> seen;
   for (const Association* a : user_associations(limits, user)) {
     if (!a->partition.empty()) continue;  // partition associations: only with that partition
-    std::vector<std::string> qos = a->qos;
-    std::ranges::stable_partition(qos, [&](const std::string& q) { return q == a->default_qos; });
-    for (const auto& q : qos) {
-      const AccountQos c{a->account, q};
-      if (std::ranges::none_of(
-              out, [&](const AccountQos& o) { return o.account == c.account && o.qos == c.qos; }))
-        out.push_back(c);
+    std::vector<std::string_view> qos(a->qos.begin(), a->qos.end());
+    std::ranges::stable_partition(qos, [&](std::string_view q) { return q == a->default_qos; });
+    for (const auto q : qos) {
+      if (!seen.emplace(a->account, q).second) continue;
+      out.push_back(AccountQos{a->account, std::string(q)});
     }
   }
   return out;
 }
 
-std::optional<double> fairshare_of(const AccountLimits& limits, std::string_view account,
+LimitIndex::LimitIndex(const AccountLimits& all) : limits(all) {
+  for (const auto& a : all.associations) {
+    if (a.user.empty()) {
+      account.try_emplace(a.account, &a);
+      if (!a.parent.empty()) parent[a.account] = a.parent;
+    } else {
+      user_account[{a.user, a.account}].push_back(&a);
+    }
+  }
+  for (const auto& q : all.qos) qos.try_emplace(q.name, &q);
+  for (const auto& s : all.shares) share.try_emplace({s.account, s.user}, s.fairshare);
+}
+
+std::optional<double> fairshare_of(const LimitIndex& index, std::string_view account,
                                    std::string_view user) {
-  for (const auto& s : limits.shares)
-    if (s.account == account && s.user == user) return s.fairshare;
-  return std::nullopt;
+  const auto it = index.share.find({std::string(account), std::string(user)});
+  return it == index.share.end() ? std::nullopt : it->second;
 }
 
 namespace {
@@ -146,17 +159,16 @@ std::string jobs_text(int64_t n) {
 
 struct Checker {
   const LimitRequest& req;
-  const AccountLimits& limits;
+  const LimitIndex& index;
   std::vector<const JobInfo*> running;
-  std::map<std::string, std::string, std::less<>> parent;  // account -> parent account
   LimitResult result;
 
   bool in_subtree(std::string_view account, std::string_view top) const {
     std::string at(account);
     for (int depth = 0; depth < 64 && !at.empty(); ++depth) {
       if (at == top) return true;
-      const auto it = parent.find(at);
-      if (it == parent.end()) return false;
+      const auto it = index.parent.find(at);
+      if (it == index.parent.end()) return false;
       at = it->second;
     }
     return false;
@@ -219,27 +231,26 @@ struct Checker {
 };
 
 // The user's association for the request, then its accounts up to root.
-std::vector<const Association*> chain_of(const AccountLimits& limits, const LimitRequest& req) {
+std::vector<const Association*> chain_of(const LimitIndex& index, const LimitRequest& req) {
   std::vector<const Association*> out;
+  const auto mine = index.user_account.find({req.user, req.account});
+  if (mine == index.user_account.end()) return out;
   const Association* user = nullptr;
-  for (const auto& a : limits.associations) {
-    if (a.user != req.user || a.account != req.account) continue;
-    if (a.partition == req.partition) {
-      user = &a;
+  for (const Association* a : mine->second) {
+    if (a->partition == req.partition) {
+      user = a;
       break;
     }
-    if (a.partition.empty() && user == nullptr) user = &a;
+    if (a->partition.empty() && user == nullptr) user = a;
   }
   if (user == nullptr) return out;
   out.push_back(user);
   std::string account = user->account;
   for (int depth = 0; depth < 64 && !account.empty(); ++depth) {
-    const auto it = std::ranges::find_if(limits.associations, [&](const Association& a) {
-      return a.user.empty() && a.account == account;
-    });
-    if (it == limits.associations.end()) break;
-    out.push_back(&*it);
-    account = it->parent;
+    const auto it = index.account.find(account);
+    if (it == index.account.end()) break;
+    out.push_back(it->second);
+    account = it->second->parent;
   }
   return out;
 }
@@ -248,13 +259,16 @@ std::vector<const Association*> chain_of(const AccountLimits& limits, const Limi
 
 LimitResult check_limits(const LimitRequest& req, const AccountLimits& limits,
                          const std::vector<JobInfo>& queue) {
-  Checker c{req, limits, {}, {}, {}};
+  return check_limits(req, LimitIndex(limits), queue);
+}
+
+LimitResult check_limits(const LimitRequest& req, const LimitIndex& index,
+                         const std::vector<JobInfo>& queue) {
+  Checker c{req, index, {}, {}};
   for (const auto& j : queue)
     if (j.state == JobState::running) c.running.push_back(&j);
-  for (const auto& a : limits.associations)
-    if (a.user.empty() && !a.parent.empty()) c.parent[a.account] = a.parent;
 
-  const std::vector<const Association*> chain = chain_of(limits, req);
+  const std::vector<const Association*> chain = chain_of(index, req);
   if (chain.empty()) {
     c.hit(LimitVerdict::never, "InvalidAccount",
           "user " + req.user + " has no association with account `" + req.account + "`");
@@ -265,8 +279,8 @@ LimitResult check_limits(const LimitRequest& req, const AccountLimits& limits,
           "account `" + req.account + "` does not allow qos `" + req.qos + "` for " + req.user);
     return c.result;
   }
-  const auto qit = std::ranges::find(limits.qos, req.qos, &Qos::name);
-  const Qos* qos = qit == limits.qos.end() ? nullptr : &*qit;
+  const auto qit = index.qos.find(req.qos);
+  const Qos* qos = qit == index.qos.end() ? nullptr : qit->second;
   const std::string qname = "qos `" + req.qos + "`";
   const auto in_qos = [&](const JobInfo& j) { return j.qos == req.qos; };
   const auto mine_in_qos = [&](const JobInfo& j) { return j.qos == req.qos && j.user == req.user; };

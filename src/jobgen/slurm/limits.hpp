@@ -31,6 +31,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "jobgen/slurm/accounting.hpp"
@@ -76,12 +77,29 @@ struct AccountQos {
 // Every (account, QOS) the user may submit with, default QOS of each association first.
 std::vector<AccountQos> choices(const AccountLimits& limits, std::string_view user);
 
+// The limits looked up by name, built once per answer: checking each (account, QOS) choice of
+// each plan row then costs one association chain, not a walk of sacctmgr's whole list (a large
+// site lists hundreds of thousands of associations). Holds pointers into `limits`, which must
+// outlive it.
+struct LimitIndex {
+  explicit LimitIndex(const AccountLimits& limits);
+  const AccountLimits& limits;
+  std::map<std::string, const Association*, std::less<>> account;  // the account's own line
+  std::map<std::string, std::string, std::less<>> parent;          // account -> parent account
+  // (user, account) -> the user's associations there, in sacctmgr's order
+  std::map<std::pair<std::string, std::string>, std::vector<const Association*>> user_account;
+  std::map<std::string, const Qos*, std::less<>> qos;
+  std::map<std::pair<std::string, std::string>, std::optional<double>> share;
+};
+
 // Whether `request` would start now as far as the limits go (GPUs still have to be free), and the
 // first limit that holds it. `queue`: every user's pending and running jobs (Backend::queue).
+LimitResult check_limits(const LimitRequest& request, const LimitIndex& limits,
+                         const std::vector<JobInfo>& queue);
 LimitResult check_limits(const LimitRequest& request, const AccountLimits& limits,
                          const std::vector<JobInfo>& queue);
 
-std::optional<double> fairshare_of(const AccountLimits& limits, std::string_view account,
+std::optional<double> fairshare_of(const LimitIndex& limits, std::string_view account,
                                    std::string_view user);
 
 std::string to_string(LimitVerdict verdict);  // "starts", "pends", "never", "unknown"

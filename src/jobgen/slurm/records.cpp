@@ -1,6 +1,7 @@
 #include "jobgen/slurm/records.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "jobgen/slurm/gres.hpp"
@@ -22,7 +23,8 @@ std::string str(const json& j, const char* key) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-// A plain integer or a no-val struct; nullopt for unset, infinite, negative or sentinel values.
+// A plain integer or a no-val struct; nullopt for unset, infinite, negative, fractional or
+// sentinel values.
 std::optional<int64_t> number_of(const json& v) {
   if (v.is_object()) {
     const auto set = v.find("set");
@@ -46,6 +48,8 @@ std::optional<int64_t> number_of(const json& v) {
   if (v.is_number_float()) {
     const double d = v.get<double>();
     if (!(d >= 0 && d < static_cast<double>(kNoVal32))) return std::nullopt;  // NaN too
+    // 5001.5 is no count nor id: truncating it would name another job.
+    if (d != std::floor(d)) return std::nullopt;
     return static_cast<int64_t>(d);
   }
   return std::nullopt;

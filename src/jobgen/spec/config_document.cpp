@@ -54,6 +54,24 @@ ordered_json plain_scalar(const std::string& s) {
 struct YamlConverter {
   const std::string& file;
   std::map<std::string, SourceLoc>& locations;
+  Diagnostics problems;
+
+  // A scalar's text as a JSON string, which must be UTF-8 (accelerate reads the file as UTF-8).
+  const std::string& text(const YAML::Node& node) {
+    const std::string& s = node.Scalar();
+    if (const std::size_t bad = util::utf8_error_at(s); bad != std::string::npos) {
+      const YAML::Mark m = node.Mark();
+      problems.push_back(
+          Error{fmt::format("this value's byte {} (0x{:02X}) is not UTF-8 text; "
+                            "save the config as UTF-8",
+                            bad + 1, static_cast<unsigned char>(s[bad])),
+                m.is_null() ? SourceLoc{file, 0, 0} : SourceLoc{file, m.line + 1, m.column + 1},
+                Exit::invalid_input});
+      static const std::string kNone;
+      return kNone;
+    }
+    return s;
+  }
 
   ordered_json convert(const YAML::Node& node, const std::string& at) {
     if (!node.Mark().is_null() && !at.empty())
@@ -62,7 +80,7 @@ struct YamlConverter {
       case YAML::NodeType::Map: {
         ordered_json out = ordered_json::object();
         for (const auto& entry : node) {
-          const std::string key = entry.first.Scalar();
+          const std::string key = text(entry.first);
           out[key] = convert(entry.second, at.empty() ? key : at + "." + key);
           if (!entry.first.Mark().is_null())
             locations[at.empty() ? key : at + "." + key] =
@@ -76,7 +94,7 @@ struct YamlConverter {
         return out;
       }
       case YAML::NodeType::Scalar:
-        return node.Tag() == "!" ? ordered_json(node.Scalar()) : plain_scalar(node.Scalar());
+        return node.Tag() == "!" ? ordered_json(text(node)) : plain_scalar(text(node));
       default:
         return nullptr;
     }
@@ -138,8 +156,10 @@ Expected<ConfigDocument> ConfigDocument::read(std::string_view text, const std::
   JOBGEN_TRY_ASSIGN(YAML::Node root, util::load_yaml(text, file));
   if (!root.IsMap())
     return invalid("a launcher config must be a mapping (key: value lines)", SourceLoc{file, 1, 1});
-  YamlConverter converter{file, doc.locations_};
+  YamlConverter converter{file, doc.locations_, {}};
   doc.doc_ = converter.convert(root, "");
+  if (!converter.problems.empty())
+    return std::unexpected(all_problems(std::move(converter.problems)));
   return doc;
 }
 

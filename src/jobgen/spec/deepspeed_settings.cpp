@@ -55,8 +55,9 @@ Expected<estimate::DeepSpeedSettings> read_deepspeed_settings(const UserLauncher
   estimate::DeepSpeedSettings ds;
   const std::string lower = util::lower(config.path);
   const bool yaml = lower.ends_with(".yaml") || lower.ends_with(".yml");
-  if (yaml) return ds;  // accelerate's: it has no ZeRO bucket settings
-  Expected<ConfigDocument> read = ConfigDocument::read(config.text, config.path, true);
+  // Read either way, so that a config render would refuse is refused by plan too.
+  Expected<ConfigDocument> read = ConfigDocument::read(config.text, config.path, !yaml);
+  if (yaml && read) return ds;  // accelerate's: it has no ZeRO bucket settings
   if (!read) return std::unexpected(read.error());
   const ConfigDocument& doc = *read;
   if (!doc.has({"zero_optimization"})) return ds;

@@ -14,6 +14,9 @@
 #include <cstring>
 #include <thread>
 
+#include "jobgen/util/strings.hpp"
+#include "jobgen/util/units.hpp"
+
 extern char** environ;
 
 namespace jobgen::sys {
@@ -144,10 +147,13 @@ Expected<pid_t> start(const Command& command, Pipe& in, Pipe& out, Pipe& err) {
   return pid;
 }
 
-// Writes `input` to the child's stdin and collects its stdout and stderr until both are closed.
-// False when `deadline` passed first.
-Expected<bool> exchange(Pipe& in, Pipe& out, Pipe& err, std::string_view input,
-                        SteadyClock::time_point deadline, CommandResult& result) {
+enum class Exchange { done, timed_out, too_much };
+
+// Writes `input` to the child's stdin and collects its stdout and stderr until both are closed,
+// the deadline passes or stdout outgrows `max_out`.
+Expected<Exchange> exchange(Pipe& in, Pipe& out, Pipe& err, std::string_view input,
+                            SteadyClock::time_point deadline, std::size_t max_out,
+                            CommandResult& result) {
   std::size_t written = 0;
   if (in.write >= 0) {
     ::fcntl(in.write, F_SETFL, ::fcntl(in.write, F_GETFL) | O_NONBLOCK);
@@ -162,7 +168,7 @@ Expected<bool> exchange(Pipe& in, Pipe& out, Pipe& err, std::string_view input,
     if (in.write >= 0) fds[n++] = {in.write, POLLOUT, 0};
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now());
-    if (left.count() <= 0) return false;
+    if (left.count() <= 0) return Exchange::timed_out;
     const int ready = ::poll(fds, static_cast<nfds_t>(n), static_cast<int>(left.count()));
     if (ready < 0 && errno != EINTR)
       return fail(std::string("poll failed: ") + std::strerror(errno));
@@ -178,13 +184,19 @@ Expected<bool> exchange(Pipe& in, Pipe& out, Pipe& err, std::string_view input,
       Pipe& from = fds[i].fd == out.read ? out : err;
       const ssize_t r = ::read(from.read, buffer, sizeof buffer);
       if (r > 0) {
-        (&from == &out ? result.out : result.err).append(buffer, static_cast<size_t>(r));
+        const auto got = static_cast<std::size_t>(r);
+        if (&from == &out) {
+          if (result.out.size() + got > max_out) return Exchange::too_much;
+          result.out.append(buffer, got);
+        } else {
+          result.err.append(buffer, std::min(got, kMaxStderrBytes - result.err.size()));
+        }
       } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
         from.close_read();
       }
     }
   }
-  return true;
+  return Exchange::done;
 }
 
 // The child's wait status once it exited; nullopt when `deadline` passed first.
@@ -199,11 +211,15 @@ Expected<std::optional<int>> wait_until(pid_t pid, SteadyClock::time_point deadl
   }
 }
 
-std::unexpected<Error> kill_after_timeout(pid_t pid, const Command& command) {
+void kill_group(pid_t pid) {
   ::kill(-pid, SIGKILL);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+}
+
+std::unexpected<Error> kill_after_timeout(pid_t pid, const Command& command) {
+  kill_group(pid);
   return fail("'" + format_command(command.argv) + "' did not finish within " +
               std::to_string(static_cast<double>(command.timeout.count()) / 1000.0).substr(0, 4) +
               " s and was killed (is slurmctld reachable? try again, or raise the timeout)");
@@ -220,8 +236,18 @@ Expected<CommandResult> RealCommandRunner::run(const Command& command) {
   const auto deadline = SteadyClock::now() + command.timeout;
   CommandResult result;
   const std::string_view input = command.stdin_text ? *command.stdin_text : std::string_view();
-  JOBGEN_TRY_ASSIGN(const bool finished, exchange(in, out, err, input, deadline, result));
-  if (!finished) return kill_after_timeout(pid, command);
+  JOBGEN_TRY_ASSIGN(const Exchange outcome,
+                    exchange(in, out, err, input, deadline, command.max_output_bytes, result));
+  if (outcome == Exchange::timed_out) return kill_after_timeout(pid, command);
+  if (outcome == Exchange::too_much) {
+    kill_group(pid);
+    // The command cut short: squeue's and sacct's field lists would fill the message.
+    return fail("'" + util::printable(format_command(command.argv), 60) + "' wrote more than " +
+                util::format_mib(static_cast<int64_t>(command.max_output_bytes >> 20),
+                                 util::MemorySpelling::human) +
+                " of output, more than jobgen reads" +
+                (command.narrow.empty() ? std::string() : "; " + command.narrow));
+  }
   in.close_write();
   JOBGEN_TRY_ASSIGN(const std::optional<int> status, wait_until(pid, deadline));
   if (!status) return kill_after_timeout(pid, command);

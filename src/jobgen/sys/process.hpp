@@ -6,7 +6,8 @@
 //   when it failed (exit_code != 0 is the caller's to interpret). An Error means it could not run:
 //   not found / not executable, or it outlived `timeout` (it is then killed with SIGKILL, with
 //   every process it started: it runs in its own process group).
-//   A program killed by a signal reports exit_code 128 + signal, as shells do.
+//   A program killed by a signal reports exit_code 128 + signal, as shells do. Output past
+//   Command::max_output_bytes is an Error too, after the program was killed the same way.
 // - spawn_detached starts a job in its own session (setsid), so terminal signals and the caller's
 //   exit never reach it, with stdout/stderr appended to log files. A supervisor process in the
 //   same process group waits for it and writes its exit status to `exit_file` ("exit N" or
@@ -34,7 +35,15 @@ struct Command {
   std::vector<std::string> env_remove;     // names removed from the inherited environment
   std::filesystem::path cwd;               // empty = current directory
   std::chrono::milliseconds timeout{30'000};
+  // The most stdout jobgen holds: a program that writes more is killed (as on a timeout) and the
+  // run is an Error naming it, the bound and `narrow`, which says how to ask for less ("read
+  // fewer days with --since"). Decoders hold about as much again, so 64 MiB keeps a run within
+  // jobgen's 256 MiB. stderr keeps its first kMaxStderrBytes; the rest is read and dropped.
+  std::size_t max_output_bytes = 64u << 20;
+  std::string narrow;
 };
+
+inline constexpr std::size_t kMaxStderrBytes = 1u << 20;
 
 struct CommandResult {
   int exit_code = 0;

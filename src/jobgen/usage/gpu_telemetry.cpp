@@ -2,6 +2,7 @@
 #include "jobgen/usage/gpu_telemetry.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -80,13 +81,17 @@ Expected<GpuUsage> parse_gpu_telemetry(std::string_view text) {
   std::optional<double> first;
   double util_sum = 0;
   int util_n = 0;
-  for (auto line : util::split(text, '\n')) {
+  // The file is the job's (megabytes of it): lines and fields are walked, never listed.
+  std::array<std::string_view, 5> f;
+  for (auto line : util::pieces(text, '\n')) {
     line = util::trim(line);
     if (line.empty()) continue;
-    const auto f = util::split(line, ',');
+    std::size_t n = 0;
+    for (const auto piece : util::pieces(line, ','))
+      if (n++ < f.size()) f[n - 1] = piece;
     GpuSample s;
-    const auto t = f.size() == 5 ? timestamp_s(f[0]) : std::nullopt;
-    const auto index = f.size() == 5 ? util::parse_int(util::trim(f[1])) : std::nullopt;
+    const auto t = n == 5 ? timestamp_s(f[0]) : std::nullopt;
+    const auto index = n == 5 ? util::parse_int(util::trim(f[1])) : std::nullopt;
     if (!t || !index || *index < 0 || *index > 1024 || !field(f[2], s.memory_used_mib) ||
         !field(f[3], s.memory_total_mib) || !field(f[4], s.utilization_pct) ||
         s.utilization_pct.value_or(0) > 100 || !plausible(s)) {

@@ -112,6 +112,22 @@ Expected<json> parse_json_file(std::string_view text, const std::string& source)
     if (const auto colon = what.find(": ", what.find("parse error")); colon != std::string::npos)
       what = what.substr(colon + 2);
     return invalid("not valid JSON: " + what, location_of(text, at, source));
+  } catch (const json::exception& e) {
+    // A number past a double's range ("number overflow parsing '1e400'", out_of_range.406): no
+    // byte offset comes with it, so the quoted number is looked up in the text.
+    std::string what = e.what();
+    if (const auto bracket = what.find("] "); bracket != std::string::npos)
+      what = what.substr(bracket + 2);
+    std::size_t at = 0;
+    if (const auto open = what.find('\''); open != std::string::npos) {
+      const auto close = what.find('\'', open + 1);
+      if (close != std::string::npos) {
+        const auto found = text.find(what.substr(open + 1, close - open - 1));
+        if (found != std::string_view::npos) at = found;
+      }
+    }
+    return invalid("not valid JSON: " + what + " (a number must fit a double, below about 1.8e308)",
+                   location_of(text, at, source));
   }
 }
 

@@ -2,6 +2,7 @@
 // untrusted text safe to print on a terminal. ASCII only (Slurm names, ids and keys are ASCII).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -16,7 +17,53 @@ bool iequals(std::string_view a, std::string_view b);
 
 // Views into `text` at every `sep` ("a,,b" -> "a", "", "b"; "" -> one empty piece).
 std::vector<std::string_view> split(std::string_view text, char sep);
-// The same, but not inside [...] or (...), and without empty pieces:
+// The pieces split(text, sep) would give, one at a time, without building the list: for text a
+// command or a job wrote, which may be millions of lines.
+//   for (std::string_view line : pieces(text, '\n')) ...
+class Pieces {
+ public:
+  class iterator {
+   public:
+    using value_type = std::string_view;
+    using difference_type = std::ptrdiff_t;
+    iterator() = default;
+    iterator(std::string_view rest, char sep) : rest_(rest), sep_(sep), done_(false) { cut(); }
+    std::string_view operator*() const { return piece_; }
+    iterator& operator++() {
+      if (last_) {
+        done_ = true;
+      } else {
+        rest_.remove_prefix(piece_.size() + 1);
+        cut();
+      }
+      return *this;
+    }
+    void operator++(int) { ++*this; }
+    bool operator==(const iterator& other) const { return done_ == other.done_; }
+
+   private:
+    void cut() {
+      const std::size_t pos = rest_.find(sep_);
+      last_ = pos == std::string_view::npos;
+      piece_ = rest_.substr(0, pos);
+    }
+    std::string_view rest_, piece_;
+    char sep_ = '\n';
+    bool done_ = true, last_ = true;
+  };
+  Pieces(std::string_view text, char sep) : text_(text), sep_(sep) {}
+  iterator begin() const { return {text_, sep_}; }
+  iterator end() const { return {}; }
+
+ private:
+  std::string_view text_;
+  char sep_;
+};
+inline Pieces pieces(std::string_view text, char sep) {
+  return {text, sep};
+}
+
+// As split(), but not inside [...] or (...), and without empty pieces:
 // "classt[01-03,05],x" -> "classt[01-03,05]", "x"; "gpu:a:1(IDX:0,2)" stays whole.
 std::vector<std::string_view> split_top(std::string_view text, char sep);
 
@@ -40,5 +87,10 @@ std::optional<int64_t> parse_int(std::string_view text);
 // escape_controls() keeps newlines and tabs and the whole text.
 std::string printable(std::string_view text, std::size_t max = 4096);
 std::string escape_controls(std::string_view text);
+
+// Where `text` stops being well-formed UTF-8 (an overlong form, a surrogate, a code point past
+// U+10FFFF, a stray or missing continuation byte): the offset of the first bad byte, npos when
+// it is all UTF-8, as JSON output and Python's YAML and JSON readers require.
+std::size_t utf8_error_at(std::string_view text);
 
 }  // namespace jobgen::util

@@ -86,12 +86,54 @@ Expected<void> check_yaml_bounds(std::string_view text, const std::string& sourc
   return {};
 }
 
+// What the document expands to: an alias (*name) stands for its anchor's whole value, which
+// yaml-cpp shares rather than copies, so a walk of the tree visits it once per alias. Ten aliases
+// of ten aliases of ... (a "billion laughs") are small as text and as a tree, but gigabytes to a
+// reader that walks them, and an alias inside its own anchor ("a: &a" then "  b: *a") makes the
+// walk endless. The walk stops at the first value past kMaxYamlNodes or kMaxYamlDepth.
+class ExpansionCheck {
+ public:
+  explicit ExpansionCheck(const std::string& source) : source_(source) {}
+
+  Expected<void> visit(const YAML::Node& node, std::size_t depth) {
+    if (depth > kMaxYamlDepth)
+      return invalid("aliases nest this value more than " + std::to_string(kMaxYamlDepth) +
+                         " levels deep (does an alias (*name) stand inside its own anchor?)",
+                     where(node));
+    if (++visited_ > kMaxYamlNodes)
+      return invalid("aliases (*name) expand the document to more than " +
+                         std::to_string(kMaxYamlNodes) + " YAML values",
+                     where(node));
+    if (node.IsMap()) {
+      for (const auto& entry : node) {
+        JOBGEN_TRY(visit(entry.first, depth + 1));
+        JOBGEN_TRY(visit(entry.second, depth + 1));
+      }
+    } else if (node.IsSequence()) {
+      for (const auto& item : node) JOBGEN_TRY(visit(item, depth + 1));
+    }
+    return {};
+  }
+
+ private:
+  SourceLoc where(const YAML::Node& node) const {
+    const YAML::Mark mark = node.Mark();
+    if (mark.is_null()) return {source_, 0, 0};
+    return {source_, mark.line + 1, mark.column + 1};
+  }
+  const std::string& source_;
+  std::size_t visited_ = 0;
+};
+
 }  // namespace
 
 Expected<YAML::Node> load_yaml(std::string_view text, const std::string& source) {
   JOBGEN_TRY(check_yaml_bounds(text, source));
   try {
-    return YAML::Load(std::string(text));
+    YAML::Node root = YAML::Load(std::string(text));
+    // Without an alias every value is its own node, which the pre-scan has bounded.
+    if (text.find('*') != std::string_view::npos) JOBGEN_TRY(ExpansionCheck(source).visit(root, 0));
+    return root;
   } catch (const YAML::Exception& e) {
     SourceLoc where{source, 0, 0};
     if (!e.mark.is_null()) where = {source, e.mark.line + 1, e.mark.column + 1};

@@ -32,7 +32,8 @@ inline constexpr std::size_t kMaxYamlNodes = 100'000;
 inline constexpr std::size_t kMaxYamlDepth = 64;
 
 // Parses YAML text; a syntax error becomes an Error at the parser's line:col, a document beyond
-// kMaxYamlNodes or kMaxYamlDepth an Error where it crossed the bound, before anything is built.
+// kMaxYamlNodes or kMaxYamlDepth an Error where it crossed the bound, before anything is built;
+// so is one whose aliases (*name) expand it past either bound, at the value where it crossed.
 Expected<YAML::Node> load_yaml(std::string_view text, const std::string& source);
 
 // `text` cut to a readable length for a message ("aaaa... (50000 characters)").

@@ -75,10 +75,15 @@ std::optional<JwtClaims> decode_jwt(std::string_view token) {
   auto doc = nlohmann::json::parse(*payload, nullptr, false);
   if (!doc.is_object()) return std::nullopt;
   JwtClaims claims;
-  if (auto it = doc.find("exp"); it != doc.end() && it->is_number())
-    claims.exp = it->get<int64_t>();
-  if (auto it = doc.find("iat"); it != doc.end() && it->is_number())
-    claims.iat = it->get<int64_t>();
+  // Whole seconds only: get<int64_t>() of 1e300 or of an unsigned past INT64_MAX is no time.
+  const auto seconds = [&](const char* key) -> std::optional<int64_t> {
+    const auto it = doc.find(key);
+    if (it == doc.end() || !it->is_number_integer()) return std::nullopt;
+    if (it->is_number_unsigned() && it->get<uint64_t>() > uint64_t{INT64_MAX}) return std::nullopt;
+    return it->get<int64_t>();
+  };
+  if (const auto exp = seconds("exp")) claims.exp = *exp;
+  if (const auto iat = seconds("iat")) claims.iat = *iat;
   if (auto it = doc.find("sun"); it != doc.end() && it->is_string()) claims.sun = *it;
   return claims;
 }

@@ -1,9 +1,12 @@
 #include "jobgen/slurm/sbatch/accounting_text.hpp"
 
 #include <charconv>
+#include <cmath>
+#include <functional>
 #include <string>
 #include <system_error>
 
+#include "jobgen/slurm/sbatch/command_text.hpp"
 #include "jobgen/util/slurm_time.hpp"
 #include "jobgen/util/strings.hpp"
 
@@ -26,26 +29,31 @@ bool unset(std::string_view v) {
   return v.empty() || util::lower(v) == "unlimited" || util::lower(v) == "infinite";
 }
 
-// The records of -P text, each with `count` fields; what names the record in errors.
-Expected<std::vector<std::vector<std::string_view>>> records(std::string_view text,
-                                                             std::size_t count,
-                                                             std::string_view command) {
-  std::vector<std::vector<std::string_view>> out;
-  std::size_t line_no = 0;
-  for (std::string_view line : util::split(text, '\n')) {
+// The records of -P text, each with `count` fields, handed to `use` one at a time (sacctmgr's
+// list of a large site is tens of thousands of lines); `command` names the record in errors.
+Expected<void> for_each_record(
+    std::string_view text, std::size_t count, std::string_view command,
+    const std::function<Expected<void>(const std::vector<std::string_view>&)>& use) {
+  std::size_t line_no = 0, records = 0;
+  std::vector<std::string_view> fields;
+  for (std::string_view line : util::pieces(text, '\n')) {
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (util::trim(line).empty()) continue;
-    auto fields = util::split(line, '|');
+    if (++records > kMaxRecords)
+      return fail(std::string(command) + " lists more than " + util::with_commas(kMaxRecords) +
+                  " records, more than jobgen reads; plan with --no-queue");
+    fields.clear();
+    for (const std::string_view field : util::pieces(line, '|')) fields.push_back(field);
     // sacctmgr -P ends each record with '|' (22.05, 24.11); sshare -P does not.
     if (fields.size() == count + 1 && fields.back().empty()) fields.pop_back();
     if (fields.size() != count)
       return fail("unexpected " + std::string(command) + " output, line " +
                   std::to_string(line_no) + ": '" + util::printable(line, 200) + "' (expected " +
                   std::to_string(count) + " fields, got " + std::to_string(fields.size()) + ")");
-    out.push_back(std::move(fields));
+    JOBGEN_TRY(use(fields));
   }
-  return out;
+  return {};
 }
 
 struct Reader {
@@ -99,10 +107,9 @@ std::vector<std::string> names(std::string_view list) {
 }  // namespace
 
 Expected<std::vector<Association>> parse_sacctmgr_assoc(std::string_view text) {
-  JOBGEN_TRY_ASSIGN(auto recs, records(text, kAssocFields, "sacctmgr show assoc"));
   std::vector<Association> out;
   Reader r{"sacctmgr show assoc"};
-  for (const auto& f : recs) {
+  JOBGEN_TRY(for_each_record(text, kAssocFields, r.command, [&](const auto& f) -> Expected<void> {
     ++r.record;
     Association a;
     a.cluster = std::string(f[0]);
@@ -121,15 +128,15 @@ Expected<std::vector<Association>> parse_sacctmgr_assoc(std::string_view text) {
     a.limits.max_wall_s = r.wall("MaxWall", f[13]);
     if (!r.ok) return std::unexpected(r.error);
     out.push_back(std::move(a));
-  }
+    return {};
+  }));
   return out;
 }
 
 Expected<std::vector<Qos>> parse_sacctmgr_qos(std::string_view text) {
-  JOBGEN_TRY_ASSIGN(auto recs, records(text, kQosFields, "sacctmgr show qos"));
   std::vector<Qos> out;
   Reader r{"sacctmgr show qos"};
-  for (const auto& f : recs) {
+  JOBGEN_TRY(for_each_record(text, kQosFields, r.command, [&](const auto& f) -> Expected<void> {
     ++r.record;
     Qos q;
     q.name = std::string(f[0]);
@@ -145,14 +152,14 @@ Expected<std::vector<Qos>> parse_sacctmgr_qos(std::string_view text) {
     q.limits.max_wall_s = r.wall("MaxWall", f[10]);
     if (!r.ok) return std::unexpected(r.error);
     out.push_back(std::move(q));
-  }
+    return {};
+  }));
   return out;
 }
 
 Expected<std::vector<Share>> parse_sshare(std::string_view text) {
-  JOBGEN_TRY_ASSIGN(auto recs, records(text, 7, "sshare"));
   std::vector<Share> out;
-  for (const auto& f : recs) {
+  JOBGEN_TRY(for_each_record(text, 7, "sshare", [&](const auto& f) -> Expected<void> {
     Share s;
     s.account = std::string(util::trim(f[0]));
     s.user = std::string(util::trim(f[1]));
@@ -160,21 +167,30 @@ Expected<std::vector<Share>> parse_sshare(std::string_view text) {
     double v = 0;
     if (!fs.empty()) {
       const auto [end, ec] = std::from_chars(fs.data(), fs.data() + fs.size(), v);
-      if (ec != std::errc{} || end != fs.data() + fs.size() || v < 0)
+      if (ec != std::errc{} || end != fs.data() + fs.size())
         return fail("sshare: FairShare '" + util::printable(fs, 40) + "' of " + s.account +
                     " is not a number");
-      s.fairshare = v;
+      // "nan" or "inf" (an association without shares): unknown, which ranks no choice first.
+      if (std::isfinite(v)) {
+        if (v < 0 || v > 1)
+          return fail("sshare: FairShare " + util::printable(fs, 40) + " of " + s.account +
+                      " is not between 0 and 1");
+        s.fairshare = v;
+      }
     }
     out.push_back(std::move(s));
-  }
+    return {};
+  }));
   return out;
 }
 
 Expected<std::string> parse_default_account(std::string_view text, std::string_view user) {
-  JOBGEN_TRY_ASSIGN(auto recs, records(text, 2, "sacctmgr show user"));
-  for (const auto& f : recs)
-    if (util::trim(f[0]) == user) return std::string(util::trim(f[1]));
-  return std::string();
+  std::string account;
+  JOBGEN_TRY(for_each_record(text, 2, "sacctmgr show user", [&](const auto& f) -> Expected<void> {
+    if (account.empty() && util::trim(f[0]) == user) account = util::trim(f[1]);
+    return {};
+  }));
+  return account;
 }
 
 }  // namespace jobgen::slurm

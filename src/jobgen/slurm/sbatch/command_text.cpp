@@ -5,7 +5,9 @@
 #include <cctype>
 #include <charconv>
 #include <ctime>
+#include <functional>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "jobgen/slurm/job_state.hpp"
@@ -63,45 +65,55 @@ std::string format_fields(const std::array<std::string_view, N>& fields) {
   return out;
 }
 
-// The records of `squeue|sinfo -h -O format_fields(...)` text, each cut into `count` fields.
+std::unexpected<Error> too_many_records(std::string_view command) {
+  return fail(std::string(command) + " lists more than " + util::with_commas(kMaxRecords) +
+              " records, more than jobgen reads; ask about fewer jobs (give their ids), or plan "
+              "with --no-queue");
+}
+
+// The records of `squeue|sinfo -h -O format_fields(...)` text, each cut into `count` fields and
+// handed to `use` one at a time (the text may be tens of MiB: nothing is built for all of them).
 // Slurm prints a newline after each record's \x1e, so a record ends at "\x1e\n" (or the end of
 // the text): an \x1e inside a value not followed by a newline does not split it. A record with
 // fewer fields is an error naming `command` (never a shorter list); so is one with more, unless
 // `last_takes_rest`: then the last field keeps whatever follows, \x1f included (for sinfo, whose
 // only free text is the last field, Reason; squeue's users write several fields).
-Expected<std::vector<std::vector<std::string_view>>> records_of(std::string_view text,
-                                                                std::size_t count,
-                                                                std::string_view command,
-                                                                bool last_takes_rest) {
-  std::vector<std::string_view> records;
-  for (const std::string_view piece : util::split(text, kRecordEnd)) {
-    if (!records.empty() && !piece.starts_with('\n')) {  // an \x1e inside the last value
-      std::string_view& last = records.back();
-      last = std::string_view(last.data(),
-                              static_cast<std::size_t>(piece.data() - last.data()) + piece.size());
-      continue;
-    }
-    records.push_back(piece);
-  }
-  std::vector<std::vector<std::string_view>> out;
-  for (std::string_view record : records) {
+Expected<void> for_each_record(
+    std::string_view text, std::size_t count, std::string_view command, bool last_takes_rest,
+    const std::function<void(const std::vector<std::string_view>&)>& use) {
+  std::size_t number = 0;
+  std::vector<std::string_view> fields;
+  const auto emit = [&](std::string_view record) -> Expected<void> {
     while (!record.empty() && record.front() == '\n') record.remove_prefix(1);
-    if (record.empty()) continue;
-    auto fields = util::split(record, kFieldEnd);
+    if (record.empty()) return {};
+    if (++number > kMaxRecords) return too_many_records(command);
+    fields.clear();
+    for (const std::string_view field : util::pieces(record, kFieldEnd)) fields.push_back(field);
     if (fields.size() < count || (fields.size() > count && !last_takes_rest)) {
       return fail("unexpected " + std::string(command) + " output, record " +
-                  std::to_string(out.size() + 1) + ": '" + util::printable(record, 200) +
-                  "' (expected " + std::to_string(count) + " fields, got " +
-                  std::to_string(fields.size()) + ")");
+                  std::to_string(number) + ": '" + util::printable(record, 200) + "' (expected " +
+                  std::to_string(count) + " fields, got " + std::to_string(fields.size()) + ")");
     }
     if (fields.size() > count) {
       const auto start = static_cast<std::size_t>(fields[count - 1].data() - record.data());
       fields.resize(count);
       fields.back() = record.substr(start);
     }
-    out.push_back(std::move(fields));
+    use(fields);
+    return {};
+  };
+  std::optional<std::string_view> pending;
+  for (const std::string_view piece : util::pieces(text, kRecordEnd)) {
+    if (pending && !piece.starts_with('\n')) {  // an \x1e inside the last value
+      pending = std::string_view(
+          pending->data(), static_cast<std::size_t>(piece.data() - pending->data()) + piece.size());
+      continue;
+    }
+    if (pending) JOBGEN_TRY(emit(*pending));
+    pending = piece;
   }
-  return out;
+  if (pending) JOBGEN_TRY(emit(*pending));
+  return {};
 }
 
 // The order parse_squeue_fields reads them in; Name last.
@@ -182,10 +194,10 @@ const std::string& squeue_fields() {
 }
 
 Expected<std::vector<JobInfo>> parse_squeue_fields(std::string_view text) {
-  JOBGEN_TRY_ASSIGN(auto records, records_of(text, kJobFields.size(), "squeue", false));
   std::vector<JobInfo> result;
-  result.reserve(records.size());
-  for (const auto& fields : records) result.push_back(job_from_fields(fields));
+  JOBGEN_TRY(for_each_record(text, kJobFields.size(), "squeue", false, [&](const auto& fields) {
+    result.push_back(job_from_fields(fields));
+  }));
   return result;
 }
 
@@ -195,10 +207,9 @@ const std::string& sinfo_node_fields() {
 }
 
 Expected<std::vector<NodeInfo>> parse_sinfo_nodes(std::string_view text) {
-  JOBGEN_TRY_ASSIGN(auto records, records_of(text, kNodeFields.size(), "sinfo", true));
   std::vector<NodeInfo> nodes;
   std::map<std::string, std::size_t, std::less<>> index;  // name -> position in `nodes`
-  for (const auto& fields : records) {
+  JOBGEN_TRY(for_each_record(text, kNodeFields.size(), "sinfo", true, [&](const auto& fields) {
     const std::string partition = none_to_empty(fields[1]);
     const auto [it, added] = index.try_emplace(std::string(fields[0]), nodes.size());
     if (added) nodes.push_back(node_from_fields(fields));
@@ -206,7 +217,7 @@ Expected<std::vector<NodeInfo>> parse_sinfo_nodes(std::string_view text) {
     if (!partition.empty() &&
         std::ranges::find(node.partitions, partition) == node.partitions.end())
       node.partitions.push_back(partition);
-  }
+  }));
   return nodes;
 }
 
@@ -406,34 +417,50 @@ std::vector<std::string> unknown_ids_in_scancel(std::string_view err) {
   return ids;
 }
 
+constexpr std::size_t kMaxRecordLines = 64;
+
+Expected<void> for_each_sacct_record(
+    std::string_view text, std::size_t count,
+    const std::function<Expected<void>(std::string_view record, std::size_t line)>& use) {
+  std::size_t fields = 0, line_no = 0, first_line = 0;
+  const char* start = nullptr;  // the record's first character; null between records
+  std::string_view record;
+  const auto bad = [&] {
+    return fail("unexpected sacct output, line " + std::to_string(first_line) + ": '" +
+                util::printable(record, 200) + "' (expected " + std::to_string(count) +
+                " fields separated by \\x1f)");
+  };
+  for (const std::string_view line : util::pieces(text, '\n')) {
+    ++line_no;
+    if (start == nullptr) {
+      if (line.empty()) continue;
+      start = line.data();
+      first_line = line_no;
+      fields = 1;
+    }
+    // The lines of a record are contiguous in the text, its newlines included.
+    record = std::string_view(start, static_cast<std::size_t>(line.data() - start) + line.size());
+    fields += static_cast<std::size_t>(std::ranges::count(line, '\x1f'));
+    // A name or path with a few line breaks is possible; a record of many lines is not a record.
+    if (fields > count || line_no - first_line >= kMaxRecordLines) return bad();
+    if (fields == count) {
+      JOBGEN_TRY(use(record, first_line));
+      start = nullptr;
+    }
+  }
+  if (start != nullptr) return bad();
+  return {};
+}
+
 namespace {
 
 constexpr std::size_t kSacctFields = 13;  // kSacctFormat
 
-// The records of sacct's output: lines joined until they hold every field (see the header).
-Expected<std::vector<std::string>> sacct_records(std::string_view text) {
-  std::vector<std::string> records;
-  std::string record;
-  for (std::string_view line : util::split(text, '\n')) {
-    if (record.empty() && line.empty()) continue;
-    if (!record.empty()) record += '\n';
-    record += line;
-    const auto fields = static_cast<std::size_t>(std::ranges::count(record, '\x1f')) + 1;
-    if (fields == kSacctFields) records.push_back(std::exchange(record, {}));
-    if (fields > kSacctFields)
-      return fail("unexpected sacct output line: '" + util::printable(record, 200) + "'");
-  }
-  if (!record.empty())
-    return fail("unexpected sacct output line: '" + util::printable(record, 200) + "'");
-  return records;
-}
-
 }  // namespace
 
 Expected<std::vector<JobInfo>> parse_sacct(std::string_view text) {
-  JOBGEN_TRY_ASSIGN(auto records, sacct_records(text));
   std::vector<JobInfo> jobs;
-  for (const std::string& record : records) {
+  JOBGEN_TRY(for_each_sacct_record(text, kSacctFields, [&](std::string_view record, std::size_t) {
     const auto f = util::split(record, '\x1f');
     JobInfo job;
     job.id = std::string(f[0]);
@@ -458,7 +485,8 @@ Expected<std::vector<JobInfo>> parse_sacct(std::string_view text) {
     job.working_dir = std::string(f[11]);
     job.user = std::string(f[12]);
     jobs.push_back(std::move(job));
-  }
+    return Expected<void>{};
+  }));
   return jobs;
 }
 

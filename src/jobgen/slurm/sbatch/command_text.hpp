@@ -6,6 +6,8 @@
 // converted); memory MiB.
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +15,12 @@
 #include "jobgen/slurm/backend.hpp"
 
 namespace jobgen::slurm {
+
+// The most records jobgen decodes from one answer of squeue, sinfo, sacctmgr or sshare: a decoded
+// job or association takes about 1 KiB, whatever the length of its line, so this keeps a run
+// within 256 MiB (a site's whole queue of 150,000 jobs fits). More is an error naming the
+// command and the bound.
+inline constexpr std::size_t kMaxRecords = 150'000;
 
 // `squeue -h -O <squeue_fields()>`: every field of a job record jobgen reads, each ended by the
 // unit separator \x1f and the record by \x1e, so a name or comment holding '|', spaces or a
@@ -81,6 +89,16 @@ Expected<std::vector<PartitionInfo>> parse_partitions(std::string_view text);
 extern const char* const kSacctFormat;
 extern const char* const kSacctDelimiter;
 Expected<std::vector<JobInfo>> parse_sacct(std::string_view text);
+
+// The records of `sacct -P --delimiter=$'\x1f'` text with `count` fields each, one at a time in
+// order, with the line each starts on: lines are joined (newline kept) until they hold `count`
+// fields. Linear in the text and without copies: a record is a view of it. A record with more
+// fields or over 64 lines, or text left over at the end, is an error naming its line (no later
+// line is read); so is an error of `use`,
+// which ends the walk.
+Expected<void> for_each_sacct_record(
+    std::string_view text, std::size_t count,
+    const std::function<Expected<void>(std::string_view record, std::size_t line)>& use);
 
 // Slurm's stderr in one line without the "sbatch: error: " prefixes, plus a hint when known.
 // Bounded: at most the first 2,000 bytes of what the command printed, control characters escaped.

@@ -34,24 +34,11 @@ std::optional<double> parse_number(std::string_view text) {
   return value;
 }
 
-// The records of the text, lines joined until they hold every field.
-Expected<std::vector<std::string>> records_of(std::string_view text) {
-  std::vector<std::string> records;
-  std::string record;
-  for (const std::string_view line : util::split(text, '\n')) {
-    if (record.empty() && line.empty()) continue;
-    if (!record.empty()) record += '\n';
-    record += line;
-    const auto fields = static_cast<std::size_t>(std::ranges::count(record, kDelimiter)) + 1;
-    if (fields == kFields) records.push_back(std::exchange(record, {}));
-    if (fields > kFields)
-      return fail("unexpected sacct output line: '" + util::printable(record, 200) +
-                  "' (expected " + std::to_string(kFields) + " fields)");
-  }
-  if (!record.empty())
-    return fail("unexpected sacct output, cut off: '" + util::printable(record, 200) + "'");
-  return records;
-}
+// Bounds on what a job can have used: beyond them a figure is garbage (a corrupt database, a
+// broken sacct), and a report built on it would print 106751991167300 days or a negative size.
+constexpr double kMaxSizeKib = 1125899906842624.0;    // 1 PiB (2^50 KiB)
+constexpr int64_t kMaxSeconds = 100LL * 366 * 86400;  // a century of wall time
+constexpr double kMaxCpuSeconds = 1e15;               // a century on millions of CPUs
 
 // "123_4" -> array 123 task 4; "123_[0-9]" (pending) and others stay without.
 void read_array_id(JobInfo& job) {
@@ -65,7 +52,8 @@ void read_array_id(JobInfo& job) {
   }
 }
 
-void read_job_line(const std::vector<std::string_view>& f, AccountingRecord& r) {
+// Reads the job's own line into `r`; an implausible figure is an error (`why` says which).
+Expected<void> read_job_line(const std::vector<std::string_view>& f, AccountingRecord& r) {
   JobInfo& job = r.job;
   job.id = std::string(f[0]);
   job.job_number = std::string(f[1]);
@@ -80,12 +68,16 @@ void read_job_line(const std::vector<std::string_view>& f, AccountingRecord& r) 
   job.end_time = parse_slurm_timestamp(f[6]);
   r.elapsed_s = util::parse_int(f[7]);
   if (r.elapsed_s && *r.elapsed_s < 0) r.elapsed_s.reset();
+  if (r.elapsed_s && *r.elapsed_s > kMaxSeconds)
+    return fail("ElapsedRaw " + std::to_string(*r.elapsed_s) + " s is more than a century");
   if (const auto limit = util::parse_slurm_time(f[8]); limit && *limit) job.time_limit_s = *limit;
   r.cpus = static_cast<int>(std::clamp<int64_t>(util::parse_int(f[9]).value_or(0), 0, 1 << 24));
   job.num_nodes =
       static_cast<int>(std::clamp<int64_t>(util::parse_int(f[10]).value_or(0), 0, 1 << 20));
   char per = 0;
   if (const auto kib = parse_sacct_size_kib(f[11], 'M', &per)) {
+    if (*kib > kMaxSizeKib)
+      return fail("ReqMem '" + util::printable(f[11], 40) + "' is more than 1 PiB");
     double mib = *kib / 1024.0;
     const int nodes = std::max(job.num_nodes, 1);
     if (per == 'c') mib *= static_cast<double>(r.cpus) / nodes;  // per CPU: the node's CPUs
@@ -93,11 +85,14 @@ void read_job_line(const std::vector<std::string_view>& f, AccountingRecord& r) 
     if (per != 'c' || r.cpus > 0) r.requested_mem_mib = static_cast<int64_t>(std::ceil(mib));
   }
   r.total_cpu_s = parse_sacct_duration(f[13]);
+  if (r.total_cpu_s && *r.total_cpu_s > kMaxCpuSeconds)
+    return fail("TotalCPU '" + util::printable(f[13], 40) + "' is implausibly large");
   r.gpus = tres_gpus(f[14]);
   job.partition = std::string(f[15]);
   job.nodes = f[16] == "None assigned" ? "" : std::string(f[16]);
   job.name = std::string(f[17]);
   job.user = std::string(f[18]);
+  return {};
 }
 
 }  // namespace
@@ -155,18 +150,24 @@ int tres_gpus(std::string_view tres) {
       std::clamp<int64_t>(untyped != parsed->end() ? untyped->second : typed, 0, 1 << 20));
 }
 
-Expected<std::vector<AccountingRecord>> parse_sacct_usage(std::string_view text) {
-  JOBGEN_TRY_ASSIGN(const auto records, records_of(text));
+Expected<std::vector<AccountingRecord>> parse_sacct_usage(
+    std::string_view text, const std::set<std::string, std::less<>>& wanted) {
   std::vector<AccountingRecord> jobs;
   std::vector<bool> has_job_line;
   std::map<std::string, std::size_t, std::less<>> index;  // JobIDRaw of the job -> jobs[i]
-  for (const std::string& record : records) {
-    const auto f = util::split(record, kDelimiter);
+  std::vector<std::string_view> f;
+  const auto read = [&](std::string_view record, std::size_t line) -> Expected<void> {
+    const auto refuse = [&](const Error& why) {
+      return fail("unexpected sacct output, line " + std::to_string(line) + " (job " +
+                  util::printable(f.empty() ? std::string_view() : f[0], 40) + "): " + why.message);
+    };
+    f.clear();
+    for (const std::string_view field : util::pieces(record, kDelimiter)) f.push_back(field);
+    if (!wanted.empty() && !wanted.contains(f[0].substr(0, f[0].find_first_of("_+.")))) return {};
     const std::string_view raw = f[1];
     const std::size_t dot = raw.find('.');
     const std::string_view job_raw = raw.substr(0, dot);
-    if (job_raw.empty())
-      return fail("unexpected sacct output: no JobIDRaw in '" + util::printable(record, 200) + "'");
+    if (job_raw.empty()) return refuse(Error{"no JobIDRaw", {}, Exit::failure});
     const auto [it, added] = index.try_emplace(std::string(job_raw), jobs.size());
     if (added) {
       jobs.emplace_back();
@@ -176,7 +177,7 @@ Expected<std::vector<AccountingRecord>> parse_sacct_usage(std::string_view text)
     if (dot == std::string_view::npos) {
       const auto rss = r.max_rss_kib;  // steps listed before their job keep theirs
       const int steps = r.steps;
-      read_job_line(f, r);
+      if (auto ok = read_job_line(f, r); !ok) return refuse(ok.error());
       r.steps = steps;
       r.max_rss_kib = rss;
       has_job_line[it->second] = true;
@@ -184,10 +185,15 @@ Expected<std::vector<AccountingRecord>> parse_sacct_usage(std::string_view text)
       ++r.steps;
     }
     if (const auto rss = parse_sacct_size_kib(f[12], 'K')) {
+      if (*rss > kMaxSizeKib)
+        return refuse(Error{
+            "MaxRSS '" + util::printable(f[12], 40) + "' is more than 1 PiB", {}, Exit::failure});
       const auto kib = static_cast<int64_t>(std::ceil(*rss));
       r.max_rss_kib = std::max(r.max_rss_kib.value_or(0), kib);
     }
-  }
+    return {};
+  };
+  JOBGEN_TRY(for_each_sacct_record(text, kFields, read));
   std::vector<AccountingRecord> out;
   out.reserve(jobs.size());
   for (std::size_t i = 0; i < jobs.size(); ++i) {

@@ -20,7 +20,10 @@
 // verbatim (JobState::other).
 #pragma once
 
+#include <functional>
 #include <optional>
+#include <set>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -30,7 +33,10 @@ namespace jobgen::slurm {
 
 extern const char* const kSacctUsageFormat;
 
-Expected<std::vector<AccountingRecord>> parse_sacct_usage(std::string_view text);
+// `wanted`: when not empty, the jobs to keep (AccountingQuery::job_ids); the others' lines are
+// skipped unread.
+Expected<std::vector<AccountingRecord>> parse_sacct_usage(
+    std::string_view text, const std::set<std::string, std::less<>>& wanted = {});
 
 // The pieces, for their own tests. nullopt for "", and for anything that is not such a value.
 // A size in KiB; `bare_unit` is the unit of a number without one ('K' for MaxRSS, 'M' for

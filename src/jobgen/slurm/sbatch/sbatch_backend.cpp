@@ -66,6 +66,23 @@ Error fault_error(SlurmFault fault, std::string message, bool jwt_in_environment
   return error;
 }
 
+// How much of a command's answer jobgen reads, and how to ask for less. The bounds keep a run
+// within 256 MiB: a decoded squeue job takes about 1 KiB beside its ~200 bytes of text, an
+// association about 800 bytes beside its ~80; sacct's records are decoded only for the jobs
+// asked about.
+void bound_output(sys::Command& command) {
+  const std::string_view name = command.argv.front();
+  if (name == "sacct") {
+    command.narrow = "ask for fewer days with a later --since";
+  } else if (name == "squeue") {
+    command.max_output_bytes = 24u << 20;
+    command.narrow = "ask about fewer jobs (give their ids), or plan with --no-queue";
+  } else if (name == "sacctmgr" || name == "sshare") {
+    command.max_output_bytes = 8u << 20;  // ~100,000 associations of ~80 bytes
+    command.narrow = "the cluster lists more associations than jobgen reads; plan with --no-queue";
+  }
+}
+
 }  // namespace
 
 SbatchBackend::SbatchBackend(sys::CommandRunner& runner, SbatchBackendOptions options)
@@ -84,6 +101,7 @@ Expected<sys::CommandResult> SbatchBackend::run(std::vector<std::string> argv,
   static const std::set<std::string> kAccounting{"sacct", "sacctmgr", "sshare"};
   command.timeout =
       kAccounting.contains(command.argv.front()) ? options_.accounting_timeout : options_.timeout;
+  bound_output(command);
   const auto started = std::chrono::steady_clock::now();
   auto result = runner_.run(command);
   last_run_ = std::chrono::steady_clock::now() - started;
@@ -285,7 +303,7 @@ Expected<Accounting> SbatchBackend::accounting(const AccountingQuery& query) {
     }
     return std::unexpected(command_error("sacct", result->err, ""));
   }
-  auto parsed = parse_sacct_usage(result->out);
+  auto parsed = parse_sacct_usage(result->out, query.job_ids);
   if (!parsed) {
     Error error = parsed.error();
     error.transient = true;  // a cut-off answer may pass next time
