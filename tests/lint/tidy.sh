@@ -60,17 +60,29 @@ all_sources() { git ls-files 'src/*.cpp'; }
 # of the files given (paths from the checkout's root), from Ninja's log: "OBJ: #deps N ..." then a path a line,
 # relative to the build directory or absolute, and through a layer's include tree of symbolic
 # links (CMakeLists.txt): resolved before it is compared.
+# A unity object (cli/ in the release tree: "...dir/Unity/unity_0_cxx.cxx.o") stands for the .cpp
+# files its generated source includes: each of them is a dependent.
 dependents() {
   ninja -C "$deps_dir" -t deps | python3 -c '
-import os, sys
+import os, re, sys
 build, changed = sys.argv[1], {os.path.realpath(p) for p in sys.argv[2:]}
-obj = None
+root = os.path.realpath(os.path.join(build, ".."))
+def sources(obj):
+    if ".dir/src/" in obj:
+        return ["src/" + obj.split(".dir/src/", 1)[1].removesuffix(".o")]
+    if "/Unity/" in obj:
+        unity = os.path.join(build, obj.removesuffix(".o"))
+        text = open(unity).read() if os.path.exists(unity) else ""
+        return [os.path.relpath(p, root) for p in re.findall(r"#include \"([^\"]+\.cpp)\"", text)]
+    return []
+obj, hit = None, set()
 for line in sys.stdin:
     if not line.startswith(" ") and ": #deps" in line:
         obj = line.split(":")[0]
-    elif line.strip() and obj and ".dir/src/" in obj:
+    elif line.strip() and obj and obj not in hit:
         if os.path.realpath(os.path.join(build, line.strip())) in changed:
-            print("src/" + obj.split(".dir/src/", 1)[1].removesuffix(".o"))
+            hit.add(obj)
+            print("\n".join(sources(obj)))
 ' "$deps_dir" "$@"
 }
 
