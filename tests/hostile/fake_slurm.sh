@@ -4,6 +4,7 @@
 # What each prints is set by the case's environment:
 #   FAKE_LINES  how many records (default 1)
 #   FAKE_QUEUE  how many squeue prints (default FAKE_LINES)
+#   FAKE_LOG    the StdOut squeue reports for every job (default /tmp/o)
 #   FAKE_MODE   good (default): well-formed records of jobs 1001, 1002, ...
 #               nodelim: sacct lines without a single \x1f
 #               maxrss, reqmem, elapsed: job 1001's sacct line with that field absurd
@@ -29,13 +30,13 @@ case $name in
     echo 1001
     ;;
   squeue)
-    awk -v n="${FAKE_QUEUE:-$n}" 'BEGIN {
+    awk -v n="${FAKE_QUEUE:-$n}" -v stdout_path="${FAKE_LOG:-/tmp/o}" 'BEGIN {
       f = "\x1f"
       for (i = 1; i <= n; i++) {
         id = 1000 + i
         print id f id f "N/A" f "N/A" f "RUNNING" f "None" f "gpu" f "1" f "node1" f \
           "2026-12-01T00:00:00" f "2026-12-01T00:00:00" f "2026-12-02T00:00:00" f "1-00:00:00" f \
-          "gres/gpu:1" f "u" f "(null)" f "/tmp" f "(null)" f "0:0" f "/tmp/o" f "/tmp/e" f "ml" f \
+          "gres/gpu:1" f "u" f "(null)" f "/tmp" f "(null)" f "0:0" f stdout_path f "/tmp/e" f "ml" f \
           "normal" f "train\x1e"
       }
     }'

@@ -119,6 +119,9 @@ check_plan_queue_assoc_300k() {
 check_plan_queue_assoc_10k_own() {
   grep -q "starts as far as limits go" "$out" || { echo "no limit verdict in the plan"; return 1; }
 }
+# jobgen's own calibration file replaced by what never ends or is no file: said, then planned without.
+setup_calibration_fifo() { mkdir -p .state/jobgen && mkfifo .state/jobgen/calibration.json; }
+setup_calibration_directory() { mkdir -p .state/jobgen/calibration.json; }
 # GPU telemetry and exit markers are written by the job (the user's side).
 setup_report_telemetry_8m_newlines() {
   fake_slurm FAKE_MODE=disabled
@@ -135,6 +138,16 @@ setup_report_exit_marker_huge_end() {
   fake_slurm FAKE_MODE=disabled
   mkdir -p logs && echo "0 1 9223372036854775807" >logs/.jobgen-exit-1001
 }
+setup_report_telemetry_fifo() {
+  fake_slurm FAKE_MODE=disabled
+  mkdir -p logs && mkfifo logs/ok-1001.gpu.csv
+}
+check_report_telemetry_fifo() {
+  grep -q "ok-1001.gpu.csv has no sample: is a FIFO" "$out" || { echo "the report does not say the telemetry is a FIFO"; return 1; }
+}
+setup_logs_fifo() { fake_slurm "FAKE_LOG=$PWD/logs/ok-1001.out" && mkdir -p logs && mkfifo logs/ok-1001.out; }
+setup_logs_follow_fifo() { setup_logs_fifo; }
+setup_logs_dev_zero() { fake_slurm "FAKE_LOG=$PWD/logs/ok-1001.out" && mkdir -p logs && ln -s /dev/zero logs/ok-1001.out; }
 check_report_exit_marker_huge_end() {
   ! grep -q 106751991167300 "$out" || { echo "the report prints the marker's absurd run time"; return 1; }
   grep -q "1001" "$out" || { echo "the report lacks job 1001"; return 1; }

@@ -244,6 +244,7 @@ cat >hung/nvidia-smi <<'SH'
 #!/bin/bash
 [[ $# -eq 0 ]] && exec sleep 600   # the script's plain call hangs
 [[ $* == *--loop* ]] && exit 0      # the GPU sampler
+[[ -n ${HUNG_QUERY:-} && -e $HUNG_QUERY ]] && exec sleep 600  # jobgen's pre-flight query, when told to hang
 printf '0, 100, 24576\n1, 100, 24576\n'
 SH
 chmod +x hung/nvidia-smi
@@ -256,6 +257,14 @@ grep -q "nvidia-smi failed or did not answer within 1 s (exit 124)" "logs/hungsm
   fail "the job's log does not say nvidia-smi hung: $(cat "logs/hungsmi-$hung.err")"
 if pgrep -f "$WORK/hung/nvidia-smi" >/dev/null; then fail "the hung nvidia-smi survived the job"; fi
 echo "ok: a hung nvidia-smi was cut after 1 s and the job completed"
+# jobgen's own pre-flight query hanging is said as such, not as "no nvidia-smi".
+touch hung/query
+HUNG_QUERY=$WORK/hung/query JOBGEN_NVIDIA_SMI_TIMEOUT_S=1 PATH=$WORK/hung:$PATH "$JOBGEN" submit hungsmi.yaml \
+  --backend local --launcher python --target rtx2080ti --gpus 1 >/dev/null 2>hung-query.err ||
+  fail "submit with a hung pre-flight query: $(cat hung-query.err)"
+grep -q "nvidia-smi did not answer within 1 s and was killed" hung-query.err ||
+  fail "the pre-flight does not say nvidia-smi hung: $(cat hung-query.err)"
+echo "ok: a hung pre-flight query is named as hung"
 
 # Local ids name their backend: status, logs and report find them without --backend or --profile,
 # and report has each job's run time (from its exit marker) and a finding for a failed one.

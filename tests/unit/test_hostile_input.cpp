@@ -20,6 +20,7 @@
 #include "jobgen/util/checked.hpp"
 #include "jobgen/util/redact.hpp"
 #include "jobgen/util/strings.hpp"
+#include "jobgen/util/text_table.hpp"
 #include "jobgen/util/units.hpp"
 #include "jobgen/view/plan_view.hpp"
 #include "profile_test_data.hpp"
@@ -527,4 +528,25 @@ TEST_CASE("printable: one line, no reordering controls, never half a character")
   CHECK(util::printable(std::string(100, 'x'), 10) == std::string(10, 'x') + "...");
   // Stray continuation bytes past the cut are no character: the text stays bounded.
   CHECK(util::printable("ab" + std::string(100000, '\x80'), 4).size() <= 4 + 3 + 3);
+}
+
+TEST_CASE("display width: CJK takes two columns, combining marks none; tables align by it") {
+  CHECK(util::display_width("abc") == 3);
+  CHECK(util::display_width("日本") == 4);
+  CHECK(util::display_width("Lüfter") == 6);
+  CHECK(util::display_width("e\xcc\x81") == 1);  // e + combining acute
+  CHECK(util::display_width("\xff") == 1);       // not UTF-8: a byte, a column
+  CHECK(util::cut_to_width("日本語", 5) == "日本");
+  CHECK(util::cut_to_width("ab日", 3) == "ab");
+  const std::string table = util::format_table({{"訓練ジョブ", "1"}, {"train", "22"}});
+  const auto first = table.substr(0, table.find('\n'));
+  const auto second = table.substr(table.find('\n') + 1);
+  // The second column starts at the same terminal column on both rows.
+  CHECK(util::display_width(first.substr(0, first.size() - 1)) == 12);
+  CHECK(util::display_width(second.substr(0, second.find("22"))) == 12);
+  util::TableStyle narrow;
+  narrow.max_width = 12;
+  const std::string cut = util::format_table({{"日本語のとても長い名前", "7"}}, narrow);
+  CHECK(util::utf8_error_at(cut) == std::string::npos);  // never half a character
+  CHECK(util::display_width(cut.substr(0, cut.find('\n'))) <= 12);
 }

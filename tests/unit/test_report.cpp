@@ -440,3 +440,24 @@ TEST_CASE("report: the utilisation chart is the --job one, else the longest with
   CHECK(chart_job(r, "7")->id == "100");  // no telemetry: the default
   CHECK(count(svg_of(render_html(r, "104"), "chart-gpu"), "class=\"mark point") == 2);
 }
+
+TEST_CASE("report charts: a long label is cut to its column, whole in its tooltip") {
+  const std::string name = "1234 " + std::string(60, 'x');
+  const std::string svg =
+      view::bar_chart("c", "t", {{name, 1.0, 2.0}}, [](double v) { return std::to_string(v); });
+  CHECK(svg.find(">1234 " + std::string(20, 'x') + "\u2026<title>" + name + "</title>") !=
+        std::string::npos);
+  const std::string cjk = "ジョブ名がとても長い日本語のジョブ";
+  const std::string wide =
+      view::bar_chart("c", "t", {{cjk, 1.0, 2.0}}, [](double v) { return std::to_string(v); });
+  CHECK(wide.find(">ジョブ名がとても長い日本\u2026<title>") != std::string::npos);
+}
+
+TEST_CASE("report: a job sacct lists with Start Unknown is not 'not listed'") {
+  JobInput in = measured_job();
+  in.accounting->job.start_time.reset();
+  const JobUsage u = job_usage(in);
+  REQUIRE(u.unknown.contains("wait"));
+  CHECK(u.unknown.at("wait").find("Start Unknown") != std::string::npos);
+  CHECK(u.unknown.at("wait").find("does not list") == std::string::npos);
+}

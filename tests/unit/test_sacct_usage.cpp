@@ -216,7 +216,12 @@ TEST_CASE("CLI backend accounting: disabled accounting is an answer, other failu
                 "sacct: error: slurm_persist_conn_open_without_init: failed to open persistent "
                 "connection to host:localhost:6819: Connection refused\n"
                 "sacct: error: Problem talking to the database: Connection refused\n");
-  CHECK_FALSE(backend.accounting({0, std::nullopt, "", {}}));
+  const auto dbd_down = backend.accounting({0, std::nullopt, "", {}});
+  REQUIRE_FALSE(dbd_down);
+  CHECK(dbd_down.error().transient);
+  CHECK(dbd_down.error().message.find("slurmdbd, Slurm's accounting daemon, cannot be reached") !=
+        std::string::npos);
+  CHECK(dbd_down.error().message.find("slurmctld") == std::string::npos);
   runner.answers.clear();
   runner.answer(0,
                 "100\x1f"

@@ -91,6 +91,37 @@ TEST_CASE("watch: exit code 4 when a job failed, Ctrl-C stops without touching j
   CHECK_FALSE(watch_jobs(broken, {}, clock, out, WatchSettings{}, stop));
 }
 
+TEST_CASE("watch: a job one answer left out is not over; three answers in a row end the watch") {
+  test::FakeClock clock{1'800'000'000};
+  std::atomic<bool> stop{false};
+  std::ostringstream out;
+  const auto lost = [] {
+    JobView v = view("7", JobState::unknown);
+    v.vanished = true;
+    return v;
+  };
+  int polls = 0;
+  PollFn once = [&]() -> Expected<std::vector<JobView>> {
+    ++polls;
+    if (polls == 2) return std::vector{lost()};  // left out once, then listed again
+    if (polls < 4) return std::vector{view("7", JobState::running)};
+    return std::vector{view("7", JobState::completed, 0)};
+  };
+  auto back = watch_jobs(once, {}, clock, out, WatchSettings{}, stop);
+  REQUIRE(back);
+  CHECK(back->exit_code == static_cast<int>(Exit::ok));
+  CHECK(polls == 4);
+  int gone_polls = 0;
+  PollFn gone = [&]() -> Expected<std::vector<JobView>> {
+    ++gone_polls;
+    return std::vector{lost()};
+  };
+  auto really = watch_jobs(gone, {}, clock, out, WatchSettings{}, stop);
+  REQUIRE(really);
+  CHECK(really->exit_code == static_cast<int>(Exit::jobs_failed));
+  CHECK(gone_polls == 3);
+}
+
 TEST_CASE("watch on a terminal: redraws in place with a progress bar and the last log line") {
   test::FakeClock clock{1'800'000'000};
   const int64_t now =

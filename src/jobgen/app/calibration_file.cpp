@@ -12,11 +12,13 @@ std::filesystem::path calibration_path(const sys::Environment& env) {
 
 std::optional<plan::Calibration> load_calibration(const Context& ctx) {
   const auto path = calibration_path(ctx.env);
-  if (!ctx.fs.is_file(path)) return std::nullopt;
+  // Absent: no calibration yet. Anything else that is not a regular file (a directory, a FIFO)
+  // is read and refused by name, never waited on, and said, not skipped in silence.
+  if (!ctx.fs.status(path)) return std::nullopt;
   auto text = ctx.fs.read_file(path);
   if (!text) {
-    ctx.report.warning(text.error().message + " (" + path.string() +
-                       "); planning without calibration");
+    ctx.report.warning(path.string() + ": " + text.error().message +
+                       "; planning without calibration (remove it, then 'jobgen calibrate')");
     return std::nullopt;
   }
   auto calibration = plan::parse_calibration(*text);

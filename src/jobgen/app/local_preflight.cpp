@@ -44,16 +44,30 @@ std::string free_hint(const std::vector<GpuUsage>& gpus, std::size_t wanted) {
   return "; wait for them, or take free ones: JOBGEN_LOCAL_GPUS=" + util::join(free, ",");
 }
 
-// The GPUs' problems; nullopt when nvidia-smi could not be asked (said as a note).
+// The GPUs' problems; nullopt when nvidia-smi could not be asked, with `why` (said as a note).
 std::optional<std::vector<Error>> gpu_problems(sys::CommandRunner& runner,
-                                               const std::vector<std::string>& devices) {
+                                               const std::vector<std::string>& devices,
+                                               int timeout_s, std::string& why) {
   sys::Command command;
   command.argv = {"nvidia-smi", "--query-gpu=index,memory.used,memory.total",
                   "--format=csv,noheader,nounits"};
-  command.timeout = std::chrono::seconds(20);
+  command.timeout = std::chrono::seconds(timeout_s);
   command.max_output_bytes = 1u << 20;  // a line of about 30 bytes per GPU
   auto ran = runner.run(command);
-  if (!ran || ran->exit_code != 0) return std::nullopt;
+  if (!ran) {
+    // Not installed, or hung: a sick GPU or driver can keep nvidia-smi from ever answering.
+    why = ran.error().message.find("did not finish") != std::string::npos
+              ? "nvidia-smi did not answer within " + std::to_string(timeout_s) +
+                    " s and was killed (a hung GPU or driver?)"
+              : "no nvidia-smi here";
+    return std::nullopt;
+  }
+  if (ran->exit_code != 0) {
+    const std::string_view err = ran->err;
+    why = "nvidia-smi failed (exit " + std::to_string(ran->exit_code) + ": " +
+          util::printable(err.substr(0, err.find('\n')), 200) + ")";
+    return std::nullopt;
+  }
   auto gpus = parse_gpu_usage(ran->out);
   if (!gpus) return std::vector<Error>{gpus.error()};
   std::vector<Error> problems;
@@ -168,11 +182,17 @@ Expected<void> preflight_local(const Context& ctx, sys::CommandRunner& runner,
   int wanted = 0;
   for (const auto& stage : job.stages) wanted = std::max(wanted, stage.row.world_size());
   const std::vector<std::string> devices = devices_for(ctx.env, wanted);
-  if (auto gpus = gpu_problems(runner, devices)) {
+  // The rendered scripts' own bound on nvidia-smi (templates/partials), 20 s here by default.
+  int timeout_s = 20;
+  if (const auto v = ctx.env.get("JOBGEN_NVIDIA_SMI_TIMEOUT_S"))
+    if (const auto n = util::parse_int(*v); n && *n >= 1 && *n <= 600)
+      timeout_s = static_cast<int>(*n);
+  std::string why;
+  if (auto gpus = gpu_problems(runner, devices, timeout_s, why)) {
     problems.insert(problems.end(), gpus->begin(), gpus->end());
   } else if (wanted > 0) {
-    ctx.report.note("no nvidia-smi here: the job gets CUDA_VISIBLE_DEVICES=" +
-                    util::join(devices, ",") + " unchecked");
+    ctx.report.note(why + ": the job gets CUDA_VISIBLE_DEVICES=" + util::join(devices, ",") +
+                    " unchecked");
   }
   std::vector<const spec::JobSpec*> specs;  // the job spec, or the stages being launched
   for (const auto& stage : job.stages) {

@@ -76,7 +76,9 @@ void read_gpu(const Context& ctx, const ledger::JobRecord& r, const slurm::JobIn
               report::JobInput& in) {
   const auto log = slurm::resolve_log_path(r.stdout_path, job);
   const auto path = slurm::gpu_telemetry_path(log, job.name, job.id);
-  if (ctx.fs.is_file(path)) {
+  // The job writes this path: a directory or FIFO there is read (and refused by name) rather
+  // than taken for "no nvidia-smi".
+  if (ctx.fs.status(path)) {
     const auto text = ctx.fs.read_tail(path, kTelemetryBytes);
     auto usage = text ? usage::parse_gpu_telemetry(text->text)
                       : Expected<usage::GpuUsage>(std::unexpected(text.error()));

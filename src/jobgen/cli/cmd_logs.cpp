@@ -8,6 +8,7 @@
 #include "jobgen/cli/commands.hpp"
 #include "jobgen/cli/job_options.hpp"
 #include "jobgen/cli/terminal_io.hpp"
+#include "jobgen/sys/system.hpp"
 
 namespace jobgen::cli {
 
@@ -64,8 +65,16 @@ Expected<Exit> follow_log(Context& ctx, app::JobSession& session,
 Expected<Exit> run_logs(Context& ctx, const LogsOptions& options) {
   JOBGEN_TRY_ASSIGN(auto opened, app::open_job_session(ctx.app(), options.common, false));
   JOBGEN_TRY_ASSIGN(const app::JobLog log, app::find_job_log(*opened, options.id, options.err));
+  const auto st = ctx.fs.status(log.path);
+  if (st && st->kind != sys::FileStatus::Kind::file)  // the job's own path: say what is there
+    return fail("log " + log.path.string() + " is " +
+                    (st->kind == sys::FileStatus::Kind::directory
+                         ? "a directory"
+                         : "not a regular file (a FIFO, device or socket)") +
+                    ", not a log jobgen prints",
+                Exit::failure);
   if (!options.follow) {
-    if (!ctx.fs.is_file(log.path))
+    if (!st)
       return fail("log " + log.path.string() + " does not exist" +
                       (log.pending ? " yet: the job has not started (see 'jobgen status " +
                                          options.id + "')"

@@ -46,7 +46,10 @@ void read_times(const JobInput& in, JobUsage& u) {
   if (u.submit_time && u.start_time && *u.start_time >= *u.submit_time)
     u.wait_s = *u.start_time - *u.submit_time;
   else
-    u.unknown["wait"] = u.start_time ? "no submit time" : "no start time: " + accounting_reason(in);
+    u.unknown["wait"] = u.start_time    ? "no submit time"
+                        : in.accounting ? "sacct has no start time for it (Start Unknown: it has "
+                                          "not started)"
+                                        : "no start time: " + accounting_reason(in);
 }
 
 void read_cpu_and_memory(const JobInput& in, JobUsage& u) {

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstdio>
+#include <utility>
 
 namespace jobgen::util {
 
@@ -151,6 +152,57 @@ std::string escape(std::string_view text, bool keep_lines, std::size_t max) {
 
 std::string printable(std::string_view text, std::size_t max) {
   return escape(text, false, max);
+}
+
+namespace {
+
+// The code point at text[i] and its length in bytes; a byte that starts no character is itself.
+std::pair<char32_t, std::size_t> decode_at(std::string_view text, std::size_t i) {
+  const auto c = static_cast<unsigned char>(text[i]);
+  const std::size_t len = c < 0x80 ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 0;
+  if (len <= 1 || i + len > text.size()) return {c, 1};
+  char32_t cp = c & (0x7F >> len);
+  for (std::size_t k = 1; k < len; ++k) {
+    const auto b = static_cast<unsigned char>(text[i + k]);
+    if ((b & 0xC0) != 0x80) return {c, 1};
+    cp = (cp << 6) | (b & 0x3F);
+  }
+  return {cp, len};
+}
+
+std::size_t columns_of(char32_t cp) {
+  const auto in = [&](char32_t lo, char32_t hi) { return cp >= lo && cp <= hi; };
+  if (in(0x0300, 0x036F) || in(0x200B, 0x200F) || in(0x20D0, 0x20FF) || in(0xFE00, 0xFE0F))
+    return 0;
+  if (in(0x1100, 0x115F) || in(0x2E80, 0x303E) || in(0x3041, 0x33FF) || in(0x3400, 0x4DBF) ||
+      in(0x4E00, 0x9FFF) || in(0xA000, 0xA4CF) || in(0xAC00, 0xD7A3) || in(0xF900, 0xFAFF) ||
+      in(0xFE30, 0xFE4F) || in(0xFF00, 0xFF60) || in(0xFFE0, 0xFFE6) || in(0x1F300, 0x1F64F) ||
+      in(0x1F900, 0x1F9FF) || in(0x20000, 0x3FFFD))
+    return 2;
+  return 1;
+}
+
+}  // namespace
+
+std::size_t display_width(std::string_view text) {
+  std::size_t width = 0;
+  for (std::size_t i = 0; i < text.size();) {
+    const auto [cp, len] = decode_at(text, i);
+    width += columns_of(cp);
+    i += len;
+  }
+  return width;
+}
+
+std::string_view cut_to_width(std::string_view text, std::size_t width) {
+  std::size_t used = 0, i = 0;
+  while (i < text.size()) {
+    const auto [cp, len] = decode_at(text, i);
+    if (used + columns_of(cp) > width) break;
+    used += columns_of(cp);
+    i += len;
+  }
+  return text.substr(0, i);
 }
 
 std::size_t utf8_error_at(std::string_view text) {

@@ -88,6 +88,13 @@ std::optional<int64_t> parse_int(std::string_view text);
 std::string printable(std::string_view text, std::size_t max = 4096);
 std::string escape_controls(std::string_view text);
 
+// The columns a terminal gives `text`: one per character, two for East Asian wide and fullwidth
+// ones (CJK, kana, Hangul, fullwidth forms, most emoji), none for combining marks, variation
+// selectors and zero-width spaces; a byte that is not UTF-8 counts one. For aligning tables.
+std::size_t display_width(std::string_view text);
+// The longest start of `text` at most `width` columns wide, never cutting a character.
+std::string_view cut_to_width(std::string_view text, std::size_t width);
+
 // Where `text` stops being well-formed UTF-8 (an overlong form, a surrogate, a code point past
 // U+10FFFF, a stray or missing continuation byte): the offset of the first bad byte, npos when
 // it is all UTF-8, as JSON output and Python's YAML and JSON readers require.

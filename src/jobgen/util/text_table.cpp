@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "jobgen/util/strings.hpp"
+
 namespace jobgen::util {
 
 namespace {
@@ -31,8 +33,8 @@ void fit_columns(std::vector<std::vector<std::string>>& rows, std::vector<std::s
     const std::size_t excess = total() - style.max_width;
     width[widest] = std::max<std::size_t>(8, width[widest] - std::min(excess, width[widest]));
     for (auto& row : rows) {
-      if (widest < row.size() && row[widest].size() > width[widest]) {
-        row[widest] = row[widest].substr(0, width[widest] - 3) + "...";
+      if (widest < row.size() && display_width(row[widest]) > width[widest]) {
+        row[widest] = std::string(cut_to_width(row[widest], width[widest] - 3)) + "...";
       }
     }
   }
@@ -44,7 +46,8 @@ std::string format_table(std::vector<std::vector<std::string>> rows, const Table
   std::vector<std::size_t> width;
   for (const auto& row : rows) {
     width.resize(std::max(width.size(), row.size()), 0);
-    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+    for (std::size_t i = 0; i < row.size(); ++i)
+      width[i] = std::max(width[i], display_width(row[i]));
   }
   std::size_t gap_size = 2;
   if (style.max_width > 0) {
@@ -59,7 +62,7 @@ std::string format_table(std::vector<std::vector<std::string>> rows, const Table
   for (const auto& row : rows) {
     std::string line(style.indent, ' ');
     for (std::size_t i = 0; i < row.size(); ++i) {
-      const std::string pad(width[i] - row[i].size(), ' ');
+      const std::string pad(width[i] - std::min(width[i], display_width(row[i])), ' ');
       line += is_left(style, i) ? row[i] + pad : pad + row[i];
       if (i + 1 < row.size()) line += gap;
     }

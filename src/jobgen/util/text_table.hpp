@@ -1,6 +1,6 @@
 // Aligned text tables as jobgen prints them (plan reports, `gpus`, `profile show`): cells padded
-// to their column's width, columns two spaces apart, no trailing blanks. Widths count bytes (the
-// cells are ASCII or already escaped by the caller).
+// to their column's width, columns two spaces apart, no trailing blanks. Widths are terminal
+// columns (util::display_width: a CJK character takes two); the caller escapes control characters.
 #pragma once
 
 #include <cstddef>

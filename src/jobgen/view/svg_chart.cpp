@@ -1,5 +1,6 @@
 #include "jobgen/view/svg_chart.hpp"
 
+#include "jobgen/util/strings.hpp"
 #include "jobgen/view/escape.hpp"
 
 #include <algorithm>
@@ -13,6 +14,9 @@ namespace {
 
 constexpr int kWidth = 720;
 constexpr int kLabelWidth = 180;
+// About as many columns of the 11 px label font as kLabelWidth holds (a CJK character is two): a
+// longer label is cut, whole in its tooltip, rather than drawn over the bars.
+constexpr std::size_t kLabelColumns = 26;
 constexpr int kBarHeight = 12;
 constexpr int kGroupHeight = 34;
 constexpr int kTop = 28;
@@ -35,8 +39,12 @@ std::string bar_chart(std::string_view id, std::string_view title,
       html_escape(id), html_escape(title), kWidth, height);
   int y = kTop;
   for (const auto& g : groups) {
-    svg += fmt::format("<text x=\"0\" y=\"{}\" class=\"label\">{}</text>\n", y + 16,
-                       html_escape(g.label));
+    const bool cut = util::display_width(g.label) > kLabelColumns;
+    const std::string shown =
+        cut ? html_escape(std::string(util::cut_to_width(g.label, kLabelColumns - 1))) +
+                  "\u2026<title>" + html_escape(g.label) + "</title>"
+            : html_escape(g.label);
+    svg += fmt::format("<text x=\"0\" y=\"{}\" class=\"label\">{}</text>\n", y + 16, shown);
     const auto bar = [&](const std::optional<double>& value, const char* series, int offset) {
       if (!value) return;
       const double w = std::max(1.0, span * *value / largest);

@@ -84,17 +84,7 @@ std::string render_text(const Report& r) {
     for (auto& cell : row) cell = util::printable(cell, kMaxCellBytes);
     rows.push_back(std::move(row));
   }
-  // format_table counts bytes: the three-byte dash is one column wide.
-  // (escape_controls left no \x01 of the user's in a cell).
-  const std::string dash(kUnknown);
-  for (auto& row : rows)
-    for (auto& cell : row)
-      for (std::size_t at = cell.find(dash); at != std::string::npos; at = cell.find(dash, at))
-        cell.replace(at, dash.size(), "\x01");
-  std::string table = util::format_table(rows);
-  for (std::size_t at = table.find('\x01'); at != std::string::npos; at = table.find('\x01', at))
-    table.replace(at, 1, dash);
-  out += "\n" + table;
+  out += "\n" + util::format_table(rows);
   if (r.runs.size() < r.jobs.size()) {
     out += "\nRuns:\n";
     for (const RunUsage& run : r.runs) {

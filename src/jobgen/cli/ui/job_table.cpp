@@ -13,15 +13,14 @@
 namespace jobgen::cli {
 
 std::string pad(std::string text, std::size_t width) {
-  if (text.size() < width) text.append(width - text.size(), ' ');
+  const std::size_t columns = util::display_width(text);
+  if (columns < width) text.append(width - columns, ' ');
   return text;
 }
 
 std::string fit(std::string text, int width) {
-  if (width > 3 && static_cast<int>(text.size()) > width) {
-    text.resize(static_cast<std::size_t>(width - 3));
-    text += "...";
-  }
+  if (width > 3 && util::display_width(text) > static_cast<std::size_t>(width))
+    return std::string(util::cut_to_width(text, static_cast<std::size_t>(width - 3))) + "...";
   return text;
 }
 
@@ -186,13 +185,14 @@ std::string format_status_table(const std::vector<slurm::JobView>& views, int64_
   std::size_t id_w = 6, name_w = 4;
   for (const auto& v : views) {
     id_w = std::max(id_w, std::min<std::size_t>(40, util::printable(v.info.id).size()));
-    name_w = std::min<std::size_t>(24, std::max(name_w, util::printable(v.info.name).size()));
+    name_w = std::min<std::size_t>(
+        24, std::max(name_w, util::display_width(util::printable(v.info.name))));
   }
   std::string out = pad("JOBID", id_w + 2) + pad("NAME", name_w + 2) + "STATE\n";
   for (const auto& v : views) {
     // Names, reasons and nodes come from the scheduler: never raw control characters.
     const progress::Progress* p = progress_of(v, tails);
-    const std::string name = util::printable(v.info.name).substr(0, name_w);
+    const std::string name(util::cut_to_width(util::printable(v.info.name), name_w));
     out +=
         pad(util::printable(v.info.id, 40), id_w + 2) + pad(name, name_w + 2) +
         util::printable(slurm::describe(

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <map>
 
 #include "jobgen/cli/ui/job_table.hpp"
 #include "jobgen/util/slurm_time.hpp"
@@ -132,6 +133,31 @@ bool wait_until(std::chrono::system_clock::time_point next, sys::Clock& clock,
   return !stop.load();
 }
 
+// A job one answer left out is not over: slurmctld may omit a live job once (a restart, a
+// federation hiccup) and list it RUNNING again. Watch ends on a vanished job only when it was
+// missing from kVanishedPolls answers in a row.
+constexpr int kVanishedPolls = 3;
+class VanishedPolls {
+ public:
+  bool confirmed(const std::vector<JobView>& views) {
+    std::map<std::string, int> now;
+    bool all = true;
+    for (const auto& v : views) {
+      if (!v.vanished) continue;
+      const std::string key = v.job.tag + '/' + v.info.id;
+      const auto it = polls_.find(key);
+      const int n = (it == polls_.end() ? 0 : it->second) + 1;
+      now[key] = n;
+      all = all && n >= kVanishedPolls;
+    }
+    polls_ = std::move(now);
+    return all;
+  }
+
+ private:
+  std::map<std::string, int> polls_;  // tag/id -> consecutive answers it was missing from
+};
+
 }  // namespace
 
 Expected<WatchResult> watch_jobs(const PollFn& poll, const LogTailFn& log_tail, sys::Clock& clock,
@@ -143,6 +169,7 @@ Expected<WatchResult> watch_jobs(const PollFn& poll, const LogTailFn& log_tail, 
   std::vector<JobView> views;
   std::string last_signature;
   auto interval = settings.min_interval;
+  VanishedPolls vanished;
   const auto redraw = [&] { screen.draw(views, util::unix_seconds(clock.now()), interval); };
   while (!stop.load()) {
     auto polled = poll();
@@ -167,7 +194,7 @@ Expected<WatchResult> watch_jobs(const PollFn& poll, const LogTailFn& log_tail, 
       }
       last_signature = sig;
       redraw();
-      if (slurm::all_finished(views)) {
+      if (slurm::all_finished(views) && vanished.confirmed(views)) {
         result.exit_code = static_cast<int>(slurm::overall_exit(views));
         return result;
       }

@@ -7,7 +7,8 @@
 // against the estimated run time), steps/s, ETA, measured vs planned step time and each job's last
 // log line; otherwise one line is appended per job whose state changed, and one when its progress
 // crossed another 10 % (or, without a total, the step count doubled or a new epoch began). It
-// returns when nothing more will change (slurm::all_finished): Exit::ok or Exit::jobs_failed as
+// returns when nothing more will change (slurm::all_finished, a vanished job missing from three
+// answers in a row, as one answer may leave a live job out): Exit::ok or Exit::jobs_failed as
 // slurm::overall_exit says; when `stop` becomes true (Ctrl-C) it returns kInterrupted and leaves
 // the jobs alone. `messages`, asked after each answered poll, returns what happened meanwhile
 // (recovery decisions): it is printed above the table, which is then drawn again below it, so

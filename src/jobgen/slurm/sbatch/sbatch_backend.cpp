@@ -144,6 +144,21 @@ Error SbatchBackend::command_error(std::string_view command, std::string_view er
         message += "; " + explain_slurm_error("scontrol", probe->err);
     }
   }
+  // The accounting commands talk to slurmdbd, not slurmctld: its connection refused is the
+  // database daemon down ("slurm_persist_conn_open...: Connection refused", "Problem talking to
+  // the database").
+  static const std::set<std::string_view> kDbd{"sacct", "sacctmgr", "sshare"};
+  if (fault == SlurmFault::unreachable && kDbd.contains(command) &&
+      (err.find("persist") != std::string_view::npos ||
+       err.find("database") != std::string_view::npos)) {
+    Error error{message +
+                    " (slurmdbd, Slurm's accounting daemon, cannot be reached: it is down "
+                    "or restarting; jobs still run, try again later)",
+                {},
+                Exit::failure};
+    error.transient = true;
+    return error;
+  }
   Error error = fault_error(fault, std::move(message), options_.jwt_in_environment);
   if (fault == SlurmFault::ambiguous) error.transient = true;
   return error;
