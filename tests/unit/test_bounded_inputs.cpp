@@ -192,7 +192,7 @@ TEST_CASE("sacct usage: only the jobs asked about are decoded") {
   CHECK(kept->at(1).job.id == "702_3");
 }
 
-TEST_CASE("sshare: a FairShare of nan or inf is unknown; one outside 0..1 is an error") {
+TEST_CASE("sshare: a FairShare of nan or inf is unknown, one outside 0..1 is an error") {
   auto nan = slurm::parse_sshare("ml|u|1|0.5|0|0|nan\nml|v|1|0.5|0|0|inf\n");
   REQUIRE(nan);
   REQUIRE(nan->size() == 2);

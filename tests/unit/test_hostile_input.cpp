@@ -530,7 +530,7 @@ TEST_CASE("printable: one line, no reordering controls, never half a character")
   CHECK(util::printable("ab" + std::string(100000, '\x80'), 4).size() <= 4 + 3 + 3);
 }
 
-TEST_CASE("display width: CJK takes two columns, combining marks none; tables align by it") {
+TEST_CASE("display width: CJK takes two columns, combining marks none, tables align by it") {
   CHECK(util::display_width("abc") == 3);
   CHECK(util::display_width("日本") == 4);
   CHECK(util::display_width("Lüfter") == 6);

@@ -91,7 +91,7 @@ TEST_CASE("watch: exit code 4 when a job failed, Ctrl-C stops without touching j
   CHECK_FALSE(watch_jobs(broken, {}, clock, out, WatchSettings{}, stop));
 }
 
-TEST_CASE("watch: a job one answer left out is not over; three answers in a row end the watch") {
+TEST_CASE("watch: a job one answer left out is not over, three answers in a row end the watch") {
   test::FakeClock clock{1'800'000'000};
   std::atomic<bool> stop{false};
   std::ostringstream out;
