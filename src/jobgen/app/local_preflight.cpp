@@ -56,10 +56,12 @@ std::optional<std::vector<Error>> gpu_problems(sys::CommandRunner& runner,
   auto ran = runner.run(command);
   if (!ran) {
     // Not installed, or hung: a sick GPU or driver can keep nvidia-smi from ever answering.
-    why = ran.error().message.find("did not finish") != std::string::npos
+    const std::string& message = ran.error().message;
+    why = message.find("did not finish") != std::string::npos
               ? "nvidia-smi did not answer within " + std::to_string(timeout_s) +
                     " s and was killed (a hung GPU or driver?)"
-              : "no nvidia-smi here";
+          : message.starts_with("cannot run") ? "no nvidia-smi here"
+                                              : message;  // more output than a GPU list
     return std::nullopt;
   }
   if (ran->exit_code != 0) {
