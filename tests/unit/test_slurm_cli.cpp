@@ -72,6 +72,13 @@ TEST_CASE("squeue --json of Slurm 22.05: states, exit codes, arrays, reasons") {
   CHECK(dependent.reason == "Dependency");
   CHECK(dependent.dependency == "afterok:7(unfulfilled)");
   CHECK(explain_reason(dependent) == "waiting for job 7 to finish successfully");
+  // A requeue hold: squeue's text and slurmrestd's reason say the same thing.
+  JobInfo held = dependent;
+  held.reason = "job requeued in held state";
+  const std::string cli_words = explain_reason(held);
+  held.reason = "JobHeldUser";
+  CHECK(cli_words == explain_reason(held));
+  CHECK(cli_words.starts_with("held by you"));
   // Job 7 failed: pending for good, or (jobgen asks for it) cancelled by Slurm.
   JobInfo orphan = dependent;
   orphan.reason = "DependencyNeverSatisfied";

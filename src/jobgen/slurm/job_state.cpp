@@ -306,7 +306,9 @@ std::string explain_reason(const JobInfo& job, const GresNames& names) {
     return "will never start: a job it depends on did not succeed (cancel it with 'jobgen cancel " +
            job.id + "')";
   }
-  if (head == "JobHeldUser")
+  // A requeue hold reads "JobHeldUser" over REST and squeue's description of it in text: one
+  // meaning, said once.
+  if (head == "JobHeldUser" || head == "job requeued in held state")
     return "held by you (release it with 'scontrol release " + job.id + "')";
   if (std::string limit = limit_reached(head); !limit.empty()) return limit;
   return "Slurm says: " + std::string(reason);
