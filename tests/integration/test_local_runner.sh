@@ -20,6 +20,8 @@ trap cleanup EXIT
 cd "$WORK"
 export XDG_STATE_HOME=$WORK/state JOBGEN_LOCAL_GPUS=0,1
 fail() { echo "FAIL: $*"; exit 1; }
+# Waits scale with the machine, as in submit_lib.sh: a loaded 2-core machine starts a job slowly.
+TS=${JOBGEN_TEST_TIME_SCALE:-$(n=$(nproc); if ((n <= 2)); then echo 3; elif ((n <= 4)); then echo 2; else echo 1; fi)}
 # The command runs through the stand-in training program, which receives the planned settings.
 trainer="bash $HERE/trainer.sh --micro-batch {{micro_batch}} --grad-accum {{grad_accum}} --precision {{precision}} --"
 spec() { # NAME 'COMMAND'
@@ -27,9 +29,9 @@ spec() { # NAME 'COMMAND'
   printf "name: %s\nmodel: gpt2\nseq_len: 512\nsteps: 10\ncommand: '%s'\n" "$1" "$trainer ${command%\'}" >"$1.yaml"
 }
 submit() { "$JOBGEN" submit "$@" --backend local --launcher python --target rtx2080ti --gpus 2 | tail -n1; }
-wait_done() { # ID : until status is no longer RUNNING (max 20 s)
+wait_done() { # ID : until status is no longer RUNNING (max 20 s x TS)
   local i
-  for ((i = 0; i < 100; i++)); do
+  for ((i = 0; i < 100 * TS; i++)); do
     # status exits 4 for a failed job: read its output, not its exit status.
     "$JOBGEN" status --backend local --json "$1" >wait.json || true
     grep -q '"finished": true' wait.json && return 0
@@ -81,7 +83,7 @@ read -r pgid _ start boot <"$pid_file"
 kill -KILL -- "-$pgid"
 setsid sleep 120 &
 other=$!
-for ((i = 0; i < 50; i++)); do [[ $(ps -o pgid= -p "$other" | tr -d ' ') == "$other" ]] && break; sleep 0.1; done
+for ((i = 0; i < 50 * TS; i++)); do [[ $(ps -o pgid= -p "$other" | tr -d ' ') == "$other" ]] && break; sleep 0.1; done
 echo "$other $other $start $boot" >"$pid_file"
 set +e
 "$JOBGEN" status --backend local "$id" >reused.txt
@@ -107,7 +109,7 @@ sleep 0.2
 grep -q RUNNING orphan.txt || fail "the training outlived its supervisor but status says: $(cat orphan.txt)"
 "$JOBGEN" cancel "$id" >orphan-cancel.txt 2>&1 || fail "cancel: $(cat orphan-cancel.txt)"
 grep -q "nothing was cancelled" orphan-cancel.txt && fail "cancel did nothing: $(cat orphan-cancel.txt)"
-for ((i = 0; i < 50; i++)); do pgrep -g "$pgid" >/dev/null || break; sleep 0.1; done
+for ((i = 0; i < 50 * TS; i++)); do pgrep -g "$pgid" >/dev/null || break; sleep 0.1; done
 if pgrep -g "$pgid" >/dev/null; then fail "the training survived the cancel"; fi
 "$JOBGEN" status "$id" >orphan-after.txt || true
 grep -q CANCELLED orphan-after.txt || fail "after cancel: $(cat orphan-after.txt)"
@@ -157,10 +159,14 @@ echo "ok: --foreground showed the job's output and exited $code"
 spec fgslow "'sleep 120'"
 for signal in INT:130 TERM:143 HUP:129; do
   name=${signal%:*} want=${signal#*:}
+  # The last round's output must be gone before this one's submit starts: the loop below must not
+  # read the last job's id while the new submit has yet to truncate the file.
+  rm -f slow.out slow.err
   "$JOBGEN" submit fgslow.yaml --backend local --launcher python --target rtx2080ti --gpus 1 --foreground >slow.out 2>slow.err &
   submitter=$!
-  for ((i = 0; i < 100; i++)); do grep -q "^local-[0-9]" slow.out 2>/dev/null && break; sleep 0.1; done
+  for ((i = 0; i < 100 * TS; i++)); do grep -q "^local-[0-9]" slow.out 2>/dev/null && break; sleep 0.1; done
   id=$(head -n1 slow.out)
+  [[ $id == local-* ]] || fail "submit --foreground printed no job id within $((10 * TS)) s: $(cat slow.err)"
   sleep 0.5
   kill -s "$name" "$submitter"
   set +e
