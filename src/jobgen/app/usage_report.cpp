@@ -17,8 +17,6 @@ namespace jobgen::app {
 
 namespace {
 
-// The accounting records of one ledger job: itself, an array's tasks ("123_4"), a heterogeneous
-// job's components ("123+0").
 // sacct's records by the job id they belong to: "123" for 123, its array tasks "123_4" and its
 // components "123+0". One pass, so that a report of many jobs never rescans the answer per job.
 using AccountingIndex =
@@ -33,6 +31,8 @@ AccountingIndex index_accounting(const slurm::Accounting& acct) {
   return index;
 }
 
+// The accounting records of one ledger job: itself, an array's tasks ("123_4"), a heterogeneous
+// job's components ("123+0").
 std::vector<const slurm::AccountingRecord*> records_of(const ledger::JobRecord& r,
                                                        const AccountingIndex& index) {
   const auto it = index.find(r.job_id);

@@ -29,12 +29,7 @@ bool iequals(std::string_view a, std::string_view b) {
 
 std::vector<std::string_view> split(std::string_view text, char sep) {
   std::vector<std::string_view> parts;
-  for (;;) {
-    const std::size_t pos = text.find(sep);
-    parts.push_back(text.substr(0, pos));
-    if (pos == std::string_view::npos) break;
-    text.remove_prefix(pos + 1);
-  }
+  for (const std::string_view piece : pieces(text, sep)) parts.push_back(piece);
   return parts;
 }
 

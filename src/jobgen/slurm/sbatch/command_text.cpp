@@ -67,8 +67,10 @@ std::string format_fields(const std::array<std::string_view, N>& fields) {
 
 std::unexpected<Error> too_many_records(std::string_view command) {
   return fail(std::string(command) + " lists more than " + util::with_commas(kMaxRecords) +
-              " records, more than jobgen reads; ask about fewer jobs (give their ids), or plan "
-              "with --no-queue");
+              " records, more than jobgen reads; " +
+              (command == "squeue" ? "ask about fewer jobs (give their ids), or plan with "
+                                     "--no-queue"
+                                   : "plan with --no-queue"));
 }
 
 // The records of `squeue|sinfo -h -O format_fields(...)` text, each cut into `count` fields and
